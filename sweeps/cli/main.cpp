@@ -1,0 +1,61 @@
+// decode-bench: one executable, one subcommand per job. `decode-bench --help` lists them.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "build_info.hpp"
+#include "sweeps/cli/command.hpp"
+
+namespace {
+
+bool has_subcommand(CLI::App& app, const std::string& name) {
+  for (const CLI::App* sub : app.get_subcommands({})) if (sub->get_name() == name) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace decode_bench::cli;
+  CommandContext ctx;
+  ctx.argv.assign(argv, argv + argc);
+
+  CLI::App app{"decode-bench: microbenchmarks and rooflines for LLM decode attention and KV-cache pools"};
+  app.name("decode-bench");
+  app.set_version_flag("--version", std::string(decode_bench::build_info::kToolVersion) + " (" +
+                                        decode_bench::build_info::kGitSha + ")");
+  app.require_subcommand(1);
+  add_sweep_command(app, ctx);
+  add_list_command(app, ctx);
+  add_ceilings_command(app, ctx);
+  add_capacity_command(app, ctx);
+  add_compare_command(app, ctx);
+  add_plot_command(app, ctx);
+  add_merge_command(app, ctx);
+
+  // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {
+    std::cerr << "decode-bench: unknown subcommand '" << argv[1]
+              << "' (one of: sweep, list, ceilings, capacity, compare, plot, merge)\n"
+              << "Run with --help for more information.\n";
+    return kExitUsage;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 has its own exit codes per error class; usage errors here are always 2.
+    std::cerr << "decode-bench: " << e.what() << "\nRun with --help for more information.\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "decode-bench: error: " << e.what() << "\n";
+    return ctx.exit_code != kExitOk ? ctx.exit_code : kExitRunFailed;
+  }
+  return ctx.exit_code;
+}

@@ -1,0 +1,77 @@
+// The decode-bench executable as a user meets it: help everywhere, exit code 2 on bad usage or
+// when a GPU subcommand finds no GPU.
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "harness/device_query.hpp"
+
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(DECODE_BENCH_EXE) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const char* kSubcommands[] = {"sweep", "list", "ceilings", "capacity", "compare", "plot", "merge"};
+
+TEST(Cli, TopLevelHelpListsEverySubcommand) {
+  const auto r = run_cli("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* sub : kSubcommands) EXPECT_NE(r.output.find(sub), std::string::npos) << sub;
+}
+
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* sub : kSubcommands) {
+    const auto r = run_cli(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.output;
+    EXPECT_NE(r.output.find(sub), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, UnknownSubcommandOrOptionExitsTwo) {
+  auto r = run_cli("frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("frobnicate"), std::string::npos) << r.output;
+  r = run_cli("list --no-such-option");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--no-such-option"), std::string::npos) << r.output;
+  r = run_cli("");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST(Cli, ListShowsTheDefaultPreset) {
+  const auto r = run_cli("list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("quick"), std::string::npos) << r.output;
+}
+
+TEST(Cli, GpuSubcommandWithoutGpuExitsTwoWithReason) {
+  if (!decode_bench::device_unavailable_reason(0)) GTEST_SKIP() << "a CUDA device is present; this tests its absence";
+  for (const char* sub : {"ceilings", "sweep"}) {
+    const auto r = run_cli(sub);
+    EXPECT_EQ(r.exit_code, 2) << sub << ": " << r.output;
+    EXPECT_NE(r.output.find("no CUDA device found"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, DeviceIndexOutOfRangeExitsTwo) {
+  const auto r = run_cli("ceilings --device 999");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
