@@ -19,6 +19,7 @@ ReferenceOutput reference_decode_range(const KV& kv, int seq, std::int64_t begin
   ReferenceOutput out;
   out.o.assign(static_cast<std::size_t>(shape.heads_q) * d, 0.0);
   out.lse.assign(shape.heads_q, -std::numeric_limits<double>::infinity());
+  out.o_abs.assign(out.o.size(), 0.0);
   if (begin == end) return out;
 
   const double scale = shape.softmax_scale();
@@ -38,13 +39,21 @@ ReferenceOutput reference_decode_range(const KV& kv, int seq, std::int64_t begin
     // Pass 2: unnormalized weights, their sum, and the weighted sum of V rows.
     double sum = 0.0;
     double* oh = out.o.data() + static_cast<std::size_t>(h) * d;
+    double* ah = out.o_abs.data() + static_cast<std::size_t>(h) * d;
     for (std::int64_t t = begin; t < end; ++t) {
       const double w = std::exp(scores[t - begin] - max_score);
       sum += w;
       const auto* v = kv.v + kv.row_offset(seq, g, t);
-      for (int i = 0; i < d; ++i) oh[i] += w * to_double(v[i]);
+      for (int i = 0; i < d; ++i) {
+        const double x = to_double(v[i]);
+        oh[i] += w * x;
+        ah[i] += w * std::abs(x);
+      }
     }
-    for (int i = 0; i < d; ++i) oh[i] /= sum;
+    for (int i = 0; i < d; ++i) {
+      oh[i] /= sum;
+      ah[i] /= sum;
+    }
     out.lse[h] = max_score + std::log(sum);
   }
   return out;

@@ -17,8 +17,9 @@
 namespace decode_bench {
 
 struct ReferenceOutput {
-  std::vector<double> o;    // (H_q, D)
-  std::vector<double> lse;  // (H_q), natural log
+  std::vector<double> o;      // (H_q, D)
+  std::vector<double> lse;    // (H_q), natural log
+  std::vector<double> o_abs;  // (H_q, D): sum_t w_t |v_t|, the magnitude rounding errors scale with
 };
 
 // Attention of q over tokens [begin, end) of sequence `seq`.

@@ -1,0 +1,76 @@
+#include "harness/verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace decode_bench {
+
+double verification_tolerance(DType kv_dtype) { return kv_dtype == DType::fp32 ? 1e-5 : 1e-3; }
+
+std::string verification_rule() {
+  return "|o-ref| <= tol*sum_t w_t|v_t| and |lse-ref| <= tol*max(1,|ref|); tol fp32 1e-5, fp16/bf16 1e-3";
+}
+
+VerificationResult verify_decode(std::span<const float> o, std::span<const float> lse, const ReferenceOutput& ref,
+                                 DType kv_dtype) {
+  VerificationResult r;
+  r.tolerance = verification_tolerance(kv_dtype);
+  for (std::size_t i = 0; i < ref.o.size(); ++i) {
+    const double x = i < o.size() ? o[i] : NAN;
+    if (!std::isfinite(x)) {
+      ++r.non_finite;
+      continue;
+    }
+    const double err = std::abs(x - ref.o[i]);
+    r.max_abs_error = std::max(r.max_abs_error, err);
+    // o_abs == 0 only when every weighted V element is 0; then any error is infinitely wrong.
+    r.max_rel_error = std::max(r.max_rel_error, ref.o_abs[i] > 0 ? err / ref.o_abs[i] : (err > 0 ? INFINITY : 0.0));
+  }
+  for (std::size_t h = 0; h < ref.lse.size(); ++h) {
+    const double x = h < lse.size() ? lse[h] : NAN;
+    if (std::isinf(ref.lse[h])) {  // empty sequence: lse must be -inf too
+      if (x != ref.lse[h]) ++r.non_finite;
+      continue;
+    }
+    if (!std::isfinite(x)) {
+      ++r.non_finite;
+      continue;
+    }
+    const double err = std::abs(x - ref.lse[h]);
+    r.max_lse_error = std::max(r.max_lse_error, err);
+    r.max_rel_error = std::max(r.max_rel_error, err / std::max(1.0, std::abs(ref.lse[h])));
+  }
+  if (r.non_finite > 0) r.max_abs_error = NAN;
+  r.passed = r.non_finite == 0 && r.max_rel_error <= r.tolerance;
+  return r;
+}
+
+void accumulate(VerificationResult& total, const VerificationResult& one) {
+  total.tolerance = one.tolerance;
+  total.non_finite += one.non_finite;
+  total.max_abs_error = std::isnan(one.max_abs_error) ? NAN : std::max(total.max_abs_error, one.max_abs_error);
+  total.max_rel_error = std::max(total.max_rel_error, one.max_rel_error);
+  total.max_lse_error = std::max(total.max_lse_error, one.max_lse_error);
+  total.passed = total.non_finite == 0 && total.max_rel_error <= total.tolerance;
+}
+
+nlohmann::json VerificationResult::to_json() const {
+  // JSON has no NaN: an unwritten output is reported through non_finite, max_abs_error = -1.
+  return {{"passed", passed},
+          {"max_abs_error", std::isnan(max_abs_error) ? -1.0 : max_abs_error},
+          {"max_rel_error", std::isfinite(max_rel_error) ? max_rel_error : 1e300},
+          {"max_lse_error", max_lse_error},
+          {"tolerance", tolerance},
+          {"non_finite", non_finite},
+          {"rule", verification_rule()}};
+}
+
+std::string VerificationResult::summary() const {
+  std::ostringstream s;
+  s << (passed ? "passed" : "FAILED") << ": max_rel_error " << max_rel_error << " (tol " << tolerance
+    << "), max_abs_error " << max_abs_error << ", max_lse_error " << max_lse_error << ", non-finite " << non_finite;
+  return s.str();
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,43 @@
+#pragma once
+// The verification gate: a kernel's (o, lse) against the float64 reference on the same stored
+// values. Outputs are poisoned with NaN before the launch, so an unwritten element fails.
+//
+// Tolerance rule, one line per dtype (applies to o and to lse):
+//   |o - o_ref| <= tol * o_abs,  o_abs = sum_t w_t |v_t| (what fp32 rounding of the weighted sum
+//   scales with; plain |o_ref| can cancel to ~0 over random V);  |lse - lse_ref| <= tol * max(1, |lse_ref|)
+//   tol = 1e-5 for fp32 K/V; 1e-3 for fp16 and bf16 K/V (room for half-precision arithmetic paths;
+//   the current kernels convert to fp32 exactly, so they measure about as fp32 does).
+// max_rel_error is the largest of those ratios; passed means max_rel_error <= tol and every
+// element finite.
+#include <span>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/cpu_reference.hpp"
+#include "kernels/dtype.hpp"
+
+namespace decode_bench {
+
+double verification_tolerance(DType kv_dtype);
+std::string verification_rule();
+
+struct VerificationResult {
+  bool passed = false;
+  double max_abs_error = 0;  // max |o - o_ref| (NaN if an element was not written)
+  double max_rel_error = 0;  // max of the tolerance-rule ratios above
+  double max_lse_error = 0;  // max |lse - lse_ref|
+  double tolerance = 0;
+  long long non_finite = 0;  // elements of o or lse that are NaN/Inf (unwritten or overflowed)
+  nlohmann::json to_json() const;
+  std::string summary() const;  // one line, for failure messages
+};
+
+// o: (H_q, D), lse: (H_q) for one sequence, as copied back from the device.
+VerificationResult verify_decode(std::span<const float> o, std::span<const float> lse, const ReferenceOutput& ref,
+                                 DType kv_dtype);
+
+// Accumulates sequence after sequence of a batch into one result.
+void accumulate(VerificationResult& total, const VerificationResult& one);
+
+}  // namespace decode_bench

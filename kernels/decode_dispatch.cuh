@@ -1,0 +1,31 @@
+#pragma once
+// plan_decode / run_decode for one accessor type. Included only by kernels/instantiate/*.cu,
+// one file per (layout, storage type), so the six instantiations compile in parallel.
+#include "kernels/baseline_launch.cuh"
+#include "kernels/flash_decode_launch.cuh"
+
+namespace decode_bench {
+
+template <class KV>
+cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan) {
+  if (decode_unsupported_reason(problem) || problem.kv_dtype != dtype_of<typename KV::value_type>::value)
+    return cudaErrorInvalidValue;
+  return kernel == DecodeKernel::baseline ? plan_baseline<KV>(problem, plan)
+                                          : plan_flash_decode<KV>(problem, requested_splits, plan);
+}
+
+template <class KV>
+cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,
+                       cudaStream_t stream) {
+  if (problem.kv_dtype != dtype_of<typename KV::value_type>::value) return cudaErrorInvalidValue;
+  return plan.kernel == DecodeKernel::baseline ? run_baseline<KV>(kv, problem, plan, workspace, stream)
+                                               : run_flash_decode<KV>(kv, problem, plan, workspace, stream);
+}
+
+}  // namespace decode_bench
+
+#define DECODE_BENCH_INSTANTIATE_DECODE(KV)                                                                      \
+  template cudaError_t decode_bench::plan_decode<KV>(decode_bench::DecodeKernel, const decode_bench::DecodeProblem&, \
+                                                     int, decode_bench::DecodePlan*);                             \
+  template cudaError_t decode_bench::run_decode<KV>(const KV&, const decode_bench::DecodeProblem&,                  \
+                                                    const decode_bench::DecodePlan&, void*, cudaStream_t);

@@ -1,0 +1,41 @@
+#pragma once
+// Uniform entry points of the GPU decode kernels, split FlashInfer-style into plan (host-side
+// choices and workspace size, outside any timed region) and run (launches only, stream-ordered,
+// graph-capturable). Both return cudaError_t; cudaErrorInvalidValue means the configuration is
+// unsupported (see decode_unsupported_reason for the sentence).
+//
+// Instantiated for ContiguousKV<T> and PagedKV<T>, T in {float, __half, __nv_bfloat16}.
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "kernels/decode_problem.hpp"
+#include "kernels/kv_accessor.hpp"
+
+namespace decode_bench {
+
+struct DecodePlan {
+  DecodeKernel kernel = DecodeKernel::flash_decode;
+  int num_splits = 1;             // flash_decode: blocks per (sequence, KV head); 1 = no merge kernel
+  int active_splits = 1;          // of those, how many hold at least one token of the longest sequence
+  std::int64_t chunk = 0;         // flash_decode: tokens per split
+  int tile_tokens = 0;            // flash_decode: tokens per block iteration
+  int blocks_per_sm = 0;          // occupancy of the main kernel
+  std::size_t workspace_bytes = 0;
+};
+
+// Why this problem cannot run on the compiled kernels, or nullopt.
+std::optional<std::string> decode_unsupported_reason(const DecodeProblem& problem);
+
+// requested_splits <= 0 chooses automatically: fill the GPU with one wave of blocks, and do not
+// split sequences shorter than a couple of tiles per block.
+template <class KV>
+cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan);
+
+template <class KV>
+cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,
+                       cudaStream_t stream);
+
+}  // namespace decode_bench

@@ -1,0 +1,307 @@
+#pragma once
+// Split-K flash-decode (Flash-Decoding; seed paper Algorithm 1), generalised to GQA and batches.
+//   grid  = (num_splits, H_kv, num_seqs), block = 4 warps
+//   block (split, g, s) streams tokens [split * chunk, (split + 1) * chunk) of sequence s, KV head
+//   g, once, for all GROUP query heads that share it, keeping an online softmax per query head;
+//   it writes one attention state (o normalised, lse) per query head: to the output directly when
+//   num_splits == 1, otherwise to a partial that merge_partials_kernel folds with the (O, LSE)
+//   merge operator (kernels/attention_state.hpp).
+// Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
+// are exp2f; lse is converted back to natural log on output.
+#include <cstdint>
+
+#include "kernels/attention_state.hpp"
+#include "kernels/fast_divmod.hpp"
+#include "kernels/flash_decode_traits.cuh"
+#include "kernels/row_locator.cuh"
+#include "kernels/vector_load.cuh"
+
+namespace decode_bench::device {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+struct FlashDecodeArgs {
+  const float* q;             // (num_seqs, H_q, D)
+  const std::int32_t* lens;   // (num_seqs)
+  float* o;                   // (num_seqs, H_q, D)             when num_splits == 1
+  float* lse;                 // (num_seqs, H_q)                when num_splits == 1
+  float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1
+  float* partial_lse;         // (num_seqs, H_q, num_splits)    when num_splits > 1
+  int heads_q;
+  int num_splits;
+  int chunk;                  // tokens per split, a multiple of the tile size
+  float q_scale;              // softmax_scale * log2(e)
+  FastDivmod page_div;        // page size (unused for contiguous)
+};
+
+// Per-thread online-softmax state for GROUP query heads over the rows this thread has seen.
+template <int GROUP, int E>
+struct RowState {
+  float m[GROUP];       // running max of log2-domain scores
+  float l[GROUP];       // running sum of exp2(score - m)
+  float acc[GROUP][E];  // running sum of exp2(score - m) * v, this lane's E elements
+};
+
+template <class T, int D, int GROUP, class KV, bool kMasked>
+__device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>& loc,
+                                             typename RowLocator<KV>::Ticket (&tickets)[FlashDecodeTraits<T, D, GROUP>::kUnroll],
+                                             std::int64_t tile_begin, std::int64_t next_tile_begin,
+                                             std::int64_t end, bool prefetch_next,
+                                             const float (&q)[GROUP][FlashDecodeTraits<T, D, GROUP>::kElemsPerLane],
+                                             RowState<GROUP, FlashDecodeTraits<T, D, GROUP>::kElemsPerLane>& st) {
+  using Tr = FlashDecodeTraits<T, D, GROUP>;
+  constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int row = lane / Tr::kLanesPerRow, lane_in_row = lane % Tr::kLanesPerRow;
+  const auto row_token = [&](std::int64_t base, int u) {
+    return base + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
+  };
+
+  // 1. Issue every K and V load of the tile before using any of them.
+  uint4 kreg[U][NV], vreg[U][NV];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const bool valid = !kMasked || row_token(tile_begin, u) < end;
+    const std::int64_t off = loc.offset(tickets[u]);
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const std::int64_t e = off + (j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec;
+      if (valid) {
+        kreg[u][j] = load_stream_16B(kv.k + e);
+        vreg[u][j] = load_stream_16B(kv.v + e);
+      } else {
+        kreg[u][j] = vreg[u][j] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
+  // 2. Resolve the next tile's rows while those loads are in flight.
+  if (prefetch_next) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t t = row_token(next_tile_begin, u);
+      tickets[u] = loc.fetch(t < end ? t : end - 1);  // clamp: rows past the end are masked later
+    }
+  }
+  // 3. Scores for GROUP query heads, reduced across the row group.
+  float s[GROUP][U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    float kf[E];
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      float part[Tr::kVec];
+      Vec16<T>::to_float(kreg[u][j], part);
+#pragma unroll
+      for (int i = 0; i < Tr::kVec; ++i) kf[j * Tr::kVec + i] = part[i];
+    }
+#pragma unroll
+    for (int g = 0; g < GROUP; ++g) {
+      float dot = 0.f;
+#pragma unroll
+      for (int i = 0; i < E; ++i) dot = fmaf(q[g][i], kf[i], dot);
+#pragma unroll
+      for (int off = Tr::kLanesPerRow / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+      s[g][u] = (!kMasked || row_token(tile_begin, u) < end) ? dot : -INFINITY;
+    }
+  }
+  // 4. Online softmax: one rescale per tile, then U weighted V rows.
+  float vf[U][E];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      float part[Tr::kVec];
+      Vec16<T>::to_float(vreg[u][j], part);
+#pragma unroll
+      for (int i = 0; i < Tr::kVec; ++i) vf[u][j * Tr::kVec + i] = part[i];
+    }
+#pragma unroll
+  for (int g = 0; g < GROUP; ++g) {
+    float tile_max = s[g][0];
+#pragma unroll
+    for (int u = 1; u < U; ++u) tile_max = fmaxf(tile_max, s[g][u]);
+    const float m_new = fmaxf(st.m[g], tile_max);
+    if (kMasked && m_new == -INFINITY) continue;  // nothing seen yet and nothing valid here
+    const float rescale = exp2f(st.m[g] - m_new);   // 0 on the first tile (m = -inf)
+    float p[U];
+    float psum = 0.f;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      p[u] = exp2f(s[g][u] - m_new);  // masked rows: exp2(-inf) = 0
+      psum += p[u];
+    }
+    st.l[g] = st.l[g] * rescale + psum;
+    st.m[g] = m_new;
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      float a = st.acc[g][i] * rescale;
+#pragma unroll
+      for (int u = 0; u < U; ++u) a = fmaf(p[u], vf[u][i], a);
+      st.acc[g][i] = a;
+    }
+  }
+}
+
+// Folds the states of the row groups of a warp, then of the warps of the block, and writes one
+// (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
+template <class T, int D, int GROUP>
+__device__ __forceinline__ void reduce_and_store(RowState<GROUP, FlashDecodeTraits<T, D, GROUP>::kElemsPerLane>& st,
+                                                 const FlashDecodeArgs& args, int seq, int kv_head, int split) {
+  using Tr = FlashDecodeTraits<T, D, GROUP>;
+  constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int row = lane / Tr::kLanesPerRow, lane_in_row = lane % Tr::kLanesPerRow;
+
+#pragma unroll
+  for (int off = Tr::kLanesPerRow; off < 32; off *= 2) {
+#pragma unroll
+    for (int g = 0; g < GROUP; ++g) {
+      const float m_other = __shfl_xor_sync(0xffffffffu, st.m[g], off);
+      const float l_other = __shfl_xor_sync(0xffffffffu, st.l[g], off);
+      const float m_new = fmaxf(st.m[g], m_other);
+      const float a = m_new == -INFINITY ? 0.f : exp2f(st.m[g] - m_new);
+      const float b = m_new == -INFINITY ? 0.f : exp2f(m_other - m_new);
+      st.l[g] = st.l[g] * a + l_other * b;
+      st.m[g] = m_new;
+#pragma unroll
+      for (int i = 0; i < E; ++i) {
+        const float acc_other = __shfl_xor_sync(0xffffffffu, st.acc[g][i], off);
+        st.acc[g][i] = st.acc[g][i] * a + acc_other * b;
+      }
+    }
+  }
+
+  __shared__ float sm_m[Tr::kWarps][GROUP];
+  __shared__ float sm_l[Tr::kWarps][GROUP];
+  __shared__ float sm_acc[Tr::kWarps][GROUP][D];
+  if (row == 0) {
+#pragma unroll
+    for (int g = 0; g < GROUP; ++g) {
+      if (lane_in_row == 0) {
+        sm_m[warp][g] = st.m[g];
+        sm_l[warp][g] = st.l[g];
+      }
+#pragma unroll
+      for (int j = 0; j < NV; ++j)
+#pragma unroll
+        for (int i = 0; i < Tr::kVec; ++i)
+          sm_acc[warp][g][(j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec + i] = st.acc[g][j * Tr::kVec + i];
+    }
+  }
+  __syncthreads();
+
+  for (int idx = threadIdx.x; idx < GROUP * D; idx += Tr::kThreads) {
+    const int g = idx / D, d = idx % D;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < Tr::kWarps; ++w) m = fmaxf(m, sm_m[w][g]);
+    float l = 0.f, acc = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < Tr::kWarps; ++w) {
+        const float scale = exp2f(sm_m[w][g] - m);
+        l = fmaf(sm_l[w][g], scale, l);
+        acc = fmaf(sm_acc[w][g][d], scale, acc);
+      }
+    }
+    const bool empty = l == 0.f;
+    const float out = empty ? 0.f : acc / l;
+    const float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
+    const int h = kv_head * GROUP + g;
+    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + h;
+    if (args.num_splits == 1) {
+      args.o[head_index * D + d] = out;
+      if (d == 0) args.lse[head_index] = lse;
+    } else {
+      const std::int64_t part = head_index * args.num_splits + split;
+      args.partial_o[part * D + d] = out;
+      if (d == 0) args.partial_lse[part] = lse;
+    }
+  }
+}
+
+template <class T, int D, int GROUP, class KV>
+__global__ void __launch_bounds__(FlashDecodeTraits<T, D, GROUP>::kThreads)
+    flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
+  using Tr = FlashDecodeTraits<T, D, GROUP>;
+  constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
+  const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
+  const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
+
+  const std::int64_t len = args.lens[seq];
+  const std::int64_t begin = static_cast<std::int64_t>(split) * args.chunk;
+  const std::int64_t end = begin + args.chunk < len ? begin + args.chunk : len;
+
+  // This lane's slice of the GROUP query vectors, pre-scaled into the log2 domain.
+  float q[GROUP][E];
+#pragma unroll
+  for (int g = 0; g < GROUP; ++g) {
+    const float* qh = args.q + (static_cast<std::int64_t>(seq) * args.heads_q + kv_head * GROUP + g) * D;
+#pragma unroll
+    for (int j = 0; j < NV; ++j)
+#pragma unroll
+      for (int i = 0; i < Tr::kVec; ++i)
+        q[g][j * Tr::kVec + i] = qh[(j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec + i] * args.q_scale;
+  }
+
+  RowState<GROUP, E> st;
+#pragma unroll
+  for (int g = 0; g < GROUP; ++g) {
+    st.m[g] = -INFINITY;
+    st.l[g] = 0.f;
+#pragma unroll
+    for (int i = 0; i < E; ++i) st.acc[g][i] = 0.f;
+  }
+
+  if (begin < end) {
+    const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
+    const std::int64_t full_tiles = (end - begin) / Tr::kTileTokens;
+    const bool has_tail = (end - begin) % Tr::kTileTokens != 0;
+    const int warp = threadIdx.x >> 5, row = (threadIdx.x & 31) / Tr::kLanesPerRow;
+    typename RowLocator<KV>::Ticket tickets[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t t = begin + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
+      tickets[u] = loc.fetch(t < end ? t : end - 1);
+    }
+    for (std::int64_t tile = 0; tile < full_tiles; ++tile) {
+      const std::int64_t tile_begin = begin + tile * Tr::kTileTokens;
+      const bool more = tile + 1 < full_tiles || has_tail;
+      process_tile<T, D, GROUP, KV, false>(kv, loc, tickets, tile_begin, tile_begin + Tr::kTileTokens, end, more, q, st);
+    }
+    if (has_tail) {
+      const std::int64_t tile_begin = begin + full_tiles * Tr::kTileTokens;
+      process_tile<T, D, GROUP, KV, true>(kv, loc, tickets, tile_begin, tile_begin, end, false, q, st);
+    }
+  }
+  reduce_and_store<T, D, GROUP>(st, args, seq, kv_head, split);
+}
+
+// Folds the num_splits partial states of each (sequence, query head) into the output. This is
+// the (O, LSE) merge operator of kernels/attention_state.hpp applied to all splits at once (equal
+// to folding them pairwise, by associativity) so the exponentials are independent of each other
+// instead of a serial chain of merge_weights calls. Empty splits (lse = -inf) weigh 0.
+//   grid = (H_q, num_seqs), block = D threads; thread d owns output element d.
+template <int D>
+__global__ void __launch_bounds__(D) merge_partials_kernel(const FlashDecodeArgs args) {
+  const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
+  const float* plse = args.partial_lse + head_index * args.num_splits;
+  const float* po = args.partial_o + head_index * args.num_splits * D;
+  const int d = threadIdx.x;
+  float m = -INFINITY;
+  for (int s = 0; s < args.num_splits; ++s) m = fmaxf(m, plse[s]);
+  float sum = 0.f, acc = 0.f;
+  if (m != -INFINITY) {
+    for (int s = 0; s < args.num_splits; ++s) {
+      const float w = expf(plse[s] - m);
+      sum += w;
+      acc = fmaf(w, po[static_cast<std::int64_t>(s) * D + d], acc);
+    }
+  }
+  const bool empty = sum == 0.f;
+  args.o[head_index * D + d] = empty ? 0.f : acc / sum;
+  if (d == 0) args.lse[head_index] = empty ? -INFINITY : m + logf(sum);
+}
+
+}  // namespace decode_bench::device

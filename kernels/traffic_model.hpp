@@ -1,0 +1,32 @@
+#pragma once
+// What a decode kernel must move and compute, counted before it runs. The harness divides
+// `minimum_bytes()` by the measured time for GB/s (ANCHORS.md's definition: K + V + Q + O +
+// page-table bytes), and reports the kernel's own extra traffic (split-K partials, the baseline's
+// score vector) beside it, never inside it.
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/decode_problem.hpp"
+
+namespace decode_bench {
+
+struct TrafficModel {
+  double k_bytes = 0, v_bytes = 0;        // every cached token's K and V row, read once
+  double q_bytes = 0, o_bytes = 0;        // q read; o and lse written
+  double page_table_bytes = 0;            // block-table entries and indptr (paged only)
+  double extra_bytes = 0;                 // kernel-specific intermediates (partials, scores)
+  double flops = 0;                       // 2 T D (scores) + 2 T D (weighted V), per query head
+
+  double minimum_bytes() const { return k_bytes + v_bytes + q_bytes + o_bytes + page_table_bytes; }
+  nlohmann::json to_json(const char* model_name) const;
+};
+
+// lengths: tokens per sequence (host copy). pages_per_seq empty for contiguous layouts.
+// num_splits: split-K blocks per (sequence, KV head) for flash_decode; ignored for baseline.
+TrafficModel decode_traffic_model(DecodeKernel kernel, const DecodeShape& shape, DType kv_dtype,
+                                  const std::vector<std::int32_t>& lengths,
+                                  const std::vector<std::int32_t>& pages_per_seq, int num_splits);
+
+}  // namespace decode_bench

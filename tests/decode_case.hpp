@@ -1,0 +1,109 @@
+#pragma once
+// A decode problem with fresh random data for GPU kernel tests: a batch of sequences laid out
+// contiguously (slots, H_kv, max_len, D) or scattered over shuffled pages, uploaded to the device,
+// run through plan_decode/run_decode, checked against the float64 reference per sequence.
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "harness/device_buffer.hpp"
+#include "harness/verify.hpp"
+#include "kernels/decode_launch.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench::testing {
+
+struct DecodeCase {
+  DecodeKernel kernel = DecodeKernel::flash_decode;
+  DecodeShape shape{1, 1, 128};
+  std::vector<std::int32_t> lengths{1};
+  int page_size = 0;   // 0: contiguous
+  int splits = 0;      // 0: automatic
+  std::uint64_t seed = 1;
+};
+
+struct DecodeCaseResult {
+  VerificationResult verification;
+  DecodePlan plan;
+  cudaError_t status = cudaSuccess;
+};
+
+template <class Elem>
+DecodeCaseResult run_decode_case(const DecodeCase& c) {
+  std::mt19937_64 rng(c.seed);
+  const DecodeShape& s = c.shape;
+  const int seqs = static_cast<int>(c.lengths.size());
+  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
+  const std::int64_t slot_len = std::max<std::int64_t>(max_len, 1);
+  const std::size_t row = s.head_dim;
+
+  // Contiguous slab; the paged copy is built from it so both hold the same logical values.
+  const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * row;
+  std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
+  const auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  std::vector<float> q = random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * row, rng, -2.f, 2.f);
+
+  std::vector<Elem> pk, pv;
+  std::vector<std::int32_t> page_indices, indptr{0};
+  if (c.page_size > 0) {
+    std::int64_t total_pages = 0;
+    for (auto len : c.lengths) total_pages += (len + c.page_size - 1) / c.page_size;
+    std::vector<std::int32_t> order(std::max<std::int64_t>(total_pages, 1));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    page_indices.assign(order.begin(), order.begin() + total_pages);
+    for (auto len : c.lengths) indptr.push_back(indptr.back() + (len + c.page_size - 1) / c.page_size);
+    const std::size_t arena = order.size() * s.heads_kv * c.page_size * row;
+    pk = random_values<Elem>(arena, rng);
+    pv = random_values<Elem>(arena, rng);
+    const PagedKV<Elem> host_paged{pk.data(), pv.data(), page_indices.data(), indptr.data(), c.page_size, s.heads_kv,
+                                   s.head_dim};
+    for (int b = 0; b < seqs; ++b)
+      for (int g = 0; g < s.heads_kv; ++g)
+        for (std::int64_t t = 0; t < c.lengths[b]; ++t) {
+          std::copy_n(k.begin() + host_contig.row_offset(b, g, t), row, pk.begin() + host_paged.row_offset(b, g, t));
+          std::copy_n(v.begin() + host_contig.row_offset(b, g, t), row, pv.begin() + host_paged.row_offset(b, g, t));
+        }
+  }
+
+  DeviceBuffer<float> d_q(q), d_o(static_cast<std::size_t>(seqs) * s.heads_q * row), d_lse(static_cast<std::size_t>(seqs) * s.heads_q);
+  DeviceBuffer<std::int32_t> d_lens(c.lengths);
+  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
+  d_o.poison();
+  d_lse.poison();
+
+  DecodeCaseResult result;
+  const auto launch = [&](const auto& kv) {
+    using KV = std::decay_t<decltype(kv)>;
+    result.status = plan_decode<KV>(c.kernel, problem, c.splits, &result.plan);
+    if (result.status != cudaSuccess) return;
+    DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
+    workspace.poison();  // partials must be fully written by the split kernel before the merge reads them
+    result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+  };
+  if (c.page_size > 0) {
+    DeviceBuffer<Elem> dk(pk), dv(pv);
+    DeviceBuffer<std::int32_t> d_pages(page_indices), d_indptr(indptr);
+    launch(PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim});
+  } else {
+    DeviceBuffer<Elem> dk(k), dv(v);
+    launch(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim));
+  }
+  if (result.status != cudaSuccess) return result;
+
+  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  result.verification.passed = true;
+  for (int b = 0; b < seqs; ++b) {
+    const std::span<const float> qb(q.data() + static_cast<std::size_t>(b) * s.heads_q * row, s.heads_q * row);
+    const ReferenceOutput ref = reference_decode(host_contig, b, c.lengths[b], qb, s);
+    accumulate(result.verification,
+               verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(b) * s.heads_q * row, s.heads_q * row),
+                             std::span<const float>(lse.data() + static_cast<std::size_t>(b) * s.heads_q, s.heads_q), ref,
+                             dtype_of<Elem>::value));
+  }
+  return result;
+}
+
+}  // namespace decode_bench::testing

@@ -1,0 +1,102 @@
+// GPU decode kernels against the float64 reference: every kernel, layout, dtype, head dim, GQA
+// group, page size and block count the kernels issue asks for, on fresh random data with outputs
+// poisoned (NaN) before each launch. Skipped (with the reason) where no GPU exists.
+#include <gtest/gtest.h>
+
+#include "tests/decode_case.hpp"
+#include "tests/gpu_test_support.hpp"
+
+namespace decode_bench {
+namespace {
+
+using testing::DecodeCase;
+using testing::run_decode_case;
+
+testing::DecodeCaseResult run_any(DType dtype, const DecodeCase& c) {
+  switch (dtype) {
+    case DType::fp32: return run_decode_case<float>(c);
+    case DType::fp16: return run_decode_case<__half>(c);
+    case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
+  }
+  return {};
+}
+
+std::string describe(DType dtype, const DecodeCase& c) {
+  std::string lens;
+  for (auto l : c.lengths) lens += std::to_string(l) + ",";
+  return std::string(decode_kernel_name(c.kernel)) + " " + std::string(dtype_name(dtype)) + " Hq=" +
+         std::to_string(c.shape.heads_q) + " Hkv=" + std::to_string(c.shape.heads_kv) + " D=" +
+         std::to_string(c.shape.head_dim) + " T=" + lens + " page=" + std::to_string(c.page_size) +
+         " splits=" + std::to_string(c.splits);
+}
+
+void expect_verified(DType dtype, const DecodeCase& c) {
+  const auto r = run_any(dtype, c);
+  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+}
+
+constexpr DType kDtypes[] = {DType::fp32, DType::fp16, DType::bf16};
+constexpr DecodeKernel kKernels[] = {DecodeKernel::baseline, DecodeKernel::flash_decode};
+
+TEST(DecodeKernelsGpu, SequenceLengths) {
+  DB_REQUIRE_GPU();
+  for (auto kernel : kKernels)
+    for (auto dtype : kDtypes)
+      for (int page : {0, 16})
+        for (std::int32_t T : {1, 3, 17, 255, 1013, 4096})
+          expect_verified(dtype, {kernel, {4, 2, 128}, {T}, page, 0, static_cast<std::uint64_t>(T + page)});
+}
+
+TEST(DecodeKernelsGpu, PageSizesShuffled) {
+  DB_REQUIRE_GPU();
+  for (auto kernel : kKernels)
+    for (int page : {1, 3, 7, 16, 256, 512})
+      for (auto dtype : {DType::fp32, DType::fp16})
+        expect_verified(dtype, {kernel, {2, 1, 128}, {1013}, page, 0, static_cast<std::uint64_t>(page)});
+}
+
+TEST(DecodeKernelsGpu, BlockCounts) {
+  DB_REQUIRE_GPU();
+  for (int splits : {1, 7, 128, 1024, 5000})  // 5000 > T: most blocks see no token
+    for (int page : {0, 7}) {
+      expect_verified(DType::fp32, {DecodeKernel::flash_decode, {1, 1, 128}, {1013}, page, splits, 11});
+      expect_verified(DType::bf16, {DecodeKernel::flash_decode, {1, 1, 128}, {4096}, page, splits, 12});
+    }
+}
+
+TEST(DecodeKernelsGpu, HeadDimsAndGqaGroups) {
+  DB_REQUIRE_GPU();
+  for (auto kernel : kKernels)
+    for (auto dtype : kDtypes)
+      for (int d : {64, 128, 256})
+        for (int group : {1, 2, 4, 8})
+          for (int page : {0, 7})
+            expect_verified(dtype, {kernel, {8, 8 / group, d}, {255}, page, 0, static_cast<std::uint64_t>(d + group)});
+}
+
+TEST(DecodeKernelsGpu, BatchWithEmptyAndShortSequences) {
+  DB_REQUIRE_GPU();
+  for (auto kernel : kKernels)
+    for (int page : {0, 3, 16})
+      expect_verified(DType::fp16, {kernel, {4, 4, 128}, {0, 1, 17, 1013, 300, 4096}, page, 0, 21});
+}
+
+TEST(DecodeKernelsGpu, UnsupportedConfigurationsAreRefused) {
+  DB_REQUIRE_GPU();
+  const auto r = run_any(DType::fp16, {DecodeKernel::flash_decode, {3, 1, 128}, {17}, 0, 0, 1});  // group 3
+  EXPECT_EQ(r.status, cudaErrorInvalidValue);
+  const auto r2 = run_any(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 96}, {17}, 0, 0, 1});  // D 96
+  EXPECT_EQ(r2.status, cudaErrorInvalidValue);
+}
+
+// The seed paper's longest sequence: 2^21 tokens, one head, d = 128.
+TEST(DecodeKernelsGpu, TwoMillionTokens) {
+  DB_REQUIRE_GPU();
+  expect_verified(DType::fp32, {DecodeKernel::flash_decode, {1, 1, 128}, {2097152}, 0, 0, 31});
+  expect_verified(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 128}, {2097152}, 16, 0, 32});
+  expect_verified(DType::fp16, {DecodeKernel::baseline, {1, 1, 128}, {2097152}, 0, 0, 33});
+}
+
+}  // namespace
+}  // namespace decode_bench
