@@ -43,14 +43,15 @@ struct RowState {
   float acc[GROUP][E];  // running sum of exp2(score - m) * v, this lane's E elements
 };
 
-template <class T, int D, int GROUP, class KV, bool kMasked>
+template <class Tr, class KV, bool kMasked>
 __device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>& loc,
-                                             typename RowLocator<KV>::Ticket (&tickets)[FlashDecodeTraits<T, D, GROUP>::kUnroll],
+                                             typename RowLocator<KV>::Ticket (&tickets)[Tr::kUnroll],
                                              std::int64_t tile_begin, std::int64_t next_tile_begin,
                                              std::int64_t end, bool prefetch_next,
-                                             const float (&q)[GROUP][FlashDecodeTraits<T, D, GROUP>::kElemsPerLane],
-                                             RowState<GROUP, FlashDecodeTraits<T, D, GROUP>::kElemsPerLane>& st) {
-  using Tr = FlashDecodeTraits<T, D, GROUP>;
+                                             const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
+                                             RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+  using T = typename Tr::Elem;
+  constexpr int GROUP = Tr::kGroup;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = lane / Tr::kLanesPerRow, lane_in_row = lane % Tr::kLanesPerRow;
@@ -145,10 +146,10 @@ __device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>&
 
 // Folds the states of the row groups of a warp, then of the warps of the block, and writes one
 // (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
-template <class T, int D, int GROUP>
-__device__ __forceinline__ void reduce_and_store(RowState<GROUP, FlashDecodeTraits<T, D, GROUP>::kElemsPerLane>& st,
+template <class Tr>
+__device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
                                                  const FlashDecodeArgs& args, int seq, int kv_head, int split) {
-  using Tr = FlashDecodeTraits<T, D, GROUP>;
+  constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = lane / Tr::kLanesPerRow, lane_in_row = lane % Tr::kLanesPerRow;
@@ -221,10 +222,9 @@ __device__ __forceinline__ void reduce_and_store(RowState<GROUP, FlashDecodeTrai
   }
 }
 
-template <class T, int D, int GROUP, class KV>
-__global__ void __launch_bounds__(FlashDecodeTraits<T, D, GROUP>::kThreads)
-    flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
-  using Tr = FlashDecodeTraits<T, D, GROUP>;
+template <class Tr, class KV>
+__global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
+  constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
@@ -268,40 +268,89 @@ __global__ void __launch_bounds__(FlashDecodeTraits<T, D, GROUP>::kThreads)
     for (std::int64_t tile = 0; tile < full_tiles; ++tile) {
       const std::int64_t tile_begin = begin + tile * Tr::kTileTokens;
       const bool more = tile + 1 < full_tiles || has_tail;
-      process_tile<T, D, GROUP, KV, false>(kv, loc, tickets, tile_begin, tile_begin + Tr::kTileTokens, end, more, q, st);
+      process_tile<Tr, KV, false>(kv, loc, tickets, tile_begin, tile_begin + Tr::kTileTokens, end, more, q, st);
     }
     if (has_tail) {
       const std::int64_t tile_begin = begin + full_tiles * Tr::kTileTokens;
-      process_tile<T, D, GROUP, KV, true>(kv, loc, tickets, tile_begin, tile_begin, end, false, q, st);
+      process_tile<Tr, KV, true>(kv, loc, tickets, tile_begin, tile_begin, end, false, q, st);
     }
   }
-  reduce_and_store<T, D, GROUP>(st, args, seq, kv_head, split);
+  reduce_and_store<Tr>(st, args, seq, kv_head, split);
 }
 
 // Folds the num_splits partial states of each (sequence, query head) into the output. This is
 // the (O, LSE) merge operator of kernels/attention_state.hpp applied to all splits at once (equal
-// to folding them pairwise, by associativity) so the exponentials are independent of each other
-// instead of a serial chain of merge_weights calls. Empty splits (lse = -inf) weigh 0.
-//   grid = (H_q, num_seqs), block = D threads; thread d owns output element d.
-template <int D>
-__global__ void __launch_bounds__(D) merge_partials_kernel(const FlashDecodeArgs args) {
-  const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
-  const float* plse = args.partial_lse + head_index * args.num_splits;
-  const float* po = args.partial_o + head_index * args.num_splits * D;
-  const int d = threadIdx.x;
-  float m = -INFINITY;
-  for (int s = 0; s < args.num_splits; ++s) m = fmaxf(m, plse[s]);
-  float sum = 0.f, acc = 0.f;
-  if (m != -INFINITY) {
-    for (int s = 0; s < args.num_splits; ++s) {
-      const float w = expf(plse[s] - m);
-      sum += w;
-      acc = fmaf(w, po[static_cast<std::int64_t>(s) * D + d], acc);
-    }
+// to folding them pairwise, by associativity), spread over the block: a long single sequence has
+// hundreds of splits, and a serial walk over them (one L2 round trip each) cost ~100 us at 2^21
+// tokens. Empty splits (lse = -inf) weigh 0.
+//   grid = (H_q, num_seqs), block = kMergeThreads; weights staged in shared memory per chunk.
+constexpr int kMergeThreads = 256;
+constexpr int kMergeChunk = 2048;  // splits whose weights fit in shared memory at once
+
+__device__ __forceinline__ float block_max_or_sum(float x, bool is_max, float* scratch) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) {
+    const float y = __shfl_xor_sync(0xffffffffu, x, off);
+    x = is_max ? fmaxf(x, y) : x + y;
   }
-  const bool empty = sum == 0.f;
-  args.o[head_index * D + d] = empty ? 0.f : acc / sum;
-  if (d == 0) args.lse[head_index] = empty ? -INFINITY : m + logf(sum);
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = x;
+  __syncthreads();
+  x = scratch[0];
+  for (int w = 1; w < kMergeThreads / 32; ++w) x = is_max ? fmaxf(x, scratch[w]) : x + scratch[w];
+  __syncthreads();
+  return x;
+}
+
+template <int D>
+__global__ void __launch_bounds__(kMergeThreads) merge_partials_kernel(const FlashDecodeArgs args) {
+  static_assert(kMergeThreads % D == 0 || D % kMergeThreads == 0, "threads tile the head dim");
+  constexpr int kGroups = kMergeThreads >= D ? kMergeThreads / D : 1;  // split subsets summed in parallel
+  __shared__ float weight[kMergeChunk];
+  __shared__ float scratch[kMergeThreads / 32];
+  __shared__ float partial[kGroups][D];
+  const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
+  const int n = args.num_splits;
+  const float* plse = args.partial_lse + head_index * n;
+  const float* po = args.partial_o + head_index * n * D;
+
+  float m = -INFINITY;
+  for (int s = threadIdx.x; s < n; s += kMergeThreads) m = fmaxf(m, plse[s]);
+  m = block_max_or_sum(m, true, scratch);
+
+  const int group = threadIdx.x / D, d0 = threadIdx.x % D;
+  float acc[D > kMergeThreads ? D / kMergeThreads : 1] = {};
+  float sum = 0.f;
+  for (int base = 0; base < n && m != -INFINITY; base += kMergeChunk) {
+    const int count = n - base < kMergeChunk ? n - base : kMergeChunk;
+    for (int i = threadIdx.x; i < count; i += kMergeThreads) {
+      weight[i] = expf(plse[base + i] - m);
+      sum += weight[i];
+    }
+    __syncthreads();
+    for (int i = group; i < count; i += kGroups) {
+      const float w = weight[i];
+      const float* row = po + static_cast<std::int64_t>(base + i) * D;
+#pragma unroll
+      for (int r = 0; r < (D > kMergeThreads ? D / kMergeThreads : 1); ++r) acc[r] = fmaf(w, row[d0 + r * kMergeThreads], acc[r]);
+    }
+    __syncthreads();
+  }
+  sum = block_max_or_sum(sum, false, scratch);
+  const bool empty = m == -INFINITY || sum == 0.f;
+  if (kGroups > 1) {
+    partial[group][d0] = acc[0];
+    __syncthreads();
+    if (group == 0) {
+      float total = 0.f;
+      for (int g = 0; g < kGroups; ++g) total += partial[g][d0];
+      args.o[head_index * D + d0] = empty ? 0.f : total / sum;
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < (D > kMergeThreads ? D / kMergeThreads : 1); ++r)
+      args.o[head_index * D + d0 + r * kMergeThreads] = empty ? 0.f : acc[r] / sum;
+  }
+  if (threadIdx.x == 0) args.lse[head_index] = empty ? -INFINITY : m + logf(sum);
 }
 
 }  // namespace decode_bench::device

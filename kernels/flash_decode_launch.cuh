@@ -30,52 +30,88 @@ cudaError_t dispatch_head_dim_group(int head_dim, int group, const F& f) {
 #undef DB_DISPATCH_GROUP
 }
 
-template <class KV>
-struct PlanFlashDecode {
-  const DecodeProblem& p;
-  int requested_splits;
-  DecodePlan* plan;
-
-  template <int D, int GROUP>
-  cudaError_t run() const {
-    using T = typename KV::value_type;
-    using Tr = device::FlashDecodeTraits<T, D, GROUP>;
-    int dev = 0, sms = 0, per_sm = 0;
-    DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-    DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, device::flash_decode_split_kernel<T, D, GROUP, KV>, Tr::kThreads, 0));
-    const std::int64_t len = std::max<std::int64_t>(p.max_len, 1);
-    int splits = requested_splits;
-    if (splits <= 0) {
-      // One full wave of blocks over all (sequence, KV head) pairs, but no chunk shorter than two
-      // tiles: below that the partial write and merge cost more than the parallelism returns.
-      const std::int64_t pairs = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
-      const std::int64_t wave = static_cast<std::int64_t>(sms) * std::max(per_sm, 1);
-      const std::int64_t by_wave = std::max<std::int64_t>(1, wave / pairs);
-      const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * Tr::kTileTokens));
-      splits = static_cast<int>(std::min(by_wave, by_length));
-    }
-    std::int64_t chunk = (len + splits - 1) / splits;
-    // Whole tiles per split when chunks are long, so only the last split has a masked tail.
-    if (chunk > Tr::kTileTokens) chunk = (chunk + Tr::kTileTokens - 1) / Tr::kTileTokens * Tr::kTileTokens;
-    plan->kernel = DecodeKernel::flash_decode;
-    plan->num_splits = splits;
-    plan->active_splits = static_cast<int>((len + chunk - 1) / chunk);
-    plan->chunk = chunk;
-    plan->tile_tokens = Tr::kTileTokens;
-    plan->blocks_per_sm = per_sm;
-    plan->workspace_bytes =
-        splits == 1 ? 0 : static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * splits * (D + 1) * sizeof(float);
-    return cudaSuccess;
+// Plan and launch for one explicit tiling (traits); the public entry points below pick the tuned
+// traits for the runtime head dim and group, tuning probes pass others.
+template <class Tr, class KV>
+cudaError_t plan_flash_decode_with(const DecodeProblem& p, int requested_splits, DecodePlan* plan) {
+  int dev = 0, sms = 0, per_sm = 0;
+  DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  DB_RETURN_IF_ERROR(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::flash_decode_split_kernel<Tr, KV>, Tr::kThreads, 0));
+  const std::int64_t len = std::max<std::int64_t>(p.max_len, 1);
+  int splits = requested_splits;
+  if (splits <= 0) {
+    // One full wave of blocks over all (sequence, KV head) pairs, but no chunk shorter than two
+    // tiles: below that the partial write and merge cost more than the parallelism returns.
+    const std::int64_t pairs = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+    const std::int64_t wave = static_cast<std::int64_t>(sms) * std::max(per_sm, 1);
+    const std::int64_t by_wave = std::max<std::int64_t>(1, wave / pairs);
+    const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * Tr::kTileTokens));
+    splits = static_cast<int>(std::min(by_wave, by_length));
   }
-};
+  std::int64_t chunk = (len + splits - 1) / splits;
+  // Whole tiles per split when chunks are long, so only the last split has a masked tail.
+  if (chunk > Tr::kTileTokens) chunk = (chunk + Tr::kTileTokens - 1) / Tr::kTileTokens * Tr::kTileTokens;
+  plan->kernel = DecodeKernel::flash_decode;
+  plan->num_splits = splits;
+  plan->active_splits = static_cast<int>((len + chunk - 1) / chunk);
+  plan->chunk = chunk;
+  plan->tile_tokens = Tr::kTileTokens;
+  plan->blocks_per_sm = per_sm;
+  plan->workspace_bytes = splits == 1 ? 0
+                                      : static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * splits *
+                                            (Tr::kHeadDim + 1) * sizeof(float);
+  return cudaSuccess;
+}
 
 // Page size of a paged accessor as a fast divider; contiguous accessors have none.
 template <class T>
 FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
 template <class T>
 FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
+
+template <class Tr, class KV>
+cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const DecodePlan& plan, void* workspace,
+                                  cudaStream_t stream) {
+  constexpr int D = Tr::kHeadDim;
+  if (plan.chunk > INT32_MAX || p.max_len >= (std::int64_t{1} << 31)) return cudaErrorInvalidValue;
+  device::FlashDecodeArgs args{};
+  args.q = p.q;
+  args.lens = p.seq_lens;
+  args.o = p.o;
+  args.lse = p.lse;
+  args.heads_q = p.shape.heads_q;
+  args.num_splits = plan.num_splits;
+  args.chunk = static_cast<int>(plan.chunk);
+  args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kLog2e;
+  args.page_div = page_divider(kv);
+  if (plan.num_splits > 1) {
+    if (workspace == nullptr) return cudaErrorInvalidValue;
+    args.partial_o = static_cast<float*>(workspace);
+    args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * plan.num_splits * D;
+  }
+  const dim3 grid(plan.num_splits, p.shape.heads_kv, p.num_seqs);
+  device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, 0, stream>>>(kv, args);
+  DB_RETURN_IF_ERROR(cudaGetLastError());
+  if (plan.num_splits > 1) {
+    device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
+    DB_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
+template <class KV>
+struct PlanFlashDecode {
+  const DecodeProblem& p;
+  int requested_splits;
+  DecodePlan* plan;
+  template <int D, int GROUP>
+  cudaError_t run() const {
+    return plan_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(p, requested_splits,
+                                                                                                    plan);
+  }
+};
 
 template <class KV>
 struct RunFlashDecode {
@@ -84,35 +120,10 @@ struct RunFlashDecode {
   const DecodePlan& plan;
   void* workspace;
   cudaStream_t stream;
-
   template <int D, int GROUP>
   cudaError_t run() const {
-    using T = typename KV::value_type;
-    using Tr = device::FlashDecodeTraits<T, D, GROUP>;
-    if (plan.chunk > INT32_MAX || p.max_len >= (std::int64_t{1} << 31)) return cudaErrorInvalidValue;
-    device::FlashDecodeArgs args{};
-    args.q = p.q;
-    args.lens = p.seq_lens;
-    args.o = p.o;
-    args.lse = p.lse;
-    args.heads_q = p.shape.heads_q;
-    args.num_splits = plan.num_splits;
-    args.chunk = static_cast<int>(plan.chunk);
-    args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kLog2e;
-    args.page_div = page_divider(kv);
-    if (plan.num_splits > 1) {
-      if (workspace == nullptr) return cudaErrorInvalidValue;
-      args.partial_o = static_cast<float*>(workspace);
-      args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * plan.num_splits * D;
-    }
-    const dim3 grid(plan.num_splits, p.shape.heads_kv, p.num_seqs);
-    device::flash_decode_split_kernel<T, D, GROUP, KV><<<grid, Tr::kThreads, 0, stream>>>(kv, args);
-    DB_RETURN_IF_ERROR(cudaGetLastError());
-    if (plan.num_splits > 1) {
-      device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), D, 0, stream>>>(args);
-      DB_RETURN_IF_ERROR(cudaGetLastError());
-    }
-    return cudaSuccess;
+    return run_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(kv, p, plan,
+                                                                                                   workspace, stream);
   }
 };
 

@@ -8,21 +8,26 @@
 
 namespace decode_bench::device {
 
-template <class T, int D, int GROUP>
+// UNROLL and WARPS default to the tuned values below; explicit values exist for tuning probes.
+template <class T, int D, int GROUP, int UNROLL = 0, int WARPS = 4>
 struct FlashDecodeTraits {
+  using Elem = T;
+  static constexpr int kHeadDim = D;
+  static constexpr int kGroup = GROUP;
   static constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
   static constexpr int kRowVecs = D / kVec;                        // 16-byte vectors per row
   static constexpr int kLanesPerRow = kRowVecs < 32 ? kRowVecs : 32;
   static constexpr int kVecsPerLane = kRowVecs / kLanesPerRow;
   static constexpr int kElemsPerLane = kVecsPerLane * kVec;
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
-  static constexpr int kWarps = 4;
+  static constexpr int kWarps = WARPS;
   static constexpr int kThreads = kWarps * 32;
   // Rows each row group keeps in flight: enough independent 16-byte loads per thread (2 x 8 for
   // K and V at small groups) to cover DRAM latency; fewer at large GQA groups, whose per-row
   // arithmetic (GROUP dot products) already keeps the warp busy and whose registers are scarce.
   static constexpr int kUnrollBase = GROUP <= 2 ? 8 : 4;
-  static constexpr int kUnroll = kUnrollBase / kVecsPerLane > 0 ? kUnrollBase / kVecsPerLane : 1;
+  static constexpr int kUnrollAuto = kUnrollBase / kVecsPerLane > 0 ? kUnrollBase / kVecsPerLane : 1;
+  static constexpr int kUnroll = UNROLL > 0 ? UNROLL : kUnrollAuto;
   static constexpr int kTileTokens = kWarps * kRowsPerWarp * kUnroll;
 
   static_assert(D % kVec == 0, "a row must be a whole number of 16-byte vectors");
