@@ -156,9 +156,12 @@ void PagedPool::check_append(SequenceHandle h, std::int32_t slot, std::int64_t n
                                                         std::to_string(t) + " + " + std::to_string(n) +
                                                         " exceeds max_seq_len " + std::to_string(config_.max_seq_len));
   const std::int64_t need = pages_needed_to_append(slot, n);
+  const bool copies_tail = n > 0 && t % config_.page_size != 0 && pages_.refcount(tables_host_[slot].back()) > 1;
   if (need > pages_.free_count())
     throw PoolError(PoolErrorKind::OutOfPages, std::string(operation) + " on " + h.describe() + ": needs " +
-                                                   std::to_string(need) + " pages, " +
+                                                   std::to_string(need) + " pages" +
+                                                   (copies_tail ? " (one for a copy-on-write of the shared tail)" : "") +
+                                                   ", " +
                                                    std::to_string(pages_.free_count()) + " of " +
                                                    std::to_string(pages_.total()) + " are free");
 }
