@@ -11,7 +11,8 @@
 //   ContiguousPool -> ContiguousKV<T>,  PagedPool -> PagedKV<T>  (kernels/kv_accessor.hpp)
 // for one sequence (`accessor<T>(h)`, sequence index 0) or a batch (`batch<T>(handles)`).
 // Pointers are device pointers on the device backend and host pointers on the host backend.
-// Accessors and batch views stay valid until the sequences they show change (append, release).
+// Accessors stay valid until the sequences they show change (append, release); a paged batch
+// view also until the next batch() call for other handles (the CSR buffers are reused).
 #include <cstdint>
 #include <span>
 #include <string>

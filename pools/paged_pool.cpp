@@ -293,25 +293,32 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
   const bool same_handles = std::equal(handles.begin(), handles.end(), c.handles.begin(), c.handles.end());
   if (same_handles && c.epoch == table_epoch_ && c.lengths == lengths) return c;
 
-  // Build the replacement first and swap it in at the end, so a failed allocation changes nothing.
+  // Build the replacement and swap it in at the end. Buffers move out of the cache to be reused,
+  // so on a failure the cache is emptied and the next call rebuilds from scratch.
   BatchCache next;
-  const bool same_shape = same_handles && c.indptr == indptr;
-  auto grow = [&](PoolBuffer& have, std::size_t bytes) {
-    return have.bytes() >= bytes ? std::move(have) : PoolBuffer(*backend_, std::max<std::size_t>(bytes, 2 * have.bytes()));
-  };
-  next.slots_dev = grow(c.slots_dev, n * 4);
-  next.indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
-  next.lens_dev = grow(c.lens_dev, n * 4);
-  next.pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
-  // Same handles and page counts: the uploaded slots and indptr are still right (the buffers are
-  // the same ones, since nothing grew); only the gather has to run again.
-  if (!same_shape) {
-    backend_->upload(next.slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
-    backend_->upload(next.indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
+  try {
+    const bool same_shape = same_handles && c.indptr == indptr;
+    auto grow = [&](PoolBuffer& have, std::size_t bytes) {
+      return have.bytes() >= bytes ? std::move(have)
+                                   : PoolBuffer(*backend_, std::max<std::size_t>(bytes, 2 * have.bytes()));
+    };
+    next.slots_dev = grow(c.slots_dev, n * 4);
+    next.indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
+    next.lens_dev = grow(c.lens_dev, n * 4);
+    next.pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
+    // Same handles and page counts: the uploaded slots and indptr are still right (same buffers,
+    // nothing grew); only the gather runs again, for new entries (copy-on-write) or lengths.
+    if (!same_shape) {
+      backend_->upload(next.slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
+      backend_->upload(next.indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
+    }
+    backend_->gather_block_tables(tables_.as<std::int32_t>(), row_stride(), slot_lengths_.as<std::int32_t>(),
+                                  next.slots_dev.as<std::int32_t>(), next.indptr_dev.as<std::int32_t>(), n,
+                                  next.pages_dev.as<std::int32_t>(), next.lens_dev.as<std::int32_t>());
+  } catch (...) {
+    c = BatchCache{};
+    throw;
   }
-  backend_->gather_block_tables(tables_.as<std::int32_t>(), row_stride(), slot_lengths_.as<std::int32_t>(),
-                                next.slots_dev.as<std::int32_t>(), next.indptr_dev.as<std::int32_t>(), n,
-                                next.pages_dev.as<std::int32_t>(), next.lens_dev.as<std::int32_t>());
   next.handles.assign(handles.begin(), handles.end());
   next.slots = std::move(slots);
   next.indptr = std::move(indptr);
