@@ -39,11 +39,6 @@ void add_ceilings_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-void add_capacity_command(CLI::App& app, CommandContext& ctx) {
-  auto* sub = app.add_subcommand("capacity", "How many sequences each KV pool holds in a memory budget");
-  sub->callback([&ctx] { not_implemented("capacity", ctx); });
-}
-
 void add_compare_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("compare", "Compare two results files point by point (CI gate)");
   sub->callback([&ctx] { not_implemented("compare", ctx); });

@@ -1,0 +1,91 @@
+#pragma once
+// ContiguousPool: one allocation of max_seqs slabs of max_seq_len tokens each.
+//   K, V arenas: (max_seqs, H_kv, max_seq_len, D)    slot_lengths: (max_seqs) int32
+// A sequence reserves a whole slab on admit whatever its length, so capacity is
+// budget / (2 * H_kv * max_seq_len * D * bytes) and halves when max_seq_len doubles.
+#include <memory>
+
+#include "kernels/kv_accessor.hpp"
+#include "pools/kv_pool.hpp"
+#include "pools/slot_registry.hpp"
+
+namespace decode_bench {
+
+struct ContiguousPoolConfig {
+  KVLayout layout;
+  std::int64_t max_seq_len = 0;
+  std::int32_t max_seqs = 0;
+
+  std::size_t slab_bytes() const { return layout.token_bytes() * static_cast<std::size_t>(max_seq_len); }  // K or V
+  // As many slabs as fit in budget_bytes of K + V.
+  static ContiguousPoolConfig for_budget(const KVLayout& layout, std::uint64_t budget_bytes, std::int64_t max_seq_len);
+  std::string invalid_reason() const;
+};
+
+class ContiguousPool final : public KVPool {
+ public:
+  ContiguousPool(const ContiguousPoolConfig& config, std::unique_ptr<MemoryBackend> backend);
+
+  SequenceHandle admit(const void* k, const void* v, std::int64_t len) override;
+  void append_token(SequenceHandle h, const void* k_row, const void* v_row) override;
+  void extend(SequenceHandle h, std::int64_t n) override;
+  void release(SequenceHandle h) override;
+  SequenceHandle fork(SequenceHandle parent) override;
+  std::int64_t length(SequenceHandle h) const override;
+  void read_token(SequenceHandle h, std::int64_t t, void* k_row, void* v_row) const override;
+  PoolStats stats() const override;
+  std::int64_t max_seq_len() const override { return config_.max_seq_len; }
+  const KVLayout& layout() const override { return config_.layout; }
+  MemoryBackend& backend() const override { return *backend_; }
+  const ContiguousPoolConfig& config() const { return config_; }
+  std::int32_t slot_of(SequenceHandle h) const { return slots_.check(h, "slot_of"); }
+
+  using KVPool::admit;
+  using KVPool::append_token;
+
+  // One sequence as sequence 0 of a ContiguousKV.
+  template <class T>
+  ContiguousKV<T> accessor(SequenceHandle h) const {
+    check_dtype<T>("accessor");
+    check_has_memory("accessor");
+    return typed_view<T>(slots_.check(h, "accessor"));
+  }
+  // A batch of sequences in consecutive slots, in slot order (ContiguousKV has no slot map, so
+  // batch index i must be slot first + i). Sequences admitted in order into an empty pool are.
+  template <class T>
+  BatchView<ContiguousKV<T>> batch(std::span<const SequenceHandle> handles) const {
+    check_dtype<T>("batch");
+    check_has_memory("batch");
+    BatchView<ContiguousKV<T>> out;
+    const std::int32_t first = check_consecutive(handles);
+    out.kv = typed_view<T>(first);
+    out.seq_lens_device = slot_lengths_.as<std::int32_t>() + first;
+    out.num_seqs = static_cast<int>(handles.size());
+    for (const auto& h : handles) {
+      out.lengths_host.push_back(static_cast<std::int32_t>(lengths_[h.slot]));
+      out.max_len = std::max<std::int64_t>(out.max_len, lengths_[h.slot]);
+    }
+    return out;
+  }
+
+ private:
+  template <class T>
+  ContiguousKV<T> typed_view(std::int32_t slot) const {
+    const std::size_t offset = slot * config_.slab_bytes();
+    return ContiguousKV<T>::make(reinterpret_cast<const T*>(k_.data() + offset),
+                                 reinterpret_cast<const T*>(v_.data() + offset), config_.layout.heads_kv,
+                                 config_.max_seq_len, config_.layout.head_dim);
+  }
+  std::int32_t check_consecutive(std::span<const SequenceHandle> handles) const;
+  std::byte* slot_row(const PoolBuffer& arena, std::int32_t slot, std::int64_t t) const;
+  void write_length(std::int32_t slot);
+
+  ContiguousPoolConfig config_;
+  std::unique_ptr<MemoryBackend> backend_;
+  PoolBuffer k_, v_;           // (max_seqs, H_kv, max_seq_len, D) each
+  PoolBuffer slot_lengths_;    // (max_seqs) int32, mirrored from lengths_
+  std::vector<std::int64_t> lengths_;
+  SlotRegistry slots_;
+};
+
+}  // namespace decode_bench

@@ -1,0 +1,102 @@
+// Device backend: cudaMalloc arenas, cudaMemcpy2DAsync on one stream, and the block-table gather
+// kernel that assembles a batch's CSR on the device (no host round trip of the tables).
+#include <string>
+
+#include "harness/cuda_check.hpp"
+#include "pools/memory_backend.hpp"
+#include "pools/pool_error.hpp"
+
+namespace decode_bench {
+namespace {
+
+// One block per sequence of the batch; its threads copy that sequence's block-table row.
+//   tables: (max_seqs, row_stride)   out_pages: (indptr[n])   out_lens: (n)
+__global__ void gather_block_tables_kernel(const std::int32_t* __restrict__ tables, std::int64_t row_stride,
+                                           const std::int32_t* __restrict__ slot_lengths,
+                                           const std::int32_t* __restrict__ slots,
+                                           const std::int32_t* __restrict__ indptr, std::int32_t* __restrict__ out_pages,
+                                           std::int32_t* __restrict__ out_lens) {
+  const int i = blockIdx.x;
+  const std::int32_t slot = slots[i];
+  const std::int32_t begin = indptr[i], count = indptr[i + 1] - begin;
+  const std::int32_t* row = tables + slot * row_stride;
+  for (std::int32_t j = threadIdx.x; j < count; j += blockDim.x) out_pages[begin + j] = row[j];
+  if (threadIdx.x == 0) out_lens[i] = slot_lengths[slot];
+}
+
+class DeviceBackend final : public MemoryBackend {
+ public:
+  explicit DeviceBackend(cudaStream_t stream) : stream_(stream), owns_stream_(stream == nullptr) {
+    if (owns_stream_) DB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~DeviceBackend() override {
+    if (owns_stream_) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+
+  BackendKind kind() const override { return BackendKind::device; }
+  cudaStream_t stream() const override { return stream_; }
+
+  void* allocate(std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it so later calls do not report it again
+      std::size_t free_bytes = 0, total_bytes = 0;
+      cudaMemGetInfo(&free_bytes, &total_bytes);
+      throw PoolError(PoolErrorKind::OutOfDeviceMemory,
+                      "cudaMalloc of " + std::to_string(bytes) + " bytes failed (" + std::to_string(free_bytes) +
+                          " of " + std::to_string(total_bytes) + " bytes free)");
+    }
+    DB_CUDA_CHECK(status);
+    return p;
+  }
+  void deallocate(void* p) noexcept override {
+    if (p) cudaFree(p);
+  }
+
+  // One row is a plain copy (cudaMemcpy2D would insist on pitch >= width even then).
+  void copy_rows(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h,
+                 cudaMemcpyKind kind) {
+    if (w == 0 || h == 0) return;
+    if (h == 1) DB_CUDA_CHECK(cudaMemcpyAsync(dst, src, w, kind, stream_));
+    else DB_CUDA_CHECK(cudaMemcpy2DAsync(dst, dp, src, sp, w, h, kind, stream_));
+  }
+
+  void upload(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    copy_rows(dst, dp, src, sp, w, h, cudaMemcpyHostToDevice);
+  }
+  void copy(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    copy_rows(dst, dp, src, sp, w, h, cudaMemcpyDeviceToDevice);
+  }
+  void download(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    copy_rows(dst, dp, src, sp, w, h, cudaMemcpyDeviceToHost);
+    DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void gather_block_tables(const std::int32_t* tables, std::int64_t row_stride, const std::int32_t* slot_lengths,
+                           const std::int32_t* slots, const std::int32_t* indptr, int n, std::int32_t* out_pages,
+                           std::int32_t* out_lens) override {
+    if (n == 0) return;
+    gather_block_tables_kernel<<<n, 128, 0, stream_>>>(tables, row_stride, slot_lengths, slots, indptr, out_pages,
+                                                       out_lens);
+    DB_CUDA_CHECK(cudaGetLastError());
+  }
+
+  void synchronize() override { DB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  bool owns_stream_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<MemoryBackend> make_device_backend(cudaStream_t stream) {
+  return std::make_unique<DeviceBackend>(stream);
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,112 @@
+#pragma once
+// Where a pool's bytes live. The allocator logic (free list, refcounts, block tables, capacity)
+// never looks at this: it only asks a backend to allocate arenas and move bytes, so the same
+// pool code runs on a GPU, in host memory (tests), or with no memory at all (capacity counts).
+//   device:     cudaMalloc arenas; every copy is cudaMemcpy*Async on the backend's stream.
+//   host:       aligned host memory; copies are memcpy. Pointers handed out are host pointers,
+//               so the CPU reference reads a pool directly.
+//   accounting: allocates nothing and moves nothing; exact page/slot accounting for budgets the
+//               machine does not have (the host path of `decode-bench capacity`).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include <cuda_runtime.h>
+
+namespace decode_bench {
+
+enum class BackendKind { host, device, accounting };
+
+constexpr std::string_view backend_name(BackendKind k) {
+  switch (k) {
+    case BackendKind::host: return "host";
+    case BackendKind::device: return "device";
+    case BackendKind::accounting: return "accounting";
+  }
+  return "?";
+}
+
+// A strided block of `height` rows of `width` bytes; row r starts at base + r * pitch.
+struct Strided {
+  std::size_t pitch = 0;
+  std::size_t width = 0;
+  std::size_t height = 1;
+};
+
+class MemoryBackend {
+ public:
+  virtual ~MemoryBackend() = default;
+  virtual BackendKind kind() const = 0;
+  bool has_memory() const { return kind() != BackendKind::accounting; }
+
+  // Throws PoolError(OutOfDeviceMemory) when the allocation fails; nullptr for 0 bytes and on
+  // the accounting backend.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p) noexcept = 0;
+
+  // Host -> pool memory. The host source may be reused as soon as the call returns (pageable
+  // memory is staged by cudaMemcpyAsync before it returns).
+  virtual void upload(void* dst, std::size_t dst_pitch, const void* src_host, std::size_t src_pitch,
+                      std::size_t width, std::size_t height) = 0;
+  // Pool memory -> pool memory (copy-on-write of a page, fork of a contiguous slot).
+  virtual void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                    std::size_t height) = 0;
+  // Pool memory -> host; returns after the bytes have arrived.
+  virtual void download(void* dst_host, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                        std::size_t width, std::size_t height) = 0;
+
+  // Builds a batch's CSR in pool memory from per-slot block-table rows, without a host copy:
+  //   tables: (max_seqs, row_stride) int32, slot_lengths: (max_seqs) int32
+  //   slots, indptr: (n), (n + 1) int32 already in pool memory
+  //   out_pages[indptr[i] + j] = tables[slots[i] * row_stride + j],  out_lens[i] = slot_lengths[slots[i]]
+  virtual void gather_block_tables(const std::int32_t* tables, std::int64_t row_stride,
+                                   const std::int32_t* slot_lengths, const std::int32_t* slots,
+                                   const std::int32_t* indptr, int n, std::int32_t* out_pages,
+                                   std::int32_t* out_lens) = 0;
+
+  virtual void synchronize() = 0;
+  virtual cudaStream_t stream() const { return nullptr; }
+};
+
+std::unique_ptr<MemoryBackend> make_host_backend();
+std::unique_ptr<MemoryBackend> make_accounting_backend();
+// stream == nullptr: the backend creates (and owns) a non-blocking stream of its own.
+std::unique_ptr<MemoryBackend> make_device_backend(cudaStream_t stream = nullptr);
+std::unique_ptr<MemoryBackend> make_backend(BackendKind kind);
+
+// A move-only arena owned through its backend.
+class PoolBuffer {
+ public:
+  PoolBuffer() = default;
+  PoolBuffer(MemoryBackend& backend, std::size_t bytes) : backend_(&backend), bytes_(bytes) {
+    ptr_ = backend.allocate(bytes);
+  }
+  PoolBuffer(PoolBuffer&& o) noexcept { swap(o); }
+  PoolBuffer& operator=(PoolBuffer&& o) noexcept {
+    PoolBuffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  PoolBuffer(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(const PoolBuffer&) = delete;
+  ~PoolBuffer() {
+    if (backend_ && ptr_) backend_->deallocate(ptr_);
+  }
+
+  std::byte* data() const { return static_cast<std::byte*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void swap(PoolBuffer& o) noexcept {
+    std::swap(backend_, o.backend_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  MemoryBackend* backend_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace decode_bench

@@ -1,0 +1,359 @@
+#include "pools/paged_pool.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace decode_bench {
+
+PagedPoolConfig PagedPoolConfig::for_budget(const KVLayout& layout, std::uint64_t budget_bytes, int page_size,
+                                            std::int64_t max_seq_len, std::int32_t max_seqs) {
+  PagedPoolConfig c;
+  c.layout = layout;
+  c.page_size = page_size;
+  c.max_seq_len = max_seq_len;
+  if (page_size >= 1 && layout.invalid_reason().empty()) {
+    const std::uint64_t pages = budget_bytes / (2 * c.page_bytes());
+    c.num_pages = static_cast<std::int32_t>(std::min<std::uint64_t>(pages, std::numeric_limits<std::int32_t>::max()));
+  }
+  c.max_seqs = max_seqs > 0 ? max_seqs : std::max(1, std::min(c.num_pages, std::int32_t{1} << 16));
+  return c;
+}
+
+std::string PagedPoolConfig::invalid_reason() const {
+  if (auto r = layout.invalid_reason(); !r.empty()) return r;
+  if (page_size < 1) return "page_size must be >= 1 (got " + std::to_string(page_size) + ")";
+  if (num_pages < 1) return "num_pages must be >= 1 (got " + std::to_string(num_pages) + "; is the budget below one page?)";
+  if (max_seq_len < 1 || max_seq_len > std::numeric_limits<std::int32_t>::max())
+    return "max_seq_len must be in [1, 2^31) (got " + std::to_string(max_seq_len) + ")";
+  if (max_seqs < 1) return "max_seqs must be >= 1 (got " + std::to_string(max_seqs) + ")";
+  if (churn_ops < 0) return "churn_ops must be >= 0 (got " + std::to_string(churn_ops) + ")";
+  return {};
+}
+
+namespace {
+const PagedPoolConfig& validated(const PagedPoolConfig& c) {
+  if (auto r = c.invalid_reason(); !r.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "PagedPool: " + r);
+  return c;
+}
+std::int64_t pages_for(std::int64_t tokens, int page_size) { return (tokens + page_size - 1) / page_size; }
+}  // namespace
+
+PagedPool::PagedPool(const PagedPoolConfig& config, std::unique_ptr<MemoryBackend> backend)
+    : config_(validated(config)),
+      backend_(std::move(backend)),
+      k_(*backend_, config_.num_pages * config_.page_bytes()),
+      v_(*backend_, config_.num_pages * config_.page_bytes()),
+      tables_(*backend_, config_.max_seqs * config_.max_pages_per_seq() * sizeof(std::int32_t)),
+      slot_indptr_(*backend_, 2 * config_.max_seqs * sizeof(std::int32_t)),
+      slot_lengths_(*backend_, config_.max_seqs * sizeof(std::int32_t)),
+      pages_(config_.num_pages),
+      slots_(config_.max_seqs),
+      tables_host_(config_.max_seqs),
+      lengths_(config_.max_seqs, 0) {
+  const std::int64_t churn = config_.churn_ops > 0 ? config_.churn_ops : 4 * std::int64_t{config_.num_pages};
+  pages_.arrange(config_.page_order, config_.order_seed, churn);
+}
+
+std::byte* PagedPool::page_row(const PoolBuffer& arena, std::int32_t page, std::int64_t slot_in_page) const {
+  return arena.data() + page * config_.page_bytes() + slot_in_page * config_.layout.row_bytes();
+}
+
+// Token rows (H_kv, D) land at (page, h, slot_in_page, :) for every head h.
+void PagedPool::write_token(std::int32_t page, std::int64_t slot_in_page, const void* k_row, const void* v_row) {
+  if (!k_row || !backend_->has_memory()) return;
+  const std::size_t row = config_.layout.row_bytes(), head_pitch = config_.page_size * row;
+  backend_->upload(page_row(k_, page, slot_in_page), head_pitch, k_row, row, row, config_.layout.heads_kv);
+  backend_->upload(page_row(v_, page, slot_in_page), head_pitch, v_row, row, row, config_.layout.heads_kv);
+}
+
+// Sources of these small uploads are host locals / mirror entries: cudaMemcpyAsync stages
+// pageable host memory before it returns, so they may change right after the call.
+void PagedPool::write_table_entry(std::int32_t slot, std::int64_t index) {
+  if (!backend_->has_memory()) return;
+  const std::int32_t* entry = &tables_host_[slot][index];
+  const auto count = static_cast<std::int32_t>(tables_host_[slot].size());
+  backend_->upload(tables_.as<std::int32_t>() + slot * row_stride() + index, 4, entry, 4, 4, 1);
+  backend_->upload(slot_indptr_.as<std::int32_t>() + 2 * slot + 1, 4, &count, 4, 4, 1);
+}
+
+void PagedPool::write_table_row(std::int32_t slot) {
+  if (!backend_->has_memory()) return;
+  const auto& row = tables_host_[slot];
+  const std::int32_t indptr[2] = {0, static_cast<std::int32_t>(row.size())};
+  backend_->upload(tables_.as<std::int32_t>() + slot * row_stride(), row.size() * 4, row.data(), row.size() * 4,
+                   row.size() * 4, 1);
+  backend_->upload(slot_indptr_.as<std::int32_t>() + 2 * slot, sizeof indptr, indptr, sizeof indptr, sizeof indptr, 1);
+}
+
+void PagedPool::write_length(std::int32_t slot) {
+  if (!backend_->has_memory()) return;
+  const auto len = static_cast<std::int32_t>(lengths_[slot]);
+  backend_->upload(slot_lengths_.as<std::int32_t>() + slot, 4, &len, 4, 4, 1);
+}
+
+std::int32_t PagedPool::take_page(const char* operation, SequenceHandle h) {
+  if (pages_.free_count() == 0)
+    throw PoolError(PoolErrorKind::OutOfPages, std::string(operation) + " on " + h.describe() + ": all " +
+                                                   std::to_string(pages_.total()) + " pages are in use");
+  return pages_.pop();
+}
+
+SequenceHandle PagedPool::admit(const void* k, const void* v, std::int64_t len) {
+  check_data_pair(k, v, "admit");
+  if (len < 0) throw PoolError(PoolErrorKind::InvalidArgument, "admit: len must be >= 0 (got " + std::to_string(len) + ")");
+  if (len > config_.max_seq_len)
+    throw PoolError(PoolErrorKind::SequenceTooLong, "admit: len " + std::to_string(len) + " exceeds max_seq_len " +
+                                                        std::to_string(config_.max_seq_len));
+  if (slots_.full())
+    throw PoolError(PoolErrorKind::OutOfSlots, "admit: all " + std::to_string(config_.max_seqs) + " sequence slots are taken");
+  const std::int64_t need = pages_for(len, config_.page_size);
+  if (need > pages_.free_count())
+    throw PoolError(PoolErrorKind::OutOfPages, "admit: len " + std::to_string(len) + " needs " + std::to_string(need) +
+                                                   " pages, " + std::to_string(pages_.free_count()) + " are free");
+  const std::int32_t slot = slots_.lowest_free();
+  std::vector<std::int32_t> row;
+  row.reserve(need);
+  try {
+    for (std::int64_t i = 0; i < need; ++i) row.push_back(pages_.pop());
+    const std::size_t rb = config_.layout.row_bytes(), head_pitch = config_.page_size * rb;
+    for (std::int64_t i = 0; i < need; ++i) {
+      const std::int64_t first = i * config_.page_size, n = std::min<std::int64_t>(config_.page_size, len - first);
+      pages_.set_fill(row[i], static_cast<std::int32_t>(n));
+      if (!k || !backend_->has_memory()) continue;
+      // Per head: tokens [first, first + n) of the source's (len, D) block -> the page's (page_size, D) block.
+      const auto* kb = static_cast<const std::byte*>(k) + first * rb;
+      const auto* vb = static_cast<const std::byte*>(v) + first * rb;
+      backend_->upload(page_row(k_, row[i], 0), head_pitch, kb, len * rb, n * rb, config_.layout.heads_kv);
+      backend_->upload(page_row(v_, row[i], 0), head_pitch, vb, len * rb, n * rb, config_.layout.heads_kv);
+    }
+    tables_host_[slot] = std::move(row);
+    lengths_[slot] = len;
+    write_table_row(slot);
+    write_length(slot);
+  } catch (...) {
+    for (std::int32_t p : row) pages_.release(p);
+    for (std::int32_t p : tables_host_[slot]) pages_.release(p);
+    tables_host_[slot].clear();
+    lengths_[slot] = 0;
+    throw;
+  }
+  ++table_epoch_;
+  return slots_.occupy(slot);
+}
+
+std::int64_t PagedPool::pages_needed_to_append(std::int32_t slot, std::int64_t n) const {
+  if (n == 0) return 0;
+  const std::int64_t t = lengths_[slot];
+  const auto& row = tables_host_[slot];
+  const bool copies_tail = t % config_.page_size != 0 && pages_.refcount(row.back()) > 1;
+  return pages_for(t + n, config_.page_size) - pages_for(t, config_.page_size) + (copies_tail ? 1 : 0);
+}
+
+void PagedPool::check_append(SequenceHandle h, std::int32_t slot, std::int64_t n, const char* operation) const {
+  const std::int64_t t = lengths_[slot];
+  if (t + n > config_.max_seq_len)
+    throw PoolError(PoolErrorKind::SequenceTooLong, std::string(operation) + " on " + h.describe() + ": length " +
+                                                        std::to_string(t) + " + " + std::to_string(n) +
+                                                        " exceeds max_seq_len " + std::to_string(config_.max_seq_len));
+  const std::int64_t need = pages_needed_to_append(slot, n);
+  const bool copies_tail = n > 0 && t % config_.page_size != 0 && pages_.refcount(tables_host_[slot].back()) > 1;
+  if (need > pages_.free_count())
+    throw PoolError(PoolErrorKind::OutOfPages, std::string(operation) + " on " + h.describe() + ": needs " +
+                                                   std::to_string(need) + " pages" +
+                                                   (copies_tail ? " (one for a copy-on-write of the shared tail)" : "") +
+                                                   ", " +
+                                                   std::to_string(pages_.free_count()) + " of " +
+                                                   std::to_string(pages_.total()) + " are free");
+}
+
+void PagedPool::append_token(SequenceHandle h, const void* k_row, const void* v_row) {
+  check_data_pair(k_row, v_row, "append_token");
+  const std::int32_t slot = slots_.check(h, "append_token");
+  check_append(h, slot, 1, "append_token");
+  append_one(h, slot, k_row, v_row);
+  write_length(slot);
+}
+
+void PagedPool::extend(SequenceHandle h, std::int64_t n) {
+  const std::int32_t slot = slots_.check(h, "extend");
+  if (n < 0) throw PoolError(PoolErrorKind::InvalidArgument, "extend: n must be >= 0 (got " + std::to_string(n) + ")");
+  check_append(h, slot, n, "extend");
+  for (std::int64_t i = 0; i < n; ++i) append_one(h, slot, nullptr, nullptr);
+  write_length(slot);
+}
+
+void PagedPool::append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row) {
+  const std::int64_t t = lengths_[slot];
+  auto& row = tables_host_[slot];
+  const std::int64_t slot_in_page = t % config_.page_size;
+  if (slot_in_page == 0) {
+    // Tail page full (or no page yet): one fresh page, one new table entry.
+    const std::int32_t page = take_page("append_token", h);
+    try {
+      row.push_back(page);
+      write_token(page, 0, k_row, v_row);
+      write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
+    } catch (...) {
+      if (!row.empty() && row.back() == page) row.pop_back();
+      pages_.release(page);
+      throw;
+    }
+    pages_.set_fill(page, 1);
+    ++table_epoch_;
+  } else {
+    std::int32_t tail = row.back();
+    if (pages_.refcount(tail) > 1) {
+      // Copy-on-write: the tail page is shared with a fork; the writer takes a private copy.
+      const std::int32_t copy = take_page("append_token (copy-on-write)", h);
+      try {
+        if (backend_->has_memory()) {
+          backend_->copy(page_row(k_, copy, 0), config_.page_bytes(), page_row(k_, tail, 0), config_.page_bytes(),
+                         config_.page_bytes(), 1);
+          backend_->copy(page_row(v_, copy, 0), config_.page_bytes(), page_row(v_, tail, 0), config_.page_bytes(),
+                         config_.page_bytes(), 1);
+        }
+        write_token(copy, slot_in_page, k_row, v_row);
+        row.back() = copy;
+        write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
+      } catch (...) {
+        row.back() = tail;
+        pages_.release(copy);
+        throw;
+      }
+      pages_.release(tail);
+      tail = copy;
+      ++table_epoch_;
+    } else {
+      write_token(tail, slot_in_page, k_row, v_row);
+    }
+    pages_.set_fill(tail, static_cast<std::int32_t>(slot_in_page + 1));
+  }
+  lengths_[slot] = t + 1;
+}
+
+void PagedPool::release(SequenceHandle h) {
+  const std::int32_t slot = slots_.check(h, "release");
+  for (std::int32_t p : tables_host_[slot]) pages_.release(p);
+  tables_host_[slot].clear();
+  lengths_[slot] = 0;
+  slots_.vacate(slot);
+  ++table_epoch_;
+}
+
+SequenceHandle PagedPool::fork(SequenceHandle parent) {
+  const std::int32_t from = slots_.check(parent, "fork");
+  if (slots_.full())
+    throw PoolError(PoolErrorKind::OutOfSlots, "fork: all " + std::to_string(config_.max_seqs) + " sequence slots are taken");
+  const std::int32_t to = slots_.lowest_free();
+  tables_host_[to] = tables_host_[from];
+  lengths_[to] = lengths_[from];
+  try {
+    write_table_row(to);
+    write_length(to);
+  } catch (...) {
+    tables_host_[to].clear();
+    lengths_[to] = 0;
+    throw;
+  }
+  for (std::int32_t p : tables_host_[to]) pages_.retain(p);
+  ++table_epoch_;
+  return slots_.occupy(to);
+}
+
+std::int64_t PagedPool::length(SequenceHandle h) const { return lengths_[slots_.check(h, "length")]; }
+
+std::span<const std::int32_t> PagedPool::block_table(SequenceHandle h) const {
+  return tables_host_[slots_.check(h, "block_table")];
+}
+
+void PagedPool::read_token(SequenceHandle h, std::int64_t t, void* k_row, void* v_row) const {
+  const std::int32_t slot = slots_.check(h, "read_token");
+  if (t < 0 || t >= lengths_[slot])
+    throw PoolError(PoolErrorKind::InvalidArgument, "read_token on " + h.describe() + ": token " + std::to_string(t) +
+                                                        " is outside [0, " + std::to_string(lengths_[slot]) + ")");
+  check_has_memory("read_token");
+  const std::int32_t page = tables_host_[slot][t / config_.page_size];
+  const std::size_t row = config_.layout.row_bytes(), head_pitch = config_.page_size * row;
+  backend_->download(k_row, row, page_row(k_, page, t % config_.page_size), head_pitch, row, config_.layout.heads_kv);
+  backend_->download(v_row, row, page_row(v_, page, t % config_.page_size), head_pitch, row, config_.layout.heads_kv);
+}
+
+const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHandle> handles) const {
+  if (handles.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "batch: no sequences given");
+  const auto n = static_cast<int>(handles.size());
+  std::vector<std::int32_t> slots(n), indptr(n + 1, 0), lengths(n);
+  std::int64_t max_len = 0;
+  for (int i = 0; i < n; ++i) {
+    slots[i] = slots_.check(handles[i], "batch");
+    indptr[i + 1] = indptr[i] + static_cast<std::int32_t>(tables_host_[slots[i]].size());
+    lengths[i] = static_cast<std::int32_t>(lengths_[slots[i]]);
+    max_len = std::max<std::int64_t>(max_len, lengths[i]);
+  }
+  BatchCache& c = batch_cache_;
+  const bool same_handles = std::equal(handles.begin(), handles.end(), c.handles.begin(), c.handles.end());
+  if (same_handles && c.epoch == table_epoch_ && c.lengths == lengths) return c;
+
+  // Build the replacement and swap it in at the end. Buffers move out of the cache to be reused,
+  // so on a failure the cache is emptied and the next call rebuilds from scratch.
+  BatchCache next;
+  try {
+    const bool same_shape = same_handles && c.indptr == indptr;
+    auto grow = [&](PoolBuffer& have, std::size_t bytes) {
+      return have.bytes() >= bytes ? std::move(have)
+                                   : PoolBuffer(*backend_, std::max<std::size_t>(bytes, 2 * have.bytes()));
+    };
+    next.slots_dev = grow(c.slots_dev, n * 4);
+    next.indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
+    next.lens_dev = grow(c.lens_dev, n * 4);
+    next.pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
+    // Same handles and page counts: the uploaded slots and indptr are still right (same buffers,
+    // nothing grew); only the gather runs again, for new entries (copy-on-write) or lengths.
+    if (!same_shape) {
+      backend_->upload(next.slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
+      backend_->upload(next.indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
+    }
+    backend_->gather_block_tables(tables_.as<std::int32_t>(), row_stride(), slot_lengths_.as<std::int32_t>(),
+                                  next.slots_dev.as<std::int32_t>(), next.indptr_dev.as<std::int32_t>(), n,
+                                  next.pages_dev.as<std::int32_t>(), next.lens_dev.as<std::int32_t>());
+  } catch (...) {
+    c = BatchCache{};
+    throw;
+  }
+  next.handles.assign(handles.begin(), handles.end());
+  next.slots = std::move(slots);
+  next.indptr = std::move(indptr);
+  next.lengths = std::move(lengths);
+  next.max_len = max_len;
+  next.epoch = table_epoch_;
+  c = std::move(next);
+  return c;
+}
+
+double PagedPool::physical_discontinuity() const {
+  std::int64_t pairs = 0, jumps = 0;
+  for (std::int32_t slot = 0; slot < config_.max_seqs; ++slot) {
+    const auto& row = tables_host_[slot];
+    for (std::size_t i = 1; i < row.size(); ++i, ++pairs) jumps += row[i] != row[i - 1] + 1;
+  }
+  return pairs == 0 ? 0.0 : static_cast<double>(jumps) / static_cast<double>(pairs);
+}
+
+PoolStats PagedPool::stats() const {
+  PoolStats s;
+  s.sequences = slots_.live_count();
+  for (std::int32_t slot = 0; slot < config_.max_seqs; ++slot) s.logical_tokens += lengths_[slot];
+  for (std::int32_t p = 0; p < pages_.total(); ++p)
+    if (pages_.refcount(p) > 0) s.stored_tokens += pages_.fill(p);
+  s.units_total = pages_.total();
+  s.units_used = pages_.used_count();
+  s.units_free = pages_.free_count();
+  s.arena_bytes = 2ull * config_.num_pages * config_.page_bytes();
+  s.bytes_reserved = 2ull * s.units_used * config_.page_bytes();
+  s.bytes_used = static_cast<std::uint64_t>(s.stored_tokens) * config_.layout.token_kv_bytes();
+  const auto& c = batch_cache_;
+  s.metadata_bytes = tables_.bytes() + slot_indptr_.bytes() + slot_lengths_.bytes() + c.slots_dev.bytes() +
+                     c.indptr_dev.bytes() + c.pages_dev.bytes() + c.lens_dev.bytes();
+  return s;
+}
+
+}  // namespace decode_bench

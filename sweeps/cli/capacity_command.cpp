@@ -1,0 +1,273 @@
+// `decode-bench capacity`: sequences held per memory budget, contiguous vs paged (seed paper,
+// Figure 5, and beyond). Always runs the exact host simulation (accounting backend); with a GPU
+// (--backend auto|device) it also runs every point with real device arenas and checks that the
+// two counts agree.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/device_query.hpp"
+#include "harness/json_file.hpp"
+#include "pools/capacity.hpp"
+#include "pools/pool_error.hpp"
+#include "sweeps/cli/command.hpp"
+
+namespace decode_bench::cli {
+namespace {
+
+struct CapacityOptions {
+  std::string preset;
+  std::string budget = "4GiB";
+  int heads_kv = 1;
+  int head_dim = 128;
+  std::string dtype = "fp32";
+  int layers = 1;
+  std::string lengths = "fixed:512";
+  std::vector<std::int64_t> max_seq_lens = {512, 1024, 2048, 4096};
+  std::vector<int> page_sizes = {16};
+  std::int64_t prefix = 0;
+  std::uint64_t seed = 1;
+  std::string page_order = "sequential";
+  std::string backend = "auto";
+  std::string output;
+};
+
+struct Point {
+  std::string section;
+  PoolKind pool;
+  CapacityQuery query;
+};
+
+struct Row {
+  Point point;
+  CapacityResult host;
+  std::optional<CapacityResult> device;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::optional<PageOrder> parse_page_order(const std::string& s) {
+  for (PageOrder o : {PageOrder::sequential, PageOrder::shuffled, PageOrder::churned})
+    if (s == page_order_name(o)) return o;
+  return std::nullopt;
+}
+
+// One contiguous point per max_seq_len; paged points per page size, with and without sharing
+// when there is a prefix (contiguous has nothing to share).
+void add_grid(std::vector<Point>& points, const std::string& section, CapacityQuery base,
+              const std::vector<std::int64_t>& max_seq_lens, const std::vector<int>& page_sizes) {
+  for (std::int64_t max_len : max_seq_lens) {
+    CapacityQuery q = base;
+    q.max_seq_len = max_len;
+    q.share_prefix = false;
+    points.push_back({section, PoolKind::contiguous, q});
+    for (int ps : page_sizes) {
+      q.page_size = ps;
+      for (bool share : base.prefix > 0 ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+        q.share_prefix = share;
+        points.push_back({section, PoolKind::paged, q});
+      }
+    }
+  }
+}
+
+std::vector<Point> figure5_preset() {
+  std::vector<Point> points;
+  CapacityQuery fig5;  // 4 GiB, FP32, 1 KV head, d = 128, page 16, length 512
+  add_grid(points, "figure5", fig5, {512, 1024, 2048, 4096}, {16});
+  CapacityQuery zipf = fig5;
+  zipf.lengths = LengthDistribution::parse("zipf:mean=512,s=1.1");
+  add_grid(points, "zipf", zipf, {1024, 4096}, {16});
+  CapacityQuery model = fig5;  // Llama-3-8B-like: 32 layers x 8 KV heads x 128, FP16
+  model.layout = {8, 128, DType::fp16};
+  model.layers = 32;
+  model.lengths = LengthDistribution::parse("uniform:64..2048");
+  add_grid(points, "model-32x8x128-fp16", model, {2048, 8192}, {16});
+  CapacityQuery prefix = fig5;  // 384 shared tokens + 128 own per sequence
+  prefix.prefix = 384;
+  prefix.lengths = LengthDistribution::fixed(128);
+  add_grid(points, "shared-prefix", prefix, {512}, {16});
+  CapacityQuery model_prefix = model;  // a 1000-token system prompt + uniform replies
+  model_prefix.prefix = 1000;
+  model_prefix.lengths = LengthDistribution::parse("uniform:64..512");
+  add_grid(points, "model-shared-prefix", model_prefix, {2048}, {16});
+  return points;
+}
+
+std::vector<Point> custom_points(const CapacityOptions& o) {
+  CapacityQuery q;
+  const auto budget = parse_byte_size(o.budget);
+  if (!budget || *budget == 0) throw UsageError("--budget '" + o.budget + "': expected bytes like 4GiB, 512MiB, 4096");
+  q.budget_bytes = *budget;
+  const auto dtype = parse_dtype(o.dtype);
+  if (!dtype) throw UsageError("--dtype '" + o.dtype + "': expected fp32, fp16 or bf16");
+  q.layout = {o.heads_kv, o.head_dim, *dtype};
+  q.layers = o.layers;
+  try {
+    q.lengths = LengthDistribution::parse(o.lengths);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  q.prefix = o.prefix;
+  q.seed = o.seed;
+  const auto order = parse_page_order(o.page_order);
+  if (!order) throw UsageError("--page-order '" + o.page_order + "': expected sequential, shuffled or churned");
+  q.page_order = *order;
+  std::vector<Point> points;
+  add_grid(points, "custom", q, o.max_seq_lens, o.page_sizes);
+  for (const auto& p : points)
+    if (auto r = p.query.invalid_reason(); !r.empty()) throw UsageError(r);
+  return points;
+}
+
+nlohmann::json result_json(const CapacityResult& r) {
+  const auto& s = r.stats;
+  return {{"backend", backend_name(r.backend)},
+          {"sequences", r.sequences},
+          {"bytes_reserved", s.bytes_reserved},
+          {"bytes_used", s.bytes_used},
+          {"fragmentation", s.fragmentation()},
+          {"internal_waste_bytes", s.internal_waste()},
+          {"arena_bytes", s.arena_bytes},
+          {"metadata_bytes", s.metadata_bytes},
+          {"units_total", s.units_total},
+          {"units_used", s.units_used},
+          {"logical_tokens", s.logical_tokens},
+          {"stored_tokens", s.stored_tokens},
+          {"mean_length", r.mean_length},
+          {"stopped_by", r.stopped_by}};
+}
+
+nlohmann::json row_json(const Row& row) {
+  const auto& q = row.point.query;
+  nlohmann::json j = {{"section", row.point.section},
+                      {"pool", pool_kind_name(row.point.pool)},
+                      {"budget_bytes", q.budget_bytes},
+                      {"heads_kv", q.layout.heads_kv},
+                      {"head_dim", q.layout.head_dim},
+                      {"dtype", dtype_name(q.layout.dtype)},
+                      {"layers", q.layers},
+                      {"lengths", q.lengths.describe()},
+                      {"max_seq_len", q.max_seq_len},
+                      {"prefix", q.prefix},
+                      {"seed", q.seed}};
+  if (row.point.pool == PoolKind::paged) {
+    j["page_size"] = q.page_size;
+    j["page_order"] = page_order_name(q.page_order);
+  }
+  if (q.prefix > 0) j["share_prefix"] = q.share_prefix;
+  j["host"] = result_json(row.host);
+  if (row.device) j["device"] = result_json(*row.device);
+  return j;
+}
+
+std::string error_kind(const std::string& stopped_by) { return stopped_by.substr(0, stopped_by.find(':')); }
+
+void print_table(const std::vector<Row>& rows) {
+  std::string section;
+  for (const auto& row : rows) {
+    const auto& q = row.point.query;
+    if (row.point.section != section) {
+      section = row.point.section;
+      std::printf("\n[%s] budget %s, %d layer(s) x %d KV head(s) x d=%d %s, lengths %s%s\n", section.c_str(),
+                  format_bytes(q.budget_bytes).c_str(), q.layers, q.layout.heads_kv, q.layout.head_dim,
+                  std::string(dtype_name(q.layout.dtype)).c_str(), q.lengths.describe().c_str(),
+                  q.prefix > 0 ? (", shared prefix " + std::to_string(q.prefix)).c_str() : "");
+      std::printf("  %-10s %8s %5s %-6s %10s %12s %12s %7s  %-15s%s\n", "pool", "max_len", "page", "prefix", "sequences",
+                  "reserved", "used", "frag", "stopped by", rows.back().device ? "  device" : "");
+    }
+    const bool paged = row.point.pool == PoolKind::paged;
+    const auto& s = row.host.stats;
+    std::printf("  %-10s %8lld %5s %-6s %10lld %12s %12s %6.1f%%  %-15s", std::string(pool_kind_name(row.point.pool)).c_str(),
+                static_cast<long long>(q.max_seq_len), paged ? std::to_string(q.page_size).c_str() : "-",
+                q.prefix == 0 ? "-" : (q.share_prefix ? "fork" : "copy"), static_cast<long long>(row.host.sequences),
+                format_bytes(s.bytes_reserved).c_str(), format_bytes(s.bytes_used).c_str(), 100 * s.fragmentation(),
+                error_kind(row.host.stopped_by).c_str());
+    if (row.device) std::printf("  %6lld", static_cast<long long>(row.device->sequences));
+    std::printf("\n");
+  }
+}
+
+int run_capacity(const CapacityOptions& o, bool grid_given, const CommandContext& ctx) {
+  if (!o.preset.empty() && o.preset != "figure5")
+    throw UsageError("--preset '" + o.preset + "': the only capacity preset is figure5");
+  if (!o.preset.empty() && grid_given) throw UsageError("--preset figure5 cannot be combined with grid options");
+  if (o.backend != "auto" && o.backend != "host" && o.backend != "device")
+    throw UsageError("--backend '" + o.backend + "': expected auto, host or device");
+  const auto gpu_missing = o.backend == "host" ? std::optional<std::string>("not asked for") : device_unavailable_reason(0);
+  if (o.backend == "device" && gpu_missing) throw UsageError("--backend device: " + *gpu_missing);
+  const bool use_device = !gpu_missing;
+  const auto points = grid_given ? custom_points(o) : figure5_preset();
+
+  std::vector<Row> rows;
+  bool agree = true;
+  for (const auto& p : points) {
+    Row row{p, measure_capacity(p.pool, p.query, BackendKind::accounting), std::nullopt};
+    if (use_device) {
+      row.device = measure_capacity(p.pool, p.query, BackendKind::device);
+      if (row.device->sequences != row.host.sequences) {
+        agree = false;
+        std::cerr << "decode-bench: capacity: device and host simulation disagree for " << pool_kind_name(p.pool)
+                  << " max_seq_len " << p.query.max_seq_len << ": " << row.device->sequences << " vs "
+                  << row.host.sequences << "\n";
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  std::printf("decode-bench capacity: host simulation (accounting backend)%s\n",
+              use_device ? " and real device arenas (column 'device')" : "");
+  print_table(rows);
+  if (!o.output.empty()) {
+    nlohmann::json doc = {{"tool", "decode-bench capacity"}, {"argv", ctx.argv}, {"rows", nlohmann::json::array()}};
+    for (const auto& row : rows) doc["rows"].push_back(row_json(row));
+    write_json_atomic(o.output, doc);
+    std::printf("\nwrote %s\n", o.output.c_str());
+  }
+  return agree ? kExitOk : kExitRunFailed;
+}
+
+}  // namespace
+
+void add_capacity_command(CLI::App& app, CommandContext& ctx) {
+  auto* sub = app.add_subcommand(
+      "capacity",
+      "How many sequences each KV pool holds in a memory budget (default: the seed paper's Figure 5 plus extensions)");
+  static CapacityOptions o;
+  sub->add_option("--preset", o.preset, "figure5 (the default when no grid option is given)");
+  const std::vector<CLI::Option*> grid = {
+      sub->add_option("--budget", o.budget, "K+V bytes, e.g. 4GiB, 512MiB, 4GB")->capture_default_str(),
+      sub->add_option("--heads-kv", o.heads_kv, "KV heads per layer")->capture_default_str(),
+      sub->add_option("--head-dim", o.head_dim, "head dimension d")->capture_default_str(),
+      sub->add_option("--dtype", o.dtype, "K/V storage: fp32, fp16, bf16")->capture_default_str(),
+      sub->add_option("--layers", o.layers, "layers (their KV folds into heads)")->capture_default_str(),
+      sub->add_option("--lengths", o.lengths, "fixed:N | uniform:LO..HI | zipf:mean=M[,s=S]")->capture_default_str(),
+      sub->add_option("--max-seq-len", o.max_seq_lens, "comma-separated list")->delimiter(',')->capture_default_str(),
+      sub->add_option("--page-size", o.page_sizes, "comma-separated list")->delimiter(',')->capture_default_str(),
+      sub->add_option("--prefix", o.prefix, "shared prefix tokens per sequence (fork vs copy)")->capture_default_str(),
+      sub->add_option("--seed", o.seed, "length sampler and page-order seed")->capture_default_str(),
+      sub->add_option("--page-order", o.page_order, "sequential | shuffled | churned")->capture_default_str()};
+  sub->add_option("--backend", o.backend, "host (simulation only), device, or auto (device too when a GPU is present)")
+      ->capture_default_str();
+  sub->add_option("--output", o.output, "write the rows as JSON to this file");
+  sub->callback([&ctx, grid] {
+    bool grid_given = false;
+    for (const CLI::Option* opt : grid) grid_given |= opt->count() > 0;
+    try {
+      ctx.exit_code = run_capacity(o, grid_given, ctx);
+    } catch (const UsageError& e) {
+      std::cerr << "decode-bench: capacity: " << e.what() << "\n";
+      ctx.exit_code = kExitUsage;
+    } catch (const PoolError& e) {
+      std::cerr << "decode-bench: capacity: " << e.what() << "\n";
+      ctx.exit_code = e.kind() == PoolErrorKind::InvalidArgument ? kExitUsage : kExitRunFailed;
+    }
+  });
+}
+
+}  // namespace decode_bench::cli

@@ -1,0 +1,158 @@
+// Device-backend pools on a GPU: write through the device pool, copy the arenas and the device
+// block tables / batch CSR back, decode them with the CPU reference through the same accessor
+// types, and compare with the reference on the original contiguous data. Skipped without a GPU.
+#include <cuda_runtime.h>
+
+#include "harness/cuda_check.hpp"
+#include "kernels/cpu_reference.hpp"
+#include "pools/capacity.hpp"
+#include "tests/gpu_test_support.hpp"
+#include "tests/pool_test_support.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench {
+namespace {
+
+using testing::TokenRows;
+
+const DecodeShape kShape{8, 2, 64};
+const KVLayout kLayout{2, 64, DType::fp32};
+
+template <class T>
+std::vector<T> to_host(const T* device_ptr, std::size_t count) {
+  std::vector<T> out(count);
+  if (count) DB_CUDA_CHECK(cudaMemcpy(out.data(), device_ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+ReferenceOutput expected(const TokenRows& rows, std::span<const float> q) {
+  const auto k = testing::to_hnd(rows.k, kLayout), v = testing::to_hnd(rows.v, kLayout);
+  return reference_decode(ContiguousKV<float>::make(k.data(), v.data(), kLayout.heads_kv, rows.size(), kLayout.head_dim),
+                          0, rows.size(), q, kShape);
+}
+
+void expect_same(const ReferenceOutput& got, const ReferenceOutput& want) {
+  for (std::size_t i = 0; i < want.o.size(); ++i) ASSERT_DOUBLE_EQ(got.o[i], want.o[i]) << "o[" << i << "]";
+  for (std::size_t i = 0; i < want.lse.size(); ++i) ASSERT_DOUBLE_EQ(got.lse[i], want.lse[i]) << "lse[" << i << "]";
+}
+
+void append_rows(KVPool& pool, SequenceHandle h, TokenRows& rows, int n, std::mt19937_64& rng) {
+  for (int i = 0; i < n; ++i) {
+    rows.k.push_back(testing::random_row(kLayout, rng));
+    rows.v.push_back(testing::random_row(kLayout, rng));
+    pool.append_token(h, std::span<const float>(rows.k.back()), std::span<const float>(rows.v.back()));
+  }
+}
+
+TEST(PoolGpu, PagedRoundTripThroughDeviceTables) {
+  DB_REQUIRE_GPU();
+  PagedPoolConfig c;
+  c.layout = kLayout;
+  c.page_size = 16;
+  c.num_pages = 256;
+  c.max_seq_len = 1024;
+  c.max_seqs = 16;
+  c.page_order = PageOrder::churned;  // scattered physical pages
+  PagedPool pool(c, make_device_backend());
+  std::mt19937_64 rng(21);
+  const auto q = testing::random_values<float>(kShape.heads_q * kShape.head_dim, rng);
+  std::vector<TokenRows> rows = {testing::random_tokens(kLayout, 300, rng), testing::random_tokens(kLayout, 17, rng),
+                                 testing::random_tokens(kLayout, 512, rng)};
+  std::vector<SequenceHandle> hs;
+  for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
+  append_rows(pool, hs[1], rows[1], 40, rng);
+  hs.push_back(pool.fork(hs[0]));  // shares 18 full pages and the partial tail
+  rows.push_back(rows[0]);
+  append_rows(pool, hs[3], rows[3], 25, rng);  // copy-on-write of the tail, then new pages
+  append_rows(pool, hs[0], rows[0], 4, rng);
+
+  // Token-by-token read back from the device.
+  for (std::size_t i = 0; i < hs.size(); ++i) ASSERT_TRUE(testing::reads_back(pool, hs[i], rows[i]));
+
+  const auto batch = pool.batch<float>(hs);
+  DB_CUDA_CHECK(cudaStreamSynchronize(pool.stream()));
+  const auto indptr = to_host(batch.kv.indptr, hs.size() + 1);
+  const auto pages = to_host(batch.kv.page_indices, static_cast<std::size_t>(indptr.back()));
+  const auto lens = to_host(batch.seq_lens_device, hs.size());
+  const std::size_t arena_elems = c.num_pages * c.page_bytes() / sizeof(float);
+  const auto k = to_host(batch.kv.k, arena_elems), v = to_host(batch.kv.v, arena_elems);
+  PagedKV<float> host_kv = batch.kv;
+  host_kv.k = k.data();
+  host_kv.v = v.data();
+  host_kv.page_indices = pages.data();
+  host_kv.indptr = indptr.data();
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    SCOPED_TRACE("sequence " + std::to_string(i));
+    ASSERT_EQ(lens[i], rows[i].size());
+    const auto table = pool.block_table(hs[i]);
+    ASSERT_TRUE(std::equal(table.begin(), table.end(), pages.begin() + indptr[i]));
+    expect_same(reference_decode(host_kv, static_cast<int>(i), lens[i], q, kShape), expected(rows[i], q));
+  }
+  // The one-sequence accessor's device row and {0, pages} indptr.
+  const auto one = pool.accessor<float>(hs[3]);
+  const auto one_indptr = to_host(one.indptr, 2);
+  const auto one_pages = to_host(one.page_indices, static_cast<std::size_t>(one_indptr[1]));
+  EXPECT_EQ(one_indptr[0], 0);
+  const auto table3 = pool.block_table(hs[3]);
+  EXPECT_TRUE(std::equal(table3.begin(), table3.end(), one_pages.begin(), one_pages.end()));
+}
+
+TEST(PoolGpu, ContiguousRoundTrip) {
+  DB_REQUIRE_GPU();
+  ContiguousPool pool({kLayout, 700, 4}, make_device_backend());
+  std::mt19937_64 rng(22);
+  const auto q = testing::random_values<float>(kShape.heads_q * kShape.head_dim, rng);
+  std::vector<TokenRows> rows = {testing::random_tokens(kLayout, 640, rng), testing::random_tokens(kLayout, 3, rng)};
+  std::vector<SequenceHandle> hs;
+  for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
+  hs.push_back(pool.fork(hs[0]));
+  rows.push_back(rows[0]);
+  append_rows(pool, hs[2], rows[2], 50, rng);
+  append_rows(pool, hs[1], rows[1], 7, rng);
+  const auto batch = pool.batch<float>(hs);
+  DB_CUDA_CHECK(cudaStreamSynchronize(pool.stream()));
+  const std::size_t elems = 3 * pool.config().slab_bytes() / sizeof(float);
+  const auto k = to_host(batch.kv.k, elems), v = to_host(batch.kv.v, elems);
+  const auto lens = to_host(batch.seq_lens_device, 3);
+  auto host_kv = batch.kv;
+  host_kv.k = k.data();
+  host_kv.v = v.data();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(lens[i], rows[i].size());
+    expect_same(reference_decode(host_kv, i, lens[i], q, kShape), expected(rows[i], q));
+  }
+}
+
+TEST(PoolGpu, DeviceAllocationFailureIsATypedError) {
+  DB_REQUIRE_GPU();
+  std::size_t free_bytes = 0, total = 0;
+  DB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  // Twice the device's memory cannot be allocated; the error names it and is not sticky.
+  const auto config = PagedPoolConfig::for_budget(kLayout, 2 * total, 16, 4096);
+  try {
+    PagedPool pool(config, make_device_backend());
+    ADD_FAILURE() << "expected OutOfDeviceMemory";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.kind(), PoolErrorKind::OutOfDeviceMemory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc"), std::string::npos) << e.what();
+  }
+  PagedPool small(PagedPoolConfig::for_budget(kLayout, 1 << 20, 16, 256), make_device_backend());
+  EXPECT_NO_THROW(small.admit(nullptr, nullptr, 100));
+}
+
+TEST(PoolGpu, DeviceCapacityEqualsTheHostSimulation) {
+  DB_REQUIRE_GPU();
+  CapacityQuery q;  // Figure 5: 4 GiB, FP32, 1 head, d = 128, length 512
+  for (std::int64_t max_len : {512, 4096}) {
+    q.max_seq_len = max_len;
+    for (PoolKind kind : {PoolKind::contiguous, PoolKind::paged}) {
+      const auto host = measure_capacity(kind, q, BackendKind::accounting);
+      const auto device = measure_capacity(kind, q, BackendKind::device);
+      EXPECT_EQ(device.sequences, host.sequences) << pool_kind_name(kind) << " max_seq_len " << max_len;
+      EXPECT_EQ(device.stats.bytes_reserved, host.stats.bytes_reserved);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace decode_bench
