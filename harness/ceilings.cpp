@@ -190,7 +190,8 @@ std::string format_ceilings_table(const nlohmann::json& ceilings, const nlohmann
     }
     const auto& c = ceilings.at(std::string(name));
     std::string config;
-    for (const auto& [key, value] : c.value("config", nlohmann::json::object()).items())
+    const nlohmann::json config_object = c.value("config", nlohmann::json::object());  // outlives the loop
+    for (const auto& [key, value] : config_object.items())
       config += (config.empty() ? "" : ",") + key + "=" + value.dump();
     std::string note;
     if (name == "dram_read" && device.contains("theoretical_dram_gbps") &&
