@@ -13,6 +13,11 @@ BenchmarkFlagsGiven& flags_given() {
   return given;
 }
 
+bool& initialized() {
+  static bool done = false;
+  return done;
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 }  // namespace
@@ -39,6 +44,7 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
   int bench_argc = static_cast<int>(bench_argv.size());
   bench_argv.push_back(nullptr);
   benchmark::Initialize(&bench_argc, bench_argv.data());  // removes the flags it recognises
+  initialized() = true;
   if (bench_argc > 1)
     throw std::invalid_argument(std::string("unknown Google Benchmark flag '") + bench_argv[1] +
                                 "' (see Google Benchmark's --benchmark_* flags)");
@@ -46,6 +52,15 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
 }
 
 const BenchmarkFlagsGiven& benchmark_flags_given() { return flags_given(); }
+
+void ensure_benchmark_initialized() {
+  if (initialized()) return;
+  initialized() = true;
+  char program[] = "decode-bench";
+  char* argv[] = {program, nullptr};
+  int argc = 1;
+  benchmark::Initialize(&argc, argv);
+}
 
 bool benchmark_filter_selects(std::string_view name) {
   std::string filter = benchmark::GetBenchmarkFilter();

@@ -22,6 +22,10 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
 
 const BenchmarkFlagsGiven& benchmark_flags_given();
 
+// Calls benchmark::Initialize once (with no flags) unless take_benchmark_flags already did, so
+// Google Benchmark's globals are set up before the timer runs it (tests, library users).
+void ensure_benchmark_initialized();
+
 // Whether --benchmark_filter selects this point: a regular-expression search in the point name,
 // negated by a leading '-'; an empty filter or "all" selects everything. Matched here against
 // the plain name (Google Benchmark would add "/repeats:5/manual_time" suffixes). Throws

@@ -85,40 +85,40 @@ class Sampler {
   }
 
   // The benchmark body: GB calls it for its probe runs and for every repetition.
+  // A CUDA error is never handed to GB as SkipWithError: GB's aggregate step mishandles
+  // repetitions that fail partway (google/benchmark#1406). Instead the remaining iterations
+  // finish without GPU work, reporting 1 s each so GB asks for no more, and time_launches
+  // discards everything GB measured once error() is set.
   void run(benchmark::State& state) {
     if (error_ == cudaSuccess && !prepared_) {
       prepared_ = true;
       error_ = prepare();
     }
-    if (error_ != cudaSuccess) {
-      state.SkipWithError(cudaGetErrorString(error_));
-      return;
-    }
     const bool graph = plan_.method == TimingMethod::graph;
     const double per_launch = 1.0 / plan_.launches_per_sample;
     int current = 0;
-    cudaError_t err = cudaSuccess;
-    // Hot mode: an untimed launch first, so the first start event does not wait for the host.
-    if (!cold()) err = graph ? cudaGraphLaunch(graph_exec_, stream_) : launch_(stream_);
-    if (err == cudaSuccess) err = enqueue_sample(events_[current], graph);
+    if (error_ == cudaSuccess && !cold())  // hot: an untimed launch first, so the first start event
+      error_ = graph ? cudaGraphLaunch(graph_exec_, stream_) : launch_(stream_);  // does not wait for the host
+    if (error_ == cudaSuccess) error_ = enqueue_sample(events_[current], graph);
     for (auto _ : state) {
-      if (err == cudaSuccess) err = enqueue_sample(events_[current ^ 1], graph);  // next one queued first
+      if (error_ != cudaSuccess) {
+        state.SetIterationTime(1.0);
+        continue;
+      }
       float ms = 0;
+      cudaError_t err = enqueue_sample(events_[current ^ 1], graph);  // the next one is queued first
       if (err == cudaSuccess) err = wait_sample(events_[current], ms);
       if (err != cudaSuccess) {
         error_ = err;
-        state.SkipWithError(cudaGetErrorString(err));
-        break;
+        state.SetIterationTime(1.0);
+        continue;
       }
       state.SetIterationTime(1e-3 * ms * per_launch);
       current ^= 1;
     }
     // The sample queued last is never read; wait for it so the next run starts on an idle stream.
     const cudaError_t drain = cudaStreamSynchronize(stream_);
-    if (error_ == cudaSuccess && drain != cudaSuccess) {
-      error_ = drain;
-      state.SkipWithError(cudaGetErrorString(drain));
-    }
+    if (error_ == cudaSuccess) error_ = drain;
   }
 
   cudaError_t error() const { return error_; }
@@ -169,6 +169,7 @@ class CapturingReporter : public benchmark::BenchmarkReporter {
 TimingResult time_launches(std::string_view name, const LaunchFn& launch, const TimingOptions& options,
                            L2Flusher& flusher, cudaStream_t stream) {
   validate(options);
+  ensure_benchmark_initialized();
   TimingResult result;
   result.name = std::string(name);
   result.mode = options.mode;
