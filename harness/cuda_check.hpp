@@ -9,18 +9,20 @@
 
 namespace decode_bench {
 
+// Sticky errors (illegal address, launch failure) poison the context: nothing after them is
+// trustworthy, so a sweep must stop after saving what it has.
+inline bool is_sticky_error(cudaError_t code) {
+  return code == cudaErrorIllegalAddress || code == cudaErrorLaunchFailure ||
+         code == cudaErrorHardwareStackError || code == cudaErrorIllegalInstruction ||
+         code == cudaErrorMisalignedAddress || code == cudaErrorInvalidAddressSpace ||
+         code == cudaErrorInvalidPc || code == cudaErrorAssert;
+}
+
 class CudaError : public std::runtime_error {
  public:
   CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
   cudaError_t code() const { return code_; }
-  // Sticky errors (illegal address, launch failure) poison the context: nothing after them is
-  // trustworthy, so a sweep must stop after saving what it has.
-  bool sticky() const {
-    return code_ == cudaErrorIllegalAddress || code_ == cudaErrorLaunchFailure ||
-           code_ == cudaErrorHardwareStackError || code_ == cudaErrorIllegalInstruction ||
-           code_ == cudaErrorMisalignedAddress || code_ == cudaErrorInvalidAddressSpace ||
-           code_ == cudaErrorInvalidPc || code_ == cudaErrorAssert;
-  }
+  bool sticky() const { return is_sticky_error(code_); }
 
  private:
   cudaError_t code_;

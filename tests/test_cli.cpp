@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 
 #include "harness/device_query.hpp"
+#include "harness/results_schema.hpp"
+#include "tests/gpu_test_support.hpp"
 
 namespace {
 
@@ -72,6 +74,27 @@ TEST(Cli, GpuSubcommandWithoutGpuExitsTwoWithReason) {
 TEST(Cli, DeviceIndexOutOfRangeExitsTwo) {
   const auto r = run_cli("ceilings --device 999");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST(Cli, UnknownGoogleBenchmarkFlagExitsTwoNamingIt) {
+  const auto r = run_cli("ceilings --benchmark_no_such_flag=1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--benchmark_no_such_flag=1"), std::string::npos) << r.output;
+}
+
+TEST(Cli, CeilingsQuickWritesAValidResultsDocument) {
+  DB_REQUIRE_GPU();
+  const std::string path = ::testing::TempDir() + "decode_bench_ceilings.json";
+  const auto r = run_cli("ceilings --quick --output " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"dram_read", "dram_copy", "l2_read", "l1_shared", "fp32_fma", "fp16_fma", "fp16_tensor"})
+    EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
+  const auto doc = decode_bench::read_results(path);
+  EXPECT_EQ(doc["meta"]["preset"], "ceilings");
+  EXPECT_TRUE(doc["points"].empty());
+  EXPECT_GT(doc["ceilings"]["dram_read"]["value"].get<double>(), 0);
+  EXPECT_GT(doc["device"]["theoretical_dram_gbps"].get<double>(), 0);
+  EXPECT_GT(doc["device"]["sm_clock_measured_khz"].get<double>(), 0);
 }
 
 }  // namespace

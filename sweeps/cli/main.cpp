@@ -2,8 +2,12 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "build_info.hpp"
+#include "harness/benchmark_flags.hpp"
 #include "sweeps/cli/command.hpp"
 
 namespace {
@@ -42,7 +46,17 @@ int main(int argc, char** argv) {
   }
 
   try {
-    app.parse(argc, argv);
+    // Google Benchmark's --benchmark_* flags go to it (harness/benchmark_flags.hpp); CLI11 parses the rest.
+    std::vector<std::string> args;
+    try {
+      args = decode_bench::take_benchmark_flags(argc, argv);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "decode-bench: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    std::vector<const char*> rest;
+    for (const auto& a : args) rest.push_back(a.c_str());
+    app.parse(static_cast<int>(rest.size()), rest.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

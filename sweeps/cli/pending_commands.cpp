@@ -29,16 +29,6 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-void add_ceilings_command(CLI::App& app, CommandContext& ctx) {
-  auto* sub = app.add_subcommand("ceilings", "Measure this GPU's bandwidth and compute ceilings");
-  static int device = 0;
-  sub->add_option("--device", device, "CUDA device index")->capture_default_str();
-  sub->callback([&ctx] {
-    if (!require_gpu(device, ctx)) return;
-    not_implemented("ceilings", ctx);
-  });
-}
-
 void add_compare_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("compare", "Compare two results files point by point (CI gate)");
   sub->callback([&ctx] { not_implemented("compare", ctx); });

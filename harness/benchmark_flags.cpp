@@ -1,0 +1,81 @@
+#include "harness/benchmark_flags.hpp"
+
+#include <regex>
+#include <stdexcept>
+
+#include <benchmark/benchmark.h>
+
+namespace decode_bench {
+namespace {
+
+BenchmarkFlagsGiven& flags_given() {
+  static BenchmarkFlagsGiven given;
+  return given;
+}
+
+bool& initialized() {
+  static bool done = false;
+  return done;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv) {
+  std::vector<std::string> rest;
+  std::vector<std::string> benchmark_args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i > 0 && starts_with(arg, "--benchmark_")) {
+      benchmark_args.emplace_back(arg);
+      if (starts_with(arg, "--benchmark_repetitions")) flags_given().repetitions = true;
+      if (starts_with(arg, "--benchmark_min_time")) flags_given().min_time = true;
+    } else {
+      rest.emplace_back(arg);
+    }
+  }
+  if (benchmark_args.empty()) return rest;
+
+  std::vector<char*> bench_argv;
+  std::string program = argc > 0 ? argv[0] : "decode-bench";
+  bench_argv.push_back(program.data());
+  for (auto& a : benchmark_args) bench_argv.push_back(a.data());
+  int bench_argc = static_cast<int>(bench_argv.size());
+  bench_argv.push_back(nullptr);
+  benchmark::Initialize(&bench_argc, bench_argv.data());  // removes the flags it recognises
+  initialized() = true;
+  if (bench_argc > 1)
+    throw std::invalid_argument(std::string("unknown Google Benchmark flag '") + bench_argv[1] +
+                                "' (see Google Benchmark's --benchmark_* flags)");
+  return rest;
+}
+
+const BenchmarkFlagsGiven& benchmark_flags_given() { return flags_given(); }
+
+void ensure_benchmark_initialized() {
+  if (initialized()) return;
+  initialized() = true;
+  char program[] = "decode-bench";
+  char* argv[] = {program, nullptr};
+  int argc = 1;
+  benchmark::Initialize(&argc, argv);
+}
+
+bool benchmark_filter_selects(std::string_view name) {
+  std::string filter = benchmark::GetBenchmarkFilter();
+  if (filter.empty() || filter == "all") return true;
+  bool negated = false;
+  if (filter[0] == '-') {
+    negated = true;
+    filter.erase(0, 1);
+  }
+  try {
+    const bool found = std::regex_search(name.begin(), name.end(), std::regex(filter, std::regex::extended));
+    return found != negated;
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--benchmark_filter '" + filter + "' is not a valid regular expression: " + e.what());
+  }
+}
+
+}  // namespace decode_bench

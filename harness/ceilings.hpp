@@ -1,0 +1,64 @@
+#pragma once
+// Measured machine ceilings: the best bandwidth and FLOP rates this GPU reaches with simple
+// kernels, the roofline's real roof (datasheet numbers are not reachable). Written into every
+// results document's `ceilings` object and printed by `decode-bench ceilings`.
+//   dram_read, dram_copy (read + write counted), l2_read, l1_shared   unit "GB/s" (decimal)
+//   fp32_fma, fp16_fma (half2), fp16_tensor (mma.sync m16n8k16)        unit "TFLOP/s"
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace decode_bench {
+
+struct CeilingOptions {
+  bool quick = false;          // one or two variants per ceiling, 3 repetitions, 1 GiB DRAM buffer
+  int repetitions = 5;         // ignored when quick
+  double min_rep_time_ms = 5;  // ignored when quick (2 ms)
+  std::ostream* progress = nullptr;  // a progress line per variant (ProgressReporter) when set
+};
+
+// One timed variant (or its failure), input to best_ceilings().
+struct CeilingMeasurement {
+  std::string ceiling;  // e.g. "dram_read"
+  std::string kernel;
+  std::vector<std::pair<std::string, long long>> config;
+  double work_per_launch = 0;  // bytes or FLOPs
+  double min_us = 0, median_us = 0, cv = 0;
+  std::string error;           // non-empty: the variant failed and is not a candidate
+};
+
+inline constexpr std::string_view kCeilingNames[] = {"dram_read", "dram_copy",  "l2_read",    "l1_shared",
+                                                     "fp32_fma",  "fp16_fma",   "fp16_tensor"};
+
+// "GB/s" for the memory ceilings, "TFLOP/s" for the compute ones; throws std::invalid_argument
+// for an unknown name.
+std::string_view ceiling_unit(std::string_view ceiling);
+// work / time in the ceiling's unit: bytes/us/1e3 = GB/s, FLOP/us/1e6 = TFLOP/s.
+double ceiling_rate(std::string_view ceiling, double work, double time_us);
+
+// Per ceiling, the variant with the highest rate at its best repetition (min_us; each
+// repetition is already a mean over many launches): {value, unit, kernel, config, value_at_median,
+// min_us, median_us, cv, work_per_launch, variants: [{kernel, config, value | error}]}.
+// Ceilings with no successful variant are left out.
+nlohmann::json best_ceilings(const std::vector<CeilingMeasurement>& measurements);
+
+// Allocates the buffers, times every variant in hot mode and returns best_ceilings(). Throws
+// std::runtime_error for an unusable device, CudaError for a sticky CUDA error (the context is
+// gone) or a failed allocation.
+nlohmann::json measure_ceilings(int device, const CeilingOptions& options = {});
+
+}  // namespace decode_bench
+
+namespace decode_bench {
+
+// A fixed-width table of a `ceilings` object for the terminal: ceiling, value, unit, the kernel
+// and its configuration; dram_read also as a percentage of device.theoretical_dram_gbps when
+// `device` has it.
+std::string format_ceilings_table(const nlohmann::json& ceilings, const nlohmann::json& device);
+
+}  // namespace decode_bench

@@ -1,0 +1,219 @@
+// Implementation notes (docs/harness.md has the user-facing version):
+//  - One Google Benchmark is registered per call, run through a capturing reporter and cleared.
+//    Each GB iteration is one sample; its manual time is the event-measured time divided by the
+//    launches in it. GB's MinTime (manual time) sets iterations per repetition; each repetition
+//    becomes one of our samples (its mean time per launch).
+//  - Samples are pipelined two deep: sample k+1 is enqueued before the host waits on sample k,
+//    so the GPU never idles between the start event and the launch waiting for the host.
+//  - Warm-up and (for the graph method) capture run on the first call of the benchmark body,
+//    outside its timing loop, so GB's probe runs and repetitions reuse them.
+#include "harness/timing.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "harness/benchmark_flags.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/nvtx.hpp"
+
+namespace decode_bench {
+namespace {
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+// Everything the benchmark body needs; owns the CUDA objects it creates.
+class Sampler {
+ public:
+  Sampler(const LaunchFn& launch, const TimingOptions& options, L2Flusher& flusher, cudaStream_t stream)
+      : launch_(launch), options_(options), flusher_(flusher), stream_(stream) {}
+  ~Sampler() {
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    for (auto& p : events_) {
+      if (p.start) cudaEventDestroy(p.start);
+      if (p.stop) cudaEventDestroy(p.stop);
+    }
+    if (own_stream_) cudaStreamDestroy(own_stream_);
+  }
+
+  // Warm-up, single-launch probe, plan, graph capture. Returns the first error.
+  cudaError_t prepare() {
+    if (!stream_) {
+      DB_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+      stream_ = own_stream_;
+    }
+    for (auto& p : events_) {
+      DB_RETURN_IF_ERROR(cudaEventCreate(&p.start));
+      DB_RETURN_IF_ERROR(cudaEventCreate(&p.stop));
+    }
+    // Warm-up launches queued back to back (no sync): the last one keeps the GPU busy while the
+    // probe's start event and launch are enqueued.
+    for (int i = 0; i < options_.warmup; ++i) {
+      if (cold()) DB_RETURN_IF_ERROR(flusher_.flush(stream_));
+      DB_RETURN_IF_ERROR(launch_(stream_));
+    }
+    DB_RETURN_IF_ERROR(enqueue_sample(events_[0], /*use_graph=*/false));
+    float ms = 0;
+    DB_RETURN_IF_ERROR(wait_sample(events_[0], ms));
+    warmup_launch_us_ = 1e3 * ms;
+    plan_ = choose_timing_plan(warmup_launch_us_, options_);
+    if (plan_.method == TimingMethod::graph) DB_RETURN_IF_ERROR(capture_graph());
+    return cudaSuccess;
+  }
+
+  // [flush] start [launch | graph] stop, on the stream.
+  cudaError_t enqueue_sample(const EventPair& p, bool use_graph) {
+    if (cold()) DB_RETURN_IF_ERROR(flusher_.flush(stream_));
+    DB_RETURN_IF_ERROR(cudaEventRecord(p.start, stream_));
+    if (use_graph) {
+      DB_RETURN_IF_ERROR(cudaGraphLaunch(graph_exec_, stream_));
+    } else {
+      DB_RETURN_IF_ERROR(launch_(stream_));
+    }
+    return cudaEventRecord(p.stop, stream_);
+  }
+
+  cudaError_t wait_sample(const EventPair& p, float& ms) {
+    DB_RETURN_IF_ERROR(cudaEventSynchronize(p.stop));
+    return cudaEventElapsedTime(&ms, p.start, p.stop);
+  }
+
+  // The benchmark body: GB calls it for its probe runs and for every repetition.
+  // A CUDA error is never handed to GB as SkipWithError: GB's aggregate step mishandles
+  // repetitions that fail partway (google/benchmark#1406). Instead the remaining iterations
+  // finish without GPU work, reporting 1 s each so GB asks for no more, and time_launches
+  // discards everything GB measured once error() is set.
+  void run(benchmark::State& state) {
+    if (error_ == cudaSuccess && !prepared_) {
+      prepared_ = true;
+      error_ = prepare();
+    }
+    const bool graph = plan_.method == TimingMethod::graph;
+    const double per_launch = 1.0 / plan_.launches_per_sample;
+    int current = 0;
+    if (error_ == cudaSuccess && !cold())  // hot: an untimed launch first, so the first start event
+      error_ = graph ? cudaGraphLaunch(graph_exec_, stream_) : launch_(stream_);  // does not wait for the host
+    if (error_ == cudaSuccess) error_ = enqueue_sample(events_[current], graph);
+    for (auto _ : state) {
+      if (error_ != cudaSuccess) {
+        state.SetIterationTime(1.0);
+        continue;
+      }
+      float ms = 0;
+      cudaError_t err = enqueue_sample(events_[current ^ 1], graph);  // the next one is queued first
+      if (err == cudaSuccess) err = wait_sample(events_[current], ms);
+      if (err != cudaSuccess) {
+        error_ = err;
+        state.SetIterationTime(1.0);
+        continue;
+      }
+      state.SetIterationTime(1e-3 * ms * per_launch);
+      current ^= 1;
+    }
+    // The sample queued last is never read; wait for it so the next run starts on an idle stream.
+    const cudaError_t drain = cudaStreamSynchronize(stream_);
+    if (error_ == cudaSuccess) error_ = drain;
+  }
+
+  cudaError_t error() const { return error_; }
+  const TimingPlan& plan() const { return plan_; }
+  double warmup_launch_us() const { return warmup_launch_us_; }
+
+ private:
+  bool cold() const { return options_.mode == TimingMode::cold; }
+
+  cudaError_t capture_graph() {
+    cudaGraph_t graph = nullptr;
+    DB_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    cudaError_t launch_err = cudaSuccess;
+    for (int i = 0; i < plan_.launches_per_sample && launch_err == cudaSuccess; ++i) launch_err = launch_(stream_);
+    const cudaError_t end_err = cudaStreamEndCapture(stream_, &graph);
+    if (launch_err == cudaSuccess && end_err == cudaSuccess)
+      launch_err = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    return launch_err != cudaSuccess ? launch_err : end_err;
+  }
+
+  const LaunchFn& launch_;
+  const TimingOptions& options_;
+  L2Flusher& flusher_;
+  cudaStream_t stream_;
+  cudaStream_t own_stream_ = nullptr;
+  std::array<EventPair, 2> events_{};  // ping-pong: one sample in flight while the other is read
+  cudaGraphExec_t graph_exec_ = nullptr;
+  TimingPlan plan_;
+  double warmup_launch_us_ = 0;
+  bool prepared_ = false;
+  cudaError_t error_ = cudaSuccess;
+};
+
+// Keeps the per-repetition runs; prints nothing (our JSON comes from our writer).
+class CapturingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs)
+      if (r.run_type == Run::RT_Iteration && r.iterations > 0) this->runs.push_back(r);
+  }
+  std::vector<Run> runs;
+};
+
+}  // namespace
+
+TimingResult time_launches(std::string_view name, const LaunchFn& launch, const TimingOptions& options,
+                           L2Flusher& flusher, cudaStream_t stream) {
+  validate(options);
+  ensure_benchmark_initialized();
+  TimingResult result;
+  result.name = std::string(name);
+  result.mode = options.mode;
+  if (!benchmark_filter_selects(name)) {
+    result.filtered_out = true;
+    return result;
+  }
+  NvtxRange range(result.name);
+  cudaGetLastError();  // a non-sticky error left by earlier work is not this point's error
+
+  Sampler sampler(launch, options, flusher, stream);
+  benchmark::ClearRegisteredBenchmarks();
+  auto* bench = benchmark::RegisterBenchmark(result.name.c_str(),
+                                             [&sampler](benchmark::State& state) { sampler.run(state); });
+  bench->UseManualTime()->Unit(benchmark::kMicrosecond)->ReportAggregatesOnly(false)->DisplayAggregatesOnly(false);
+  if (!benchmark_flags_given().repetitions) bench->Repetitions(options.repetitions);
+  if (!benchmark_flags_given().min_time) {
+    if (options.min_rep_time_ms > 0) {
+      bench->MinTime(1e-3 * options.min_rep_time_ms);
+    } else {
+      bench->Iterations(1);
+    }
+  }
+  CapturingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter, ".");  // the filter was applied above, to the plain name
+  benchmark::ClearRegisteredBenchmarks();
+
+  result.plan = sampler.plan();
+  result.warmup_launch_us = sampler.warmup_launch_us();
+  if (sampler.error() != cudaSuccess) {
+    result.error = std::string(cudaGetErrorName(sampler.error())) + ": " + cudaGetErrorString(sampler.error());
+    result.sticky_error = is_sticky_error(sampler.error());
+    return result;
+  }
+  for (const auto& run : reporter.runs) {
+    result.samples_us.push_back(1e6 * run.real_accumulated_time / static_cast<double>(run.iterations));
+    result.iterations_per_repetition = run.iterations;
+  }
+  if (result.samples_us.empty()) {
+    result.error = "Google Benchmark reported no repetitions (was --benchmark_list_tests given?)";
+    return result;
+  }
+  result.stats = summarize(result.samples_us, options.noise_cv);
+  return result;
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,51 @@
+#include "harness/timing_options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace decode_bench {
+
+std::string_view to_string(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "hot"; }
+
+TimingMode parse_timing_mode(std::string_view text) {
+  if (text == "cold") return TimingMode::cold;
+  if (text == "hot") return TimingMode::hot;
+  throw std::invalid_argument("timing mode '" + std::string(text) + "' is not one of: cold, hot");
+}
+
+std::string_view to_string(TimingMethod method) { return method == TimingMethod::events ? "events" : "graph"; }
+
+namespace {
+
+void require(bool ok, const char* field, double value, const char* rule) {
+  if (!ok)
+    throw std::invalid_argument(std::string("timing option ") + field + " = " + std::to_string(value) + ": " + rule);
+}
+
+}  // namespace
+
+void validate(const TimingOptions& o) {
+  require(o.repetitions >= 1, "repetitions", o.repetitions, "must be >= 1");
+  require(o.warmup >= 1, "warmup", o.warmup, "must be >= 1 (the warm-up also measures the single-launch time)");
+  require(std::isfinite(o.min_rep_time_ms) && o.min_rep_time_ms >= 0, "min_rep_time_ms", o.min_rep_time_ms,
+          "must be finite and >= 0");
+  require(std::isfinite(o.noise_cv) && o.noise_cv >= 0, "noise_cv", o.noise_cv, "must be finite and >= 0");
+  require(std::isfinite(o.graph_threshold_us) && o.graph_threshold_us >= 0, "graph_threshold_us",
+          o.graph_threshold_us, "must be finite and >= 0");
+  require(std::isfinite(o.graph_target_us) && o.graph_target_us > 0, "graph_target_us", o.graph_target_us,
+          "must be finite and > 0");
+  require(o.max_graph_launches >= 2, "max_graph_launches", o.max_graph_launches, "must be >= 2");
+}
+
+TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& o) {
+  if (o.mode == TimingMode::cold || o.graph_threshold_us == 0) return {TimingMethod::events, 1};
+  const bool valid = std::isfinite(single_launch_us) && single_launch_us > 0;
+  if (valid && single_launch_us >= o.graph_threshold_us) return {TimingMethod::events, 1};
+  if (!valid) return {TimingMethod::graph, o.max_graph_launches};
+  const double wanted = std::ceil(o.graph_target_us / single_launch_us);
+  const int launches = static_cast<int>(std::clamp(wanted, 2.0, static_cast<double>(o.max_graph_launches)));
+  return {TimingMethod::graph, launches};
+}
+
+}  // namespace decode_bench

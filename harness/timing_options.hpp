@@ -1,0 +1,52 @@
+#pragma once
+// How a configuration is timed, and the one decision the timer makes on its own: events around
+// single launches, or a CUDA graph of many launches for kernels too short to time one at a time.
+// Host-only (no CUDA types), so the rules are unit-tested in CI.
+#include <string>
+#include <string_view>
+
+#include "harness/statistics.hpp"
+
+namespace decode_bench {
+
+// cold: L2 flushed before every timed launch (what a decode step sees: the KV cache is not in
+//       L2 when the step starts). hot: back-to-back launches, L2 keeps what the last launch left.
+enum class TimingMode { cold, hot };
+
+std::string_view to_string(TimingMode mode);
+TimingMode parse_timing_mode(std::string_view text);  // "cold" | "hot"; throws naming the value
+
+struct TimingOptions {
+  TimingMode mode = TimingMode::cold;
+  int repetitions = 5;            // Google Benchmark repetitions; each one is one sample
+  int warmup = 2;                 // untimed launches first; the last one also sizes the graph
+  double min_rep_time_ms = 2.0;   // each repetition runs launches until this much kernel time
+  double noise_cv = kDefaultNoiseCv;
+  double graph_threshold_us = 20; // hot mode: shorter kernels are timed as a graph; 0 = never
+  double graph_target_us = 200;   // a graph holds enough launches to run about this long
+  int max_graph_launches = 1000;
+};
+
+// Throws std::invalid_argument naming the field, its value and the rule it breaks.
+void validate(const TimingOptions& options);
+
+enum class TimingMethod { events, graph };
+std::string_view to_string(TimingMethod method);
+
+struct TimingPlan {
+  TimingMethod method = TimingMethod::events;
+  int launches_per_sample = 1;  // launches between the two events; the time is divided by this
+};
+
+// A pure function of the measured single-launch time (from the warm-up) and the options:
+//  - cold: always events around one launch. A graph cannot hold a flush between its launches
+//    without the flush's time landing inside the measured interval, and it is not needed: the
+//    flush kernel queued ahead of the start event keeps the GPU busy while the host enqueues the
+//    event and the launch, so the host's launch latency is not measured.
+//  - hot, single launch >= graph_threshold_us: events around one launch. The timer keeps the
+//    next sample queued behind the current one, so the GPU never waits for the host.
+//  - hot, shorter: a graph of ceil(graph_target_us / single) launches, at least 2, at most
+//    max_graph_launches; a non-positive or non-finite estimate gets max_graph_launches.
+TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& options);
+
+}  // namespace decode_bench

@@ -1,0 +1,155 @@
+// The timing engine on a real GPU (skipped without one): a kernel of known duration, the L2
+// flush, the ceilings' order, and both kinds of CUDA error.
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include "harness/ceiling_kernels.hpp"
+#include "harness/ceilings.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_info.hpp"
+#include "harness/results_schema.hpp"
+#include "harness/timing.hpp"
+#include "tests/gpu_fault_kernel.hpp"
+#include "tests/gpu_test_support.hpp"
+
+namespace decode_bench {
+namespace {
+
+// A clock64 spin of `us` microseconds at the SM clock measured while a kernel runs.
+LaunchFn spin_for(double us) {
+  const double khz = measure_sm_clock_khz(nullptr);
+  const long long cycles = std::llround(us * 1e-3 * khz);
+  return [cycles](cudaStream_t s) { return launch_clock_spin(cycles, nullptr, s); };
+}
+
+TimingOptions quick_options(TimingMode mode) {
+  TimingOptions o;
+  o.mode = mode;
+  o.min_rep_time_ms = 5;
+  return o;
+}
+
+TEST(TimingGpu, EventsMeasureAKnownSpinWithinFivePercent) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  const LaunchFn spin = spin_for(500);
+  for (TimingMode mode : {TimingMode::hot, TimingMode::cold}) {
+    TimingOptions o = quick_options(mode);
+    const TimingResult r = time_launches("spin_500us", spin, o, flusher, nullptr);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.plan.method, TimingMethod::events);
+    EXPECT_EQ(r.samples_us.size(), 5u);
+    EXPECT_NEAR(r.stats.median, 500, 25) << to_string(mode);
+    EXPECT_NO_THROW(r.to_json());
+  }
+}
+
+TEST(TimingGpu, GraphMeasuresAShortSpinWithinTenPercent) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  // Graph nodes still have a small gap between kernels, hence the looser bound than events.
+  const TimingResult r = time_launches("spin_10us", spin_for(10), quick_options(TimingMode::hot), flusher, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.plan.method, TimingMethod::graph);
+  EXPECT_GE(r.plan.launches_per_sample, 10);
+  EXPECT_NEAR(r.stats.median, 10, 1.0);
+}
+
+TEST(TimingGpu, FlushedSixteenMebibyteReadIsSlowerThanHot) {
+  DB_REQUIRE_GPU();
+  const DeviceInfo info = query_device_info(0);
+  if (info.l2_bytes < (32 << 20)) GTEST_SKIP() << "needs an L2 of at least 32 MiB to hold 16 MiB hot";
+  void* buffer = nullptr;
+  unsigned* sink = nullptr;
+  DB_CUDA_CHECK(cudaMalloc(&buffer, 16 << 20));
+  DB_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+  DB_CUDA_CHECK(cudaMemset(buffer, 0, 16 << 20));
+  CeilingWorkspace ws;
+  ws.buffer = buffer;
+  ws.buffer_bytes = 16 << 20;
+  ws.sink = sink;
+  const CeilingVariant read = make_ceiling_variants(ws, info.sm_count, /*quick=*/true).front();
+  ASSERT_EQ(read.ceiling, "dram_read");
+  L2Flusher flusher(0);
+  double median[2] = {};
+  for (TimingMode mode : {TimingMode::hot, TimingMode::cold}) {
+    TimingOptions o = quick_options(mode);
+    o.graph_threshold_us = 0;  // events in both modes: the flush is the only difference
+    const TimingResult r = time_launches("read_16MiB", read.launch, o, flusher, nullptr);
+    ASSERT_TRUE(r.ok()) << r.error;
+    median[mode == TimingMode::cold] = r.stats.median;
+  }
+  EXPECT_GT(median[1], 1.15 * median[0]) << "hot " << median[0] << " us, cold " << median[1] << " us";
+  cudaFree(buffer);
+  cudaFree(sink);
+}
+
+TEST(TimingGpu, CeilingsAreOrderedSensibly) {
+  DB_REQUIRE_GPU();
+  const DeviceInfo info = query_device_info(0);
+  CeilingOptions o;
+  o.quick = true;
+  const nlohmann::json c = measure_ceilings(0, o);
+  for (auto name : kCeilingNames) {
+    ASSERT_TRUE(c.contains(std::string(name))) << name;
+    EXPECT_GT(c[std::string(name)]["value"].get<double>(), 0) << name;
+    EXPECT_TRUE(c[std::string(name)]["config"].is_object()) << name;
+  }
+  auto v = [&c](const char* name) { return c[name]["value"].get<double>(); };
+  EXPECT_GT(v("l1_shared"), v("l2_read"));
+  EXPECT_GT(v("l2_read"), v("dram_read"));
+  EXPECT_GT(v("dram_read"), v("dram_copy") / 2);
+  EXPECT_LE(v("dram_read"), 1.02 * info.theoretical_dram_gbps()) << "faster than the bus: the ceiling is wrong";
+  EXPECT_GT(v("fp16_tensor"), v("fp16_fma"));
+  EXPECT_GE(v("fp16_fma"), 0.9 * v("fp32_fma"));
+  nlohmann::json doc = make_results_document(make_meta({"test"}, "ceilings"), to_json(info));
+  doc["ceilings"] = c;
+  EXPECT_NO_THROW(validate_results(doc));
+}
+
+TEST(TimingGpu, LaunchErrorFailsThePointButNotTheRun) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  const TimingResult bad = time_launches(
+      "bad_launch", [](cudaStream_t) { return cudaErrorInvalidConfiguration; }, quick_options(TimingMode::hot),
+      flusher, nullptr);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error.find("cudaErrorInvalidConfiguration"), std::string::npos) << bad.error;
+  EXPECT_FALSE(bad.sticky_error);
+  const TimingResult good = time_launches("after_bad", spin_for(50), quick_options(TimingMode::hot), flusher, nullptr);
+  EXPECT_TRUE(good.ok()) << good.error;
+}
+
+TEST(TimingGpu, FilteredOutPointLaunchesNothing) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  int launches = 0;
+  benchmark::SetBenchmarkFilter("^something_else$");
+  const TimingResult r = time_launches(
+      "spin", [&launches](cudaStream_t) { ++launches; return cudaSuccess; }, quick_options(TimingMode::hot),
+      flusher, nullptr);
+  benchmark::SetBenchmarkFilter(".");
+  EXPECT_TRUE(r.filtered_out);
+  EXPECT_EQ(launches, 0);
+}
+
+TEST(TimingGpuDeathTest, IllegalAddressIsStickyAndReported) {
+  DB_REQUIRE_GPU();
+  // The fault poisons the CUDA context, so it runs in a fresh child process.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        L2Flusher flusher(0);
+        const TimingResult r = time_launches("fault", test::launch_illegal_write, quick_options(TimingMode::hot),
+                                             flusher, nullptr);
+        std::exit(!r.ok() && r.sticky_error && r.error.find("cudaErrorIllegalAddress") != std::string::npos ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace decode_bench

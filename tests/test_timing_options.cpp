@@ -1,0 +1,148 @@
+// The timer's own decisions (events or graph, how many launches) and the timing JSON, host-side.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/results_schema.hpp"
+#include "harness/timing_options.hpp"
+#include "harness/timing_result.hpp"
+
+namespace decode_bench {
+namespace {
+
+TimingOptions hot() {
+  TimingOptions o;
+  o.mode = TimingMode::hot;
+  return o;  // threshold 20 us, target 200 us, at most 1000 launches
+}
+
+TEST(TimingPlan, ColdModeAlwaysTimesSingleLaunchesWithEvents) {
+  TimingOptions cold;
+  for (double us : {0.5, 5.0, 19.9, 20.0, 5000.0, 0.0, std::numeric_limits<double>::quiet_NaN()}) {
+    const TimingPlan p = choose_timing_plan(us, cold);
+    EXPECT_EQ(p.method, TimingMethod::events) << us;
+    EXPECT_EQ(p.launches_per_sample, 1) << us;
+  }
+}
+
+TEST(TimingPlan, HotLongKernelsUseEventsShortOnesAGraph) {
+  EXPECT_EQ(choose_timing_plan(20.0, hot()).method, TimingMethod::events);  // at the threshold: events
+  EXPECT_EQ(choose_timing_plan(300.0, hot()).launches_per_sample, 1);
+  const TimingPlan p = choose_timing_plan(5.0, hot());
+  EXPECT_EQ(p.method, TimingMethod::graph);
+  EXPECT_EQ(p.launches_per_sample, 40);  // ceil(200 / 5)
+  EXPECT_EQ(choose_timing_plan(3.0, hot()).launches_per_sample, 67);  // ceil(66.7)
+  EXPECT_EQ(choose_timing_plan(19.9, hot()).launches_per_sample, 11);
+}
+
+TEST(TimingPlan, GraphSizeIsClamped) {
+  EXPECT_EQ(choose_timing_plan(0.01, hot()).launches_per_sample, 1000);  // 20000 wanted
+  TimingOptions o = hot();
+  o.graph_threshold_us = 500;
+  EXPECT_EQ(choose_timing_plan(150.0, o).launches_per_sample, 2);  // ceil(200/150) = 2
+  EXPECT_EQ(choose_timing_plan(450.0, o).launches_per_sample, 2);  // 1 wanted, at least 2
+  // A probe that measured nothing usable: the biggest graph, never a division by zero.
+  EXPECT_EQ(choose_timing_plan(0.0, hot()).launches_per_sample, 1000);
+  EXPECT_EQ(choose_timing_plan(std::numeric_limits<double>::infinity(), hot()).launches_per_sample, 1000);
+}
+
+TEST(TimingPlan, ThresholdZeroDisablesTheGraph) {
+  TimingOptions o = hot();
+  o.graph_threshold_us = 0;
+  EXPECT_EQ(choose_timing_plan(0.5, o).method, TimingMethod::events);
+  EXPECT_EQ(choose_timing_plan(0.0, o).method, TimingMethod::events);
+}
+
+TEST(TimingOptions, ModeNamesRoundTripAndBadOnesAreNamed) {
+  EXPECT_EQ(parse_timing_mode("cold"), TimingMode::cold);
+  EXPECT_EQ(parse_timing_mode(to_string(TimingMode::hot)), TimingMode::hot);
+  try {
+    parse_timing_mode("warm");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'warm'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimingOptions, InvalidFieldsAreNamed) {
+  EXPECT_NO_THROW(validate(TimingOptions{}));
+  const std::pair<void (*)(TimingOptions&), const char*> cases[] = {
+      {[](TimingOptions& o) { o.repetitions = 0; }, "repetitions"},
+      {[](TimingOptions& o) { o.warmup = 0; }, "warmup"},
+      {[](TimingOptions& o) { o.min_rep_time_ms = -1; }, "min_rep_time_ms"},
+      {[](TimingOptions& o) { o.noise_cv = std::nan(""); }, "noise_cv"},
+      {[](TimingOptions& o) { o.graph_threshold_us = -5; }, "graph_threshold_us"},
+      {[](TimingOptions& o) { o.graph_target_us = 0; }, "graph_target_us"},
+      {[](TimingOptions& o) { o.max_graph_launches = 1; }, "max_graph_launches"},
+  };
+  for (const auto& [mutate, field] : cases) {
+    TimingOptions o;
+    mutate(o);
+    try {
+      validate(o);
+      ADD_FAILURE() << field << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}
+
+TimingResult example_result() {
+  TimingResult r;
+  r.name = "flash_decode/T=4096";
+  r.mode = TimingMode::hot;
+  r.plan = {TimingMethod::graph, 40};
+  r.warmup_launch_us = 5.2;
+  r.iterations_per_repetition = 17;
+  r.samples_us = {5.0, 5.1, 4.9, 5.0, 5.3};
+  r.stats = summarize(r.samples_us);
+  return r;
+}
+
+TEST(TimingResult, JsonHasTheSchemaFieldsAndTheMethod) {
+  const nlohmann::json j = example_result().to_json();
+  for (const char* key : {"median_us", "repetitions", "mean_us", "min_us", "max_us", "stddev_us", "cv", "noisy",
+                          "method", "mode", "launches_per_sample", "iterations_per_repetition", "samples_us"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_DOUBLE_EQ(j["median_us"].get<double>(), 5.0);
+  EXPECT_EQ(j["repetitions"], 5);
+  EXPECT_EQ(j["method"], "graph");
+  EXPECT_EQ(j["mode"], "hot");
+  EXPECT_EQ(j["launches_per_sample"], 40);
+  EXPECT_DOUBLE_EQ(j["min_us"].get<double>(), 4.9);
+
+  // It is what an ok point's `timing` must be.
+  nlohmann::json device = {{"name", "GPU"}, {"compute_capability", "9.0"}, {"sm_count", 1}, {"l2_bytes", 1},
+                           {"memory_bytes", 1}, {"sm_clock_khz", 1}, {"memory_clock_khz", 1},
+                           {"driver_version", 1}, {"runtime_version", 1}};
+  nlohmann::json doc = make_results_document(make_meta({"test"}, "quick"), device);
+  doc["points"].push_back({{"id", "p"}, {"parameters", nlohmann::json::object()}, {"status", "ok"},
+                           {"verification", {{"passed", true}, {"max_abs_error", 0}, {"max_rel_error", 0},
+                                             {"tolerance", 1e-3}}},
+                           {"timing", j},
+                           {"model", {{"bytes", 1}, {"flops", 1}}}});
+  EXPECT_NO_THROW(validate_results(doc));
+}
+
+TEST(TimingResult, AFailedTimingHasNoNumbers) {
+  TimingResult r = example_result();
+  r.error = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+  r.sticky_error = true;
+  EXPECT_FALSE(r.ok());
+  try {
+    r.to_json();
+    FAIL();
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaErrorIllegalAddress"), std::string::npos) << e.what();
+  }
+  TimingResult filtered;
+  filtered.filtered_out = true;
+  EXPECT_FALSE(filtered.ok());
+  EXPECT_THROW(filtered.to_json(), std::logic_error);
+}
+
+}  // namespace
+}  // namespace decode_bench
