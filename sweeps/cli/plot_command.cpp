@@ -1,4 +1,4 @@
-// `decode-bench plot RESULTS.json [--out DIR]`: runs plots/plot_results.py (matplotlib) on a
+// `decode-bench plot RESULTS.json [MORE.json ...] [--out DIR]`: runs plots/plot_results.py (matplotlib) on a
 // results file. The script directory is compiled in (the source tree) and can be moved with
 // DECODE_BENCH_PLOTS; the interpreter is the first of $DECODE_BENCH_PYTHON, /usr/bin/python3,
 // python3 on PATH that imports matplotlib (a pyenv python3 first on PATH often lacks it).
@@ -48,9 +48,11 @@ std::filesystem::path plots_dir() {
 
 void add_plot_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("plot", "Make roofline and paper figures from a results file");
-  static std::string results;
+  static std::vector<std::string> results;
   static std::string out_dir;
-  sub->add_option("RESULTS", results, "Results JSON written by sweep (or capacity)")->required();
+  sub->add_option("RESULTS", results, "Results JSON file(s) written by sweep or capacity; points are combined")
+      ->required()
+      ->expected(1, -1);
   sub->add_option("--out", out_dir, "Figure directory (default: RESULTS without .json, plus -figures)");
   sub->callback([&ctx] {
     const std::filesystem::path script = plots_dir() / "plot_results.py";
@@ -68,11 +70,12 @@ void add_plot_command(CLI::App& app, CommandContext& ctx) {
     }
     std::string out = out_dir;
     if (out.empty()) {
-      std::filesystem::path p(results);
+      std::filesystem::path p(results.front());
       out = (p.parent_path() / (p.stem().string() + "-figures")).string();
     }
-    const int rc = run_shell(shell_quote(*python) + " " + shell_quote(script.string()) + " " + shell_quote(results) +
-                             " --out " + shell_quote(out));
+    std::string command = shell_quote(*python) + " " + shell_quote(script.string());
+    for (const auto& r : results) command += " " + shell_quote(r);
+    const int rc = run_shell(command + " --out " + shell_quote(out));
     ctx.exit_code = rc < 0 ? kExitRunFailed : rc;
   });
 }
