@@ -111,6 +111,10 @@ TEST(DeriveCounters, ClosedForms) {
   EXPECT_DOUBLE_EQ(l1.at("gbps").get<double>(), 16000.0);
   EXPECT_DOUBLE_EQ(l1.at("arithmetic_intensity").get<double>(), 0.625);
   EXPECT_DOUBLE_EQ(c.at("raw").at("lts__t_bytes.sum").get<double>(), 8e9);
+  EXPECT_TRUE(c.at("available").get<bool>());
+  const json off = decode_bench::counters::counters_unavailable("no permission");
+  EXPECT_FALSE(off.at("available").get<bool>());
+  EXPECT_EQ(off.at("reason"), "no permission");
 }
 
 TEST(DeriveCounters, MissingInputsLeaveQuantitiesOutNotGuessed) {

@@ -52,7 +52,7 @@ json derive_counters(const std::map<std::string, double>& raw, const json& model
   if (!duration_ns) throw std::invalid_argument(std::string("counter ") + kDuration + " is missing");
   if (*duration_ns <= 0) throw std::invalid_argument(std::string("counter ") + kDuration + " must be > 0");
 
-  json out;
+  json out = {{"available", true}};
   json raw_json = json::object();
   for (const auto& [name, value] : raw) raw_json[name] = value;
   out["raw"] = std::move(raw_json);
@@ -99,5 +99,7 @@ json derive_counters(const std::map<std::string, double>& raw, const json& model
   out["levels"] = std::move(levels);
   return out;
 }
+
+json counters_unavailable(const std::string& reason) { return {{"available", false}, {"reason", reason}}; }
 
 }  // namespace decode_bench::counters

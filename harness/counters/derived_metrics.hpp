@@ -25,6 +25,11 @@ inline constexpr double kFp16LanesPerInstruction = 2.0;
 // Requires gpu__time_duration.sum > 0; throws std::invalid_argument naming the metric when it is
 // missing, or when any value is negative or not finite. Quantities whose inputs are missing are
 // left out (a user may collect a subset); a level with zero bytes gets intensity null.
+// The result carries "available": true.
 nlohmann::json derive_counters(const std::map<std::string, double>& raw, const nlohmann::json& model);
+
+// The "counters" object of a point measured without counters: {"available": false, "reason": ...}
+// (reason: RangeProfiler::create's sentence, or a CounterError's message).
+nlohmann::json counters_unavailable(const std::string& reason);
 
 }  // namespace decode_bench::counters
