@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, ctx);
   add_plot_command(app, ctx);
   add_merge_command(app, ctx);
+  add_profile_selftest_command(app, ctx);
 
   // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {

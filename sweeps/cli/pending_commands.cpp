@@ -29,16 +29,6 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-void add_compare_command(CLI::App& app, CommandContext& ctx) {
-  auto* sub = app.add_subcommand("compare", "Compare two results files point by point (CI gate)");
-  sub->callback([&ctx] { not_implemented("compare", ctx); });
-}
-
-void add_plot_command(CLI::App& app, CommandContext& ctx) {
-  auto* sub = app.add_subcommand("plot", "Make roofline and paper figures from a results file");
-  sub->callback([&ctx] { not_implemented("plot", ctx); });
-}
-
 void add_merge_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("merge", "Join shard result files into one");
   sub->callback([&ctx] { not_implemented("merge", ctx); });

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Writes the SYNTHETIC plotting fixtures next to this script. Every number comes from the toy
+formulas below, not from a GPU: the files exist only to test plotting and comparing mechanics.
+
+    /usr/bin/python3 tests/data/make_synthetic_fixtures.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+D = 128
+DRAM = 2000.0  # toy GB/s
+
+META = {"tool": "decode-bench", "tool_version": "0.0.0-synthetic", "git": {"sha": "synthetic", "dirty": False},
+        "argv": ["make_synthetic_fixtures.py"], "command": "tests/data/make_synthetic_fixtures.py",
+        "timestamp": "2000-01-01T00:00:00Z", "preset": "paper", "synthetic": True,
+        "note": "SYNTHETIC test fixture: toy formulas, never measured; for plotting tests only"}
+DEVICE = {"name": "Synthetic GPU (test fixture)", "compute_capability": "9.0", "sm_count": 100,
+          "l2_bytes": 50 * 2**20, "memory_bytes": 80 * 2**30, "sm_clock_khz": 1500000,
+          "memory_clock_khz": 2600000, "driver_version": 13000, "runtime_version": 13000}
+CEILINGS = {
+    "dram_read": {"value": DRAM, "unit": "GB/s", "kernel": "synthetic", "config": {}},
+    "dram_copy": {"value": 1800.0, "unit": "GB/s", "kernel": "synthetic", "config": {}},
+    "l2_read": {"value": 6000.0, "unit": "GB/s", "kernel": "synthetic", "config": {}},
+    "l1_shared": {"value": 20000.0, "unit": "GB/s", "kernel": "synthetic", "config": {}},
+    "fp32_fma": {"value": 50.0, "unit": "TFLOP/s", "kernel": "synthetic", "config": {}},
+    "fp16_fma": {"value": 100.0, "unit": "TFLOP/s", "kernel": "synthetic", "config": {}},
+    "fp16_tensor": {"value": 800.0, "unit": "TFLOP/s", "kernel": "synthetic", "config": {}},
+}
+
+
+def point(exp, params, efficiency, with_counters=False):
+    t, batch = params.get("T", 512), params.get("batch", 1)
+    model_bytes = float(2 * t * D * 4 * batch + 2 * D * 4 * batch)
+    model_flops = float(4 * t * D * batch)
+    gbps = DRAM * efficiency
+    us = model_bytes / gbps / 1e3
+    full = {"kernel": "flash_decode", "layout": "contiguous", "dtype": "fp32", "heads_q": 1, "heads_kv": 1,
+            "head_dim": D, "T": t, "batch": batch, "timing": "cold", "end_to_end": False}
+    full.update(params)
+    pid = exp + "/" + ",".join(f"{k}={v}" for k, v in sorted(full.items()))
+    p = {"id": pid, "experiment": exp, "parameters": full, "status": "ok",
+         "verification": {"passed": True, "max_abs_error": 1e-7, "max_rel_error": 1e-6, "tolerance": 1e-4},
+         "timing": {"median_us": us, "repetitions": 10},
+         "model": {"bytes": model_bytes, "flops": model_flops},
+         "achieved": {"gbps": gbps, "fraction_of_dram_read": efficiency}}
+    if with_counters:
+        dram = model_bytes * 1.02
+        fp32 = model_flops
+        p["counters"] = {"available": True, "duration_ns": us * 1e3, "flops": fp32, "fp32_flops": fp32,
+                         "achieved_tflops": fp32 / (us * 1e3) / 1e3,
+                         "levels": {lvl: {"bytes": dram * k, "gbps": dram * k / (us * 1e3),
+                                          "arithmetic_intensity": fp32 / (dram * k), "measured_over_model": 1.02 * k}
+                                    for lvl, k in (("dram", 1.0), ("l2", 1.3), ("l1", 1.6))}}
+    return p
+
+
+def paper():
+    pts = []
+    for blocks in (16, 64, 128, 256, 1024):
+        for e in range(12, 22, 3):
+            t = 2**e
+            eff = min(0.9, 0.1 + 0.8 * (t / 2**21) ** 0.3) * min(1.0, blocks / 128) * (0.9 if blocks > 256 else 1)
+            pts.append(point("fig1_blocks", {"T": t, "blocks": blocks}, eff, with_counters=blocks == 128))
+    for e in range(12, 22, 3):
+        t = 2**e
+        pts.append(point("fig3_kernels", {"T": t, "kernel": "baseline"}, 0.05 / (1 + e / 20)))
+        pts.append(point("fig3_kernels", {"T": t, "kernel": "flash_decode", "blocks": 128}, 0.3 + 0.03 * e))
+        for kernel, eff in (("cpu_reference", 0.002), ("baseline", 0.01), ("flash_decode", 0.015)):
+            pts.append(point("fig4_e2e", {"T": t, "kernel": kernel, "end_to_end": True}, eff))
+    for page in (16, 32, 64, 128, 256, 512):
+        pts.append(point("fig6_page_size", {"T": 512, "batch": 64, "layout": "paged", "page_size": page,
+                                            "page_order": "shuffled"}, 0.6 if page < 512 else 0.95))
+    pts.append(point("fig6_page_size", {"T": 512, "batch": 64}, 0.97))
+    pts.append({"id": "fig6_page_size/skipped-example", "experiment": "fig6_page_size",
+                "parameters": {"kernel": "flash_decode", "layout": "paged", "page_size": 4096}, "status": "skipped",
+                "reason": "synthetic: page larger than the sequence"})
+    return {"schema_version": "1.0", "meta": META, "device": DEVICE, "ceilings": CEILINGS, "points": pts}
+
+
+def capacity():
+    pts = []
+    budget = 4 * 2**30
+    per_token = 2 * D * 4
+    for max_len in (512, 1024, 2048, 4096):
+        for layout, page in (("contiguous", 0), ("paged", 16)):
+            reserved = max_len * per_token if layout == "contiguous" else 512 * per_token
+            seqs = budget // reserved
+            pts.append({"id": f"capacity/{layout}/{max_len}", "experiment": "fig5_capacity",
+                        "parameters": {"max_seq_len": max_len, "page_size": page, "layout": layout}, "status": "ok",
+                        "capacity": {"sequences": seqs, "bytes_reserved": seqs * reserved,
+                                     "bytes_used": seqs * 512 * per_token,
+                                     "fragmentation": 1 - 512 * per_token / reserved}})
+    meta = dict(META, preset="capacity")
+    return {"schema_version": "1.0", "meta": meta, "device": DEVICE, "ceilings": {}, "points": pts}
+
+
+if __name__ == "__main__":
+    for name, doc in (("synthetic_paper_results.json", paper()), ("synthetic_capacity_results.json", capacity())):
+        with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# ctest: the plotting scripts on the SYNTHETIC fixtures. Usage: plots_check.sh SOURCE_DIR OUT_DIR [DECODE_BENCH]
+#   every expected figure exists as non-empty PNG and SVG, the report is written, and a malformed
+#   file exits 2 naming the bad field. With DECODE_BENCH, the same through `decode-bench plot`.
+set -euo pipefail
+src=$1 out=$2 exe=${3:-}
+python=""
+for p in "${DECODE_BENCH_PYTHON:-}" /usr/bin/python3 python3; do
+  if [ -n "$p" ] && "$p" -c 'import matplotlib' >/dev/null 2>&1; then python=$p; break; fi
+done
+[ -n "$python" ] || { echo "no python3 with matplotlib (install python3-matplotlib)"; exit 1; }
+rm -rf "$out"
+data=$src/tests/data
+if [ -n "$exe" ]; then
+  "$exe" plot "$data/synthetic_paper_results.json" "$data/synthetic_capacity_results.json" --out "$out"
+else
+  "$python" "$src/plots/plot_results.py" "$data/synthetic_paper_results.json" "$data/synthetic_capacity_results.json" --out "$out"
+fi
+expected="roofline_all roofline_fig1_blocks roofline_fig3_kernels roofline_fig4_e2e roofline_fig6_page_size
+  fig1_latency_vs_T fig2_peak_throughput_per_blocks fig3_kernel_throughput_vs_T fig4_end_to_end_throughput_vs_T
+  fig5_capacity_vs_max_seq_len fig6_page_size_sweep paged_over_contiguous_vs_page_size measured_over_model_bytes"
+for fig in $expected; do
+  for ext in png svg; do
+    [ -s "$out/$fig.$ext" ] || { echo "missing or empty: $out/$fig.$ext"; exit 1; }
+  done
+done
+[ -s "$out/report.md" ] || { echo "missing report.md"; exit 1; }
+grep -q "Synthetic test data" "$out/report.md" || { echo "report does not flag synthetic data"; exit 1; }
+
+# Malformed input: exit 2 and a message naming the field.
+set +e
+if [ -n "$exe" ]; then msg=$("$exe" plot "$data/malformed_results.json" --out "$out/bad" 2>&1); else
+  msg=$("$python" "$src/plots/plot_results.py" "$data/malformed_results.json" --out "$out/bad" 2>&1); fi
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "malformed file: expected exit 2, got $rc: $msg"; exit 1; }
+echo "$msg" | grep -q "points\[0\].timing.median_us: must be a number" || { echo "unclear message: $msg"; exit 1; }
+# A file with only capacity points: paper figures are skipped with a note, not an error.
+if [ -z "$exe" ]; then
+  log=$("$python" "$src/plots/plot_results.py" "$data/synthetic_capacity_results.json" --out "$out/capacity_only")
+  grep -q "skipped fig1_latency_vs_T" <<<"$log" || { echo "capacity-only file: expected a skip note: $log"; exit 1; }
+fi
+echo "plots ok: $out"
