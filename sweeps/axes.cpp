@@ -121,7 +121,7 @@ std::string axis_domain_text(const AxisDef& axis) {
 
 std::string axis_value_error(const AxisDef& axis, const nlohmann::json& value) {
   const auto out_of_range = [&](double v) {
-    return v < axis.min || v > axis.max ? "must be " + axis_domain_text(axis) + ", got " + value.dump()
+    return v < axis.min || v > axis.max ? "out of range: " + axis_domain_text(axis) + ", got " + value.dump()
                                         : std::string();
   };
   switch (axis.type) {

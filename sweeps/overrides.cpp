@@ -126,7 +126,7 @@ std::optional<Override> parse_override(std::string_view text, std::vector<Config
     if (pow2 || (body.find("..") != std::string_view::npos && axis->type != AxisType::string)) {
       const auto bounds = parse_bounds(body);
       if (!bounds) {
-        errors.push_back({o.label, "'" + std::string(item) + "' is not " + (pow2 ? "pow2:A..B[:STEP]" : "A..B[:STEP]")});
+        errors.push_back({o.label, std::string("'").append(item).append("' is not ").append(pow2 ? "pow2:A..B[:STEP]" : "A..B[:STEP]")});
         return std::nullopt;
       }
       o.spec.push_back({{pow2 ? "pow2" : "range", *bounds}});

@@ -43,7 +43,7 @@ Shard parse_shard(std::string_view text) {
          b.ptr == text.data() + text.size() && s.count >= 1 && s.index < s.count;
   }
   if (!ok)
-    throw ConfigErrors("--shard", "'" + std::string(text) + "' is not i/n with 0 <= i < n (e.g. 0/4 .. 3/4)");
+    throw ConfigErrors("--shard", std::string("'").append(text).append("' is not i/n with 0 <= i < n (e.g. 0/4 .. 3/4)"));
   return s;
 }
 

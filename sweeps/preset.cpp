@@ -58,7 +58,7 @@ void list_range(const json& args, const std::string& path, std::vector<json>& ou
   const double start = args[0].get<double>(), stop = args[1].get<double>();
   const double step = args.size() == 3 ? args[2].get<double>() : 1.0;
   if (step == 0 || (stop - start) / step < 0) {
-    errors.push_back({path, "step " + json(step).dump() + " never goes from " + args[0].dump() + " to " +
+    errors.push_back({path, "step " + (args.size() == 3 ? args[2].dump() : std::string("1")) + " never goes from " + args[0].dump() + " to " +
                                 args[1].dump()});
     return;
   }
