@@ -74,6 +74,7 @@ const std::vector<AxisDef>& table() {
 }
 
 std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e18) return std::to_string(static_cast<long long>(v));
   std::ostringstream s;
   s.precision(15);
   s << v;

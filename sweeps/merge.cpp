@@ -1,7 +1,9 @@
 #include "sweeps/merge.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "harness/results_schema.hpp"
@@ -63,6 +65,21 @@ json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_de
       }
     }
   }
+  // Shards of one split ("i/n", same n) that were not given make the merged set incomplete.
+  std::set<std::size_t> shard_indices;
+  std::set<std::size_t> shard_counts;
+  for (const auto& m : merged_from) {
+    std::size_t i = 0, n = 0;
+    if (std::sscanf(m.value("shard", "").c_str(), "%zu/%zu", &i, &n) == 2) {
+      shard_indices.insert(i);
+      shard_counts.insert(n);
+    }
+  }
+  json missing_shards = json::array();
+  if (shard_counts.size() == 1)
+    for (std::size_t i = 0; i < *shard_counts.begin(); ++i)
+      if (!shard_indices.count(i)) missing_shards.push_back(std::to_string(i) + "/" + std::to_string(*shard_counts.begin()));
+
   std::vector<json> points;
   for (auto& [_, p] : by_id) points.push_back(std::move(p));
   std::stable_sort(points.begin(), points.end(), [](const json& a, const json& b) {
@@ -77,7 +94,8 @@ json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_de
     meta["sweep"]["planned_points"] = points.size();
     meta["sweep"]["wall_seconds"] = wall;  // machine time summed over the shards
     meta["sweep"]["overhead_seconds"] = overhead;
-    meta["sweep"]["complete"] = complete;
+    meta["sweep"]["complete"] = complete && missing_shards.empty();
+    meta["sweep"]["missing_shards"] = missing_shards;
   }
   json doc = make_results_document(meta, first.document["device"]);
   doc["ceilings"] = first.document["ceilings"];

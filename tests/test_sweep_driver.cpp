@@ -12,6 +12,8 @@
 #include "harness/cuda_check.hpp"
 #include "harness/results_schema.hpp"
 #include "sweep_test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "sweeps/builtin_runners.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/merge.hpp"
 #include "sweeps/partial_file.hpp"
@@ -266,6 +268,11 @@ TEST_F(SweepDriver, MergedShardsEqualTheUnshardedRun) {
     EXPECT_NO_THROW(validate_results(merged));
     EXPECT_EQ(comparable(merged), comparable(whole.document)) << "n=" << n;
     EXPECT_EQ(merged["meta"]["merged_from"].size(), n);
+    EXPECT_EQ(merged["meta"]["sweep"]["complete"], true);
+    shards.pop_back();  // leave out shard 0
+    const json partial = merge_documents(shards, false, {});
+    EXPECT_EQ(partial["meta"]["sweep"]["complete"], false);
+    EXPECT_EQ(partial["meta"]["sweep"]["missing_shards"], json::array({"0/" + std::to_string(n)}));
   }
 }
 
@@ -284,6 +291,18 @@ TEST_F(SweepDriver, MergeRefusesMixedDevicesAndPrefersTheBetterStatus) {
   EXPECT_EQ(merged["points"].size(), a["points"].size());
   c["points"][0]["parameters"]["T"] = 99;
   EXPECT_THROW(merge_documents({{"c.json", c}, {"a.json", a}}, false, {}), std::invalid_argument);
+}
+
+TEST(SweepGpu, DeviceHooksDescribeTheGpu) {
+  DB_REQUIRE_GPU();
+  const DriverHooks hooks = gpu_driver_hooks(0);
+  json doc = make_results_document(make_meta({}, "gpu-test"), hooks.device_info());
+  EXPECT_NO_THROW(validate_results(doc)) << doc["device"].dump();
+  EXPECT_GT(doc["device"]["sm_count"].get<int>(), 0);
+  const auto free = hooks.free_device_bytes();
+  ASSERT_TRUE(free.has_value());
+  EXPECT_GT(*free, 0u);
+  EXPECT_LE(*free, doc["device"]["memory_bytes"].get<std::uint64_t>());
 }
 
 }  // namespace

@@ -1,4 +1,8 @@
 // Preset expansion: every value form and combination rule against hand-computed lists.
+#include <fstream>
+#include <iterator>
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "sweep_test_support.hpp"
@@ -139,6 +143,21 @@ TEST(SweepExpansion, QuickTouchesEveryKernelAndPool) {
   }
   for (auto k : find_axis("kernel")->allowed) EXPECT_TRUE(kernels.count(std::string(k))) << k;
   for (auto l : find_axis("layout")->allowed) EXPECT_TRUE(layouts.count(std::string(l))) << l;
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
+
+namespace decode_bench::sweeps {
+namespace {
+
+// docs/sweeps.md documents the axis table; keep them in step.
+TEST(SweepDocs, EveryAxisHasARowInDocsSweeps) {
+  std::ifstream in(std::string(DECODE_BENCH_SOURCE_DIR) + "/docs/sweeps.md");
+  ASSERT_TRUE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const AxisDef& a : axis_table())
+    EXPECT_NE(text.find("| `" + std::string(a.name) + "` |"), std::string::npos) << a.name;
 }
 
 }  // namespace

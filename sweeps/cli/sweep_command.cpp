@@ -42,9 +42,9 @@ extern "C" void on_sigint(int) {
 void print_axes() {
   std::cout << "Axes (decode-bench sweep --set KEY=VALUES; docs/sweeps.md):\n";
   for (const AxisDef& a : axis_table()) {
-    std::cout << "  " << std::left << std::setw(14) << a.name << axis_domain_text(a) << "; default "
+    std::cout << "  " << std::left << std::setw(15) << a.name << axis_domain_text(a) << "; default "
               << axis_value_text(a.default_value) << "\n"
-              << "  " << std::setw(14) << "" << a.description << "\n";
+              << "  " << std::setw(15) << "" << a.description << "\n";
   }
 }
 
