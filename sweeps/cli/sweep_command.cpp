@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "harness/device_query.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/builtin_runners.hpp"
 #include "sweeps/cli/command.hpp"
@@ -96,7 +97,9 @@ void run(const SweepArgs& args, CommandContext& ctx) {
   }();
   (void)registered;
   if (!args.dry_run && !require_gpu(args.device, ctx)) return;
-  const DriverHooks hooks = args.dry_run ? host_default_hooks() : gpu_driver_hooks(args.device);
+  // A dry run on a GPU machine still checks each point's memory need against that GPU.
+  const bool have_gpu = !args.dry_run || !device_unavailable_reason(args.device);
+  const DriverHooks hooks = have_gpu ? gpu_driver_hooks(args.device) : host_default_hooks();
   const nlohmann::json device = hooks.device_info();
 
   try {
