@@ -7,6 +7,8 @@ function(decode_bench_embed_configs out_cpp)
   foreach(_cfg IN LISTS _configs)
     get_filename_component(_name ${_cfg} NAME_WE)
     file(READ ${_cfg} _text)
+    # Re-run configure when a preset's contents change, not only when files come or go.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_cfg})
     string(APPEND _body "    {\"${_name}\", R\"__decode_bench__(${_text})__decode_bench__\"},\n")
   endforeach()
   file(CONFIGURE OUTPUT ${out_cpp} CONTENT

@@ -1,0 +1,162 @@
+#include "sweeps/axes.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+bool is_paged(const json& p) { return p.value("layout", "") == "paged"; }
+bool is_contiguous(const json& p) { return p.value("layout", "") == "contiguous"; }
+bool has_prefix(const json& p) { return p.value("prefix_len", 0) > 0; }
+bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
+bool is_capacity(const json& p) { return p.value("kernel", "") == "capacity"; }
+bool times_a_kernel(const json& p) { return !is_capacity(p); }
+// The CPU reference and the 3-kernel baseline have no split-K; capacity launches nothing.
+bool splits_k(const json& p) {
+  const std::string k = p.value("kernel", "");
+  return k != "cpu_reference" && k != "baseline" && k != "capacity";
+}
+
+constexpr double kMaxTokens = 1 << 30;
+
+// One line per axis. Order = expansion order (first varies slowest) = key order in point ids.
+const std::vector<AxisDef>& table() {
+  static const std::vector<AxisDef> axes = {
+      {"kernel", AxisType::string,
+       {"cpu_reference", "baseline", "flash_decode", "batch_decode", "shared_prefix", "capacity"}, 0, 0,
+       "flash_decode",
+       "decode variant: cpu_reference (float64 host), baseline (3 kernels), flash_decode (split-K), "
+       "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel",
+       true},
+      {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
+       "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
+      {"dtype", AxisType::string, {"fp32", "fp16", "bf16"}, 0, 0, "fp16",
+       "storage type of K and V (q, o and accumulation are fp32)", true},
+      {"heads_q", AxisType::integer, {}, 1, 1024, 1, "query heads (must be a multiple of heads_kv)"},
+      {"heads_kv", AxisType::integer, {}, 1, 1024, 1, "KV heads (grouped-query attention when < heads_q)"},
+      {"head_dim", AxisType::integer, {}, 1, 1024, 128, "head dimension D"},
+      {"batch", AxisType::integer, {}, 1, 1 << 20, 1, "sequences decoded together"},
+      {"T", AxisType::integer, {}, 1, kMaxTokens, 4096,
+       "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + suffix_len "
+       "when prefix_len > 0",
+       true},
+      {"length_dist", AxisType::string, {"fixed", "uniform", "zipf"}, 0, 0, "fixed",
+       "sequence lengths in a batch: all T, uniform on [1, 2T-1], or zipf with mean T"},
+      {"zipf_alpha", AxisType::number, {}, 1.01, 10, 1.5, "zipf exponent (length_dist = zipf)", false,
+       is_zipf},
+      {"prefix_len", AxisType::integer, {}, 0, kMaxTokens, 0,
+       "tokens of a prefix shared by every sequence of the batch (0: none)"},
+      {"suffix_len", AxisType::integer, {}, 1, kMaxTokens, 128,
+       "unique tokens per sequence after the shared prefix (prefix_len > 0)", false, has_prefix},
+      {"blocks", AxisType::integer_or_auto, {}, 1, 65535, "auto",
+       "split-K block count, or auto (the kernel's own choice)", false, splits_k},
+      {"page_size", AxisType::integer, {}, 1, 1 << 20, 16, "tokens per page (paged layout)", true, is_paged},
+      {"page_order", AxisType::string, {"sequential", "shuffled", "churned"}, 0, 0, "sequential",
+       "physical page placement: in order, randomly permuted, or after allocate/free churn (paged)", false,
+       is_paged},
+      {"fragmentation", AxisType::number, {}, 1, 1024, 1.0,
+       "max_seq_len over actual length of a contiguous slab (4 = 75% of the slab unused)", false,
+       is_contiguous},
+      {"budget_bytes", AxisType::integer, {}, 1, 1LL << 50, 4LL << 30,
+       "KV memory budget the capacity count fills (kernel = capacity)", false, is_capacity},
+      {"timing", AxisType::string, {"cold", "hot"}, 0, 0, "cold",
+       "cold: L2 flushed before every timed launch; hot: back-to-back launches", false, times_a_kernel},
+      {"end_to_end", AxisType::boolean, {}, 0, 0, false,
+       "also time host-to-device copy of K, V, q and the copy of o back (the seed paper's E2E)", false,
+       times_a_kernel},
+      {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
+       "seed of the random KV data, sequence lengths and page shuffles"},
+  };
+  return axes;
+}
+
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e18) return std::to_string(static_cast<long long>(v));
+  std::ostringstream s;
+  s.precision(15);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::string_view axis_type_name(AxisType t) {
+  switch (t) {
+    case AxisType::integer: return "integer";
+    case AxisType::number: return "number";
+    case AxisType::string: return "string";
+    case AxisType::boolean: return "boolean";
+    case AxisType::integer_or_auto: return "integer or \"auto\"";
+  }
+  return "?";
+}
+
+std::span<const AxisDef> axis_table() { return table(); }
+
+const AxisDef* find_axis(std::string_view name) {
+  for (const AxisDef& a : table())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::string axis_domain_text(const AxisDef& axis) {
+  switch (axis.type) {
+    case AxisType::string: {
+      std::string s = "one of: ";
+      for (std::size_t i = 0; i < axis.allowed.size(); ++i) s += (i ? ", " : "") + std::string(axis.allowed[i]);
+      return s;
+    }
+    case AxisType::boolean: return "true or false";
+    case AxisType::integer:
+      return "integer in [" + number_text(axis.min) + ", " + number_text(axis.max) + "]";
+    case AxisType::integer_or_auto:
+      return "integer in [" + number_text(axis.min) + ", " + number_text(axis.max) + "] or \"auto\"";
+    case AxisType::number:
+      return "number in [" + number_text(axis.min) + ", " + number_text(axis.max) + "]";
+  }
+  return "?";
+}
+
+std::string axis_value_error(const AxisDef& axis, const nlohmann::json& value) {
+  const auto out_of_range = [&](double v) {
+    return v < axis.min || v > axis.max ? "out of range: " + axis_domain_text(axis) + ", got " + value.dump()
+                                        : std::string();
+  };
+  switch (axis.type) {
+    case AxisType::string: {
+      if (!value.is_string()) return "must be a string (" + axis_domain_text(axis) + "), got " + value.dump();
+      for (auto a : axis.allowed)
+        if (a == value.get<std::string>()) return {};
+      return "unknown value " + value.dump() + " (" + axis_domain_text(axis) + ")";
+    }
+    case AxisType::boolean:
+      return value.is_boolean() ? std::string() : "must be true or false, got " + value.dump();
+    case AxisType::integer_or_auto:
+      if (value.is_string() && value.get<std::string>() == "auto") return {};
+      [[fallthrough]];
+    case AxisType::integer:
+      if (!value.is_number_integer()) return "must be an " + axis_domain_text(axis) + ", got " + value.dump();
+      return out_of_range(value.get<double>());
+    case AxisType::number:
+      if (!value.is_number()) return "must be a " + axis_domain_text(axis) + ", got " + value.dump();
+      if (!std::isfinite(value.get<double>())) return "must be finite, got " + value.dump();
+      return out_of_range(value.get<double>());
+  }
+  return "unsupported axis type";
+}
+
+nlohmann::json normalize_axis_value(const AxisDef& axis, const nlohmann::json& value) {
+  if (axis.type == AxisType::number && value.is_number()) return value.get<double>();
+  return value;
+}
+
+std::string axis_value_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return number_text(value.get<double>());
+  return value.dump();
+}
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,178 @@
+// `decode-bench sweep`: validate a preset (every error at once, exit 2), expand it, and run its
+// points through the registered runners, streaming each finished point to disk.
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+
+#include "harness/device_query.hpp"
+#include "sweeps/axes.hpp"
+#include "sweeps/builtin_runners.hpp"
+#include "sweeps/cli/command.hpp"
+#include "sweeps/driver.hpp"
+#include "sweeps/plan.hpp"
+
+namespace decode_bench::cli {
+namespace {
+
+using namespace decode_bench::sweeps;
+
+struct SweepArgs {
+  std::string preset = "quick";
+  std::vector<std::string> sets;
+  std::vector<std::string> experiments;
+  std::string output;
+  std::string output_dir = "results";
+  std::string resume;
+  std::string shard = "0/1";
+  std::string timing;
+  int device = 0;
+  bool dry_run = false;
+  bool list_axes = false;
+  bool allow_mixed_devices = false;
+};
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+void print_axes() {
+  std::cout << "Axes (decode-bench sweep --set KEY=VALUES; docs/sweeps.md):\n";
+  for (const AxisDef& a : axis_table()) {
+    std::cout << "  " << std::left << std::setw(15) << a.name << axis_domain_text(a) << "; default "
+              << axis_value_text(a.default_value) << "\n"
+              << "  " << std::setw(15) << "" << a.description << "\n";
+  }
+}
+
+std::string slug(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "device" : out;
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+void report_config_errors(const ConfigErrors& e, CommandContext& ctx) {
+  std::cerr << "decode-bench: invalid sweep configuration (" << e.errors().size() << " problem"
+            << (e.errors().size() == 1 ? "" : "s") << "; nothing was run):\n";
+  for (const auto& err : e.errors()) std::cerr << "  " << err.path << ": " << err.message << "\n";
+  ctx.exit_code = kExitUsage;
+}
+
+std::filesystem::path output_path(const SweepArgs& args, const nlohmann::json& device) {
+  if (!args.output.empty()) return args.output;
+  if (!args.resume.empty()) {
+    std::string r = args.resume;
+    const std::string suffix = ".partial.jsonl";
+    if (r.ends_with(suffix)) r.resize(r.size() - suffix.size());
+    return r;
+  }
+  return std::filesystem::path(args.output_dir) / (slug(device.value("name", "gpu")) + "-" + utc_stamp() + ".json");
+}
+
+void run(const SweepArgs& args, CommandContext& ctx) {
+  if (args.list_axes) {
+    print_axes();
+    return;
+  }
+  static const bool registered = [] {
+    register_builtin_runners(RunnerRegistry::global());
+    return true;
+  }();
+  (void)registered;
+  if (!args.dry_run && !require_gpu(args.device, ctx)) return;
+  // A dry run on a GPU machine still checks each point's memory need against that GPU.
+  const bool have_gpu = !args.dry_run || !device_unavailable_reason(args.device);
+  const DriverHooks hooks = have_gpu ? gpu_driver_hooks(args.device) : host_default_hooks();
+  const nlohmann::json device = hooks.device_info();
+
+  try {
+    PlanRequest request;
+    request.preset_document = load_preset_document(args.preset);
+    request.overrides = args.sets;
+    if (!args.timing.empty()) request.overrides.push_back("timing=" + args.timing);
+    request.experiments = args.experiments;
+    request.shard = parse_shard(args.shard);
+    request.context.registered_kernels = RunnerRegistry::global().names();
+    if (const std::uint64_t mem = device.value("memory_bytes", std::uint64_t{0}); mem > 0)
+      request.context.device_memory_bytes = mem;
+    const Plan plan = make_plan(request);
+
+    if (args.dry_run) {
+      std::cout << "preset " << plan.preset.name << ": " << plan.total_points << " points; this run: "
+                << plan.points.size() << " (shard " << request.shard.text() << ")\n";
+      for (const Point& p : plan.points) std::cout << p.index << "\t" << p.id << "\n";
+      return;
+    }
+
+    SweepOptions options;
+    options.output = output_path(args, device);
+    if (!args.resume.empty()) options.resume = args.resume;
+    options.allow_mixed_devices = args.allow_mixed_devices;
+    options.argv = ctx.argv;
+    options.preset_label = args.preset;
+    options.shard = request.shard;
+    options.context.device = args.device;
+    options.interrupted = &g_interrupted;
+    options.progress = &std::cerr;
+    std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()
+              << " (streaming to " << options.output.string() << ".partial.jsonl)\n";
+    std::signal(SIGINT, on_sigint);
+    const SweepOutcome outcome = run_sweep(plan, RunnerRegistry::global(), hooks, options);
+    std::signal(SIGINT, SIG_DFL);
+
+    std::cout << options.output.string() << "\n";
+    std::cerr << "decode-bench: " << outcome.ran << " points run, " << outcome.resumed << " resumed, "
+              << outcome.failed << " failed";
+    if (!outcome.complete) std::cerr << "; stopped early: " << outcome.stop_reason << " (continue with --resume "
+                                     << options.output.string() << ")";
+    std::cerr << "\n";
+    ctx.exit_code = outcome.complete && outcome.failed == 0 ? kExitOk : kExitRunFailed;
+  } catch (const ConfigErrors& e) {
+    report_config_errors(e, ctx);
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, CommandContext& ctx) {
+  auto* sub = app.add_subcommand("sweep", "Run a sweep preset on a GPU and write results JSON (default preset: quick)");
+  static SweepArgs args;
+  sub->add_option("--preset", args.preset, "Embedded preset name (decode-bench list) or a path ending in .json")
+      ->capture_default_str();
+  sub->add_option("--set", args.sets,
+                  "Override an axis: KEY=VALUES or EXPERIMENT.KEY=VALUES; VALUES like 4096,8192 | 16..256:16 | "
+                  "pow2:12..21 | '[1,2]' (repeatable; --list-axes shows the keys)");
+  sub->add_option("--experiment", args.experiments, "Run only this experiment (repeatable)");
+  sub->add_option("--output", args.output, "Results file (default: OUTPUT_DIR/<gpu>-<UTC time>.json)");
+  sub->add_option("--output-dir", args.output_dir, "Directory for the default results file name")->capture_default_str();
+  sub->add_option("--resume", args.resume,
+                  "Keep the points already in this results file or .partial.jsonl and run the rest "
+                  "(writes back to it unless --output is given)");
+  sub->add_option("--shard", args.shard, "Run every n-th point starting at i (0 <= i < n); merge with decode-bench merge")
+      ->capture_default_str();
+  sub->add_option("--device", args.device, "CUDA device index")->capture_default_str();
+  sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot")->check(CLI::IsMember({"cold", "hot"}));
+  sub->add_flag("--dry-run", args.dry_run, "Validate and list the points; no GPU needed");
+  sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
+  sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");
+  sub->callback([&ctx] { run(args, ctx); });
+}
+
+}  // namespace decode_bench::cli

@@ -1,0 +1,209 @@
+#include "sweeps/driver.hpp"
+
+#include <chrono>
+#include <map>
+#include <new>
+#include <ostream>
+#include <set>
+
+#include "harness/cuda_check.hpp"
+#include "harness/results_schema.hpp"
+#include "sweeps/partial_file.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+json reasoned(std::string_view status, const std::string& reason) {
+  return {{"status", status}, {"reason", reason}};
+}
+
+std::string gib(std::uint64_t b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Points a runner returns must satisfy the results schema, or the final write would fail at the end.
+std::optional<std::string> schema_problem(const json& point) {
+  json probe = make_results_document(make_meta({}, ""), host_device_info());
+  probe["points"].push_back(point);
+  try {
+    validate_results(probe);
+  } catch (const SchemaError& e) {
+    return e.path().substr(e.path().find('.') == std::string::npos ? 0 : e.path().find('.') + 1) + ": " + e.reason();
+  }
+  return std::nullopt;
+}
+
+struct PointResult {
+  json record;
+  bool stop = false;  // a sticky CUDA error: the context is unusable
+};
+
+PointResult run_one(const Point& point, const RunnerRegistry& runners, const DriverHooks& hooks, RunContext& ctx) {
+  const std::string kernel = point.parameters.value("kernel", "");
+  PointRunner* runner = runners.find(kernel);
+  if (!runner) return {reasoned(kStatusSkipped, "no runner registered for kernel '" + kernel + "' in this build")};
+  PointResult result;
+  try {
+    if (auto why = runner->cannot_run(point)) return {reasoned(kStatusSkipped, *why)};
+    if (hooks.free_device_bytes) {
+      const auto free = hooks.free_device_bytes();
+      const std::uint64_t need = runner->device_bytes_needed(point);
+      if (free && need > *free)
+        return {reasoned(kStatusSkipped, "needs " + gib(need) + " of device memory, " + gib(*free) + " free")};
+    }
+    result.record = runner->run(point, ctx);
+    if (!result.record.is_object() || !result.record.contains("status")) {
+      result.record = reasoned(kStatusError, "runner '" + kernel + "' returned no status");
+    }
+  } catch (const CudaError& e) {
+    if (e.code() == cudaErrorMemoryAllocation) {
+      result.record = reasoned(kStatusSkipped, std::string("out of device memory: ") + e.what());
+    } else {
+      result.record = reasoned(kStatusError, e.what());
+      result.record["sticky"] = e.sticky();
+      result.stop = e.sticky();
+    }
+  } catch (const std::bad_alloc&) {
+    result.record = reasoned(kStatusSkipped, "out of host memory");
+  } catch (const std::exception& e) {
+    result.record = reasoned(kStatusError, e.what());
+  }
+  return result;
+}
+
+void stamp(json& record, const Point& point) {
+  record["id"] = point.id;
+  record["experiment"] = point.experiment;
+  record["index"] = point.index;
+  record["parameters"] = point.parameters;
+}
+
+// Points that a resumed run keeps. An "error" point is run again: the failure may have been the
+// process (a sticky error elsewhere), not the point.
+bool finished(const json& record) { return record.value("status", "") != kStatusError; }
+
+}  // namespace
+
+json host_device_info() {
+  return {{"name", "host (no GPU)"}, {"compute_capability", "0.0"}, {"sm_count", 0},   {"l2_bytes", 0},
+          {"memory_bytes", 0},       {"sm_clock_khz", 0},          {"memory_clock_khz", 0},
+          {"driver_version", 0},     {"runtime_version", 0}};
+}
+
+DriverHooks host_default_hooks() {
+  return {[] { return host_device_info(); }, [] { return json::object(); }, nullptr};
+}
+
+SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,
+                       const SweepOptions& options) {
+  const auto t0 = Clock::now();
+  SweepOutcome out;
+  RunContext ctx = options.context;
+  ctx.device_info = hooks.device_info ? hooks.device_info() : host_device_info();
+  ctx.ceilings = hooks.ceilings ? hooks.ceilings() : json::object();
+  ctx.interrupted = options.interrupted;
+
+  std::map<std::string, std::size_t> planned;  // id -> position in plan.points
+  for (std::size_t i = 0; i < plan.points.size(); ++i) planned[plan.points[i].id] = i;
+
+  // Carried points, keyed by plan position so the document keeps plan order.
+  std::map<std::size_t, json> recorded;
+  if (options.resume) {
+    json old_device;
+    std::vector<json> old;
+    try {
+      old = load_recorded_points(*options.resume, &old_device);
+    } catch (const std::exception& e) {
+      throw ConfigErrors("--resume", e.what());
+    }
+    const std::string now_name = ctx.device_info.value("name", "");
+    if (!options.allow_mixed_devices && old_device.is_object() && old_device.value("name", "") != now_name)
+      throw ConfigErrors("--resume", "was recorded on '" + old_device.value("name", "") + "', this run is on '" +
+                                           now_name + "' (pass --allow-mixed-devices to combine them)");
+    for (json& p : old) {
+      const auto it = planned.find(p.value("id", ""));
+      if (it != planned.end() && finished(p)) recorded[it->second] = std::move(p);
+    }
+    out.resumed = recorded.size();
+  }
+
+  json meta = make_meta(options.argv, options.preset_label);
+  json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", ctx.device_info}};
+  std::vector<json> carried;
+  for (const auto& [_, p] : recorded) carried.push_back(p);
+  PartialWriter partial(partial_path_for(options.output), header, carried);
+
+  double overhead_seconds = 0, measured_seconds = 0;
+  for (std::size_t i = 0; i < plan.points.size(); ++i) {
+    if (recorded.count(i)) continue;
+    if (ctx.interrupt_requested()) {
+      out.stop_reason = "interrupted";
+      break;
+    }
+    const Point& point = plan.points[i];
+    const auto tp = Clock::now();
+    ctx.measured_seconds = 0;
+    PointResult r = run_one(point, runners, hooks, ctx);
+    stamp(r.record, point);
+    if (auto problem = schema_problem(r.record)) {
+      r.record = reasoned(kStatusError, "runner returned an invalid point (" + *problem + ")");
+      stamp(r.record, point);
+    }
+    const double wall = seconds_since(tp);
+    r.record["run"] = {{"wall_seconds", wall},
+                       {"measured_seconds", ctx.measured_seconds},
+                       {"overhead_seconds", std::max(0.0, wall - ctx.measured_seconds)}};
+    overhead_seconds += std::max(0.0, wall - ctx.measured_seconds);
+    measured_seconds += ctx.measured_seconds;
+    partial.append(r.record);
+    if (options.progress)
+      *options.progress << "[" << (i + 1) << "/" << plan.points.size() << "] " << point.id << ": "
+                        << r.record.value("status", "?")
+                        << (r.record.contains("reason") ? " (" + r.record.value("reason", "") + ")" : "") << "\n"
+                        << std::flush;
+    recorded[i] = std::move(r.record);
+    ++out.ran;
+    if (r.stop) {
+      out.stop_reason = "sticky CUDA error at " + point.id + "; the CUDA context is unusable: --resume in a new process";
+      break;
+    }
+  }
+
+  json doc = make_results_document(meta, ctx.device_info);
+  doc["ceilings"] = ctx.ceilings;
+  std::map<std::string, std::size_t> counts;
+  for (auto& [_, p] : recorded) {
+    ++counts[p.value("status", "?")];
+    doc["points"].push_back(std::move(p));
+  }
+  out.failed = counts[std::string(kStatusVerificationFailed)] + counts[std::string(kStatusError)];
+  out.complete = recorded.size() == plan.points.size();
+  std::vector<std::string> experiments;
+  for (const auto& e : plan.preset.experiments) experiments.push_back(e.name);
+  doc["meta"]["sweep"] = {{"preset_name", plan.preset.name},
+                          {"experiments", experiments},
+                          {"total_points", plan.total_points},
+                          {"planned_points", plan.points.size()},
+                          {"shard", options.shard.text()},
+                          {"resumed_points", out.resumed},
+                          {"ran_points", out.ran},
+                          {"status_counts", counts},
+                          {"complete", out.complete},
+                          {"stop_reason", out.stop_reason},
+                          {"wall_seconds", seconds_since(t0)},
+                          {"measured_seconds", measured_seconds},
+                          {"overhead_seconds", overhead_seconds}};
+  write_results(options.output, doc);
+  partial.close_and_remove();
+  out.document = std::move(doc);
+  return out;
+}
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,65 @@
+#pragma once
+// The sweep driver: runs a plan's points through registered runners and records every outcome.
+//   for each point (plan order, minus those already recorded when resuming):
+//     no runner / cannot_run / needs more device memory than is free -> "skipped" with the reason
+//     runner.run inside try/catch: CUDA out-of-memory or std::bad_alloc -> "skipped";
+//       another CudaError -> "error" (a sticky one stops the sweep after saving everything);
+//       any other exception -> "error"
+//     append the point to <output>.partial.jsonl (flushed), so nothing finished is ever lost
+//   write the final document atomically (harness write_results), then remove the sidecar.
+// Nothing here touches a GPU unless a runner does: the driver is tested host-side.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sweeps/plan.hpp"
+#include "sweeps/point_runner.hpp"
+
+namespace decode_bench::sweeps {
+
+// Where the document's machine-dependent blocks come from (the lead wires the GPU versions).
+struct DriverHooks {
+  std::function<nlohmann::json()> device_info;                      // results "device" block
+  std::function<nlohmann::json()> ceilings;                         // results "ceilings" block
+  std::function<std::optional<std::uint64_t>()> free_device_bytes;  // nullopt: no check
+};
+
+// A device block that satisfies the results schema and says it is not a GPU; empty ceilings; no
+// memory check. For tests and --dry-run.
+nlohmann::json host_device_info();
+DriverHooks host_default_hooks();
+
+struct SweepOptions {
+  std::filesystem::path output;                // final document; the sidecar is output + ".partial.jsonl"
+  std::optional<std::filesystem::path> resume; // a results file or sidecar whose points are kept
+  bool allow_mixed_devices = false;            // resume from a file recorded on another device
+  std::vector<std::string> argv;               // recorded in meta
+  std::string preset_label;                    // meta.preset
+  Shard shard;
+  RunContext context;                          // device, stream, timing options (ceilings/device filled here)
+  const std::atomic<bool>* interrupted = nullptr;
+  std::ostream* progress = nullptr;            // one line per point when set
+};
+
+struct SweepOutcome {
+  nlohmann::json document;       // as written to options.output
+  std::size_t ran = 0;           // points run (or skipped) in this invocation
+  std::size_t resumed = 0;       // points carried over from --resume
+  std::size_t failed = 0;        // verification_failed + error, over the whole document
+  bool complete = false;         // every planned point is in the document
+  std::string stop_reason;       // why the sweep ended early (interrupt, sticky CUDA error)
+};
+
+// Throws ConfigErrors for an unusable --resume (missing file, other device); std::runtime_error
+// for I/O failures (the sidecar keeps what was done).
+SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,
+                       const SweepOptions& options);
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,181 @@
+#include "sweeps/expand.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sweeps/axes.hpp"
+#include "sweeps/memory_estimate.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxCrossErrorsPerExperiment = 10;  // one bad axis value can fail thousands of points
+constexpr std::size_t kMaxPointsPerExperiment = 1000000;
+
+std::size_t table_position(const std::string& name) {
+  const auto table = axis_table();
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].name == name) return i;
+  return table.size();
+}
+
+// One dimension of the product: a lone axis or a zip group (equal lengths, checked at parse).
+struct Dimension {
+  std::vector<const AxisValues*> axes;
+  std::size_t size() const { return axes.empty() ? 0 : axes.front()->values.size(); }
+  std::size_t order() const {
+    std::size_t o = SIZE_MAX;
+    for (const auto* a : axes) o = std::min(o, table_position(a->name));
+    return o;
+  }
+};
+
+std::vector<Dimension> dimensions_of(const Experiment& exp) {
+  std::vector<Dimension> dims;
+  std::set<std::string> zipped;
+  for (const auto& group : exp.zip) {
+    Dimension d;
+    for (const auto& name : group) {
+      for (const auto& a : exp.axes)
+        if (a.name == name) d.axes.push_back(&a);
+      zipped.insert(name);
+    }
+    if (!d.axes.empty()) dims.push_back(d);
+  }
+  for (const auto& a : exp.axes)
+    if (!zipped.count(a.name)) dims.push_back(Dimension{{&a}});
+  std::stable_sort(dims.begin(), dims.end(), [](const Dimension& x, const Dimension& y) { return x.order() < y.order(); });
+  return dims;
+}
+
+std::string human_bytes(std::uint64_t b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Checks that involve several axes; reports at the path of the value that makes it impossible.
+void cross_check(const json& p, const std::map<std::string, std::string>& source, const std::string& id,
+                 const ValidationContext& ctx, std::vector<ConfigError>& errors) {
+  const auto src = [&](const char* name) {
+    const auto it = source.find(name);
+    return it == source.end() ? std::string("(default ") + name + ")" : it->second;
+  };
+  const int hq = p.value("heads_q", 1), hkv = p.value("heads_kv", 1);
+  if (hq % hkv != 0)
+    errors.push_back({src("heads_kv"), "heads_q " + std::to_string(hq) + " is not a multiple of heads_kv " +
+                                           std::to_string(hkv) + " (point " + id + ")"});
+  const AxisDef* t_axis = find_axis("T");
+  if (p.value("prefix_len", 0) > 0 && p.value("T", 0.0) > t_axis->max)
+    errors.push_back({src("suffix_len"), "prefix_len + suffix_len exceeds T's maximum (point " + id + ")"});
+  if (ctx.device_memory_bytes) {
+    const std::uint64_t need = estimate_device_bytes(p);
+    if (need > *ctx.device_memory_bytes)
+      errors.push_back({src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
+                        "point " + id + " needs about " + human_bytes(need) + " of device memory; the device has " +
+                            human_bytes(*ctx.device_memory_bytes)});
+  }
+}
+
+}  // namespace
+
+std::string point_id(const std::string& experiment, const json& parameters) {
+  std::string id = experiment;
+  for (const AxisDef& axis : axis_table()) {
+    const std::string name(axis.name);
+    if (!parameters.contains(name)) continue;
+    const json& v = parameters[name];
+    if (!axis.always_in_id && v == normalize_axis_value(axis, axis.default_value)) continue;
+    id += "/" + name + "=" + axis_value_text(v);
+  }
+  return id;
+}
+
+std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp, const ValidationContext& ctx,
+                                     std::vector<ConfigError>& errors) {
+  json base = json::object();
+  std::map<std::string, std::string> base_source;
+  for (const AxisDef& axis : axis_table()) base[std::string(axis.name)] = normalize_axis_value(axis, axis.default_value);
+  for (const auto* layer : {&preset.common, &exp.common})
+    for (const AxisValues& a : *layer)
+      if (!a.values.empty()) {
+        base[a.name] = a.values.front();
+        base_source[a.name] = a.value_paths.front();
+      }
+
+  const std::vector<Dimension> dims = dimensions_of(exp);
+  std::size_t total = 1;
+  for (const auto& d : dims) {
+    total *= d.size();
+    if (total > kMaxPointsPerExperiment) {
+      errors.push_back({exp.path + ".axes", "expands to more than " + std::to_string(kMaxPointsPerExperiment) +
+                                                " points; narrow an axis"});
+      return {};
+    }
+  }
+
+  std::vector<Point> points;
+  std::set<std::string> seen;
+  int cross_errors = 0;
+  std::size_t suppressed = 0;
+  std::vector<std::size_t> digit(dims.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    // Mixed-radix counter, last dimension fastest.
+    std::size_t rest = n;
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      digit[d] = rest % dims[d].size();
+      rest /= dims[d].size();
+    }
+    json p = base;
+    auto source = base_source;
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      for (const AxisValues* a : dims[d].axes) {
+        p[a->name] = a->values[digit[d]];
+        source[a->name] = a->value_paths[digit[d]];
+      }
+    if (p.value("prefix_len", 0) > 0) {
+      p["T"] = p.value("prefix_len", 0) + p.value("suffix_len", 0);
+      if (source.count("suffix_len")) source["T"] = source["suffix_len"];
+    }
+    json relevant = json::object();
+    for (const AxisDef& axis : axis_table()) {
+      const std::string name(axis.name);
+      if (!axis.relevant || axis.relevant(p)) relevant[name] = p[name];
+    }
+    Point point{exp.name, std::move(relevant), "", 0};
+    point.id = point_id(exp.name, point.parameters);
+    if (!seen.insert(point.id).second) continue;
+
+    std::vector<ConfigError> found;
+    cross_check(point.parameters, source, point.id, ctx, found);
+    for (auto& e : found) {
+      if (cross_errors < kMaxCrossErrorsPerExperiment) {
+        errors.push_back(std::move(e));
+        ++cross_errors;
+      } else {
+        ++suppressed;
+      }
+    }
+    point.index = points.size();
+    points.push_back(std::move(point));
+  }
+  if (suppressed > 0)
+    errors.push_back({exp.path, "... and " + std::to_string(suppressed) + " more point errors like the above"});
+  return points;
+}
+
+std::vector<Point> expand_preset(const Preset& preset, const ValidationContext& ctx, std::vector<ConfigError>& errors) {
+  std::vector<Point> all;
+  for (const Experiment& exp : preset.experiments) {
+    for (Point& p : expand_experiment(preset, exp, ctx, errors)) {
+      p.index = all.size();
+      all.push_back(std::move(p));
+    }
+  }
+  return all;
+}
+
+}  // namespace decode_bench::sweeps

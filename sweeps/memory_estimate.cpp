@@ -1,0 +1,39 @@
+#include "sweeps/memory_estimate.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace decode_bench::sweeps {
+
+std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
+  const std::string kernel = p.value("kernel", "");
+  if (kernel == "cpu_reference") return 0;
+  if (kernel == "capacity") return p.value("budget_bytes", std::uint64_t{0});
+
+  const std::string dtype = p.value("dtype", "fp16");
+  const std::uint64_t dtype_bytes = dtype == "fp32" ? 4 : 2;
+  const std::uint64_t heads_kv = p.value("heads_kv", 1), heads_q = p.value("heads_q", 1);
+  const std::uint64_t head_dim = p.value("head_dim", 128), batch = p.value("batch", 1);
+  const std::uint64_t T = p.value("T", 1);
+  const std::uint64_t prefix = p.value("prefix_len", 0);
+  const bool variable = p.value("length_dist", "fixed") != "fixed";
+  const std::uint64_t max_len = variable ? 2 * T - 1 : T;
+  const std::uint64_t token_bytes = 2 * heads_kv * head_dim * dtype_bytes;  // one K row + one V row
+
+  std::uint64_t kv_tokens = 0, table_bytes = 0;
+  if (p.value("layout", "contiguous") == "paged") {
+    const std::uint64_t page = p.value("page_size", 16);
+    const auto pages_for = [&](std::uint64_t len) { return (len + page - 1) / page + (variable ? 1 : 0); };
+    // A shared prefix is stored once; each sequence owns only its suffix pages.
+    const std::uint64_t pages = prefix > 0 ? pages_for(prefix) + batch * pages_for(T - prefix) : batch * pages_for(T);
+    kv_tokens = pages * page;
+    table_bytes = 4 * (batch * pages_for(T) + batch + 1);  // page indices + indptr
+  } else {
+    const double fragmentation = p.value("fragmentation", 1.0);
+    kv_tokens = batch * static_cast<std::uint64_t>(std::ceil(static_cast<double>(max_len) * fragmentation));
+  }
+  const std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
+  return kv_tokens * token_bytes + table_bytes + q_and_o;
+}
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,65 @@
+#pragma once
+// The plug-in interface between the sweep driver and whatever measures a point. One runner per
+// value of the `kernel` axis; the driver owns ordering, skipping, error capture, streaming to disk,
+// resume, shards and the final document, so a runner only builds, verifies and times one point.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
+
+#include "sweeps/point.hpp"
+
+namespace decode_bench::sweeps {
+
+struct RunContext {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  nlohmann::json timing_options = nlohmann::json::object();  // free-form, for the timing harness
+  nlohmann::json ceilings = nlohmann::json::object();        // the document's ceilings block
+  nlohmann::json device_info = nlohmann::json::object();     // the document's device block
+  // Set by SIGINT; a long runner may poll it and return early (the driver stops after the point).
+  const std::atomic<bool>* interrupted = nullptr;
+  // Seconds spent inside measured kernels for this point; the runner adds to it, the driver
+  // resets it per point and records wall time minus this as the point's overhead.
+  double measured_seconds = 0.0;
+
+  bool interrupt_requested() const { return interrupted && interrupted->load(); }
+};
+
+struct PointRunner {
+  virtual ~PointRunner();
+  // The `kernel` axis value this runner handles.
+  virtual std::string name() const = 0;
+  // A reason when this valid point is outside what the kernel supports (recorded as "skipped").
+  virtual std::optional<std::string> cannot_run(const Point& point) const;
+  // Device bytes the point will allocate; compared with free memory before running.
+  // Default: sweeps/memory_estimate.hpp.
+  virtual std::uint64_t device_bytes_needed(const Point& point) const;
+  // Builds the KV state, verifies, times. Returns the point's JSON: status plus verification /
+  // timing / model / counters / reason as docs/results.md requires for that status. The driver
+  // fills id, experiment, index and parameters. Throw CudaError for CUDA failures (a sticky one
+  // stops the sweep after saving), std::bad_alloc for host memory exhaustion.
+  virtual nlohmann::json run(const Point& point, RunContext& ctx) = 0;
+};
+
+// Runners by kernel name. The CLI fills the global one (sweeps/builtin_runners.hpp); tests make
+// their own.
+class RunnerRegistry {
+ public:
+  static RunnerRegistry& global();
+  // Throws std::invalid_argument when the name is already taken.
+  void add(std::unique_ptr<PointRunner> runner);
+  PointRunner* find(std::string_view kernel) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<PointRunner>> runners_;
+};
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,129 @@
+// `decode-bench sweep --dry-run / --list-axes`, `list` and `merge` as a user runs them: no GPU needed.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/results_schema.hpp"
+#include "sweep_test_support.hpp"
+#include "sweeps/axes.hpp"
+#include "sweeps/driver.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(DECODE_BENCH_EXE) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::size_t count_lines_with(const std::string& text, const std::string& needle) {
+  std::size_t n = 0, pos = 0;
+  while ((pos = text.find(needle, pos)) != std::string::npos) ++n, ++pos;
+  return n;
+}
+
+class SweepCli : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() /
+                 ("decode_bench_cli_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir); }
+};
+
+TEST_F(SweepCli, DryRunListsThePointsWithoutAGpu) {
+  const auto r = run_cli("sweep --dry-run --preset ci-smoke");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("preset ci-smoke: 6 points"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines_with(r.output, "\tkernels/"), 2u) << r.output;
+  const auto s = run_cli("sweep --dry-run --preset ci-smoke --shard 1/2 --set T=100,200 --experiment kernels");
+  EXPECT_EQ(s.exit_code, 0) << s.output;
+  // kernels: 2 kernels x 2 T = 4 points; shard 1/2 takes the 2nd and 4th.
+  EXPECT_EQ(count_lines_with(s.output, "\tkernels/"), 2u) << s.output;
+  EXPECT_NE(s.output.find("kernel=baseline/layout=contiguous/dtype=fp16/heads_q=8/heads_kv=8/T=200"), std::string::npos)
+      << s.output;
+}
+
+TEST_F(SweepCli, InvalidConfigurationExitsTwoListingEveryProblem) {
+  const fs::path bad = dir / "bad.json";
+  std::ofstream(bad) << R"({"schema_version": 1, "name": "bad", "experiments": [
+      {"name": "x", "axes": {"page_size": 0, "T": [0, 16], "heads_q": 6, "heads_kv": 4}}]})";
+  const auto r = run_cli("sweep --dry-run --preset " + bad.string() + " --set dtype=fp8 --shard 0/1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nothing was run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("experiments[0].axes.page_size: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("experiments[0].axes.T[0]: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--set dtype[0]: "), std::string::npos) << r.output;
+  const auto s = run_cli("sweep --dry-run --preset nosuch");
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_NE(s.output.find("quick"), std::string::npos) << s.output;  // names the embedded presets
+  EXPECT_EQ(run_cli("sweep --dry-run --shard 2/2").exit_code, 2);
+  EXPECT_EQ(run_cli("sweep --dry-run --timing lukewarm").exit_code, 2);
+}
+
+TEST_F(SweepCli, ListAxesShowsTheWholeTable) {
+  const auto r = run_cli("sweep --list-axes");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const AxisDef& a : axis_table()) EXPECT_NE(r.output.find("  " + std::string(a.name) + " "), std::string::npos) << a.name;
+}
+
+TEST_F(SweepCli, ListShowsPointCounts) {
+  const auto r = run_cli("list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ci-smoke (6 points)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  - kernels (2)"), std::string::npos) << r.output;
+  for (const char* p : {"quick", "paper", "h100"}) EXPECT_NE(r.output.find(std::string(p) + " ("), std::string::npos) << p;
+}
+
+TEST_F(SweepCli, MergeJoinsShardsAndRefusesMixedDevices) {
+  json preset = testing::one_experiment({{"T", {1, 2, 3}}});
+  RunnerRegistry none;  // every point is skipped (no runner), which is enough for merging
+  for (std::size_t i = 0; i < 2; ++i) {
+    SweepOptions o;
+    o.output = dir / std::string("s").append(std::to_string(i)).append(".json");
+    o.shard = {i, 2};
+    run_sweep(testing::plan_of(preset, {}, {}, o.shard), none, host_default_hooks(), o);
+  }
+  const auto r = run_cli("merge " + (dir / "s0.json").string() + " " + (dir / "s1.json").string() + " -o " +
+                         (dir / "m.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const json merged = read_results(dir / "m.json");
+  ASSERT_EQ(merged["points"].size(), 3u);
+  EXPECT_EQ(merged["points"][1]["parameters"]["T"], 2);
+
+  json other = read_results(dir / "s1.json");
+  other["device"]["name"] = "Other GPU";
+  write_results(dir / "s1.json", other);
+  const auto m = run_cli("merge " + (dir / "s0.json").string() + " " + (dir / "s1.json").string() + " -o " +
+                         (dir / "m2.json").string());
+  EXPECT_EQ(m.exit_code, 2) << m.output;
+  EXPECT_NE(m.output.find("--allow-mixed-devices"), std::string::npos) << m.output;
+  EXPECT_FALSE(fs::exists(dir / "m2.json"));
+  EXPECT_EQ(run_cli("merge " + (dir / "s0.json").string() + " " + (dir / "s1.json").string() + " -o " +
+                    (dir / "m2.json").string() + " --allow-mixed-devices")
+                .exit_code,
+            0);
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps

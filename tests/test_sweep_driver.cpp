@@ -1,0 +1,309 @@
+// The sweep driver end to end on the host: a fake runner stands in for the GPU, so streaming,
+// interruption, CUDA error handling, resume, shards and merge are all tested without a device.
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <new>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/results_schema.hpp"
+#include "sweep_test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "sweeps/builtin_runners.hpp"
+#include "sweeps/driver.hpp"
+#include "sweeps/merge.hpp"
+#include "sweeps/partial_file.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+json ok_point(double us) {
+  return {{"status", "ok"},
+          {"verification", {{"passed", true}, {"max_abs_error", 0.0}, {"max_rel_error", 0.0}, {"tolerance", 1e-3}}},
+          {"timing", {{"median_us", us}, {"repetitions", 3}}},
+          {"model", {{"bytes", 1.0}, {"flops", 1.0}}}};
+}
+
+// Produces ok points (median_us = T) and records what it ran; `hook` may throw or interrupt.
+struct FakeRunner : PointRunner {
+  std::string kernel = "flash_decode";
+  std::vector<std::string>* ran;
+  std::function<void(const Point&, RunContext&)> hook;
+  std::function<std::optional<std::string>(const Point&)> refuse;
+  FakeRunner(std::vector<std::string>* log) : ran(log) {}
+  std::string name() const override { return kernel; }
+  std::optional<std::string> cannot_run(const Point& p) const override { return refuse ? refuse(p) : std::nullopt; }
+  json run(const Point& p, RunContext& ctx) override {
+    ran->push_back(p.id);
+    if (hook) hook(p, ctx);
+    ctx.measured_seconds += 1e-6;
+    return ok_point(p.parameters["T"].get<double>());
+  }
+};
+
+class SweepDriver : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() /
+                 ("decode_bench_sweep_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::vector<std::string> ran;
+  RunnerRegistry registry;
+  FakeRunner* runner = nullptr;
+  std::atomic<bool> interrupted{false};
+
+  void SetUp() override {
+    fs::create_directories(dir);
+    auto r = std::make_unique<FakeRunner>(&ran);
+    runner = r.get();
+    registry.add(std::move(r));
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  static Plan plan(Shard shard = {}) {
+    json preset = testing::one_experiment({{"T", {{"range", {1, 10}}}}});
+    preset["experiments"].push_back({{"name", "other"}, {"axes", {{"kernel", "baseline"}, {"T", {5}}}}});
+    return testing::plan_of(preset, {}, {}, shard);
+  }
+
+  SweepOptions options(const std::string& file) {
+    SweepOptions o;
+    o.output = dir / file;
+    o.argv = {"decode-bench", "sweep"};
+    o.preset_label = "t";
+    o.interrupted = &interrupted;
+    return o;
+  }
+};
+
+std::vector<std::string> point_ids(const json& doc) {
+  std::vector<std::string> ids;
+  for (const auto& p : doc["points"]) ids.push_back(p["id"]);
+  return ids;
+}
+
+TEST_F(SweepDriver, RunsEveryPointAndWritesAValidCompleteDocument) {
+  const Plan p = plan();
+  const SweepOutcome out = run_sweep(p, registry, host_default_hooks(), options("r.json"));
+  EXPECT_TRUE(out.complete);
+  EXPECT_EQ(out.ran, 11u);
+  EXPECT_EQ(ran.size(), 10u);  // the baseline point has no runner here
+  const json doc = read_results(dir / "r.json");
+  EXPECT_EQ(doc, out.document);
+  EXPECT_EQ(point_ids(doc), testing::ids_of(p.points));
+  const json& last = doc["points"][10];
+  EXPECT_EQ(last["status"], "skipped");
+  EXPECT_NE(last["reason"].get<std::string>().find("no runner registered for kernel 'baseline'"), std::string::npos);
+  EXPECT_EQ(doc["points"][3]["timing"]["median_us"], 4.0);
+  EXPECT_EQ(doc["points"][3]["parameters"], p.points[3].parameters);
+  for (const auto& pt : doc["points"]) {
+    EXPECT_GE(pt["run"]["wall_seconds"].get<double>(), pt["run"]["overhead_seconds"].get<double>());
+    EXPECT_GE(pt["run"]["overhead_seconds"].get<double>(), 0.0);
+  }
+  const json& sweep = doc["meta"]["sweep"];
+  EXPECT_GT(sweep["wall_seconds"].get<double>(), 0.0);
+  EXPECT_GE(sweep["wall_seconds"].get<double>(), sweep["overhead_seconds"].get<double>());
+  EXPECT_EQ(sweep["status_counts"]["ok"], 10);
+  EXPECT_EQ(sweep["total_points"], 11);
+  EXPECT_FALSE(fs::exists(partial_path_for(dir / "r.json")));  // the sidecar goes once the document is safe
+}
+
+TEST_F(SweepDriver, StreamsEachFinishedPointBeforeTheNextStarts) {
+  const fs::path sidecar = partial_path_for(dir / "r.json");
+  std::vector<std::size_t> seen_on_disk;
+  runner->hook = [&](const Point&, RunContext&) { seen_on_disk.push_back(read_partial(sidecar).points.size()); };
+  run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  ASSERT_EQ(seen_on_disk.size(), 10u);
+  for (std::size_t k = 0; k < seen_on_disk.size(); ++k) EXPECT_EQ(seen_on_disk[k], k);
+}
+
+TEST_F(SweepDriver, InterruptKeepsFinishedPointsAndResumeRunsExactlyTheRest) {
+  runner->hook = [&](const Point&, RunContext&) {
+    if (ran.size() == 4) interrupted = true;
+  };
+  const SweepOutcome first = run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  EXPECT_FALSE(first.complete);
+  EXPECT_EQ(first.stop_reason, "interrupted");
+  EXPECT_EQ(first.document["points"].size(), 4u);
+  EXPECT_EQ(first.document["meta"]["sweep"]["complete"], false);
+  const std::vector<std::string> first_ids = ran;
+
+  interrupted = false;
+  runner->hook = nullptr;
+  ran.clear();
+  SweepOptions o = options("r.json");
+  o.resume = dir / "r.json";
+  const SweepOutcome second = run_sweep(plan(), registry, host_default_hooks(), o);
+  EXPECT_TRUE(second.complete);
+  EXPECT_EQ(second.resumed, 4u);
+  std::set<std::string> union_ids(first_ids.begin(), first_ids.end());
+  for (const auto& id : ran) EXPECT_TRUE(union_ids.insert(id).second) << id << " ran twice";
+  EXPECT_EQ(ran.size(), 6u);
+  EXPECT_EQ(point_ids(second.document), testing::ids_of(plan().points));
+}
+
+TEST_F(SweepDriver, ResumeFromTheSidecarOfACrashedRun) {
+  const Plan p = plan();
+  // A crash after three points: header, three points, and half a line.
+  {
+    std::vector<json> done;
+    for (int i = 0; i < 3; ++i) {
+      json pt = ok_point(1);
+      pt["id"] = p.points[i].id;
+      pt["parameters"] = p.points[i].parameters;
+      done.push_back(pt);
+    }
+    json errored = {{"id", p.points[3].id}, {"parameters", p.points[3].parameters}, {"status", "error"}, {"reason", "x"}};
+    done.push_back(errored);
+    PartialWriter w(partial_path_for(dir / "r.json"), {{"decode_bench_partial", 1}, {"device", host_device_info()}}, done);
+  }
+  std::ofstream(partial_path_for(dir / "r.json"), std::ios::app) << "{\"id\": \"e/kern";
+  SweepOptions o = options("r.json");
+  o.resume = dir / "r.json";  // the document itself was never written
+  const SweepOutcome out = run_sweep(p, registry, host_default_hooks(), o);
+  EXPECT_EQ(out.resumed, 3u);  // the "error" point is run again
+  EXPECT_EQ(ran.size(), 7u);
+  EXPECT_EQ(ran.front(), p.points[3].id);
+  EXPECT_TRUE(out.complete);
+}
+
+TEST_F(SweepDriver, ResumeRefusesAnotherDeviceUnlessAllowed) {
+  run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  DriverHooks other = host_default_hooks();
+  other.device_info = [] {
+    json d = host_device_info();
+    d["name"] = "Other GPU";
+    return d;
+  };
+  SweepOptions o = options("s.json");
+  o.resume = dir / "r.json";
+  EXPECT_THROW(run_sweep(plan(), registry, other, o), ConfigErrors);
+  o.allow_mixed_devices = true;
+  EXPECT_EQ(run_sweep(plan(), registry, other, o).resumed, 11u);
+  o.resume = dir / "missing.json";
+  EXPECT_THROW(run_sweep(plan(), registry, other, o), ConfigErrors);
+}
+
+TEST_F(SweepDriver, CudaErrorsOutOfMemoryAndRefusalsAreRecordedAndTheSweepGoesOn) {
+  runner->refuse = [](const Point& p) -> std::optional<std::string> {
+    if (p.parameters["T"] == 2) return "T=2 is not supported";
+    return std::nullopt;
+  };
+  runner->hook = [](const Point& p, RunContext&) {
+    const int T = p.parameters["T"];
+    if (T == 3) throw CudaError(cudaErrorMemoryAllocation, "cudaMalloc: out of memory");
+    if (T == 4) throw std::bad_alloc();
+    if (T == 5) throw CudaError(cudaErrorInvalidValue, "cudaMemcpy: invalid argument");
+    if (T == 6) throw std::runtime_error("pool exhausted");
+  };
+  DriverHooks hooks = host_default_hooks();
+  hooks.free_device_bytes = [] { return std::optional<std::uint64_t>(7 * 2 * 128 * 2 + 2 * 128 * 4); };
+  const SweepOutcome out = run_sweep(plan(), registry, hooks, options("r.json"));
+  const json& pts = out.document["points"];
+  EXPECT_TRUE(out.complete);
+  EXPECT_EQ(pts[1]["status"], "skipped");
+  EXPECT_EQ(pts[1]["reason"], "T=2 is not supported");
+  EXPECT_EQ(pts[2]["status"], "skipped");
+  EXPECT_NE(pts[2]["reason"].get<std::string>().find("out of device memory"), std::string::npos);
+  EXPECT_EQ(pts[3]["reason"], "out of host memory");
+  EXPECT_EQ(pts[4]["status"], "error");
+  EXPECT_EQ(pts[4]["sticky"], false);
+  EXPECT_EQ(pts[5]["status"], "error");
+  EXPECT_EQ(pts[5]["reason"], "pool exhausted");
+  EXPECT_EQ(pts[6]["status"], "ok");  // T=7 needs exactly the free bytes
+  EXPECT_EQ(pts[7]["status"], "skipped");  // T=8 needs more than is free
+  EXPECT_NE(pts[7]["reason"].get<std::string>().find("free"), std::string::npos);
+  EXPECT_EQ(out.failed, 2u);
+}
+
+TEST_F(SweepDriver, StickyCudaErrorSavesEverythingAndStops) {
+  runner->hook = [](const Point& p, RunContext&) {
+    if (p.parameters["T"] == 3) throw CudaError(cudaErrorIllegalAddress, "kernel: illegal address");
+  };
+  const SweepOutcome out = run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  EXPECT_FALSE(out.complete);
+  EXPECT_NE(out.stop_reason.find("sticky CUDA error"), std::string::npos);
+  ASSERT_EQ(out.document["points"].size(), 3u);
+  EXPECT_EQ(out.document["points"][2]["sticky"], true);
+  EXPECT_EQ(read_results(dir / "r.json")["points"].size(), 3u);
+  EXPECT_EQ(ran.size(), 3u);
+}
+
+TEST_F(SweepDriver, AnInvalidPointFromARunnerBecomesAnError) {
+  struct Sloppy : PointRunner {
+    std::string name() const override { return "baseline"; }
+    json run(const Point&, RunContext&) override { return {{"status", "ok"}}; }  // no timing, no verification
+  };
+  registry.add(std::make_unique<Sloppy>());
+  const SweepOutcome out = run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  const json& last = out.document["points"][10];
+  EXPECT_EQ(last["status"], "error");
+  EXPECT_NE(last["reason"].get<std::string>().find("invalid point"), std::string::npos) << last.dump();
+}
+
+json comparable(const json& doc) {
+  json out = json::array();
+  for (const auto& p : doc["points"])
+    out.push_back({p["id"], p["parameters"], p["status"], p.value("timing", json())});
+  return out;
+}
+
+TEST_F(SweepDriver, MergedShardsEqualTheUnshardedRun) {
+  const SweepOutcome whole = run_sweep(plan(), registry, host_default_hooks(), options("whole.json"));
+  for (std::size_t n : {2u, 3u, 5u}) {
+    std::vector<NamedDocument> shards;
+    for (std::size_t i = 0; i < n; ++i) {
+      SweepOptions o = options(std::string("s").append(std::to_string(i)).append(".json"));
+      o.shard = {i, n};
+      shards.push_back({o.output.string(), run_sweep(plan({i, n}), registry, host_default_hooks(), o).document});
+    }
+    std::reverse(shards.begin(), shards.end());  // order of the inputs does not matter
+    const json merged = merge_documents(shards, false, {"decode-bench", "merge"});
+    EXPECT_NO_THROW(validate_results(merged));
+    EXPECT_EQ(comparable(merged), comparable(whole.document)) << "n=" << n;
+    EXPECT_EQ(merged["meta"]["merged_from"].size(), n);
+    EXPECT_EQ(merged["meta"]["sweep"]["complete"], true);
+    shards.pop_back();  // leave out shard 0
+    const json partial = merge_documents(shards, false, {});
+    EXPECT_EQ(partial["meta"]["sweep"]["complete"], false);
+    EXPECT_EQ(partial["meta"]["sweep"]["missing_shards"], json::array({"0/" + std::to_string(n)}));
+  }
+}
+
+TEST_F(SweepDriver, MergeRefusesMixedDevicesAndPrefersTheBetterStatus) {
+  json a = run_sweep(plan(), registry, host_default_hooks(), options("a.json")).document;
+  json b = a;
+  b["device"]["name"] = "Other GPU";
+  EXPECT_THROW(merge_documents({{"a.json", a}, {"b.json", b}}, false, {}), std::invalid_argument);
+  EXPECT_NO_THROW(merge_documents({{"a.json", a}, {"b.json", b}}, true, {}));
+
+  json c = a;
+  c["points"][0] = {{"id", a["points"][0]["id"]}, {"parameters", a["points"][0]["parameters"]},
+                    {"status", "error"}, {"reason", "x"}, {"index", 0}};
+  const json merged = merge_documents({{"c.json", c}, {"a.json", a}}, false, {});
+  EXPECT_EQ(merged["points"][0]["status"], "ok");
+  EXPECT_EQ(merged["points"].size(), a["points"].size());
+  c["points"][0]["parameters"]["T"] = 99;
+  EXPECT_THROW(merge_documents({{"c.json", c}, {"a.json", a}}, false, {}), std::invalid_argument);
+}
+
+TEST(SweepGpu, DeviceHooksDescribeTheGpu) {
+  DB_REQUIRE_GPU();
+  const DriverHooks hooks = gpu_driver_hooks(0);
+  json doc = make_results_document(make_meta({}, "gpu-test"), hooks.device_info());
+  EXPECT_NO_THROW(validate_results(doc)) << doc["device"].dump();
+  EXPECT_GT(doc["device"]["sm_count"].get<int>(), 0);
+  const auto free = hooks.free_device_bytes();
+  ASSERT_TRUE(free.has_value());
+  EXPECT_GT(*free, 0u);
+  EXPECT_LE(*free, doc["device"]["memory_bytes"].get<std::uint64_t>());
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
