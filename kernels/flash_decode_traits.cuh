@@ -8,8 +8,8 @@
 
 namespace decode_bench::device {
 
-// UNROLL and WARPS default to the tuned values below; explicit values exist for tuning probes.
-template <class T, int D, int GROUP, int UNROLL = 0, int WARPS = 4>
+// UNROLL and WARPS of 0 pick the tuned values below; explicit values exist for tuning probes.
+template <class T, int D, int GROUP, int UNROLL = 0, int WARPS = 0>
 struct FlashDecodeTraits {
   using Elem = T;
   static constexpr int kHeadDim = D;
@@ -20,7 +20,9 @@ struct FlashDecodeTraits {
   static constexpr int kVecsPerLane = kRowVecs / kLanesPerRow;
   static constexpr int kElemsPerLane = kVecsPerLane * kVec;
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
-  static constexpr int kWarps = WARPS;
+  // 8 warps x 8 rows in flight measured ~1% above 4 x 8 at groups 1-2 on the H100
+  // (docs/kernel-notes.md); larger groups keep 4 warps for their registers.
+  static constexpr int kWarps = WARPS > 0 ? WARPS : (GROUP <= 2 ? 8 : 4);
   static constexpr int kThreads = kWarps * 32;
   // Rows each row group keeps in flight: enough independent 16-byte loads per thread (2 x 8 for
   // K and V at small groups) to cover DRAM latency; fewer at large GQA groups, whose per-row

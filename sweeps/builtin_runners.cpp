@@ -2,38 +2,28 @@
 
 #include <cuda_runtime.h>
 
+#include "harness/ceilings.hpp"
 #include "harness/cuda_check.hpp"
+#include "harness/device_info.hpp"
+#include "sweeps/decode_runner.hpp"
 
 namespace decode_bench::sweeps {
 
 void register_builtin_runners(RunnerRegistry& registry) {
-  // The lead registers the kernel runners here, e.g.
-  //   registry.add(std::make_unique<FlashDecodeRunner>());
-  (void)registry;
+  registry.add(make_cpu_reference_runner());
+  registry.add(make_gpu_decode_runner("baseline"));
+  registry.add(make_gpu_decode_runner("flash_decode"));
+  // Batched decode is the same split-K kernel over many sequences (grid z = sequence); the name
+  // exists so presets can label FlashInfer/vLLM-style batch experiments.
+  registry.add(make_gpu_decode_runner("batch_decode"));
 }
 
 DriverHooks gpu_driver_hooks(int device) {
   DriverHooks hooks;
-  hooks.device_info = [device] {
-    cudaDeviceProp prop{};
-    DB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    int sm_clock = 0, mem_clock = 0, driver = 0, runtime = 0;
-    DB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, device));
-    DB_CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, device));
-    DB_CUDA_CHECK(cudaDriverGetVersion(&driver));
-    DB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    return nlohmann::json{{"name", prop.name},
-                          {"index", device},
-                          {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
-                          {"sm_count", prop.multiProcessorCount},
-                          {"l2_bytes", prop.l2CacheSize},
-                          {"memory_bytes", prop.totalGlobalMem},
-                          {"sm_clock_khz", sm_clock},
-                          {"memory_clock_khz", mem_clock},
-                          {"driver_version", driver},
-                          {"runtime_version", runtime}};
-  };
-  hooks.ceilings = [] { return nlohmann::json::object(); };
+  hooks.device_info = [device] { return to_json(query_device_info(device)); };
+  // Measured once per run, before any point, so every percentage in the file is against the
+  // same machine's own ceiling.
+  hooks.ceilings = [device] { return measure_ceilings(device, {}); };
   hooks.free_device_bytes = [device]() -> std::optional<std::uint64_t> {
     std::size_t free = 0, total = 0;
     if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess) {

@@ -1,0 +1,54 @@
+#include "sweeps/decode_point.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/decode_problem.hpp"
+
+namespace decode_bench::sweeps {
+
+std::int64_t DecodePoint::max_len() const {
+  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+}
+std::int64_t DecodePoint::total_tokens() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
+
+std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
+  if (p.value("prefix_len", 0) > 0) return std::string("shared-prefix decode is not in this build");
+  if (p.value("length_dist", std::string("fixed")) == "zipf")
+    return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
+  const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
+  if (!head_dim_supported(shape.head_dim)) return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
+  if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
+    return "GQA group " + std::to_string(shape.group()) + " has no compiled kernel (1, 2, 4, 8)";
+  return std::nullopt;
+}
+
+DecodePoint parse_decode_point(const nlohmann::json& p) {
+  DecodePoint d;
+  d.kernel = p.value("kernel", std::string("flash_decode"));
+  d.shape = {p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
+  d.dtype = parse_dtype(p.value("dtype", std::string("fp16"))).value_or(DType::fp16);
+  d.paged = p.value("layout", std::string("contiguous")) == "paged";
+  d.page_size = p.value("page_size", 16);
+  d.page_order = p.value("page_order", std::string("sequential"));
+  d.fragmentation = p.value("fragmentation", 1.0);
+  const auto& blocks = p.contains("blocks") ? p["blocks"] : nlohmann::json("auto");
+  d.blocks = blocks.is_number_integer() ? blocks.get<int>() : 0;
+  d.timing = p.value("timing", std::string("cold"));
+  d.end_to_end = p.value("end_to_end", false);
+  d.seed = p.value("seed", std::uint64_t{0});
+  const int batch = p.value("batch", 1);
+  const std::int64_t T = p.value("T", std::int64_t{4096});
+  if (p.value("length_dist", std::string("fixed")) == "uniform") {
+    // Mean T: lengths uniform on [1, 2T - 1].
+    std::mt19937_64 rng(d.seed + 17);
+    std::uniform_int_distribution<std::int64_t> len(1, std::max<std::int64_t>(1, 2 * T - 1));
+    for (int b = 0; b < batch; ++b) d.lengths.push_back(static_cast<std::int32_t>(len(rng)));
+  } else {
+    d.lengths.assign(batch, static_cast<std::int32_t>(T));
+  }
+  return d;
+}
+
+}  // namespace decode_bench::sweeps
