@@ -49,7 +49,7 @@ def fig1_latency_vs_T(doc, out_dir, note):
     if len({param(p, "blocks") for p in pts}) < 2:
         return note("fig1_latency_vs_T", "no flash_decode points over several block counts")
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for blocks in sorted({param(p, "blocks") for p in pts}):
+    for blocks in sorted({param(p, "blocks") for p in pts}, key=str):
         series = sorted((param(p, "T"), p["timing"]["median_us"]) for p in pts if param(p, "blocks") == blocks)
         ax.plot(*zip(*series), marker="o", ms=3, label=f"{blocks} blocks")
     ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="latency (us)",
@@ -63,7 +63,7 @@ def fig2_peak_throughput_per_blocks(doc, out_dir, note):
     if len({param(p, "blocks") for p in pts}) < 2:
         return note("fig2_peak_throughput_per_blocks", "no flash_decode points over several block counts")
     t_max = max(param(p, "T") for p in pts)
-    at_max = sorted((param(p, "blocks"), gbps(p)) for p in pts if param(p, "T") == t_max)
+    at_max = sorted(((param(p, "blocks"), gbps(p)) for p in pts if param(p, "T") == t_max), key=lambda r: str(r[0]).zfill(8))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.bar([str(b) for b, _ in at_max], [g for _, g in at_max], color="tab:blue")
     dram = ceiling(doc, "dram_read")
