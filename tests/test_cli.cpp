@@ -5,6 +5,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/cli_runner.hpp"
 #include <sys/wait.h>
 
 #include "harness/device_query.hpp"
@@ -13,21 +15,8 @@
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(DECODE_BENCH_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using ::decode_bench::testing::CliResult;
+inline CliResult run_cli(const std::string& args) { return ::decode_bench::testing::run_decode_bench(args); }
 
 const char* kSubcommands[] = {"sweep", "list", "ceilings", "capacity", "compare", "plot", "merge"};
 

@@ -6,6 +6,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/cli_runner.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,21 +22,8 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(DECODE_BENCH_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using ::decode_bench::testing::CliResult;
+inline CliResult run_cli(const std::string& args) { return ::decode_bench::testing::run_decode_bench(args); }
 
 std::size_t count_lines_with(const std::string& text, const std::string& needle) {
   std::size_t n = 0, pos = 0;
