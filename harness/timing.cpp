@@ -3,8 +3,9 @@
 //    Each GB iteration is one sample; its manual time is the event-measured time divided by the
 //    launches in it. GB's MinTime (manual time) sets iterations per repetition; each repetition
 //    becomes one of our samples (its mean time per launch).
-//  - Samples are pipelined two deep: sample k+1 is enqueued before the host waits on sample k,
-//    so the GPU never idles between the start event and the launch waiting for the host.
+//  - Every sample starts behind a gate kernel that the host opens once the sample is enqueued
+//    (harness/stream_gate.hpp), so the events never time the host. Samples are also pipelined
+//    two deep (k+1 enqueued before the host waits on k), which keeps the GPU busy between them.
 //  - Warm-up and (for the graph method) capture run on the first call of the benchmark body,
 //    outside its timing loop, so GB's probe runs and repetitions reuse them.
 #include "harness/timing.hpp"
@@ -20,6 +21,7 @@
 #include "harness/benchmark_flags.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/nvtx.hpp"
+#include "harness/stream_gate.hpp"
 
 namespace decode_bench {
 namespace {
@@ -67,8 +69,15 @@ class Sampler {
     return cudaSuccess;
   }
 
-  // [flush] start [launch | graph] stop, on the stream.
+  // gate [flush] start [launch | graph] stop, on the stream; the gate opens once all of it is
+  // enqueued, so the events bracket GPU work only (harness/stream_gate.hpp).
   cudaError_t enqueue_sample(const EventPair& p, bool use_graph) {
+    DB_RETURN_IF_ERROR(gate_.hold(stream_));
+    const cudaError_t err = enqueue_gated(p, use_graph);
+    gate_.release();
+    return err;
+  }
+  cudaError_t enqueue_gated(const EventPair& p, bool use_graph) {
     if (cold()) DB_RETURN_IF_ERROR(flusher_.flush(stream_));
     DB_RETURN_IF_ERROR(cudaEventRecord(p.start, stream_));
     if (use_graph) {
@@ -146,6 +155,7 @@ class Sampler {
   cudaStream_t stream_;
   cudaStream_t own_stream_ = nullptr;
   std::array<EventPair, 2> events_{};  // ping-pong: one sample in flight while the other is read
+  StreamGate gate_;
   cudaGraphExec_t graph_exec_ = nullptr;
   TimingPlan plan_;
   double warmup_launch_us_ = 0;

@@ -20,7 +20,8 @@ struct DecodePlan {
   DecodeKernel kernel = DecodeKernel::flash_decode;
   int num_splits = 1;             // flash_decode: blocks per (sequence, KV head); 1 = no merge kernel
   int active_splits = 1;          // of those, how many hold at least one token of the longest sequence
-  std::int64_t chunk = 0;         // flash_decode: tokens per split
+  std::int64_t chunk = 0;         // flash_decode: tokens per chunk; split s takes chunks s, s + num_splits, ...
+  bool interleaved = false;       // flash_decode: chunk is one tile, so splits take turns tile by tile
   int tile_tokens = 0;            // flash_decode: tokens per block iteration
   int blocks_per_sm = 0;          // occupancy of the main kernel
   std::size_t workspace_bytes = 0;

@@ -1,8 +1,9 @@
 #pragma once
 // Split-K flash-decode (Flash-Decoding; seed paper Algorithm 1), generalised to GQA and batches.
-//   grid  = (num_splits, H_kv, num_seqs), block = 4 warps
-//   block (split, g, s) streams tokens [split * chunk, (split + 1) * chunk) of sequence s, KV head
-//   g, once, for all GROUP query heads that share it, keeping an online softmax per query head;
+//   grid  = (num_splits, H_kv, num_seqs), block = Tr::kWarps warps, Tr::kSharedBytes dynamic smem
+//   block (split, g, s) streams the chunks split, split + num_splits, ... (chunk tokens each) of
+//   sequence s, KV head g, once, for all GROUP query heads that share it, keeping an online
+//   softmax per query head (the plan chooses one long chunk per block or tile-sized interleaving);
 //   it writes one attention state (o normalised, lse) per query head: to the output directly when
 //   num_splits == 1, otherwise to a partial that merge_partials_kernel folds with the (O, LSE)
 //   merge operator (kernels/attention_state.hpp).
@@ -11,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/attention_state.hpp"
+#include "kernels/cp_async.cuh"
 #include "kernels/fast_divmod.hpp"
 #include "kernels/flash_decode_traits.cuh"
 #include "kernels/row_locator.cuh"
@@ -43,48 +45,58 @@ struct RowState {
   float acc[GROUP][E];  // running sum of exp2(score - m) * v, this lane's E elements
 };
 
-template <class Tr, class KV, bool kMasked>
-__device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>& loc,
-                                             typename RowLocator<KV>::Ticket (&tickets)[Tr::kUnroll],
-                                             std::int64_t tile_begin, std::int64_t next_tile_begin,
-                                             std::int64_t end, bool prefetch_next,
-                                             const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
+// Token of row slot u of this thread's row group in the tile starting at `base`.
+template <class Tr>
+__device__ __forceinline__ std::int64_t row_token(std::int64_t base, int u) {
+  const int warp = threadIdx.x >> 5, row = (threadIdx.x & 31) / Tr::kLanesPerRow;
+  return base + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
+}
+
+// Element offset of this lane's j-th 16-byte vector within a row.
+template <class Tr>
+__device__ __forceinline__ int lane_vec_offset(int j) {
+  return (j * Tr::kLanesPerRow + (threadIdx.x & 31) % Tr::kLanesPerRow) * Tr::kVec;
+}
+
+// Resolves the rows of the tile at `base` (clamped to end - 1: rows past the end are masked
+// when used, but their addresses must stay inside the sequence).
+template <class Tr, class KV>
+__device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, typename RowLocator<KV>::Ticket (&tickets)[Tr::kUnroll],
+                                              std::int64_t base, std::int64_t end) {
+#pragma unroll
+  for (int u = 0; u < Tr::kUnroll; ++u) {
+    const std::int64_t t = row_token<Tr>(base, u);
+    tickets[u] = loc.fetch(t < end ? t : end - 1);
+  }
+}
+
+// The tiles one block visits, in order: those of its chunk, then the first tile of the chunk
+// num_splits further on, until the sequence ends.
+struct TileCursor {
+  std::int64_t begin, chunk_begin, chunk_end;
+
+  template <class Tr>
+  __device__ __forceinline__ void advance(const FlashDecodeArgs& args, std::int64_t len) {
+    begin += Tr::kTileTokens;
+    if (begin >= chunk_end) {
+      chunk_begin += static_cast<std::int64_t>(args.num_splits) * args.chunk;
+      begin = chunk_begin;
+      chunk_end = chunk_begin + args.chunk < len ? chunk_begin + args.chunk : len;
+    }
+  }
+  __device__ __forceinline__ bool valid(std::int64_t len) const { return begin < len; }
+};
+
+// Scores and the online-softmax update of one tile whose K and V rows this thread holds.
+template <class Tr, bool kMasked>
+__device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr::kVecsPerLane],
+                                             const uint4 (&vreg)[Tr::kUnroll][Tr::kVecsPerLane], std::int64_t tile_begin,
+                                             std::int64_t end, const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                              RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
   using T = typename Tr::Elem;
   constexpr int GROUP = Tr::kGroup;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int row = lane / Tr::kLanesPerRow, lane_in_row = lane % Tr::kLanesPerRow;
-  const auto row_token = [&](std::int64_t base, int u) {
-    return base + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
-  };
-
-  // 1. Issue every K and V load of the tile before using any of them.
-  uint4 kreg[U][NV], vreg[U][NV];
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    const bool valid = !kMasked || row_token(tile_begin, u) < end;
-    const std::int64_t off = loc.offset(tickets[u]);
-#pragma unroll
-    for (int j = 0; j < NV; ++j) {
-      const std::int64_t e = off + (j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec;
-      if (valid) {
-        kreg[u][j] = load_stream_16B(kv.k + e);
-        vreg[u][j] = load_stream_16B(kv.v + e);
-      } else {
-        kreg[u][j] = vreg[u][j] = make_uint4(0, 0, 0, 0);
-      }
-    }
-  }
-  // 2. Resolve the next tile's rows while those loads are in flight.
-  if (prefetch_next) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t t = row_token(next_tile_begin, u);
-      tickets[u] = loc.fetch(t < end ? t : end - 1);  // clamp: rows past the end are masked later
-    }
-  }
-  // 3. Scores for GROUP query heads, reduced across the row group.
+  // Scores for GROUP query heads, reduced across the row group.
   float s[GROUP][U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
@@ -103,10 +115,10 @@ __device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>&
       for (int i = 0; i < E; ++i) dot = fmaf(q[g][i], kf[i], dot);
 #pragma unroll
       for (int off = Tr::kLanesPerRow / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-      s[g][u] = (!kMasked || row_token(tile_begin, u) < end) ? dot : -INFINITY;
+      s[g][u] = (!kMasked || row_token<Tr>(tile_begin, u) < end) ? dot : -INFINITY;
     }
   }
-  // 4. Online softmax: one rescale per tile, then U weighted V rows.
+  // Online softmax: one rescale per tile, then U weighted V rows.
   float vf[U][E];
 #pragma unroll
   for (int u = 0; u < U; ++u)
@@ -142,6 +154,100 @@ __device__ __forceinline__ void process_tile(const KV& kv, const RowLocator<KV>&
       st.acc[g][i] = a;
     }
   }
+}
+
+// Register path (kStages == 0): issue every K and V load of the tile, resolve the next tile's
+// rows while they are in flight, then use them.
+template <class Tr, class KV>
+__device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const RowLocator<KV>& loc,
+                                                          const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
+                                                          const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
+                                                          RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+  constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane;
+  typename RowLocator<KV>::Ticket tickets[U];
+  fetch_tickets<Tr>(loc, tickets, cur.begin, cur.chunk_end);
+  while (true) {
+    const bool masked = cur.begin + Tr::kTileTokens > cur.chunk_end;
+    uint4 kreg[U][NV], vreg[U][NV];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const bool valid = !masked || row_token<Tr>(cur.begin, u) < cur.chunk_end;
+      const std::int64_t off = loc.offset(tickets[u]);
+#pragma unroll
+      for (int j = 0; j < NV; ++j) {
+        const std::int64_t e = off + lane_vec_offset<Tr>(j);
+        kreg[u][j] = valid ? load_stream_16B(kv.k + e) : make_uint4(0, 0, 0, 0);
+        vreg[u][j] = valid ? load_stream_16B(kv.v + e) : make_uint4(0, 0, 0, 0);
+      }
+    }
+    const TileCursor now = cur;
+    cur.template advance<Tr>(args, len);
+    const bool more = cur.valid(len);
+    if (more) fetch_tickets<Tr>(loc, tickets, cur.begin, cur.chunk_end);
+    if (masked) consume_tile<Tr, true>(kreg, vreg, now.begin, now.chunk_end, q, st);
+    else consume_tile<Tr, false>(kreg, vreg, now.begin, now.chunk_end, q, st);
+    if (!more) break;
+  }
+}
+
+// Pipelined path (kStages >= 2): each thread stages its own K/V vectors of a tile in shared
+// memory with cp.async, kStages - 1 tiles ahead of the one it uses. A thread only ever reads the
+// slots it wrote itself, so wait_group alone orders the copies: no barrier.
+//   shared: (kStages, U * NV * 2, kThreads) 16-byte slots, thread-minor (conflict-free)
+template <class Tr, class KV>
+__device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLocator<KV>& loc,
+                                                       const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
+                                                       const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
+                                                       RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+  constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, S = Tr::kStages;
+  extern __shared__ uint4 stage_slots[];
+  const auto slot = [](int stage, int u, int j, int kv_sel) {
+    return stage_slots + ((stage * U * NV + u * NV + j) * 2 + kv_sel) * Tr::kThreads + threadIdx.x;
+  };
+  typename RowLocator<KV>::Ticket tickets[U];
+  TileCursor load = cur;
+  fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
+  // Copies the tile under `load` into `stage` and moves `load` (and its tickets) one tile on.
+  const auto issue = [&](int stage) {
+    if (!load.valid(len)) return;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const bool valid = row_token<Tr>(load.begin, u) < load.chunk_end;
+      const std::int64_t off = loc.offset(tickets[u]);
+#pragma unroll
+      for (int j = 0; j < NV; ++j) {
+        const std::int64_t e = off + lane_vec_offset<Tr>(j);
+        cp_async_16B(slot(stage, u, j, 0), kv.k + e, valid);
+        cp_async_16B(slot(stage, u, j, 1), kv.v + e, valid);
+      }
+    }
+    load.template advance<Tr>(args, len);
+    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    issue(s);
+    cp_async_commit();  // empty groups too, so the wait below always counts S - 1 newer groups
+  }
+  int use_stage = 0;
+  while (cur.valid(len)) {
+    issue(use_stage == 0 ? S - 1 : use_stage - 1);  // the stage used last round is free again
+    cp_async_commit();
+    cp_async_wait<S - 1>();
+    uint4 kreg[U][NV], vreg[U][NV];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < NV; ++j) {
+        kreg[u][j] = *slot(use_stage, u, j, 0);
+        vreg[u][j] = *slot(use_stage, u, j, 1);
+      }
+    if (cur.begin + Tr::kTileTokens > cur.chunk_end) consume_tile<Tr, true>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
+    else consume_tile<Tr, false>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
+    cur.template advance<Tr>(args, len);
+    use_stage = use_stage + 1 == S ? 0 : use_stage + 1;
+  }
+  cp_async_wait<0>();
 }
 
 // Folds the states of the row groups of a warp, then of the warps of the block, and writes one
@@ -225,7 +331,7 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
 template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
-  constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
+  constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
   const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
 
@@ -255,25 +361,14 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
   }
 
   if (begin < end) {
+    // This block's tokens: chunks split, split + S, split + 2S, ... of `chunk` tokens each (S =
+    // num_splits). A plan with chunk >= len / S gives each block one contiguous range; a plan with
+    // chunk = one tile interleaves the blocks tile by tile, so at any moment all blocks read
+    // within a narrow window of the sequence (the access pattern of a grid-stride read).
     const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
-    const std::int64_t full_tiles = (end - begin) / Tr::kTileTokens;
-    const bool has_tail = (end - begin) % Tr::kTileTokens != 0;
-    const int warp = threadIdx.x >> 5, row = (threadIdx.x & 31) / Tr::kLanesPerRow;
-    typename RowLocator<KV>::Ticket tickets[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t t = begin + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
-      tickets[u] = loc.fetch(t < end ? t : end - 1);
-    }
-    for (std::int64_t tile = 0; tile < full_tiles; ++tile) {
-      const std::int64_t tile_begin = begin + tile * Tr::kTileTokens;
-      const bool more = tile + 1 < full_tiles || has_tail;
-      process_tile<Tr, KV, false>(kv, loc, tickets, tile_begin, tile_begin + Tr::kTileTokens, end, more, q, st);
-    }
-    if (has_tail) {
-      const std::int64_t tile_begin = begin + full_tiles * Tr::kTileTokens;
-      process_tile<Tr, KV, true>(kv, loc, tickets, tile_begin, tile_begin, end, false, q, st);
-    }
+    const TileCursor first{begin, begin, end};
+    if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, args, first, len, q, st);
+    else stream_tiles_pipelined<Tr>(kv, loc, args, first, len, q, st);
   }
   reduce_and_store<Tr>(st, args, seq, kv_head, split);
 }

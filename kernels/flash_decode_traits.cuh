@@ -8,8 +8,9 @@
 
 namespace decode_bench::device {
 
-// UNROLL and WARPS of 0 pick the tuned values below; explicit values exist for tuning probes.
-template <class T, int D, int GROUP, int UNROLL = 0, int WARPS = 0>
+// UNROLL and WARPS of 0 and STAGES of -1 pick the tuned values below; explicit values exist for
+// tuning probes.
+template <class T, int D, int GROUP, int UNROLL = 0, int WARPS = 0, int STAGES = -1>
 struct FlashDecodeTraits {
   using Elem = T;
   static constexpr int kHeadDim = D;
@@ -20,22 +21,30 @@ struct FlashDecodeTraits {
   static constexpr int kVecsPerLane = kRowVecs / kLanesPerRow;
   static constexpr int kElemsPerLane = kVecsPerLane * kVec;
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
-  // 8 warps x 8 rows in flight measured ~1% above 4 x 8 at groups 1-2 on the H100
-  // (docs/kernel-notes.md); larger groups keep 4 warps for their registers.
-  static constexpr int kWarps = WARPS > 0 ? WARPS : (GROUP <= 2 ? 8 : 4);
+  // 4 warps: with the 3-stage cp.async pipeline below, 4 warps x 8 rows (96 KiB of stages, 2
+  // blocks per SM) was the best of 7 tilings on the H100 for contiguous and paged alike
+  // (docs/kernel-notes.md, dev run 3).
+  static constexpr int kWarps = WARPS > 0 ? WARPS : 4;
   static constexpr int kThreads = kWarps * 32;
-  // Rows each row group keeps in flight: enough independent 16-byte loads per thread (2 x 8 for
-  // K and V at small groups) to cover DRAM latency; fewer at large GQA groups, whose per-row
-  // arithmetic (GROUP dot products) already keeps the warp busy and whose registers are scarce.
+  // Rows each row group handles per tile (16-byte vectors of K and V per thread per stage); fewer
+  // at large GQA groups, whose per-row arithmetic (GROUP dot products) already keeps the warp
+  // busy and whose registers are scarce.
   static constexpr int kUnrollBase = GROUP <= 2 ? 8 : 4;
   static constexpr int kUnrollAuto = kUnrollBase / kVecsPerLane > 0 ? kUnrollBase / kVecsPerLane : 1;
   static constexpr int kUnroll = UNROLL > 0 ? UNROLL : kUnrollAuto;
   static constexpr int kTileTokens = kWarps * kRowsPerWarp * kUnroll;
+  // Pipeline depth: 0 loads each tile into registers and then uses it; S >= 2 stages tiles through
+  // shared memory with cp.async, S - 1 tiles in flight while one is used.
+  static constexpr int kStages = STAGES >= 0 ? STAGES : 3;
+  // Per-thread 16-byte slots of one stage (K and V), and the block's dynamic shared memory.
+  static constexpr int kStageSlots = kUnroll * kVecsPerLane * 2;
+  static constexpr int kSharedBytes = kStages * kStageSlots * kThreads * 16;
 
   static_assert(D % kVec == 0, "a row must be a whole number of 16-byte vectors");
   static_assert(32 % kLanesPerRow == 0, "row groups must tile a warp");
   static_assert(kRowVecs % kLanesPerRow == 0, "every lane of a row group holds the same number of vectors");
   static_assert(GROUP >= 1 && GROUP <= 8, "GQA group sizes 1..8");
+  static_assert(kStages == 0 || kStages >= 2, "a pipeline needs one stage in use and at least one in flight");
 };
 
 }  // namespace decode_bench::device

@@ -94,6 +94,9 @@ DecodeState<T> build_state(const DecodePoint& d, cudaStream_t stream) {
   }
   st.q.resize(static_cast<std::size_t>(batch) * d.shape.heads_q * d.shape.head_dim);
   fill_random(st.q, d.seed * 7919 + 5);
+  // The pool uploads on its backend's stream, which is its own non-blocking stream when `stream`
+  // is the legacy default: wait for that one, not `stream`, before any kernel reads the pool.
+  st.pool->backend().synchronize();
   DB_CUDA_CHECK(cudaStreamSynchronize(stream));
   return st;
 }
@@ -150,6 +153,10 @@ class GpuDecodeRunner final : public PointRunner {
     json result;
     const auto run_with = [&](const auto& view) {
       using KV = std::decay_t<decltype(view.kv)>;
+      // batch() gathers the block tables on the pool's stream; the decode runs on ctx.stream.
+      // Without this wait a long page-1 table could still be in flight when the kernel reads it
+      // (it was: shuffled page-1 points at T = 2^18 failed verification on the H100).
+      st.pool->backend().synchronize();
       const DecodeProblem problem{d.shape, d.dtype, batch, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
       DecodePlan plan;
       DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, d.blocks, &plan));
@@ -173,8 +180,9 @@ class GpuDecodeRunner final : public PointRunner {
       result["verification"] = verification.to_json();
       result["model"] = model.to_json(kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores"
                                                                        : "decode_min_bytes+splitk_partials");
-      result["plan"] = {{"num_splits", plan.num_splits}, {"active_splits", plan.active_splits}, {"chunk", plan.chunk},
-                        {"tile_tokens", plan.tile_tokens}, {"blocks_per_sm", plan.blocks_per_sm},
+      result["plan"] = {{"num_splits", plan.num_splits},   {"active_splits", plan.active_splits},
+                        {"chunk", plan.chunk},             {"tile_tokens", plan.tile_tokens},
+                        {"interleaved", plan.interleaved}, {"blocks_per_sm", plan.blocks_per_sm},
                         {"workspace_bytes", plan.workspace_bytes}};
       if (!verification.passed) {
         result["status"] = std::string(kStatusVerificationFailed);

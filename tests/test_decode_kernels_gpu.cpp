@@ -98,5 +98,13 @@ TEST(DecodeKernelsGpu, TwoMillionTokens) {
   expect_verified(DType::fp16, {DecodeKernel::baseline, {1, 1, 128}, {2097152}, 0, 0, 33});
 }
 
+// Single-token pages in shuffled order over a long sequence: hundreds of splits, every row at a
+// random place in the arena (the shape of the sweep's paged page-1 points).
+TEST(DecodeKernelsGpu, LongSequenceOnShuffledSingleTokenPages) {
+  DB_REQUIRE_GPU();
+  expect_verified(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 128}, {262144}, 1, 0, 34});
+  expect_verified(DType::fp32, {DecodeKernel::flash_decode, {4, 1, 128}, {65537}, 1, 0, 35});
+}
+
 }  // namespace
 }  // namespace decode_bench
