@@ -211,6 +211,21 @@ CeilingVariant read_variant(const std::string& ceiling, const CeilingWorkspace& 
           }};
 }
 
+// DRAM read: the whole buffer, once.
+template <typename Vec, int kUnroll>
+CeilingVariant dram_read_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
+  return read_variant<Vec, kUnroll, false>("dram_read", ws, ws.buffer_bytes, 1, sm_count, threads, waves);
+}
+
+// L2 read: the working set, passed over until about 1 GiB of L2 traffic per launch, so launch
+// overhead is noise.
+template <typename Vec, int kUnroll>
+CeilingVariant l2_read_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
+  const std::size_t l2 = ws.l2_working_set_bytes;
+  const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t(1) << 30) / std::max<std::size_t>(l2, 1)));
+  return read_variant<Vec, kUnroll, true>("l2_read", ws, l2, passes, sm_count, threads, waves);
+}
+
 template <typename Vec, int kUnroll>
 CeilingVariant copy_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
   auto* kernel = copy_kernel<Vec, kUnroll>;
@@ -229,8 +244,8 @@ CeilingVariant copy_variant(const CeilingWorkspace& ws, int sm_count, int thread
           }};
 }
 
-CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int threads) {
-  const Grid g = full_grid(shared_kernel, threads, sm_count, 1);
+CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
+  const Grid g = full_grid(shared_kernel, threads, sm_count, waves);
   const int steps = 4096;
   unsigned* sink = ws.sink;
   return {"l1_shared",
@@ -248,9 +263,9 @@ CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int thre
 int steps_for(double flops_per_step) { return static_cast<int>(std::max(1.0, 3.4e10 / flops_per_step)); }
 
 template <int kChains>
-CeilingVariant fp32_variant(const CeilingWorkspace& ws, int sm_count, int threads) {
+CeilingVariant fp32_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
   auto* kernel = fp32_fma_kernel<kChains>;
-  const Grid g = full_grid(kernel, threads, sm_count, 1);
+  const Grid g = full_grid(kernel, threads, sm_count, waves);
   const double flops_per_step = 2.0 * kChains * kFmaPerStep * g.blocks * g.threads;
   const int steps = steps_for(flops_per_step);
   unsigned* sink = ws.sink;
@@ -265,9 +280,9 @@ CeilingVariant fp32_variant(const CeilingWorkspace& ws, int sm_count, int thread
 }
 
 template <int kChains>
-CeilingVariant fp16_variant(const CeilingWorkspace& ws, int sm_count, int threads) {
+CeilingVariant fp16_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
   auto* kernel = fp16_fma_kernel<kChains>;
-  const Grid g = full_grid(kernel, threads, sm_count, 1);
+  const Grid g = full_grid(kernel, threads, sm_count, waves);
   const double flops_per_step = 4.0 * kChains * kFmaPerStep * g.blocks * g.threads;
   const int steps = steps_for(flops_per_step / 2);  // about twice the FP32 rate: same duration
   unsigned* sink = ws.sink;
@@ -282,9 +297,9 @@ CeilingVariant fp16_variant(const CeilingWorkspace& ws, int sm_count, int thread
 }
 
 template <int kChains>
-CeilingVariant mma_variant(const CeilingWorkspace& ws, int sm_count, int threads) {
+CeilingVariant mma_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
   auto* kernel = mma_kernel<kChains>;
-  const Grid g = full_grid(kernel, threads, sm_count, 1);
+  const Grid g = full_grid(kernel, threads, sm_count, waves);
   const double warps = double(g.blocks) * (g.threads / 32);
   const double flops_per_step = 2.0 * 16 * 8 * 16 * kMmaPerStep * kChains * warps;
   const int steps = steps_for(flops_per_step / 10);  // ~10x the FP32 rate: same duration
@@ -299,43 +314,52 @@ CeilingVariant mma_variant(const CeilingWorkspace& ws, int sm_count, int threads
           }};
 }
 
+// Every variant in timing order: kernel instance (template parameters: vector type and unroll, or
+// independent chains), block size, full-occupancy waves of blocks, and whether --quick keeps it
+// (one or two per ceiling). The quick rows come first, so a quick run is a prefix of a full one.
+struct VariantSpec {
+  CeilingVariant (*make)(const CeilingWorkspace& ws, int sm_count, int threads, int waves);
+  int threads;
+  int waves;
+  bool quick;
+};
+
+constexpr VariantSpec kVariants[] = {
+    // make                          threads waves quick
+    {dram_read_variant<uint4, 4>,    512,    1,    true},
+    {dram_read_variant<uint4, 1>,    512,    1,    true},
+    {copy_variant<uint4, 4>,         512,    1,    true},
+    {copy_variant<uint4, 1>,         512,    1,    true},
+    {l2_read_variant<uint4, 4>,      512,    1,    true},
+    {l2_read_variant<uint4, 1>,      512,    1,    true},
+    {shared_variant,                 256,    1,    true},
+    {fp32_variant<8>,                256,    1,    true},
+    {fp16_variant<8>,                256,    1,    true},
+    {mma_variant<4>,                 128,    1,    true},
+    {dram_read_variant<uint4, 4>,    256,    4,    false},
+    {dram_read_variant<uint2, 4>,    512,    1,    false},
+    {dram_read_variant<uint2, 1>,    1024,   1,    false},
+    {dram_read_variant<uint4, 1>,    1024,   8,    false},
+    {copy_variant<uint4, 4>,         256,    4,    false},
+    {copy_variant<uint2, 4>,         512,    1,    false},
+    {copy_variant<uint4, 1>,         1024,   8,    false},
+    {l2_read_variant<uint2, 4>,      512,    1,    false},
+    {l2_read_variant<uint4, 4>,      1024,   1,    false},
+    {shared_variant,                 1024,   1,    false},
+    {fp32_variant<4>,                256,    1,    false},
+    {fp32_variant<8>,                1024,   1,    false},
+    {fp16_variant<4>,                256,    1,    false},
+    {fp16_variant<8>,                1024,   1,    false},
+    {mma_variant<2>,                 256,    1,    false},
+    {mma_variant<4>,                 256,    1,    false},
+};
+
 }  // namespace
 
 std::vector<CeilingVariant> make_ceiling_variants(const CeilingWorkspace& ws, int sm_count, bool quick) {
   std::vector<CeilingVariant> v;
-  const std::size_t dram = ws.buffer_bytes;
-  const std::size_t l2 = ws.l2_working_set_bytes;
-  // L2 passes: about 1 GiB of L2 traffic per launch, so launch overhead is noise.
-  const int l2_passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t(1) << 30) / std::max<std::size_t>(l2, 1)));
-
-  v.push_back(read_variant<uint4, 4, false>("dram_read", ws, dram, 1, sm_count, 512, 1));
-  v.push_back(read_variant<uint4, 1, false>("dram_read", ws, dram, 1, sm_count, 512, 1));
-  v.push_back(copy_variant<uint4, 4>(ws, sm_count, 512, 1));
-  v.push_back(copy_variant<uint4, 1>(ws, sm_count, 512, 1));
-  v.push_back(read_variant<uint4, 4, true>("l2_read", ws, l2, l2_passes, sm_count, 512, 1));
-  v.push_back(read_variant<uint4, 1, true>("l2_read", ws, l2, l2_passes, sm_count, 512, 1));
-  v.push_back(shared_variant(ws, sm_count, 256));
-  v.push_back(fp32_variant<8>(ws, sm_count, 256));
-  v.push_back(fp16_variant<8>(ws, sm_count, 256));
-  v.push_back(mma_variant<4>(ws, sm_count, 128));
-  if (quick) return v;
-
-  v.push_back(read_variant<uint4, 4, false>("dram_read", ws, dram, 1, sm_count, 256, 4));
-  v.push_back(read_variant<uint2, 4, false>("dram_read", ws, dram, 1, sm_count, 512, 1));
-  v.push_back(read_variant<uint2, 1, false>("dram_read", ws, dram, 1, sm_count, 1024, 1));
-  v.push_back(read_variant<uint4, 1, false>("dram_read", ws, dram, 1, sm_count, 1024, 8));
-  v.push_back(copy_variant<uint4, 4>(ws, sm_count, 256, 4));
-  v.push_back(copy_variant<uint2, 4>(ws, sm_count, 512, 1));
-  v.push_back(copy_variant<uint4, 1>(ws, sm_count, 1024, 8));
-  v.push_back(read_variant<uint2, 4, true>("l2_read", ws, l2, l2_passes, sm_count, 512, 1));
-  v.push_back(read_variant<uint4, 4, true>("l2_read", ws, l2, l2_passes, sm_count, 1024, 1));
-  v.push_back(shared_variant(ws, sm_count, 1024));
-  v.push_back(fp32_variant<4>(ws, sm_count, 256));
-  v.push_back(fp32_variant<8>(ws, sm_count, 1024));
-  v.push_back(fp16_variant<4>(ws, sm_count, 256));
-  v.push_back(fp16_variant<8>(ws, sm_count, 1024));
-  v.push_back(mma_variant<2>(ws, sm_count, 256));
-  v.push_back(mma_variant<4>(ws, sm_count, 256));
+  for (const VariantSpec& spec : kVariants)
+    if (spec.quick || !quick) v.push_back(spec.make(ws, sm_count, spec.threads, spec.waves));
   return v;
 }
 

@@ -64,6 +64,12 @@ constexpr Field kVerificationFields[] = {{"verification.passed", Kind::boolean},
 constexpr Field kTimedFields[] = {{"timing.median_us", Kind::number}, {"timing.repetitions", Kind::number},
                                   {"model.bytes", Kind::number},      {"model.flops", Kind::number}};
 constexpr Field kReasonFields[] = {{"reason", Kind::string}};
+// A capacity count (kernel = capacity) launches nothing: its result is this object, not a timing.
+constexpr Field kCapacityFields[] = {{"capacity", Kind::object},
+                                     {"capacity.sequences", Kind::number},
+                                     {"capacity.bytes_reserved", Kind::number},
+                                     {"capacity.bytes_used", Kind::number},
+                                     {"capacity.fragmentation", Kind::number}};
 
 void require(const json& obj, const std::string& prefix, std::span<const Field> fields) {
   for (const Field& f : fields) {
@@ -144,7 +150,10 @@ void validate_results(const json& doc) {
     const json& pt = points[i];
     require(pt, p, kPointFields);
     const std::string status = pt.at("status").get<std::string>();
-    if (status == kStatusOk) {
+    if (status == kStatusOk && pt.contains("capacity")) {
+      require(pt, p, kCapacityFields);
+      if (pt.contains("timing")) throw SchemaError(p + ".timing", "a capacity point reports no timing");
+    } else if (status == kStatusOk) {
       require(pt, p, kVerificationFields);
       require(pt, p, kTimedFields);
       if (!pt.at("verification").at("passed").get<bool>())

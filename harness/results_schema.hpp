@@ -15,10 +15,12 @@
 namespace decode_bench {
 
 inline constexpr int kResultsSchemaMajor = 1;
-inline constexpr int kResultsSchemaMinor = 0;
-std::string results_schema_version();  // "1.0"
+// 1.1: an "ok" point may carry a `capacity` object instead of verification/timing/model.
+inline constexpr int kResultsSchemaMinor = 1;
+std::string results_schema_version();  // "1.1"
 
-// Point status values. Only "ok" points carry timing; the others carry `reason`.
+// Point status values. Only "ok" points carry timing (or, for capacity counts, a `capacity`
+// object); the others carry `reason`.
 inline constexpr std::string_view kStatusOk = "ok";
 inline constexpr std::string_view kStatusVerificationFailed = "verification_failed";
 inline constexpr std::string_view kStatusSkipped = "skipped";

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
 
@@ -72,6 +74,29 @@ CapacityResult measure_capacity(PoolKind kind, const CapacityQuery& q, BackendKi
   result.stats = pool->stats();
   result.mean_length = result.sequences ? static_cast<double>(total_length) / static_cast<double>(result.sequences) : 0;
   return result;
+}
+
+CapacityCheck measure_capacity_checked(PoolKind pool, const CapacityQuery& query, bool with_device) {
+  CapacityCheck check{measure_capacity(pool, query, BackendKind::accounting), std::nullopt};
+  if (with_device) check.device = measure_capacity(pool, query, BackendKind::device);
+  return check;
+}
+
+nlohmann::json CapacityResult::to_json() const {
+  return {{"backend", backend_name(backend)},
+          {"sequences", sequences},
+          {"bytes_reserved", stats.bytes_reserved},
+          {"bytes_used", stats.bytes_used},
+          {"fragmentation", stats.fragmentation()},
+          {"internal_waste_bytes", stats.internal_waste()},
+          {"arena_bytes", stats.arena_bytes},
+          {"metadata_bytes", stats.metadata_bytes},
+          {"units_total", stats.units_total},
+          {"units_used", stats.units_used},
+          {"logical_tokens", stats.logical_tokens},
+          {"stored_tokens", stats.stored_tokens},
+          {"mean_length", mean_length},
+          {"stopped_by", stopped_by}};
 }
 
 std::optional<std::uint64_t> parse_byte_size(std::string_view text) {

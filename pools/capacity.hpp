@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "pools/kv_layout.hpp"
 #include "pools/length_distribution.hpp"
 #include "pools/memory_backend.hpp"
@@ -51,11 +53,26 @@ struct CapacityResult {
   PoolStats stats;                  // at the moment of refusal
   std::string stopped_by;           // the refusing PoolError's kind and message
   double mean_length = 0;           // of the sequences held (prefix + suffix)
+
+  // {backend, sequences, bytes_reserved, bytes_used, fragmentation, ..., mean_length, stopped_by}:
+  // the object `decode-bench capacity --output` writes per backend and a sweep point's `capacity`.
+  nlohmann::json to_json() const;
 };
 
 // Throws PoolError(InvalidArgument) for a bad query, PoolError(OutOfDeviceMemory) when the
 // device cannot allocate the budget.
 CapacityResult measure_capacity(PoolKind pool, const CapacityQuery& query, BackendKind backend);
+
+// The exact host simulation always; with `with_device` the same count again on real cudaMalloc'd
+// arenas. The simulation is the reference, the device run proves the arenas really exist; callers
+// decide `with_device` from device_unavailable_reason() (harness/device_query.hpp).
+struct CapacityCheck {
+  CapacityResult host;                   // accounting backend
+  std::optional<CapacityResult> device;  // device backend, when asked for
+  bool agree() const { return !device || device->sequences == host.sequences; }
+  const CapacityResult& measured() const { return device ? *device : host; }  // the closest to real memory
+};
+CapacityCheck measure_capacity_checked(PoolKind pool, const CapacityQuery& query, bool with_device);
 
 // "4GiB", "512MiB", "1.5GB", "4096": binary suffixes (KiB.., and bare K/M/G/T), decimal (KB..),
 // optional B. nullopt for anything else (or a non-integral byte count).

@@ -24,7 +24,7 @@ Number parse_number(std::string_view text, std::string_view field, std::string_v
 }
 
 // Smallest N with mean(N) >= target, where mean(N) = sum k^(1-s) / sum k^-s over k = 1..N.
-std::int64_t zipf_support_for_mean(double target, double s, std::string_view whole) {
+std::int64_t zipf_support_for_mean(double target, double s) {
   double weight = 0, weighted = 0;
   for (std::int64_t k = 1; k <= kZipfMaxSupport; ++k) {
     const double w = std::pow(static_cast<double>(k), -s);
@@ -32,11 +32,23 @@ std::int64_t zipf_support_for_mean(double target, double s, std::string_view who
     weighted += w * static_cast<double>(k);
     if (weighted / weight >= target) return k;
   }
-  bad(whole, "mean " + std::to_string(target) + " is out of reach for s = " + std::to_string(s) +
-                 " within lengths up to 2^24 (lower s or the mean)");
+  throw std::invalid_argument("mean " + std::to_string(target) + " is out of reach for s = " + std::to_string(s) +
+                              " within lengths up to 2^24 (lower s or the mean)");
 }
 
 }  // namespace
+
+LengthDistribution LengthDistribution::uniform(std::int64_t lo, std::int64_t hi) {
+  if (lo < 1 || hi < lo)
+    throw std::invalid_argument("need 1 <= LO <= HI (got " + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  return {Kind::uniform, lo, hi, 0.5 * static_cast<double>(lo + hi), 0};
+}
+
+LengthDistribution LengthDistribution::zipf(double mean, double exponent) {
+  if (!(mean >= 1)) throw std::invalid_argument("zipf needs mean=M with M >= 1");
+  if (!(exponent > 0)) throw std::invalid_argument("s must be > 0");
+  return {Kind::zipf, 1, zipf_support_for_mean(mean, exponent), mean, exponent};
+}
 
 LengthDistribution LengthDistribution::parse(std::string_view text) {
   const auto colon = text.find(':');
@@ -51,16 +63,16 @@ LengthDistribution LengthDistribution::parse(std::string_view text) {
   if (kind == "uniform") {
     const auto dots = args.find("..");
     if (dots == std::string_view::npos) bad(text, "expected uniform:LO..HI");
-    d.kind = Kind::uniform;
-    d.lo = parse_number<std::int64_t>(args.substr(0, dots), args.substr(0, dots), text);
-    d.hi = parse_number<std::int64_t>(args.substr(dots + 2), args.substr(dots + 2), text);
-    if (d.lo < 1 || d.hi < d.lo) bad(text, "need 1 <= LO <= HI");
-    d.mean = 0.5 * static_cast<double>(d.lo + d.hi);
-    return d;
+    const auto lo = parse_number<std::int64_t>(args.substr(0, dots), args.substr(0, dots), text);
+    const auto hi = parse_number<std::int64_t>(args.substr(dots + 2), args.substr(dots + 2), text);
+    try {
+      return uniform(lo, hi);
+    } catch (const std::invalid_argument& e) {
+      bad(text, e.what());
+    }
   }
   if (kind == "zipf") {
-    d.kind = Kind::zipf;
-    d.mean = -1;
+    double mean = -1, exponent = 1.1;
     std::string_view rest = args;
     while (!rest.empty()) {
       const auto comma = rest.find(',');
@@ -69,15 +81,15 @@ LengthDistribution LengthDistribution::parse(std::string_view text) {
       const auto eq = item.find('=');
       if (eq == std::string_view::npos) bad(text, "'" + std::string(item) + "' is not key=value");
       const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
-      if (key == "mean") d.mean = parse_number<double>(value, value, text);
-      else if (key == "s") d.exponent = parse_number<double>(value, value, text);
+      if (key == "mean") mean = parse_number<double>(value, value, text);
+      else if (key == "s") exponent = parse_number<double>(value, value, text);
       else bad(text, "unknown key '" + std::string(key) + "' (mean, s)");
     }
-    if (!(d.mean >= 1)) bad(text, "zipf needs mean=M with M >= 1");
-    if (!(d.exponent > 0)) bad(text, "s must be > 0");
-    d.lo = 1;
-    d.hi = zipf_support_for_mean(d.mean, d.exponent, text);
-    return d;
+    try {
+      return zipf(mean, exponent);
+    } catch (const std::invalid_argument& e) {
+      bad(text, e.what());
+    }
   }
   bad(text, "unknown distribution '" + std::string(kind) + "' (fixed, uniform, zipf)");
 }

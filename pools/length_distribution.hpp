@@ -23,6 +23,9 @@ struct LengthDistribution {
   // Throws std::invalid_argument naming the text and the reason.
   static LengthDistribution parse(std::string_view text);
   static LengthDistribution fixed(std::int64_t len) { return {Kind::fixed, len, len, double(len), 0}; }
+  // The same forms built from numbers (sweep points); throw std::invalid_argument with the reason.
+  static LengthDistribution uniform(std::int64_t lo, std::int64_t hi);
+  static LengthDistribution zipf(double mean, double exponent);
   std::string describe() const;
 };
 

@@ -7,6 +7,7 @@
 // free list with a seed; churned runs random admits/releases of page groups first, leaving the
 // free list in the scrambled order a long-running server would have.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,13 @@ constexpr std::string_view page_order_name(PageOrder o) {
     case PageOrder::churned: return "churned";
   }
   return "?";
+}
+
+// The inverse of page_order_name; nullopt for any other text.
+constexpr std::optional<PageOrder> parse_page_order(std::string_view s) {
+  for (PageOrder o : {PageOrder::sequential, PageOrder::shuffled, PageOrder::churned})
+    if (s == page_order_name(o)) return o;
+  return std::nullopt;
 }
 
 class PageAllocator {

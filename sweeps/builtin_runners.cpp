@@ -5,6 +5,7 @@
 #include "harness/ceilings.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
+#include "sweeps/capacity_runner.hpp"
 #include "sweeps/decode_runner.hpp"
 
 namespace decode_bench::sweeps {
@@ -16,6 +17,8 @@ void register_builtin_runners(RunnerRegistry& registry) {
   // Batched decode is the same split-K kernel over many sequences (grid z = sequence); the name
   // exists so presets can label FlashInfer/vLLM-style batch experiments.
   registry.add(make_gpu_decode_runner("batch_decode"));
+  // Sequences per memory budget (Figure 5): the exact host simulation, plus real arenas on a GPU.
+  registry.add(make_capacity_runner());
 }
 
 DriverHooks gpu_driver_hooks(int device) {

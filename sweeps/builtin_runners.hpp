@@ -7,7 +7,7 @@
 namespace decode_bench::sweeps {
 
 // Registers one runner per kernel this build can measure (cpu_reference, baseline, flash_decode,
-// ...). Kernels without a runner are recorded as skipped with that reason.
+// batch_decode, capacity). Kernels without a runner are recorded as skipped with that reason.
 void register_builtin_runners(RunnerRegistry& registry);
 
 // device_info from the CUDA runtime (the results schema's device block), free memory from

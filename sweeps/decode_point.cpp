@@ -13,14 +13,18 @@ std::int64_t DecodePoint::max_len() const {
 }
 std::int64_t DecodePoint::total_tokens() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
 
+// Each reason names the parameter and its value: it is all a reader of a "skipped" point gets.
 std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
-  if (p.value("prefix_len", 0) > 0) return std::string("shared-prefix decode is not in this build");
+  if (const std::int64_t prefix = p.value("prefix_len", std::int64_t{0}); prefix > 0)
+    return "prefix_len " + std::to_string(prefix) + ": shared-prefix decode is not in this build";
   if (p.value("length_dist", std::string("fixed")) == "zipf")
     return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
-  if (!head_dim_supported(shape.head_dim)) return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
+  if (!head_dim_supported(shape.head_dim))
+    return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
   if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
-    return "GQA group " + std::to_string(shape.group()) + " has no compiled kernel (1, 2, 4, 8)";
+    return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) + " / heads_kv " +
+           std::to_string(shape.heads_kv) + ") has no compiled kernel (1, 2, 4, 8)";
   return std::nullopt;
 }
 

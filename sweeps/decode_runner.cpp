@@ -47,9 +47,8 @@ void fill_random(std::vector<T>& out, std::uint64_t seed) {
   }
 }
 
-PageOrder page_order_of(const std::string& s) {
-  return s == "shuffled" ? PageOrder::shuffled : s == "churned" ? PageOrder::churned : PageOrder::sequential;
-}
+// The axis table has already checked the value.
+PageOrder page_order_of(const std::string& s) { return parse_page_order(s).value_or(PageOrder::sequential); }
 
 // The KV state of one point: the pool, its sequences, and the host copy the reference reads.
 template <class T>
@@ -254,7 +253,8 @@ class CpuReferenceRunner final : public PointRunner {
   std::optional<std::string> cannot_run(const Point& point) const override {
     if (point.parameters.value("layout", std::string("contiguous")) != "contiguous")
       return std::string("the CPU reference reads host memory; paged layouts are checked in the unit tests");
-    if (point.parameters.value("prefix_len", 0) > 0) return std::string("shared-prefix decode is not in this build");
+    if (const std::int64_t prefix = point.parameters.value("prefix_len", std::int64_t{0}); prefix > 0)
+      return "prefix_len " + std::to_string(prefix) + ": shared-prefix decode is not in this build";
     return std::nullopt;
   }
   std::uint64_t device_bytes_needed(const Point&) const override { return 0; }

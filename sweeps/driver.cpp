@@ -78,11 +78,17 @@ PointResult run_one(const Point& point, const RunnerRegistry& runners, const Dri
   return result;
 }
 
+// The plan's parameters, plus any the runner derived from them and returned under "parameters"
+// (capacity: max_seq_len, which the Figure 5 plot reads as a parameter). A planned value always
+// wins, so a point's parameters never disagree with its id.
 void stamp(json& record, const Point& point) {
+  json parameters = point.parameters;
+  if (const auto derived = record.find("parameters"); derived != record.end() && derived->is_object())
+    for (const auto& [key, value] : derived->items()) parameters.emplace(key, value);
   record["id"] = point.id;
   record["experiment"] = point.experiment;
   record["index"] = point.index;
-  record["parameters"] = point.parameters;
+  record["parameters"] = std::move(parameters);
 }
 
 // Points that a resumed run keeps. An "error" point is run again: the failure may have been the

@@ -42,9 +42,11 @@ struct PointRunner {
   // Default: sweeps/memory_estimate.hpp.
   virtual std::uint64_t device_bytes_needed(const Point& point) const;
   // Builds the KV state, verifies, times. Returns the point's JSON: status plus verification /
-  // timing / model / counters / reason as docs/results.md requires for that status. The driver
-  // fills id, experiment, index and parameters. Throw CudaError for CUDA failures (a sticky one
-  // stops the sweep after saving), std::bad_alloc for host memory exhaustion.
+  // timing / model / counters / reason (or a capacity object) as docs/results.md requires for that
+  // status. The driver fills id, experiment, index and parameters; a runner may return
+  // "parameters" holding values it derived (added to the planned ones, never replacing them).
+  // Throw CudaError for CUDA failures (a sticky one stops the sweep after saving), std::bad_alloc
+  // for host memory exhaustion.
   virtual nlohmann::json run(const Point& point, RunContext& ctx) = 0;
 };
 

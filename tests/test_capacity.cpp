@@ -145,6 +145,21 @@ TEST(LengthDistribution, ParsesEveryFormAndRejectsBadText) {
   }
 }
 
+// The numeric constructors the sweep's capacity points use; parse() is built on them.
+TEST(LengthDistribution, NumericFormsMatchTheParsedOnes) {
+  const auto u = LengthDistribution::uniform(1, 1023);
+  EXPECT_EQ(u.describe(), LengthDistribution::parse("uniform:1..1023").describe());
+  EXPECT_DOUBLE_EQ(u.mean, 512);
+  const auto z = LengthDistribution::zipf(512, 1.5), zp = LengthDistribution::parse("zipf:mean=512,s=1.5");
+  EXPECT_EQ(z.hi, zp.hi);
+  EXPECT_GT(z.hi, 512);
+  EXPECT_THROW(LengthDistribution::uniform(0, 5), std::invalid_argument);
+  EXPECT_THROW(LengthDistribution::uniform(9, 3), std::invalid_argument);
+  EXPECT_THROW(LengthDistribution::zipf(0.5, 1.5), std::invalid_argument);
+  EXPECT_THROW(LengthDistribution::zipf(512, 0), std::invalid_argument);
+  EXPECT_THROW(LengthDistribution::zipf(1e9, 3), std::invalid_argument);  // out of reach below 2^24
+}
+
 TEST(ByteSize, SuffixesParse) {
   EXPECT_EQ(parse_byte_size("4GiB"), std::uint64_t{4} << 30);
   EXPECT_EQ(parse_byte_size("4G"), std::uint64_t{4} << 30);

@@ -114,6 +114,36 @@ TEST(ResultsSchema, NewerMajorVersionIsRejected) {
   EXPECT_EQ(rejection_path(doc), "schema_version");
 }
 
+// A capacity count (kernel = capacity, schema 1.1) is "ok" with a `capacity` object and no
+// verification, timing or model; the count's fields are required instead.
+json with_capacity_point() {
+  json doc = example_document();
+  doc["points"].push_back({{"id", "capacity/layout=paged"},
+                           {"parameters", {{"kernel", "capacity"}, {"layout", "paged"}, {"max_seq_len", 512}}},
+                           {"status", "ok"},
+                           {"capacity", {{"sequences", 8192}, {"bytes_reserved", 4294967296}, {"bytes_used", 4294967296},
+                                         {"fragmentation", 0.0}, {"backend", "accounting"}}}});
+  return doc;
+}
+
+TEST(ResultsSchema, CapacityPointsCarryACountInsteadOfTiming) {
+  EXPECT_EQ(rejection_path(with_capacity_point()), "<accepted>");
+  EXPECT_EQ(results_schema_version(), "1.1");
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["points"][2]["capacity"].erase("sequences"); }, "points[2].capacity.sequences"},
+      {[](json& d) { d["points"][2]["capacity"]["bytes_used"] = "all"; }, "points[2].capacity.bytes_used"},
+      {[](json& d) { d["points"][2]["capacity"] = 8192; }, "points[2].capacity"},
+      {[](json& d) { d["points"][2]["timing"] = {{"median_us", 1.0}, {"repetitions", 1}}; }, "points[2].timing"},
+      // Without the object it is an ordinary ok point, and those need verification.
+      {[](json& d) { d["points"][2].erase("capacity"); }, "points[2].verification"},
+  };
+  for (const auto& [mutate, path] : cases) {
+    json doc = with_capacity_point();
+    mutate(doc);
+    EXPECT_EQ(rejection_path(doc), path);
+  }
+}
+
 // Every field that docs/results.schema.json lists as required is also enforced by the reader.
 void check_schema_required(const json& schema, const json& instance, const std::string& path) {
   if (!schema.contains("required")) return;
@@ -145,6 +175,14 @@ TEST(ResultsSchema, JsonSchemaFileAgreesWithReader) {
     json doc = example_document();
     doc["points"][0].erase(key.get<std::string>());
     EXPECT_EQ(rejection_path(doc), "points[0]." + key.get<std::string>());
+  }
+  // The capacity object's required fields, on the capacity point of with_capacity_point().
+  const json& capacity_required = item["properties"]["capacity"]["required"];
+  EXPECT_EQ(capacity_required.size(), 4u);
+  for (const auto& key : capacity_required) {
+    json doc = with_capacity_point();
+    doc["points"][2]["capacity"].erase(key.get<std::string>());
+    EXPECT_EQ(rejection_path(doc), "points[2].capacity." + key.get<std::string>());
   }
 }
 

@@ -247,6 +247,29 @@ TEST_F(SweepDriver, AnInvalidPointFromARunnerBecomesAnError) {
   EXPECT_NE(last["reason"].get<std::string>().find("invalid point"), std::string::npos) << last.dump();
 }
 
+// A runner may add parameters it derives (capacity: max_seq_len) but cannot change planned ones.
+TEST_F(SweepDriver, RunnersAddDerivedParametersButNeverReplacePlannedOnes) {
+  struct Deriving : PointRunner {
+    std::string name() const override { return "baseline"; }
+    json run(const Point& p, RunContext&) override {
+      json r = ok_point(1);
+      r["parameters"] = {{"max_seq_len", 2 * p.parameters["T"].get<int>()}, {"T", 999}};
+      return r;
+    }
+  };
+  registry.add(std::make_unique<Deriving>());
+  const Plan p = plan();
+  const SweepOutcome out = run_sweep(p, registry, host_default_hooks(), options("r.json"));
+  const json& derived = out.document["points"][10];
+  EXPECT_EQ(derived["status"], "ok");
+  EXPECT_EQ(derived["parameters"]["max_seq_len"], 10);
+  EXPECT_EQ(derived["parameters"]["T"], 5);
+  json planned_plus = p.points[10].parameters;
+  planned_plus["max_seq_len"] = 10;
+  EXPECT_EQ(derived["parameters"], planned_plus);
+  EXPECT_EQ(out.document["points"][0]["parameters"], p.points[0].parameters);  // nothing derived
+}
+
 json comparable(const json& doc) {
   json out = json::array();
   for (const auto& p : doc["points"])

@@ -1,8 +1,8 @@
 """Loading results documents with schema checks that name the offending field.
 
 Mirrors harness/results_schema.cpp: a newer major version or a missing/mistyped required field is
-rejected with its JSON path. Points with a "capacity" object (from `decode-bench capacity`) need
-no timing. Several files can be combined: their points are concatenated.
+rejected with its JSON path. Points with a "capacity" object (sweep points with kernel=capacity,
+schema 1.1) need no timing. Several files can be combined: their points are concatenated.
 """
 import json
 import math
@@ -58,7 +58,9 @@ def validate(doc):
         if status != "ok":
             continue
         if "capacity" in point:
-            _require(point, p, "capacity", dict, "an object")
+            capacity = _require(point, p, "capacity", dict, "an object")
+            for key in ("sequences", "bytes_reserved", "bytes_used", "fragmentation"):
+                _require(capacity, f"{p}.capacity", key, float, "a number")
             continue
         _require(point, p, "timing", dict, "an object")
         _require(point["timing"], f"{p}.timing", "median_us", float, "a number")

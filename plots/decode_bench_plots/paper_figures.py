@@ -117,7 +117,8 @@ def fig4_end_to_end(doc, out_dir, note):
 def fig5_capacity(doc, out_dir, note):
     pts = [p for p in ok_points(doc) if isinstance(p.get("capacity"), dict) and param(p, "max_seq_len")]
     if not pts:
-        return note("fig5_capacity", "no capacity points (run `decode-bench capacity --output` and pass that file too)")
+        return note("fig5_capacity", "no capacity points (run the preset's capacity experiment, "
+                    "e.g. `decode-bench sweep --preset paper --experiment capacity`, and pass that file too)")
     groups = defaultdict(list)
     for p in pts:
         layout = param(p, "layout", "?")

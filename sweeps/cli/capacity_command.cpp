@@ -44,19 +44,12 @@ struct Point {
 
 struct Row {
   Point point;
-  CapacityResult host;
-  std::optional<CapacityResult> device;
+  CapacityCheck counts;
 };
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-std::optional<PageOrder> parse_page_order(const std::string& s) {
-  for (PageOrder o : {PageOrder::sequential, PageOrder::shuffled, PageOrder::churned})
-    if (s == page_order_name(o)) return o;
-  return std::nullopt;
-}
 
 // One contiguous point per max_seq_len; paged points per page size, with and without sharing
 // when there is a prefix (contiguous has nothing to share).
@@ -126,24 +119,6 @@ std::vector<Point> custom_points(const CapacityOptions& o) {
   return points;
 }
 
-nlohmann::json result_json(const CapacityResult& r) {
-  const auto& s = r.stats;
-  return {{"backend", backend_name(r.backend)},
-          {"sequences", r.sequences},
-          {"bytes_reserved", s.bytes_reserved},
-          {"bytes_used", s.bytes_used},
-          {"fragmentation", s.fragmentation()},
-          {"internal_waste_bytes", s.internal_waste()},
-          {"arena_bytes", s.arena_bytes},
-          {"metadata_bytes", s.metadata_bytes},
-          {"units_total", s.units_total},
-          {"units_used", s.units_used},
-          {"logical_tokens", s.logical_tokens},
-          {"stored_tokens", s.stored_tokens},
-          {"mean_length", r.mean_length},
-          {"stopped_by", r.stopped_by}};
-}
-
 nlohmann::json row_json(const Row& row) {
   const auto& q = row.point.query;
   nlohmann::json j = {{"section", row.point.section},
@@ -162,8 +137,8 @@ nlohmann::json row_json(const Row& row) {
     j["page_order"] = page_order_name(q.page_order);
   }
   if (q.prefix > 0) j["share_prefix"] = q.share_prefix;
-  j["host"] = result_json(row.host);
-  if (row.device) j["device"] = result_json(*row.device);
+  j["host"] = row.counts.host.to_json();
+  if (row.counts.device) j["device"] = row.counts.device->to_json();
   return j;
 }
 
@@ -180,16 +155,17 @@ void print_table(const std::vector<Row>& rows) {
                   std::string(dtype_name(q.layout.dtype)).c_str(), q.lengths.describe().c_str(),
                   q.prefix > 0 ? (", shared prefix " + std::to_string(q.prefix)).c_str() : "");
       std::printf("  %-10s %8s %5s %-6s %10s %12s %12s %7s  %-15s%s\n", "pool", "max_len", "page", "prefix", "sequences",
-                  "reserved", "used", "frag", "stopped by", rows.back().device ? "  device" : "");
+                  "reserved", "used", "frag", "stopped by", rows.back().counts.device ? "  device" : "");
     }
     const bool paged = row.point.pool == PoolKind::paged;
-    const auto& s = row.host.stats;
+    const CapacityResult& host = row.counts.host;
+    const auto& s = host.stats;
     std::printf("  %-10s %8lld %5s %-6s %10lld %12s %12s %6.1f%%  %-15s", std::string(pool_kind_name(row.point.pool)).c_str(),
                 static_cast<long long>(q.max_seq_len), paged ? std::to_string(q.page_size).c_str() : "-",
-                q.prefix == 0 ? "-" : (q.share_prefix ? "fork" : "copy"), static_cast<long long>(row.host.sequences),
+                q.prefix == 0 ? "-" : (q.share_prefix ? "fork" : "copy"), static_cast<long long>(host.sequences),
                 format_bytes(s.bytes_reserved).c_str(), format_bytes(s.bytes_used).c_str(), 100 * s.fragmentation(),
-                error_kind(row.host.stopped_by).c_str());
-    if (row.device) std::printf("  %6lld", static_cast<long long>(row.device->sequences));
+                error_kind(host.stopped_by).c_str());
+    if (row.counts.device) std::printf("  %6lld", static_cast<long long>(row.counts.device->sequences));
     std::printf("\n");
   }
 }
@@ -208,15 +184,12 @@ int run_capacity(const CapacityOptions& o, bool grid_given, const CommandContext
   std::vector<Row> rows;
   bool agree = true;
   for (const auto& p : points) {
-    Row row{p, measure_capacity(p.pool, p.query, BackendKind::accounting), std::nullopt};
-    if (use_device) {
-      row.device = measure_capacity(p.pool, p.query, BackendKind::device);
-      if (row.device->sequences != row.host.sequences) {
-        agree = false;
-        std::cerr << "decode-bench: capacity: device and host simulation disagree for " << pool_kind_name(p.pool)
-                  << " max_seq_len " << p.query.max_seq_len << ": " << row.device->sequences << " vs "
-                  << row.host.sequences << "\n";
-      }
+    Row row{p, measure_capacity_checked(p.pool, p.query, use_device)};
+    if (!row.counts.agree()) {
+      agree = false;
+      std::cerr << "decode-bench: capacity: device and host simulation disagree for " << pool_kind_name(p.pool)
+                << " max_seq_len " << p.query.max_seq_len << ": " << row.counts.device->sequences << " vs "
+                << row.counts.host.sequences << "\n";
     }
     rows.push_back(std::move(row));
   }

@@ -1,0 +1,66 @@
+// Why the GPU decode runners skip a valid point (sweeps/decode_point.hpp), host-side: each reason
+// names the parameter and its value, since the reason is all a "skipped" point records.
+#include <gtest/gtest.h>
+
+#include "sweeps/decode_point.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+// A point the decode runners support: flash-decode, FP16, 32 q heads over 8 KV heads (group 4),
+// d = 128, fixed lengths, no prefix.
+json supported() {
+  return {{"kernel", "flash_decode"}, {"layout", "paged"},     {"dtype", "fp16"},       {"heads_q", 32},
+          {"heads_kv", 8},            {"head_dim", 128},       {"batch", 4},            {"T", 4096},
+          {"length_dist", "fixed"},   {"prefix_len", 0},       {"page_size", 16}};
+}
+
+std::string reason_for(const json& change) {
+  json p = supported();
+  p.update(change);
+  const auto reason = decode_point_unsupported(p);
+  return reason ? *reason : "<supported>";
+}
+
+TEST(DecodePointUnsupported, SupportedPointsHaveNoReason) {
+  EXPECT_EQ(reason_for(json::object()), "<supported>");
+  // Every compiled head_dim and GQA group, and the axis defaults (an almost empty point).
+  for (int d : {64, 128, 256}) EXPECT_EQ(reason_for({{"head_dim", d}}), "<supported>") << d;
+  for (int g : {1, 2, 4, 8}) EXPECT_EQ(reason_for({{"heads_q", 8 * g}}), "<supported>") << g;
+  EXPECT_EQ(reason_for({{"length_dist", "uniform"}}), "<supported>");
+  const auto defaults = decode_point_unsupported(json{{"kernel", "baseline"}});
+  EXPECT_FALSE(defaults.has_value()) << *defaults;
+}
+
+TEST(DecodePointUnsupported, SharedPrefixNamesPrefixLen) {
+  EXPECT_EQ(reason_for({{"prefix_len", 1024}, {"suffix_len", 128}, {"T", 1152}}),
+            "prefix_len 1024: shared-prefix decode is not in this build");
+}
+
+TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {
+  const std::string r = reason_for({{"length_dist", "zipf"}, {"zipf_alpha", 1.5}});
+  EXPECT_NE(r.find("length_dist zipf"), std::string::npos) << r;
+  EXPECT_NE(r.find("capacity"), std::string::npos) << r;  // where zipf lengths are supported
+}
+
+TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {
+  EXPECT_EQ(reason_for({{"head_dim", 96}}), "head_dim 96 has no compiled kernel (64, 128, 256)");
+}
+
+TEST(DecodePointUnsupported, GqaGroupNamesBothHeadCounts) {
+  EXPECT_EQ(reason_for({{"heads_q", 3}, {"heads_kv", 1}}),
+            "GQA group 3 (heads_q 3 / heads_kv 1) has no compiled kernel (1, 2, 4, 8)");
+  EXPECT_EQ(reason_for({{"heads_q", 128}, {"heads_kv", 8}}),
+            "GQA group 16 (heads_q 128 / heads_kv 8) has no compiled kernel (1, 2, 4, 8)");
+}
+
+// Several problems: the prefix is reported first (it rules out every kernel in this build).
+TEST(DecodePointUnsupported, ThePrefixReasonComesFirst) {
+  const std::string r = reason_for({{"prefix_len", 64}, {"head_dim", 96}, {"heads_q", 3}, {"heads_kv", 1}});
+  EXPECT_EQ(r.rfind("prefix_len 64:", 0), 0u) << r;
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
