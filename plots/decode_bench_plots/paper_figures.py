@@ -87,7 +87,9 @@ def _throughput_vs_T(doc, out_dir, note, name, title, end_to_end):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drawn = 0
     for kernel in KERNEL_ORDER:
-        pts = _kernel_points(doc, kernel, end_to_end=end_to_end)
+        # One sequence only: the seed's T sweep; batched points (page-size, fragmentation
+        # experiments) at small T would otherwise join the curve as a spurious first point.
+        pts = [p for p in _kernel_points(doc, kernel, end_to_end=end_to_end) if param(p, "batch", 1) == 1]
         if not pts:
             continue
         series = _best_per_T(pts)  # flash-decode: its best block count at each T
