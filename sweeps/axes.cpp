@@ -13,6 +13,8 @@ bool is_contiguous(const json& p) { return p.value("layout", "") == "contiguous"
 bool has_prefix(const json& p) { return p.value("prefix_len", 0) > 0; }
 bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
 bool is_capacity(const json& p) { return p.value("kernel", "") == "capacity"; }
+// Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
+bool sizes_a_slab(const json& p) { return is_contiguous(p) || is_capacity(p); }
 bool times_a_kernel(const json& p) { return !is_capacity(p); }
 // The CPU reference and the 3-kernel baseline have no split-K; capacity launches nothing.
 bool splits_k(const json& p) {
@@ -58,8 +60,9 @@ const std::vector<AxisDef>& table() {
        "physical page placement: in order, randomly permuted, or after allocate/free churn (paged)", false,
        is_paged},
       {"fragmentation", AxisType::number, {}, 1, 1024, 1.0,
-       "max_seq_len over actual length of a contiguous slab (4 = 75% of the slab unused)", false,
-       is_contiguous},
+       "max_seq_len over actual length: of a contiguous slab (4 = 75% of the slab unused), and of any "
+       "pool for capacity points",
+       false, sizes_a_slab},
       {"budget_bytes", AxisType::integer, {}, 1, 1LL << 50, 4LL << 30,
        "KV memory budget the capacity count fills (kernel = capacity)", false, is_capacity},
       {"timing", AxisType::string, {"cold", "hot"}, 0, 0, "cold",

@@ -17,6 +17,7 @@ using nlohmann::json;
 class CapacityRunner final : public PointRunner {
  public:
   std::string name() const override { return "capacity"; }
+  bool needs_gpu() const override { return false; }  // the accounting backend counts exactly
   // device_bytes_needed stays the default estimate, budget_bytes: the device run allocates up to
   // the budget (whole slabs or pages below it), and the host run needs no device memory at all.
 
@@ -25,14 +26,9 @@ class CapacityRunner final : public PointRunner {
     // The same test `decode-bench capacity --backend auto` makes, on the sweep's device.
     const bool with_device = !device_unavailable_reason(ctx.device);
     if (with_device) DB_CUDA_CHECK(cudaSetDevice(ctx.device));
-    CapacityCheck check;
-    try {
-      check = measure_capacity_checked(c.pool, c.query, with_device);
-    } catch (const PoolError& e) {
-      // The driver records a CUDA out-of-memory as "skipped", like any point too big for the GPU.
-      if (e.kind() == PoolErrorKind::OutOfDeviceMemory) throw CudaError(cudaErrorMemoryAllocation, e.what());
-      throw;
-    }
+    // A budget the GPU cannot allocate throws PoolError(OutOfDeviceMemory): the driver records
+    // the point as skipped, like any point too big for the GPU.
+    const CapacityCheck check = measure_capacity_checked(c.pool, c.query, with_device);
     json capacity = check.measured().to_json();
     capacity["lengths"] = c.query.lengths.describe();
     if (check.device) capacity["host_sequences"] = check.host.sequences;

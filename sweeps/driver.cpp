@@ -8,6 +8,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/results_schema.hpp"
+#include "pools/pool_error.hpp"
 #include "sweeps/partial_file.hpp"
 
 namespace decode_bench::sweeps {
@@ -70,6 +71,12 @@ PointResult run_one(const Point& point, const RunnerRegistry& runners, const Dri
       result.record["sticky"] = e.sticky();
       result.stop = e.sticky();
     }
+  } catch (const PoolError& e) {
+    // A pool whose arena the GPU cannot allocate is a point too big for this GPU, like a failed
+    // cudaMalloc above: skipped with the reason, and the sweep goes on. Other pool errors are bugs.
+    result.record = reasoned(e.kind() == PoolErrorKind::OutOfDeviceMemory ? kStatusSkipped : kStatusError,
+                             e.kind() == PoolErrorKind::OutOfDeviceMemory ? std::string("out of device memory: ") + e.what()
+                                                                          : std::string(e.what()));
   } catch (const std::bad_alloc&) {
     result.record = reasoned(kStatusSkipped, "out of host memory");
   } catch (const std::exception& e) {

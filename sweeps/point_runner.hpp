@@ -41,6 +41,9 @@ struct PointRunner {
   // Device bytes the point will allocate; compared with free memory before running.
   // Default: sweeps/memory_estimate.hpp.
   virtual std::uint64_t device_bytes_needed(const Point& point) const;
+  // False when the runner has an exact host-only path (capacity's host simulation), so a sweep of
+  // only such points runs on a machine without a GPU.
+  virtual bool needs_gpu() const { return true; }
   // Builds the KV state, verifies, times. Returns the point's JSON: status plus verification /
   // timing / model / counters / reason (or a capacity object) as docs/results.md requires for that
   // status. The driver fills id, experiment, index and parameters; a runner may return

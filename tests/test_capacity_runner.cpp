@@ -61,13 +61,14 @@ TEST_F(CapacityRunnerTest, PaperPresetGivesFigure5Exactly) {
 
   struct Want {
     std::string layout;
-    double fragmentation;  // contiguous only
+    double fragmentation;
     std::int64_t max_seq_len, sequences;
     const char* stopped_by;
   };
   const Want want[] = {{"contiguous", 1, 512, 8192, "OutOfSlots"},   {"contiguous", 2, 1024, 4096, "OutOfSlots"},
                        {"contiguous", 4, 2048, 2048, "OutOfSlots"},  {"contiguous", 8, 4096, 1024, "OutOfSlots"},
-                       {"paged", 0, 512, 8192, "OutOfPages"}};
+                       {"paged", 1, 512, 8192, "OutOfPages"},        {"paged", 2, 1024, 8192, "OutOfPages"},
+                       {"paged", 4, 2048, 8192, "OutOfPages"},       {"paged", 8, 4096, 8192, "OutOfPages"}};
   const json& points = doc["points"];
   ASSERT_EQ(points.size(), std::size(want)) << points.dump(1);
   for (std::size_t i = 0; i < std::size(want); ++i) {
@@ -85,19 +86,21 @@ TEST_F(CapacityRunnerTest, PaperPresetGivesFigure5Exactly) {
     EXPECT_EQ(p["T"], 512);
     EXPECT_EQ(p["budget_bytes"], std::uint64_t{4} << 30);
     EXPECT_EQ(p["layout"], want[i].layout);
-    if (want[i].layout == "contiguous") EXPECT_EQ(p["fragmentation"], want[i].fragmentation);
-    else EXPECT_EQ(p["page_size"], 16);
+    EXPECT_EQ(p["fragmentation"], want[i].fragmentation);
+    if (want[i].layout == "paged") EXPECT_EQ(p["page_size"], 16);
     EXPECT_EQ(p["max_seq_len"], want[i].max_seq_len);  // where fig5_capacity reads it
     EXPECT_EQ(c["sequences"], want[i].sequences);
     EXPECT_EQ(c["bytes_reserved"], std::uint64_t{4} << 30);
     EXPECT_EQ(c["bytes_used"], static_cast<std::uint64_t>(want[i].sequences) * 512 * 128 * 4 * 2);
-    EXPECT_DOUBLE_EQ(c["fragmentation"].get<double>(), 1.0 - 512.0 / static_cast<double>(want[i].max_seq_len));
+    // Contiguous reserves max_seq_len per slot; paged reserves whole 16-token pages, none unused.
+    const double reserved_per_sequence = want[i].layout == "contiguous" ? want[i].max_seq_len : 512.0;
+    EXPECT_DOUBLE_EQ(c["fragmentation"].get<double>(), 1.0 - 512.0 / reserved_per_sequence);
     EXPECT_DOUBLE_EQ(c["mean_length"].get<double>(), 512.0);
     EXPECT_EQ(c["lengths"], "fixed:512");
     EXPECT_EQ(c["backend"], expected_backend());
     EXPECT_NE(c["stopped_by"].get<std::string>().find(want[i].stopped_by), std::string::npos);
   }
-  EXPECT_EQ(doc["meta"]["sweep"]["status_counts"]["ok"], 5);
+  EXPECT_EQ(doc["meta"]["sweep"]["status_counts"]["ok"], 8);
 }
 
 // Lengths and a shared prefix map as docs/results.md says; the closed forms come from

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness/device_query.hpp"
 #include "harness/results_schema.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/axes.hpp"
@@ -112,6 +113,30 @@ TEST_F(SweepCli, MergeJoinsShardsAndRefusesMixedDevices) {
                     (dir / "m2.json").string() + " --allow-mixed-devices")
                 .exit_code,
             0);
+}
+
+// Capacity needs no GPU: a sweep of only capacity points runs on the host simulation (on a GPU
+// machine, on real device arenas checked against it) and writes a valid results file.
+TEST_F(SweepCli, CapacityOnlySweepRunsWithoutAGpu) {
+  const fs::path out = dir / "capacity.json";
+  const auto r = run_cli("sweep --preset paper --experiment capacity --output " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = json::parse(std::ifstream(out));
+  EXPECT_NO_THROW(validate_results(doc));
+  ASSERT_EQ(doc["points"].size(), 8u);
+  for (const json& p : doc["points"]) {
+    EXPECT_EQ(p["status"], "ok") << p.dump();
+    EXPECT_EQ(p["capacity"]["sequences"], p["parameters"]["layout"] == "paged" ? 8192 : 8192 / p["parameters"]["fragmentation"].get<int>());
+  }
+}
+
+TEST_F(SweepCli, ASweepOfGpuKernelsWithoutAGpuNamesTheReasonAndTheWayOut) {
+  if (!device_unavailable_reason(0)) GTEST_SKIP() << "a CUDA device is present; this tests its absence";
+  const auto r = run_cli("sweep --preset paper --output " + (dir / "x.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no CUDA device found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--experiment capacity"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sweep_test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "sweeps/builtin_runners.hpp"
+#include "pools/pool_error.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/merge.hpp"
 #include "sweeps/partial_file.hpp"
@@ -197,16 +198,22 @@ TEST_F(SweepDriver, CudaErrorsOutOfMemoryAndRefusalsAreRecordedAndTheSweepGoesOn
   };
   runner->hook = [](const Point& p, RunContext&) {
     const int T = p.parameters["T"];
+    if (T == 1) throw PoolError(PoolErrorKind::OutOfDeviceMemory, "cudaMalloc of 8589934592 bytes failed");
     if (T == 3) throw CudaError(cudaErrorMemoryAllocation, "cudaMalloc: out of memory");
     if (T == 4) throw std::bad_alloc();
     if (T == 5) throw CudaError(cudaErrorInvalidValue, "cudaMemcpy: invalid argument");
-    if (T == 6) throw std::runtime_error("pool exhausted");
+    if (T == 6) throw PoolError(PoolErrorKind::OutOfPages, "admit: len 6 needs 1 pages, 0 are free");
   };
   DriverHooks hooks = host_default_hooks();
   hooks.free_device_bytes = [] { return std::optional<std::uint64_t>(7 * 2 * 128 * 2 + 2 * 128 * 4); };
   const SweepOutcome out = run_sweep(plan(), registry, hooks, options("r.json"));
   const json& pts = out.document["points"];
   EXPECT_TRUE(out.complete);
+  // A pool arena the GPU cannot allocate is a point too big for it, not a failure.
+  EXPECT_EQ(pts[0]["status"], "skipped");
+  EXPECT_NE(pts[0]["reason"].get<std::string>().find("out of device memory: OutOfDeviceMemory: cudaMalloc"),
+            std::string::npos)
+      << pts[0]["reason"];
   EXPECT_EQ(pts[1]["status"], "skipped");
   EXPECT_EQ(pts[1]["reason"], "T=2 is not supported");
   EXPECT_EQ(pts[2]["status"], "skipped");
@@ -215,7 +222,7 @@ TEST_F(SweepDriver, CudaErrorsOutOfMemoryAndRefusalsAreRecordedAndTheSweepGoesOn
   EXPECT_EQ(pts[4]["status"], "error");
   EXPECT_EQ(pts[4]["sticky"], false);
   EXPECT_EQ(pts[5]["status"], "error");
-  EXPECT_EQ(pts[5]["reason"], "pool exhausted");
+  EXPECT_EQ(pts[5]["reason"], "OutOfPages: admit: len 6 needs 1 pages, 0 are free");
   EXPECT_EQ(pts[6]["status"], "ok");  // T=7 needs exactly the free bytes
   EXPECT_EQ(pts[7]["status"], "skipped");  // T=8 needs more than is free
   EXPECT_NE(pts[7]["reason"].get<std::string>().find("free"), std::string::npos);

@@ -86,6 +86,15 @@ std::filesystem::path output_path(const SweepArgs& args, const nlohmann::json& d
   return std::filesystem::path(args.output_dir) / (slug(device.value("name", "gpu")) + "-" + utc_stamp() + ".json");
 }
 
+// Every point's runner has a host-only path (or nothing would run at all).
+bool runs_on_host(const Plan& plan) {
+  for (const Point& p : plan.points) {
+    const PointRunner* runner = RunnerRegistry::global().find(p.parameters.value("kernel", ""));
+    if (runner == nullptr || runner->needs_gpu()) return false;
+  }
+  return !plan.points.empty();
+}
+
 void run(const SweepArgs& args, CommandContext& ctx) {
   if (args.list_axes) {
     print_axes();
@@ -96,9 +105,9 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     return true;
   }();
   (void)registered;
-  if (!args.dry_run && !require_gpu(args.device, ctx)) return;
-  // A dry run on a GPU machine still checks each point's memory need against that GPU.
-  const bool have_gpu = !args.dry_run || !device_unavailable_reason(args.device);
+  // A dry run on a GPU machine still checks each point's memory need against that GPU; a plan of
+  // only host-runnable points (capacity) runs without one.
+  const bool have_gpu = !device_unavailable_reason(args.device);
   const DriverHooks hooks = have_gpu ? gpu_driver_hooks(args.device) : host_default_hooks();
   const nlohmann::json device = hooks.device_info();
 
@@ -113,6 +122,11 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     if (const std::uint64_t mem = device.value("memory_bytes", std::uint64_t{0}); mem > 0)
       request.context.device_memory_bytes = mem;
     const Plan plan = make_plan(request);
+    if (!args.dry_run && !have_gpu && !runs_on_host(plan)) {
+      require_gpu(args.device, ctx);
+      std::cerr << "decode-bench: (without a GPU only capacity points run, e.g. --experiment capacity)\n";
+      return;
+    }
 
     if (args.dry_run) {
       std::cout << "preset " << plan.preset.name << ": " << plan.total_points << " points; this run: "
