@@ -16,21 +16,13 @@ ContiguousPoolConfig ContiguousPoolConfig::for_budget(const KVLayout& layout, st
 
 std::string ContiguousPoolConfig::invalid_reason() const {
   if (auto r = layout.invalid_reason(); !r.empty()) return r;
-  if (max_seq_len < 1 || max_seq_len > std::numeric_limits<std::int32_t>::max())
-    return "max_seq_len must be in [1, 2^31) (got " + std::to_string(max_seq_len) + ")";
+  if (auto r = max_seq_len_invalid_reason(max_seq_len); !r.empty()) return r;
   if (max_seqs < 1) return "max_seqs must be >= 1 (got " + std::to_string(max_seqs) + "; is the budget below one slab?)";
   return {};
 }
 
-namespace {
-const ContiguousPoolConfig& validated(const ContiguousPoolConfig& c) {
-  if (auto r = c.invalid_reason(); !r.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "ContiguousPool: " + r);
-  return c;
-}
-}  // namespace
-
 ContiguousPool::ContiguousPool(const ContiguousPoolConfig& config, std::unique_ptr<MemoryBackend> backend)
-    : config_(validated(config)),
+    : config_(validated_config(config, "ContiguousPool")),
       backend_(std::move(backend)),
       k_(*backend_, config_.max_seqs * config_.slab_bytes()),
       v_(*backend_, config_.max_seqs * config_.slab_bytes()),

@@ -14,6 +14,7 @@
 // Accessors stay valid until the sequences they show change (append, release); a paged batch
 // view also until the next batch() call for other handles (the CSR buffers are reused).
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,19 @@
 #include "pools/pool_stats.hpp"
 
 namespace decode_bench {
+
+// Why a pool's max_seq_len is unusable, or empty: lengths travel to kernels as int32.
+inline std::string max_seq_len_invalid_reason(std::int64_t max_seq_len) {
+  if (max_seq_len >= 1 && max_seq_len <= std::numeric_limits<std::int32_t>::max()) return {};
+  return "max_seq_len must be in [1, 2^31) (got " + std::to_string(max_seq_len) + ")";
+}
+
+// `config` when its invalid_reason() is empty; otherwise PoolError(InvalidArgument) naming the pool.
+template <class Config>
+const Config& validated_config(const Config& config, const char* pool) {
+  if (auto r = config.invalid_reason(); !r.empty()) throw PoolError(PoolErrorKind::InvalidArgument, pool + (": " + r));
+  return config;
+}
 
 // A batch of sequences as a kernel takes it. Batch index i is sequence i of `kv`.
 template <class KV>

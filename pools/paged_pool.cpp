@@ -23,23 +23,18 @@ std::string PagedPoolConfig::invalid_reason() const {
   if (auto r = layout.invalid_reason(); !r.empty()) return r;
   if (page_size < 1) return "page_size must be >= 1 (got " + std::to_string(page_size) + ")";
   if (num_pages < 1) return "num_pages must be >= 1 (got " + std::to_string(num_pages) + "; is the budget below one page?)";
-  if (max_seq_len < 1 || max_seq_len > std::numeric_limits<std::int32_t>::max())
-    return "max_seq_len must be in [1, 2^31) (got " + std::to_string(max_seq_len) + ")";
+  if (auto r = max_seq_len_invalid_reason(max_seq_len); !r.empty()) return r;
   if (max_seqs < 1) return "max_seqs must be >= 1 (got " + std::to_string(max_seqs) + ")";
   if (churn_ops < 0) return "churn_ops must be >= 0 (got " + std::to_string(churn_ops) + ")";
   return {};
 }
 
 namespace {
-const PagedPoolConfig& validated(const PagedPoolConfig& c) {
-  if (auto r = c.invalid_reason(); !r.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "PagedPool: " + r);
-  return c;
-}
 std::int64_t pages_for(std::int64_t tokens, int page_size) { return (tokens + page_size - 1) / page_size; }
 }  // namespace
 
 PagedPool::PagedPool(const PagedPoolConfig& config, std::unique_ptr<MemoryBackend> backend)
-    : config_(validated(config)),
+    : config_(validated_config(config, "PagedPool")),
       backend_(std::move(backend)),
       k_(*backend_, config_.num_pages * config_.page_bytes()),
       v_(*backend_, config_.num_pages * config_.page_bytes()),

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/cpu_reference.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
 
@@ -89,6 +90,31 @@ inline PagedSnapshot snapshot(const PagedPool& pool, const std::vector<SequenceH
   s.sequences = st.sequences;
   s.stored = st.stored_tokens;
   return s;
+}
+
+// Appends n random tokens to h and keeps them in `rows` (float pools).
+inline void append_random_rows(KVPool& pool, SequenceHandle h, TokenRows& rows, int n, std::mt19937_64& rng) {
+  for (int i = 0; i < n; ++i) {
+    rows.k.push_back(random_row(pool.layout(), rng));
+    rows.v.push_back(random_row(pool.layout(), rng));
+    pool.append_token(h, std::span<const float>(rows.k.back()), std::span<const float>(rows.v.back()));
+  }
+}
+
+// The float64 reference over rows kept on the side, laid out as one contiguous (1, H_kv, T, D) slab.
+inline ReferenceOutput reference_of(const TokenRows& rows, std::span<const float> q, const KVLayout& layout,
+                                    const DecodeShape& shape) {
+  const auto k = to_hnd(rows.k, layout), v = to_hnd(rows.v, layout);
+  const auto kv = ContiguousKV<float>::make(k.data(), v.data(), layout.heads_kv, rows.size(), layout.head_dim);
+  return reference_decode(kv, 0, rows.size(), q, shape);
+}
+
+// Same stored values, same summation order: the two references agree to the last bit.
+inline void expect_same_reference(const ReferenceOutput& got, const ReferenceOutput& want) {
+  ASSERT_EQ(got.o.size(), want.o.size());
+  ASSERT_EQ(got.lse.size(), want.lse.size());
+  for (std::size_t i = 0; i < want.o.size(); ++i) EXPECT_DOUBLE_EQ(got.o[i], want.o[i]) << "o[" << i << "]";
+  for (std::size_t i = 0; i < want.lse.size(); ++i) EXPECT_DOUBLE_EQ(got.lse[i], want.lse[i]) << "lse[" << i << "]";
 }
 
 }  // namespace decode_bench::testing

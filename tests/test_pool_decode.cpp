@@ -10,31 +10,15 @@
 namespace decode_bench {
 namespace {
 
+using testing::append_random_rows;
+using testing::expect_same_reference;
 using testing::TokenRows;
 
 const DecodeShape kShape{4, 2, 8};  // GQA group 2
 const KVLayout kLayout{2, 8, DType::fp32};
 
-// The reference over the rows kept on the side, laid out as one contiguous (1, H_kv, T, D) slab.
 ReferenceOutput expected(const TokenRows& rows, std::span<const float> q) {
-  const auto k = testing::to_hnd(rows.k, kLayout), v = testing::to_hnd(rows.v, kLayout);
-  const auto kv = ContiguousKV<float>::make(k.data(), v.data(), kLayout.heads_kv, rows.size(), kLayout.head_dim);
-  return reference_decode(kv, 0, rows.size(), q, kShape);
-}
-
-void expect_same(const ReferenceOutput& got, const ReferenceOutput& want) {
-  ASSERT_EQ(got.o.size(), want.o.size());
-  // Same stored values, same summation order: the results agree to the last bits.
-  for (std::size_t i = 0; i < want.o.size(); ++i) EXPECT_DOUBLE_EQ(got.o[i], want.o[i]) << "o[" << i << "]";
-  for (std::size_t i = 0; i < want.lse.size(); ++i) EXPECT_DOUBLE_EQ(got.lse[i], want.lse[i]) << "lse[" << i << "]";
-}
-
-void append_rows(KVPool& pool, SequenceHandle h, TokenRows& rows, int n, std::mt19937_64& rng) {
-  for (int i = 0; i < n; ++i) {
-    rows.k.push_back(testing::random_row(kLayout, rng));
-    rows.v.push_back(testing::random_row(kLayout, rng));
-    pool.append_token(h, std::span<const float>(rows.k.back()), std::span<const float>(rows.v.back()));
-  }
+  return testing::reference_of(rows, q, kLayout, kShape);
 }
 
 class PagedDecode : public ::testing::TestWithParam<PageOrder> {};
@@ -56,13 +40,13 @@ TEST_P(PagedDecode, SequencesForksAndBatchesMatchTheReference) {
                                  testing::random_tokens(kLayout, 32, rng), testing::random_tokens(kLayout, 101, rng)};
   std::vector<SequenceHandle> hs;
   for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
-  append_rows(pool, hs[0], rows[0], 20, rng);  // crosses a page boundary
-  append_rows(pool, hs[1], rows[1], 5, rng);
+  append_random_rows(pool, hs[0], rows[0], 20, rng);  // crosses a page boundary
+  append_random_rows(pool, hs[1], rows[1], 5, rng);
   // A fork of sequence 3 (tail page partly full), then both sides diverge.
   hs.push_back(pool.fork(hs[3]));
   rows.push_back(rows[3]);
-  append_rows(pool, hs[4], rows[4], 30, rng);
-  append_rows(pool, hs[3], rows[3], 3, rng);
+  append_random_rows(pool, hs[4], rows[4], 30, rng);
+  append_random_rows(pool, hs[3], rows[3], 3, rng);
   EXPECT_NE(pool.block_table(hs[3]).back(), pool.block_table(hs[4])[6]) << "the written tail was copied";
   EXPECT_EQ(pool.block_table(hs[3])[0], pool.block_table(hs[4])[0]) << "full prefix pages stay shared";
   if (GetParam() != PageOrder::sequential) {
@@ -71,7 +55,8 @@ TEST_P(PagedDecode, SequencesForksAndBatchesMatchTheReference) {
 
   for (std::size_t i = 0; i < hs.size(); ++i) {
     SCOPED_TRACE("sequence " + std::to_string(i));
-    expect_same(reference_decode(pool.accessor<float>(hs[i]), 0, pool.length(hs[i]), q, kShape), expected(rows[i], q));
+    expect_same_reference(reference_decode(pool.accessor<float>(hs[i]), 0, pool.length(hs[i]), q, kShape),
+                          expected(rows[i], q));
   }
   // The same sequences as one batch, in a shuffled order.
   const std::vector<SequenceHandle> order = {hs[4], hs[1], hs[0], hs[3], hs[2]};
@@ -83,13 +68,14 @@ TEST_P(PagedDecode, SequencesForksAndBatchesMatchTheReference) {
     SCOPED_TRACE("batch entry " + std::to_string(i));
     ASSERT_EQ(batch.lengths_host[i], rows[source[i]].size());
     ASSERT_EQ(batch.seq_lens_device[i], rows[source[i]].size());
-    expect_same(reference_decode(batch.kv, i, batch.lengths_host[i], q, kShape), expected(rows[source[i]], q));
+    expect_same_reference(reference_decode(batch.kv, i, batch.lengths_host[i], q, kShape),
+                          expected(rows[source[i]], q));
   }
   // After more appends the cached batch is rebuilt with the new lengths and pages.
-  append_rows(pool, hs[0], rows[0], 16, rng);
+  append_random_rows(pool, hs[0], rows[0], 16, rng);
   const auto again = pool.batch<float>(order);
   EXPECT_EQ(again.lengths_host[2], rows[0].size());
-  expect_same(reference_decode(again.kv, 2, again.lengths_host[2], q, kShape), expected(rows[0], q));
+  expect_same_reference(reference_decode(again.kv, 2, again.lengths_host[2], q, kShape), expected(rows[0], q));
 }
 
 INSTANTIATE_TEST_SUITE_P(PageOrders, PagedDecode,
@@ -105,14 +91,15 @@ TEST(ContiguousDecode, SequencesForksAndBatchesMatchTheReference) {
   for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
   hs.push_back(pool.fork(hs[0]));  // a copy: contiguous slabs share nothing
   rows.push_back(rows[0]);
-  append_rows(pool, hs[2], rows[2], 9, rng);
-  append_rows(pool, hs[0], rows[0], 2, rng);
+  append_random_rows(pool, hs[2], rows[2], 9, rng);
+  append_random_rows(pool, hs[0], rows[0], 2, rng);
   for (std::size_t i = 0; i < hs.size(); ++i)
-    expect_same(reference_decode(pool.accessor<float>(hs[i]), 0, pool.length(hs[i]), q, kShape), expected(rows[i], q));
+    expect_same_reference(reference_decode(pool.accessor<float>(hs[i]), 0, pool.length(hs[i]), q, kShape),
+                          expected(rows[i], q));
   const auto batch = pool.batch<float>(hs);  // slots 0, 1, 2 in order
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(batch.seq_lens_device[i], rows[i].size());
-    expect_same(reference_decode(batch.kv, i, batch.lengths_host[i], q, kShape), expected(rows[i], q));
+    expect_same_reference(reference_decode(batch.kv, i, batch.lengths_host[i], q, kShape), expected(rows[i], q));
   }
   // Out of slot order is refused by name: ContiguousKV has no slot map.
   const std::vector<SequenceHandle> reversed = {hs[1], hs[0]};
@@ -139,7 +126,7 @@ TEST(PagedDecode, Fp16PoolMatchesTheReference) {
   const auto seq = testing::random_contiguous<__half>(kShape, 45, rng);  // (1, H_kv, 45, D)
   const auto h = pool.admit(std::span<const __half>(seq.k), std::span<const __half>(seq.v), 45);
   const auto q = testing::random_values<float>(kShape.heads_q * kShape.head_dim, rng);
-  expect_same(reference_decode(pool.accessor<__half>(h), 0, 45, q, kShape),
+  expect_same_reference(reference_decode(pool.accessor<__half>(h), 0, 45, q, kShape),
               reference_decode(seq.view(kShape, 45), 0, 45, q, kShape));
 }
 

@@ -142,7 +142,11 @@ TEST(PoolConfigErrors, BadConfigurationsAreRefusedByName) {
   c.layout.head_dim = 0;
   expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument, "head_dim");
   expect_pool_error([&] { ContiguousPool p({{1, 4, DType::fp32}, 0, 4}, make_host_backend()); },
-                    PoolErrorKind::InvalidArgument, "max_seq_len");
+                    PoolErrorKind::InvalidArgument, "ContiguousPool: max_seq_len must be in [1, 2^31) (got 0)");
+  c = small_paged();
+  c.max_seq_len = std::int64_t{1} << 31;  // lengths reach kernels as int32
+  expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument,
+                    "PagedPool: max_seq_len must be in [1, 2^31) (got 2147483648)");
   // A budget below one slab leaves no slot at all.
   const auto tiny = ContiguousPoolConfig::for_budget({1, 128, DType::fp32}, 1000, 512);
   expect_pool_error([&] { ContiguousPool p(tiny, make_host_backend()); }, PoolErrorKind::InvalidArgument, "max_seqs");

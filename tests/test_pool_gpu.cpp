@@ -18,6 +18,8 @@
 namespace decode_bench {
 namespace {
 
+using testing::append_random_rows;
+using testing::expect_same_reference;
 using testing::TokenRows;
 
 const DecodeShape kShape{8, 2, 64};
@@ -31,22 +33,7 @@ std::vector<T> to_host(const T* device_ptr, std::size_t count) {
 }
 
 ReferenceOutput expected(const TokenRows& rows, std::span<const float> q) {
-  const auto k = testing::to_hnd(rows.k, kLayout), v = testing::to_hnd(rows.v, kLayout);
-  return reference_decode(ContiguousKV<float>::make(k.data(), v.data(), kLayout.heads_kv, rows.size(), kLayout.head_dim),
-                          0, rows.size(), q, kShape);
-}
-
-void expect_same(const ReferenceOutput& got, const ReferenceOutput& want) {
-  for (std::size_t i = 0; i < want.o.size(); ++i) ASSERT_DOUBLE_EQ(got.o[i], want.o[i]) << "o[" << i << "]";
-  for (std::size_t i = 0; i < want.lse.size(); ++i) ASSERT_DOUBLE_EQ(got.lse[i], want.lse[i]) << "lse[" << i << "]";
-}
-
-void append_rows(KVPool& pool, SequenceHandle h, TokenRows& rows, int n, std::mt19937_64& rng) {
-  for (int i = 0; i < n; ++i) {
-    rows.k.push_back(testing::random_row(kLayout, rng));
-    rows.v.push_back(testing::random_row(kLayout, rng));
-    pool.append_token(h, std::span<const float>(rows.k.back()), std::span<const float>(rows.v.back()));
-  }
+  return testing::reference_of(rows, q, kLayout, kShape);
 }
 
 TEST(PoolGpu, PagedRoundTripThroughDeviceTables) {
@@ -65,11 +52,11 @@ TEST(PoolGpu, PagedRoundTripThroughDeviceTables) {
                                  testing::random_tokens(kLayout, 512, rng)};
   std::vector<SequenceHandle> hs;
   for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
-  append_rows(pool, hs[1], rows[1], 40, rng);
+  append_random_rows(pool, hs[1], rows[1], 40, rng);
   hs.push_back(pool.fork(hs[0]));  // shares 18 full pages and the partial tail
   rows.push_back(rows[0]);
-  append_rows(pool, hs[3], rows[3], 25, rng);  // copy-on-write of the tail, then new pages
-  append_rows(pool, hs[0], rows[0], 4, rng);
+  append_random_rows(pool, hs[3], rows[3], 25, rng);  // copy-on-write of the tail, then new pages
+  append_random_rows(pool, hs[0], rows[0], 4, rng);
 
   // Token-by-token read back from the device.
   for (std::size_t i = 0; i < hs.size(); ++i) ASSERT_TRUE(testing::reads_back(pool, hs[i], rows[i]));
@@ -91,7 +78,7 @@ TEST(PoolGpu, PagedRoundTripThroughDeviceTables) {
     ASSERT_EQ(lens[i], rows[i].size());
     const auto table = pool.block_table(hs[i]);
     ASSERT_TRUE(std::equal(table.begin(), table.end(), pages.begin() + indptr[i]));
-    expect_same(reference_decode(host_kv, static_cast<int>(i), lens[i], q, kShape), expected(rows[i], q));
+    expect_same_reference(reference_decode(host_kv, static_cast<int>(i), lens[i], q, kShape), expected(rows[i], q));
   }
   // The one-sequence accessor's device row and {0, pages} indptr.
   const auto one = pool.accessor<float>(hs[3]);
@@ -168,8 +155,8 @@ TEST(PoolGpu, ContiguousRoundTrip) {
   for (const auto& r : rows) hs.push_back(testing::admit_rows(pool, r));
   hs.push_back(pool.fork(hs[0]));
   rows.push_back(rows[0]);
-  append_rows(pool, hs[2], rows[2], 50, rng);
-  append_rows(pool, hs[1], rows[1], 7, rng);
+  append_random_rows(pool, hs[2], rows[2], 50, rng);
+  append_random_rows(pool, hs[1], rows[1], 7, rng);
   const auto batch = pool.batch<float>(hs);
   DB_CUDA_CHECK(cudaStreamSynchronize(pool.stream()));
   const std::size_t elems = 3 * pool.config().slab_bytes() / sizeof(float);
@@ -180,7 +167,7 @@ TEST(PoolGpu, ContiguousRoundTrip) {
   host_kv.v = v.data();
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(lens[i], rows[i].size());
-    expect_same(reference_decode(host_kv, i, lens[i], q, kShape), expected(rows[i], q));
+    expect_same_reference(reference_decode(host_kv, i, lens[i], q, kShape), expected(rows[i], q));
   }
 }
 
