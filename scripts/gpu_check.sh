@@ -37,6 +37,8 @@ metrics=$(grep -E '^metrics: ' "$out/selftest.log" | head -1 | sed 's/^metrics: 
 if [ -n "$metrics" ] && command -v ncu > /dev/null; then
   ncu --clock-control none --metrics "$metrics" --csv "$bin" profile-selftest --no-counters > "$out/ncu.csv" 2> "$out/ncu.err"
   echo "ncu: $(grep -c selftest "$out/ncu.csv") metric rows in $out/ncu.csv"
+  python3 scripts/ncu_crosscheck.py "$out/selftest.log" "$out/ncu.csv" > "$out/ncu_crosscheck.txt"
+  tail -1 "$out/ncu_crosscheck.txt"
 fi
 PY=$(command -v python3)
 for preset in "${presets[@]}"; do
