@@ -13,6 +13,10 @@
 // Pointers are device pointers on the device backend and host pointers on the host backend.
 // Accessors stay valid until the sequences they show change (append, release); a paged batch
 // view also until the next batch() call for other handles (the CSR buffers are reused).
+// Device work (uploads, copy-on-write, the batch CSR gather) is ordered on stream(): a kernel on
+// that stream may read an accessor at once; work on any other stream must wait for it first
+// (backend().synchronize() or an event). make_device_backend(nullptr) creates its own
+// non-blocking stream, which the legacy default stream does not wait for.
 #include <cstdint>
 #include <limits>
 #include <span>

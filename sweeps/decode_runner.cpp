@@ -93,11 +93,7 @@ DecodeState<T> build_state(const DecodePoint& d, cudaStream_t stream) {
   }
   st.q.resize(static_cast<std::size_t>(batch) * d.shape.heads_q * d.shape.head_dim);
   fill_random(st.q, d.seed * 7919 + 5);
-  // The pool uploads on its backend's stream, which is its own non-blocking stream when `stream`
-  // is the legacy default: wait for that one, not `stream`, before any kernel reads the pool.
-  st.pool->backend().synchronize();
-  DB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return st;
+  return st;  // uploads may still be in flight on the pool's stream: the runner waits before use
 }
 
 // Verification of every sequence of the batch against the float64 reference on the host copy.
@@ -152,9 +148,10 @@ class GpuDecodeRunner final : public PointRunner {
     json result;
     const auto run_with = [&](const auto& view) {
       using KV = std::decay_t<decltype(view.kv)>;
-      // batch() gathers the block tables on the pool's stream; the decode runs on ctx.stream.
-      // Without this wait a long page-1 table could still be in flight when the kernel reads it
-      // (it was: shuffled page-1 points at T = 2^18 failed verification on the H100).
+      // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
+      // non-blocking one: ctx.stream is the legacy default); the decode runs on ctx.stream. Without
+      // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
+      // shuffled page-1 points at T = 2^18 failed verification on the H100).
       st.pool->backend().synchronize();
       const DecodeProblem problem{d.shape, d.dtype, batch, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
       DecodePlan plan;

@@ -74,9 +74,10 @@ PointResult run_one(const Point& point, const RunnerRegistry& runners, const Dri
   } catch (const PoolError& e) {
     // A pool whose arena the GPU cannot allocate is a point too big for this GPU, like a failed
     // cudaMalloc above: skipped with the reason, and the sweep goes on. Other pool errors are bugs.
-    result.record = reasoned(e.kind() == PoolErrorKind::OutOfDeviceMemory ? kStatusSkipped : kStatusError,
-                             e.kind() == PoolErrorKind::OutOfDeviceMemory ? std::string("out of device memory: ") + e.what()
-                                                                          : std::string(e.what()));
+    if (e.kind() == PoolErrorKind::OutOfDeviceMemory)
+      result.record = reasoned(kStatusSkipped, std::string("out of device memory: ") + e.what());
+    else
+      result.record = reasoned(kStatusError, e.what());
   } catch (const std::bad_alloc&) {
     result.record = reasoned(kStatusSkipped, "out of host memory");
   } catch (const std::exception& e) {

@@ -6,6 +6,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include <cuda_runtime.h>
+
 #include "harness/device_query.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/builtin_runners.hpp"
@@ -86,6 +88,13 @@ std::filesystem::path output_path(const SweepArgs& args, const nlohmann::json& d
   return std::filesystem::path(args.output_dir) / (slug(device.value("name", "gpu")) + "-" + utc_stamp() + ".json");
 }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  cudaGetLastError();  // "no device" is not an error to carry into later calls
+  return count;
+}
+
 // Every point's runner has a host-only path (or nothing would run at all).
 bool runs_on_host(const Plan& plan) {
   for (const Point& p : plan.points) {
@@ -122,7 +131,9 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     if (const std::uint64_t mem = device.value("memory_bytes", std::uint64_t{0}); mem > 0)
       request.context.device_memory_bytes = mem;
     const Plan plan = make_plan(request);
-    if (!args.dry_run && !have_gpu && !runs_on_host(plan)) {
+    // Only a machine with no GPU at all runs on the host: a bad --device index or a too-old GPU
+    // is an error even for a capacity-only plan.
+    if (!args.dry_run && !have_gpu && (cuda_device_count() > 0 || !runs_on_host(plan))) {
       require_gpu(args.device, ctx);
       std::cerr << "decode-bench: (without a GPU only capacity points run, e.g. --experiment capacity)\n";
       return;
