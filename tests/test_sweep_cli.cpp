@@ -14,6 +14,7 @@
 #include "harness/device_query.hpp"
 #include "harness/results_schema.hpp"
 #include "sweep_test_support.hpp"
+#include "tests/gpu_test_support.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/driver.hpp"
 
@@ -136,6 +137,16 @@ TEST_F(SweepCli, ASweepOfGpuKernelsWithoutAGpuNamesTheReasonAndTheWayOut) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no CUDA device found"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--experiment capacity"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
+}
+
+// The host fallback is for machines without any GPU: on a GPU machine a bad --device index is
+// an error even for a plan that could run on the host.
+TEST_F(SweepCli, CapacityOnlySweepWithABadDeviceIndexOnAGpuMachineExitsTwo) {
+  DB_REQUIRE_GPU();
+  const auto r =
+      run_cli("sweep --preset paper --experiment capacity --device 999 --output " + (dir / "x.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(fs::exists(dir / "x.json"));
 }
 
