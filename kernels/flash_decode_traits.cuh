@@ -23,7 +23,7 @@ struct FlashDecodeTraits {
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
   // 4 warps: with the 3-stage cp.async pipeline below, 4 warps x 8 rows (96 KiB of stages, 2
   // blocks per SM) was the best of 7 tilings on the H100 for contiguous and paged alike
-  // (docs/kernel-notes.md, dev run 3).
+  // (docs/kernel-notes.md, session 3).
   static constexpr int kWarps = WARPS > 0 ? WARPS : 4;
   static constexpr int kThreads = kWarps * 32;
   // Rows each row group handles per tile (16-byte vectors of K and V per thread per stage); fewer
