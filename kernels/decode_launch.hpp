@@ -18,13 +18,17 @@ namespace decode_bench {
 
 struct DecodePlan {
   DecodeKernel kernel = DecodeKernel::flash_decode;
-  int num_splits = 1;             // flash_decode: blocks per (sequence, KV head); 1 = no merge kernel
+  int num_splits = 1;             // flash_decode: blocks per (sequence, KV head); 1 = no merge
   int active_splits = 1;          // of those, how many hold at least one token of the longest sequence
   std::int64_t chunk = 0;         // flash_decode: tokens per chunk; split s takes chunks s, s + num_splits, ...
   bool interleaved = false;       // flash_decode: chunk is one tile, so splits take turns tile by tile
   int tile_tokens = 0;            // flash_decode: tokens per block iteration
   int blocks_per_sm = 0;          // occupancy of the main kernel
+  bool fused_merge = true;        // flash_decode: the last split block of a head merges (no second kernel)
   std::size_t workspace_bytes = 0;
+  // The first workspace_init_bytes of the workspace must be zero before the first run on it
+  // (init_decode_workspace); every complete run leaves them zero again.
+  std::size_t workspace_init_bytes = 0;
 };
 
 // Why this problem cannot run on the compiled kernels, or nullopt.
@@ -34,6 +38,10 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& proble
 // split sequences shorter than a couple of tiles per block.
 template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan);
+
+// Zeroes the part of a fresh workspace the kernels expect zero (the fused merge's counters). Call
+// once after allocating (or poisoning) it, outside any timed region.
+cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream);
 
 template <class KV>
 cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,

@@ -15,4 +15,10 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
   return std::nullopt;
 }
 
+cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream) {
+  if (plan.workspace_init_bytes == 0) return cudaSuccess;
+  if (workspace == nullptr || plan.workspace_init_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;
+  return cudaMemsetAsync(workspace, 0, plan.workspace_init_bytes, stream);
+}
+
 }  // namespace decode_bench

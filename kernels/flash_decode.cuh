@@ -5,8 +5,9 @@
 //   sequence s, KV head g, once, for all GROUP query heads that share it, keeping an online
 //   softmax per query head (the plan chooses one long chunk per block or tile-sized interleaving);
 //   it writes one attention state (o normalised, lse) per query head: to the output directly when
-//   num_splits == 1, otherwise to a partial that merge_partials_kernel folds with the (O, LSE)
-//   merge operator (kernels/attention_state.hpp).
+//   num_splits == 1, otherwise to a partial; the last split block of each head to finish folds
+//   them with the (O, LSE) merge operator (kernels/split_merge.cuh), or, for a plan with the
+//   fused merge off, merge_partials_kernel does in a second launch.
 // Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
 // are exp2f; lse is converted back to natural log on output.
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "kernels/fast_divmod.hpp"
 #include "kernels/flash_decode_traits.cuh"
 #include "kernels/row_locator.cuh"
+#include "kernels/split_merge.cuh"
 #include "kernels/vector_load.cuh"
 
 namespace decode_bench::device {
@@ -30,6 +32,8 @@ struct FlashDecodeArgs {
   float* lse;                 // (num_seqs, H_q)                when num_splits == 1
   float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1
   float* partial_lse;         // (num_seqs, H_q, num_splits)    when num_splits > 1
+  unsigned* split_counters;   // (num_seqs, H_kv) when the merge is fused: zero before the launch,
+                              // left zero by it (the last split of each head resets its counter)
   int heads_q;
   int num_splits;
   int chunk;                  // tokens per split, a multiple of the tile size
@@ -199,16 +203,20 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
                                                        const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                        const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                                        RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+  using Ticket = typename RowLocator<KV>::Ticket;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, S = Tr::kStages;
-  extern __shared__ uint4 stage_slots[];
-  const auto slot = [](int stage, int u, int j, int kv_sel) {
-    return stage_slots + ((stage * U * NV + u * NV + j) * 2 + kv_sel) * Tr::kThreads + threadIdx.x;
+  // The dynamic window starts right after the static shared memory, at whatever offset that
+  // leaves. Each warp's cp.async writes 512 contiguous bytes; from a base that was 16 mod 32 bytes
+  // (4176 B of static memory) L1TEX split the copies so that half the global sectors were fetched
+  // twice: L1 traffic 1.25x and L2 2.5x the bytes read, 11% slower at 2M tokens (H100, ncu).
+  extern __shared__ uint4 dynamic_shared[];
+  const std::uint32_t stage_base = (shared_address(dynamic_shared) + Tr::kSharedAlign - 1) & ~(Tr::kSharedAlign - 1u);
+  const auto slot = [stage_base](int stage, int u, int j, int kv_sel) -> std::uint32_t {
+    return stage_base + 16u * (((stage * U * NV + u * NV + j) * 2 + kv_sel) * Tr::kThreads + threadIdx.x);
   };
-  typename RowLocator<KV>::Ticket tickets[U];
   TileCursor load = cur;
-  fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
-  // Copies the tile under `load` into `stage` and moves `load` (and its tickets) one tile on.
-  const auto issue = [&](int stage) {
+  // Copies the tile under `load`, whose rows `tickets` resolve, into `stage`; moves `load` on.
+  const auto issue = [&](int stage, const Ticket (&tickets)[U]) {
     if (!load.valid(len)) return;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -222,25 +230,40 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
       }
     }
     load.template advance<Tr>(args, len);
-    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
   };
+  // Prologue: the rows of the first S tiles are resolved together, so a paged block waits for
+  // one page-table round trip before its first copies, not one per tile in a row (at 2^18 tokens
+  // a block has only ~16 tiles, and two serial round trips were ~3% of its time).
+  Ticket tickets[S][U];
+  {
+    TileCursor ahead = cur;
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      if (ahead.valid(len)) fetch_tickets<Tr>(loc, tickets[s], ahead.begin, ahead.chunk_end);
+      ahead.template advance<Tr>(args, len);
+    }
+  }
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
-    issue(s);
+    issue(s, tickets[s]);
     cp_async_commit();  // empty groups too, so the wait below always counts S - 1 newer groups
   }
+  // From here on tickets[0] holds the rows of the tile under `load`, fetched one round ahead.
+#pragma unroll
+  for (int u = 0; u < U; ++u) tickets[0][u] = tickets[S - 1][u];
   int use_stage = 0;
   while (cur.valid(len)) {
-    issue(use_stage == 0 ? S - 1 : use_stage - 1);  // the stage used last round is free again
+    issue(use_stage == 0 ? S - 1 : use_stage - 1, tickets[0]);  // the stage used last round is free again
     cp_async_commit();
+    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets[0], load.begin, load.chunk_end);
     cp_async_wait<S - 1>();
     uint4 kreg[U][NV], vreg[U][NV];
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
-        kreg[u][j] = *slot(use_stage, u, j, 0);
-        vreg[u][j] = *slot(use_stage, u, j, 1);
+        kreg[u][j] = load_shared_16B(slot(use_stage, u, j, 0));
+        vreg[u][j] = load_shared_16B(slot(use_stage, u, j, 1));
       }
     if (cur.begin + Tr::kTileTokens > cur.chunk_end) consume_tile<Tr, true>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
     else consume_tile<Tr, false>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
@@ -328,6 +351,32 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
   }
 }
 
+// The fused merge: each split block counts itself done on its head's counter once its partial is
+// visible device-wide; the block that counts last folds all num_splits partials of its GROUP query
+// heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
+// pattern of the CUDA samples).
+template <class Tr>
+__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, int seq, int kv_head) {
+  constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
+  __shared__ bool last;
+  __threadfence();  // this thread's partial stores are visible before the count below
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* counter = args.split_counters + static_cast<std::int64_t>(seq) * gridDim.y + kv_head;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(args.num_splits) - 1;
+    if (last) *counter = 0;  // every split of this head has counted: ready for the next launch
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int g = 0; g < GROUP; ++g) {
+    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + kv_head * GROUP + g;
+    const std::int64_t first = head_index * args.num_splits;
+    merge_split_states<D, Tr::kThreads>(args.partial_o + first * D, args.partial_lse + first, args.num_splits,
+                                        args.o + head_index * D, args.lse + head_index);
+  }
+}
+
 template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
@@ -371,81 +420,20 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     else stream_tiles_pipelined<Tr>(kv, loc, args, first, len, q, st);
   }
   reduce_and_store<Tr>(st, args, seq, kv_head, split);
+  if (args.split_counters != nullptr) merge_if_last_split<Tr>(args, seq, kv_head);
 }
 
-// Folds the num_splits partial states of each (sequence, query head) into the output. This is
-// the (O, LSE) merge operator of kernels/attention_state.hpp applied to all splits at once (equal
-// to folding them pairwise, by associativity), spread over the block: a long single sequence has
-// hundreds of splits, and a serial walk over them (one L2 round trip each) cost ~100 us at 2^21
-// tokens. Empty splits (lse = -inf) weigh 0.
-//   grid = (H_q, num_seqs), block = kMergeThreads; weights staged in shared memory per chunk.
-constexpr int kMergeThreads = 256;
-constexpr int kMergeChunk = 2048;  // splits whose weights fit in shared memory at once
-
-__device__ __forceinline__ float block_max_or_sum(float x, bool is_max, float* scratch) {
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) {
-    const float y = __shfl_xor_sync(0xffffffffu, x, off);
-    x = is_max ? fmaxf(x, y) : x + y;
-  }
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = x;
-  __syncthreads();
-  x = scratch[0];
-  for (int w = 1; w < kMergeThreads / 32; ++w) x = is_max ? fmaxf(x, scratch[w]) : x + scratch[w];
-  __syncthreads();
-  return x;
-}
+// The stand-alone merge (plans with fused_merge off, for tuning probes): one block per
+// (query head, sequence) folds its num_splits partials.
+//   grid = (H_q, num_seqs), block = kMergeThreads
+constexpr int kMergeThreads = 128;
 
 template <int D>
 __global__ void __launch_bounds__(kMergeThreads) merge_partials_kernel(const FlashDecodeArgs args) {
-  static_assert(kMergeThreads % D == 0 || D % kMergeThreads == 0, "threads tile the head dim");
-  constexpr int kGroups = kMergeThreads >= D ? kMergeThreads / D : 1;  // split subsets summed in parallel
-  __shared__ float weight[kMergeChunk];
-  __shared__ float scratch[kMergeThreads / 32];
-  __shared__ float partial[kGroups][D];
   const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
-  const int n = args.num_splits;
-  const float* plse = args.partial_lse + head_index * n;
-  const float* po = args.partial_o + head_index * n * D;
-
-  float m = -INFINITY;
-  for (int s = threadIdx.x; s < n; s += kMergeThreads) m = fmaxf(m, plse[s]);
-  m = block_max_or_sum(m, true, scratch);
-
-  const int group = threadIdx.x / D, d0 = threadIdx.x % D;
-  float acc[D > kMergeThreads ? D / kMergeThreads : 1] = {};
-  float sum = 0.f;
-  for (int base = 0; base < n && m != -INFINITY; base += kMergeChunk) {
-    const int count = n - base < kMergeChunk ? n - base : kMergeChunk;
-    for (int i = threadIdx.x; i < count; i += kMergeThreads) {
-      weight[i] = expf(plse[base + i] - m);
-      sum += weight[i];
-    }
-    __syncthreads();
-    for (int i = group; i < count; i += kGroups) {
-      const float w = weight[i];
-      const float* row = po + static_cast<std::int64_t>(base + i) * D;
-#pragma unroll
-      for (int r = 0; r < (D > kMergeThreads ? D / kMergeThreads : 1); ++r) acc[r] = fmaf(w, row[d0 + r * kMergeThreads], acc[r]);
-    }
-    __syncthreads();
-  }
-  sum = block_max_or_sum(sum, false, scratch);
-  const bool empty = m == -INFINITY || sum == 0.f;
-  if (kGroups > 1) {
-    partial[group][d0] = acc[0];
-    __syncthreads();
-    if (group == 0) {
-      float total = 0.f;
-      for (int g = 0; g < kGroups; ++g) total += partial[g][d0];
-      args.o[head_index * D + d0] = empty ? 0.f : total / sum;
-    }
-  } else {
-#pragma unroll
-    for (int r = 0; r < (D > kMergeThreads ? D / kMergeThreads : 1); ++r)
-      args.o[head_index * D + d0 + r * kMergeThreads] = empty ? 0.f : acc[r] / sum;
-  }
-  if (threadIdx.x == 0) args.lse[head_index] = empty ? -INFINITY : m + logf(sum);
+  const std::int64_t first = head_index * args.num_splits;
+  merge_split_states<D, kMergeThreads>(args.partial_o + first * D, args.partial_lse + first, args.num_splits,
+                                       args.o + head_index * D, args.lse + head_index);
 }
 
 }  // namespace decode_bench::device

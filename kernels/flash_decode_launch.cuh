@@ -1,6 +1,7 @@
 #pragma once
 // Host side of the split-K flash-decode kernel: compile-time dispatch on (head dim, GQA group),
-// the split heuristic, and the two launches (split kernel, then merge when num_splits > 1).
+// the split heuristic, and the launch (the split kernel, whose last block per head merges; or, with
+// fused_merge off, a separate merge kernel after it).
 #include <algorithm>
 
 #include "harness/cuda_check.hpp"
@@ -72,9 +73,15 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, int requested_splits,
   plan->interleaved = interleave;
   plan->tile_tokens = Tr::kTileTokens;
   plan->blocks_per_sm = per_sm;
+  // Workspace (splits > 1): [split counters, zeroed once][partial o][partial lse]; the counters
+  // region is padded to 256 bytes so the partials stay 16-byte (float4) aligned.
+  plan->fused_merge = true;
+  plan->workspace_init_bytes =
+      splits == 1 ? 0 : (static_cast<std::size_t>(p.num_seqs) * p.shape.heads_kv * sizeof(unsigned) + 255) / 256 * 256;
   plan->workspace_bytes = splits == 1 ? 0
-                                      : static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * splits *
-                                            (Tr::kHeadDim + 1) * sizeof(float);
+                                      : plan->workspace_init_bytes + static_cast<std::size_t>(p.num_seqs) *
+                                                                         p.shape.heads_q * splits *
+                                                                         (Tr::kHeadDim + 1) * sizeof(float);
   return cudaSuccess;
 }
 
@@ -101,13 +108,15 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   args.page_div = page_divider(kv);
   if (plan.num_splits > 1) {
     if (workspace == nullptr) return cudaErrorInvalidValue;
-    args.partial_o = static_cast<float*>(workspace);
+    char* const base = static_cast<char*>(workspace);
+    if (plan.fused_merge) args.split_counters = reinterpret_cast<unsigned*>(base);
+    args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes);
     args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * plan.num_splits * D;
   }
   const dim3 grid(plan.num_splits, p.shape.heads_kv, p.num_seqs);
   device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
   DB_RETURN_IF_ERROR(cudaGetLastError());
-  if (plan.num_splits > 1) {
+  if (plan.num_splits > 1 && !plan.fused_merge) {
     device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
     DB_RETURN_IF_ERROR(cudaGetLastError());
   }

@@ -36,9 +36,11 @@ struct FlashDecodeTraits {
   // Pipeline depth: 0 loads each tile into registers and then uses it; S >= 2 stages tiles through
   // shared memory with cp.async, S - 1 tiles in flight while one is used.
   static constexpr int kStages = STAGES >= 0 ? STAGES : 3;
-  // Per-thread 16-byte slots of one stage (K and V), and the block's dynamic shared memory.
+  // Per-thread 16-byte slots of one stage (K and V), and the block's dynamic shared memory: the
+  // stages plus kSharedAlign bytes of slack, so the kernel can start them on a 128-byte boundary.
   static constexpr int kStageSlots = kUnroll * kVecsPerLane * 2;
-  static constexpr int kSharedBytes = kStages * kStageSlots * kThreads * 16;
+  static constexpr int kSharedAlign = 128;
+  static constexpr int kSharedBytes = kStages == 0 ? 0 : kStages * kStageSlots * kThreads * 16 + kSharedAlign;
 
   static_assert(D % kVec == 0, "a row must be a whole number of 16-byte vectors");
   static_assert(32 % kLanesPerRow == 0, "row groups must tile a warp");

@@ -165,6 +165,7 @@ class GpuDecodeRunner final : public PointRunner {
         o.poison();
         lse.poison();
         workspace.poison();
+        DB_CUDA_CHECK(init_decode_workspace(plan, workspace.get(), ctx.stream));
         DB_CUDA_CHECK(launch(ctx.stream));
         DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
       }

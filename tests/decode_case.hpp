@@ -21,6 +21,8 @@ struct DecodeCase {
   int page_size = 0;   // 0: contiguous
   int splits = 0;      // 0: automatic
   std::uint64_t seed = 1;
+  bool fused_merge = true;  // false: the plan's separate merge kernel
+  int launches = 1;         // runs on one workspace, outputs re-poisoned before each; the last is checked
 };
 
 struct DecodeCaseResult {
@@ -70,18 +72,21 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   DeviceBuffer<float> d_q(q), d_o(static_cast<std::size_t>(seqs) * s.heads_q * row), d_lse(static_cast<std::size_t>(seqs) * s.heads_q);
   DeviceBuffer<std::int32_t> d_lens(c.lengths);
   DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
-  d_o.poison();
-  d_lse.poison();
-
   DecodeCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
     result.status = plan_decode<KV>(c.kernel, problem, c.splits, &result.plan);
     if (result.status != cudaSuccess) return;
+    result.plan.fused_merge = c.fused_merge;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
     workspace.poison();  // partials must be fully written by the split kernel before the merge reads them
-    result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
-    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+    result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
+    for (int launch = 0; launch < c.launches && result.status == cudaSuccess; ++launch) {
+      d_o.poison();
+      d_lse.poison();
+      result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+      if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+    }
   };
   if (c.page_size > 0) {
     DeviceBuffer<Elem> dk(pk), dv(pv);

@@ -90,6 +90,22 @@ TEST(DecodeKernelsGpu, UnsupportedConfigurationsAreRefused) {
   EXPECT_EQ(r2.status, cudaErrorInvalidValue);
 }
 
+// The fused merge's per-head counters must be back at zero after every launch (a stale count
+// would skip or misplace the merge, leaving poisoned outputs); the separate merge kernel must
+// agree with the same reference.
+TEST(DecodeKernelsGpu, RepeatedLaunchesOnOneWorkspaceAndSeparateMerge) {
+  DB_REQUIRE_GPU();
+  for (bool fused : {true, false})
+    for (int page : {0, 16})
+      for (int splits : {0, 7}) {
+        DecodeCase c{DecodeKernel::flash_decode, {8, 2, 128}, {1013, 4096, 0}, page, splits, 41};
+        c.fused_merge = fused;
+        c.launches = 3;
+        SCOPED_TRACE(fused ? "fused merge" : "separate merge kernel");
+        expect_verified(DType::fp16, c);
+      }
+}
+
 // The seed paper's longest sequence: 2^21 tokens, one head, d = 128.
 TEST(DecodeKernelsGpu, TwoMillionTokens) {
   DB_REQUIRE_GPU();

@@ -133,10 +133,14 @@ TEST(PoolGpu, LongSequenceOnShuffledSingleTokenPagesDecodes) {
     DeviceBuffer<float> d_q(q), d_o(128), d_lse(1);
     d_o.poison();
     d_lse.poison();
+    // poison() is a cudaMemset on the legacy stream, which the non-blocking pool stream does not
+    // wait for: without this the poison could land after the decode.
+    DB_CUDA_CHECK(cudaDeviceSynchronize());
     DecodeProblem problem{shape, DType::fp16, 1, kLen, batch.seq_lens_device, d_q.get(), d_o.get(), d_lse.get()};
     DecodePlan plan;
     ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, 0, &plan), cudaSuccess);
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
+    ASSERT_EQ(init_decode_workspace(plan, workspace.get(), pool.stream()), cudaSuccess);
     ASSERT_EQ(run_decode(batch.kv, problem, plan, workspace.get(), pool.stream()), cudaSuccess);
     DB_CUDA_CHECK(cudaStreamSynchronize(pool.stream()));
     const auto ref = reference_decode(ContiguousKV<__half>::make(k.data(), v.data(), 1, kLen, 128), 0, kLen, q, shape);

@@ -1,13 +1,14 @@
-// Tiling probe: times flash-decode traits the library does not select (unroll, warps, pipeline
-// stages, tile order) against the default, on contiguous and shuffled-paged KV, and checks each
-// variant's output against the default kernel's. It produced the session-3 variant table of
-// docs/kernel-notes.md:  build/kernels/tuning/decode-probe        (GPU; about 3 minutes)
+// Tiling probe: times flash-decode variants the library does not select (unroll, warps, pipeline
+// stages, tile order, split count, merge kernel) against the default, on contiguous and
+// shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
+// the variant tables of docs/kernel-notes.md:
+//   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: all)
+//   ncu ... build/kernels/tuning/decode-probe ncu        (one untimed launch per kernel)
 //
-// Deliberately simpler than the harness, so that a variant is one line: CUDA events around one
-// launch, median of 15, and a cudaMemset of 256 MiB as the cold-L2 flush. That write flush costs
-// each launch ~15 us of write-back the harness's read flush does not, so these numbers sit a few
-// percent under the harness's for the same kernel; compare variants with each other, not with
-// results/.
+// Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
+// around one launch, cold L2, median of the repetitions), so these numbers compare with results/.
+// Session 3's tables came from an earlier version that flushed with cudaMemset and timed without
+// the gate; they sit a few percent lower.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +16,12 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/device_buffer.hpp"
+#include "harness/l2_flush.hpp"
+#include "harness/timing.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode_launch.cuh"
 #include "kernels/traffic_model.hpp"
@@ -59,37 +63,29 @@ __global__ void read_chunked_kernel(const float4* p, std::size_t n, float* sink)
 }
 
 struct Probe {
-  DeviceBuffer<char> flush{std::size_t{256} << 20};
-  int repetitions = 15;
+  L2Flusher flusher{0};
+  TimingOptions cold_options;
 
-  // Median event time of one launch, after two warm-up launches; cold: memset flush first.
-  double median_us(const std::function<void()>& launch, bool cold = true) {
-    cudaEvent_t start, stop;
-    DB_CUDA_CHECK(cudaEventCreate(&start));
-    DB_CUDA_CHECK(cudaEventCreate(&stop));
-    launch();
-    launch();
-    DB_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<double> us;
-    for (int r = 0; r < repetitions; ++r) {
-      if (cold) DB_CUDA_CHECK(cudaMemsetAsync(flush.get(), r & 0xff, flush.bytes()));
-      DB_CUDA_CHECK(cudaEventRecord(start));
-      launch();
-      DB_CUDA_CHECK(cudaEventRecord(stop));
-      DB_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      DB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      us.push_back(1e3 * ms);
+  Probe() { cold_options.repetitions = 9; }
+
+  // The harness's cold-L2 median of one launch (read flush outside the events); `cold` false:
+  // hot, back to back.
+  double median_us(const std::function<void(cudaStream_t)>& launch, bool cold = true) {
+    TimingOptions options = cold_options;
+    options.mode = cold ? TimingMode::cold : TimingMode::hot;
+    options.graph_threshold_us = 0;  // events around single launches, also hot
+    const TimingResult r = time_launches(
+        "probe", [&](cudaStream_t stream) { launch(stream); return cudaGetLastError(); }, options, flusher, nullptr);
+    if (!r.ok()) {
+      std::fprintf(stderr, "timing failed: %s\n", r.error.c_str());
+      std::exit(1);
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::sort(us.begin(), us.end());
-    return us[us.size() / 2];
+    return r.stats.median;
   }
 
   // The probe's own DRAM read ceiling (best grid-stride read of 4 GiB), printing the chunked
   // read beside each grid size.
-  double read_ceiling_gbps(int sms) {
+  double read_ceiling_gbps(int sms, bool print) {
     const std::size_t bytes = std::size_t{4} << 30, n = bytes / 16;
     DeviceBuffer<float4> buffer(n);
     DeviceBuffer<float> sink(1);
@@ -98,18 +94,28 @@ struct Probe {
     for (int waves : {4, 8, 16, 32})
       for (int threads : {256, 512, 1024}) {
         const int blocks = sms * waves;
-        const double stride = bytes / median_us([&] { read_grid_stride_kernel<<<blocks, threads>>>(buffer.get(), n, sink.get()); }, false) / 1e3;
-        const double chunked = bytes / median_us([&] { read_chunked_kernel<<<blocks, threads>>>(buffer.get(), n, sink.get()); }, false) / 1e3;
-        std::printf("read blocks=%d threads=%d grid-stride %.1f GB/s chunked %.1f GB/s\n", blocks, threads, stride, chunked);
+        const double stride = bytes / median_us([&](cudaStream_t st) { read_grid_stride_kernel<<<blocks, threads, 0, st>>>(buffer.get(), n, sink.get()); }) / 1e3;
+        if (print) {
+          const double chunked = bytes / median_us([&](cudaStream_t st) { read_chunked_kernel<<<blocks, threads, 0, st>>>(buffer.get(), n, sink.get()); }) / 1e3;
+          std::printf("read blocks=%d threads=%d grid-stride %.1f GB/s chunked %.1f GB/s\n", blocks, threads, stride, chunked);
+        }
         best = std::max(best, stride);
       }
     return best;
   }
 
+  // How a variant is planned beyond its traits.
+  struct Knobs {
+    int splits = 0;                  // requested split count (0: the planner's choice)
+    bool fused_merge = true;         // false: the separate merge kernel
+    bool contiguous_ranges = false;  // one range per split instead of interleaved tiles
+    bool once = false;               // one untimed launch (for ncu), no timing
+  };
+
   // One traits variant on `seqs` sequences of `len` tokens, contiguous (page 0) or over shuffled
-  // pages. contiguous_ranges: give each split one range instead of interleaved tiles.
+  // pages.
   template <class Tr>
-  void variant(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, bool contiguous_ranges = false) {
+  void variant(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, Knobs knobs = {}) {
     using Elem = typename Tr::Elem;
     const std::vector<std::int32_t> lens(seqs, len);
     std::size_t rows = std::size_t{1} * seqs * s.heads_kv * len;
@@ -140,15 +146,25 @@ struct Probe {
       DecodePlan default_plan;
       DB_CUDA_CHECK(plan_decode<KV>(DecodeKernel::flash_decode, default_problem, 0, &default_plan));
       DeviceBuffer<char> default_ws(default_plan.workspace_bytes);
+      DB_CUDA_CHECK(init_decode_workspace(default_plan, default_ws.get(), nullptr));
       DB_CUDA_CHECK(run_decode<KV>(kv, default_problem, default_plan, default_ws.get(), nullptr));
-      DB_CUDA_CHECK((plan_flash_decode_with<Tr, KV>(problem, 0, &plan)));
-      if (contiguous_ranges && plan.interleaved) {
+      DB_CUDA_CHECK((plan_flash_decode_with<Tr, KV>(problem, knobs.splits, &plan)));
+      plan.fused_merge = knobs.fused_merge;
+      if (knobs.contiguous_ranges && plan.interleaved) {
         const std::int64_t chunk = (len + plan.num_splits - 1) / plan.num_splits;
         plan.chunk = (chunk + plan.tile_tokens - 1) / plan.tile_tokens * plan.tile_tokens;
         plan.interleaved = false;
       }
       DeviceBuffer<char> ws(plan.workspace_bytes);
-      us = median_us([&] { DB_CUDA_CHECK((run_flash_decode_with<Tr, KV>(kv, problem, plan, ws.get(), nullptr))); });
+      DB_CUDA_CHECK(init_decode_workspace(plan, ws.get(), nullptr));
+      const auto launch = [&](cudaStream_t st) { DB_CUDA_CHECK((run_flash_decode_with<Tr, KV>(kv, problem, plan, ws.get(), st))); };
+      if (knobs.once) {
+        launch(nullptr);
+        DB_CUDA_CHECK(cudaDeviceSynchronize());
+        us = 1;
+      } else {
+        us = median_us(launch);
+      }
       const auto got = o.download(), want = o_default.download();
       for (std::size_t i = 0; i < got.size(); ++i) max_diff = std::max(max_diff, static_cast<double>(std::fabs(got[i] - want[i])));
     };
@@ -161,20 +177,23 @@ struct Probe {
     }
     const auto model = decode_traffic_model(DecodeKernel::flash_decode, s, dtype_of<Elem>::value, lens, pages_per_seq, plan.num_splits);
     const double gbps = model.minimum_bytes() / us / 1e3;
-    std::printf("V %-10s %-5s U=%-2d W=%d S=%d IL=%d tile=%-4d Hq=%-3d B=%-3d T=%-8d pg=%-3d splits=%-5d occ=%d %9.2f us "
-                "%7.1f GB/s %5.1f%% diff=%.1e\n",
+    std::printf("V %-10s %-5s U=%-2d W=%d S=%d IL=%d fused=%d tile=%-4d Hq=%-3d B=%-3d T=%-8d pg=%-3d splits=%-5d "
+                "blocks=%-5d occ=%d %9.2f us %7.1f GB/s %5.1f%% diff=%.1e\n",
                 tag, std::string(dtype_name(dtype_of<Elem>::value)).c_str(), Tr::kUnroll, Tr::kWarps, Tr::kStages,
-                static_cast<int>(plan.interleaved), Tr::kTileTokens, s.heads_q, seqs, len, page, plan.num_splits,
-                plan.blocks_per_sm, us, gbps, 100 * gbps / ceiling, max_diff);
+                static_cast<int>(plan.interleaved), static_cast<int>(plan.fused_merge), Tr::kTileTokens, s.heads_q, seqs,
+                len, page, plan.num_splits, plan.num_splits * s.heads_kv * seqs, plan.blocks_per_sm, us, gbps,
+                100 * gbps / ceiling, max_diff);
+    std::fflush(stdout);
   }
 
   // (unroll, warps, stages): 0 / 0 / -1 is the library default; stages 0 is the register path.
   template <class T, int U, int W, int S>
   using Traits = device::FlashDecodeTraits<T, 128, 1, U, W, S>;
 
+  // The session-3 tiling table.
   template <class T>
-  void sweep(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag) {
-    variant<Traits<T, 8, 8, 0>>(s, seqs, len, page, ceiling, tag, /*contiguous_ranges=*/true);
+  void tilings(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag) {
+    variant<Traits<T, 8, 8, 0>>(s, seqs, len, page, ceiling, tag, {.contiguous_ranges = true});
     variant<Traits<T, 8, 8, 0>>(s, seqs, len, page, ceiling, tag);
     variant<Traits<T, 4, 8, 2>>(s, seqs, len, page, ceiling, tag);
     variant<Traits<T, 4, 8, 3>>(s, seqs, len, page, ceiling, tag);
@@ -184,24 +203,68 @@ struct Probe {
     variant<Traits<T, 2, 8, 4>>(s, seqs, len, page, ceiling, tag);
     variant<Traits<T, 8, 8, 2>>(s, seqs, len, page, ceiling, tag);
   }
+
+  // Fused merge against the separate merge kernel, default tiling.
+  template <class T>
+  void merges(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, bool once = false) {
+    variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.fused_merge = false, .once = once});
+    variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.fused_merge = true, .once = once});
+    if (page > 0) variant<Traits<T, 0, 0, -1>>(s, seqs, len, 0, ceiling, tag, {.fused_merge = true, .once = once});
+  }
+
+  // Requested split counts around one wave, default tiling.
+  template <class T>
+  void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
+    for (int splits : counts) variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.splits = splits});
+  }
 };
+
+__global__ void empty_kernel() {}
 
 }  // namespace
 }  // namespace decode_bench
 
-int main() {
+int main(int argc, char** argv) {
   using namespace decode_bench;
+  std::vector<std::string_view> sections(argv + 1, argv + argc);
+  const auto wants = [&](std::string_view name) {
+    return sections.empty() ? name != "tiling2m" : std::find(sections.begin(), sections.end(), name) != sections.end();
+  };
   int sms = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   Probe probe;
-  const double ceiling = probe.read_ceiling_gbps(sms);
-  std::printf("DRAM read ceiling (probe): %.1f GB/s\n", ceiling);
   const DecodeShape one{1, 1, 128}, h32{32, 32, 128};
-  probe.sweep<__half>(one, 1, 2097152, 0, ceiling, "2M");
-  probe.sweep<float>(one, 1, 2097152, 0, ceiling, "2M");
-  probe.sweep<__half>(h32, 1, 65536, 0, ceiling, "32x64K");
-  for (int page : {1, 16, 512}) probe.sweep<__half>(h32, 1, 65536, page, ceiling, "32x64Kpg");
-  probe.sweep<__half>(h32, 64, 1024, 0, ceiling, "64x1K");
-  probe.sweep<__half>(h32, 64, 1024, 16, ceiling, "64x1Kpg");
+  if (sections.size() == 1 && sections[0] == "ncu") {
+    // One launch of each kernel to profile: ncu -k regex:"flash_decode_split|merge_partials".
+    probe.merges<__half>(one, 1, 2097152, 0, 1, "2M", true);
+    probe.merges<__half>(h32, 1, 65536, 0, 1, "32x64K", true);
+    probe.merges<__half>(one, 1, 262144, 16, 1, "256Kpg", true);
+    return 0;
+  }
+  const double ceiling = probe.read_ceiling_gbps(sms, wants("ceiling"));
+  std::printf("DRAM read ceiling (probe): %.1f GB/s\n", ceiling);
+  std::printf("empty kernel, cold: %.2f us, hot: %.2f us\n",
+              probe.median_us([](cudaStream_t st) { empty_kernel<<<1, 32, 0, st>>>(); }),
+              probe.median_us([](cudaStream_t st) { empty_kernel<<<1, 32, 0, st>>>(); }, false));
+  if (wants("merge")) {
+    probe.merges<__half>(one, 1, 2097152, 0, ceiling, "2M");
+    probe.merges<float>(one, 1, 2097152, 0, ceiling, "2M");
+    probe.merges<__half>(h32, 1, 65536, 0, ceiling, "32x64K");
+    for (int page : {1, 16, 256}) probe.merges<__half>(one, 1, 262144, page, ceiling, "256Kpg");
+    for (int page : {1, 512}) probe.merges<__half>(h32, 1, 65536, page, ceiling, "32x64Kpg");
+  }
+  if (wants("splits")) {
+    probe.split_counts<__half>(one, 1, 2097152, 0, ceiling, "2M", {132, 192, 256, 264, 396, 528});
+    probe.split_counts<__half>(h32, 1, 65536, 0, ceiling, "32x64K", {4, 8, 9, 16});
+  }
+  if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
+  if (wants("tiling")) {
+    probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
+    probe.tilings<float>(one, 1, 2097152, 0, ceiling, "2M");
+    probe.tilings<__half>(h32, 1, 65536, 0, ceiling, "32x64K");
+    for (int page : {1, 16, 512}) probe.tilings<__half>(h32, 1, 65536, page, ceiling, "32x64Kpg");
+    probe.tilings<__half>(h32, 64, 1024, 0, ceiling, "64x1K");
+    probe.tilings<__half>(h32, 64, 1024, 16, ceiling, "64x1Kpg");
+  }
   return 0;
 }
