@@ -106,6 +106,19 @@ TEST(DecodeKernelsGpu, RepeatedLaunchesOnOneWorkspaceAndSeparateMerge) {
       }
 }
 
+// Host side of the workspace contract (no GPU needed): nothing to zero is a no-op, and a missing
+// or too-short workspace is refused before any CUDA call.
+TEST(DecodeWorkspace, InitRefusesAMissingOrShortWorkspace) {
+  DecodePlan plan;
+  EXPECT_EQ(init_decode_workspace(plan, nullptr, nullptr), cudaSuccess);  // single split: nothing to zero
+  plan.workspace_init_bytes = 256;
+  plan.workspace_bytes = 4096;
+  EXPECT_EQ(init_decode_workspace(plan, nullptr, nullptr), cudaErrorInvalidValue);
+  int not_device_memory = 0;
+  plan.workspace_bytes = 128;  // shorter than the part to zero
+  EXPECT_EQ(init_decode_workspace(plan, &not_device_memory, nullptr), cudaErrorInvalidValue);
+}
+
 // The seed paper's longest sequence: 2^21 tokens, one head, d = 128.
 TEST(DecodeKernelsGpu, TwoMillionTokens) {
   DB_REQUIRE_GPU();
