@@ -3,7 +3,7 @@
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: all)
-//   ncu ... build/kernels/tuning/decode-probe ncu        (one untimed launch per kernel)
+//   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged   (one untimed launch per kernel)
 //
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
 // around one launch, cold L2, median of the repetitions), so these numbers compare with results/.
@@ -239,6 +239,11 @@ int main(int argc, char** argv) {
     probe.merges<__half>(one, 1, 2097152, 0, 1, "2M", true);
     probe.merges<__half>(h32, 1, 65536, 0, 1, "32x64K", true);
     probe.merges<__half>(one, 1, 262144, 16, 1, "256Kpg", true);
+    return 0;
+  }
+  if (sections.size() == 1 && sections[0] == "ncu-paged") {
+    // Paged against contiguous at 32 x 64K, one launch each of the default kernel (shuffled pages).
+    for (int page : {1, 16, 0}) probe.variant<Probe::Traits<__half, 0, 0, -1>>(h32, 1, 65536, page, 1, "32x64Kpg", {.once = true});
     return 0;
   }
   const double ceiling = probe.read_ceiling_gbps(sms, wants("ceiling"));
