@@ -41,11 +41,7 @@ void ContiguousPool::write_length(std::int32_t slot) {
 }
 
 SequenceHandle ContiguousPool::admit(const void* k, const void* v, std::int64_t len) {
-  check_data_pair(k, v, "admit");
-  if (len < 0) throw PoolError(PoolErrorKind::InvalidArgument, "admit: len must be >= 0 (got " + std::to_string(len) + ")");
-  if (len > config_.max_seq_len)
-    throw PoolError(PoolErrorKind::SequenceTooLong, "admit: len " + std::to_string(len) + " exceeds max_seq_len " +
-                                                        std::to_string(config_.max_seq_len));
+  check_admit(k, v, len);
   if (slots_.full())
     throw PoolError(PoolErrorKind::OutOfSlots,
                     "admit: all " + std::to_string(config_.max_seqs) + " contiguous slots are taken");

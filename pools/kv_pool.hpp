@@ -118,6 +118,14 @@ class KVPool {
       throw PoolError(PoolErrorKind::InvalidArgument,
                       std::string(operation) + ": pass both K and V data, or neither (reserve only)");
   }
+  // The checks every admit makes before touching slots or pages.
+  void check_admit(const void* k, const void* v, std::int64_t len) const {
+    check_data_pair(k, v, "admit");
+    if (len < 0) throw PoolError(PoolErrorKind::InvalidArgument, "admit: len must be >= 0 (got " + std::to_string(len) + ")");
+    if (len > max_seq_len())
+      throw PoolError(PoolErrorKind::SequenceTooLong,
+                      "admit: len " + std::to_string(len) + " exceeds max_seq_len " + std::to_string(max_seq_len()));
+  }
 };
 
 }  // namespace decode_bench

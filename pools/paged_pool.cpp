@@ -94,11 +94,7 @@ std::int32_t PagedPool::take_page(const char* operation, SequenceHandle h) {
 }
 
 SequenceHandle PagedPool::admit(const void* k, const void* v, std::int64_t len) {
-  check_data_pair(k, v, "admit");
-  if (len < 0) throw PoolError(PoolErrorKind::InvalidArgument, "admit: len must be >= 0 (got " + std::to_string(len) + ")");
-  if (len > config_.max_seq_len)
-    throw PoolError(PoolErrorKind::SequenceTooLong, "admit: len " + std::to_string(len) + " exceeds max_seq_len " +
-                                                        std::to_string(config_.max_seq_len));
+  check_admit(k, v, len);
   if (slots_.full())
     throw PoolError(PoolErrorKind::OutOfSlots, "admit: all " + std::to_string(config_.max_seqs) + " sequence slots are taken");
   const std::int64_t need = pages_for(len, config_.page_size);

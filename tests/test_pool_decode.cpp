@@ -24,13 +24,8 @@ ReferenceOutput expected(const TokenRows& rows, std::span<const float> q) {
 class PagedDecode : public ::testing::TestWithParam<PageOrder> {};
 
 TEST_P(PagedDecode, SequencesForksAndBatchesMatchTheReference) {
-  PagedPoolConfig c;
-  c.layout = kLayout;
-  c.page_size = 16;
-  c.num_pages = 64;
-  c.max_seq_len = 300;
-  c.max_seqs = 8;
-  c.page_order = GetParam();
+  const PagedPoolConfig c{.layout = kLayout, .page_size = 16, .num_pages = 64, .max_seq_len = 300, .max_seqs = 8,
+                          .page_order = GetParam()};
   PagedPool pool(c, make_host_backend());
   std::mt19937_64 rng(11);
   const auto q = testing::random_values<float>(kShape.heads_q * kShape.head_dim, rng);
@@ -114,13 +109,8 @@ TEST(ContiguousDecode, SequencesForksAndBatchesMatchTheReference) {
 
 TEST(PagedDecode, Fp16PoolMatchesTheReference) {
   const KVLayout layout{2, 8, DType::fp16};
-  PagedPoolConfig c;
-  c.layout = layout;
-  c.page_size = 8;
-  c.num_pages = 16;
-  c.max_seq_len = 64;
-  c.max_seqs = 2;
-  c.page_order = PageOrder::shuffled;
+  const PagedPoolConfig c{.layout = layout, .page_size = 8, .num_pages = 16, .max_seq_len = 64, .max_seqs = 2,
+                          .page_order = PageOrder::shuffled};
   PagedPool pool(c, make_host_backend());
   std::mt19937_64 rng(13);
   const auto seq = testing::random_contiguous<__half>(kShape, 45, rng);  // (1, H_kv, 45, D)

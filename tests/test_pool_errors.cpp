@@ -22,13 +22,7 @@ void expect_pool_error(F&& f, PoolErrorKind kind, const std::string& needle) {
 }
 
 PagedPoolConfig small_paged() {
-  PagedPoolConfig c;
-  c.layout = {2, 4, DType::fp32};
-  c.page_size = 4;
-  c.num_pages = 8;
-  c.max_seq_len = 16;
-  c.max_seqs = 4;
-  return c;
+  return {.layout = {2, 4, DType::fp32}, .page_size = 4, .num_pages = 8, .max_seq_len = 16, .max_seqs = 4};
 }
 
 class PagedErrors : public ::testing::Test {

@@ -38,13 +38,9 @@ ReferenceOutput expected(const TokenRows& rows, std::span<const float> q) {
 
 TEST(PoolGpu, PagedRoundTripThroughDeviceTables) {
   DB_REQUIRE_GPU();
-  PagedPoolConfig c;
-  c.layout = kLayout;
-  c.page_size = 16;
-  c.num_pages = 256;
-  c.max_seq_len = 1024;
-  c.max_seqs = 16;
-  c.page_order = PageOrder::churned;  // scattered physical pages
+  // Churned: scattered physical pages.
+  const PagedPoolConfig c{.layout = kLayout, .page_size = 16, .num_pages = 256, .max_seq_len = 1024, .max_seqs = 16,
+                          .page_order = PageOrder::churned};
   PagedPool pool(c, make_device_backend());
   std::mt19937_64 rng(21);
   const auto q = testing::random_values<float>(kShape.heads_q * kShape.head_dim, rng);
@@ -100,13 +96,8 @@ TEST(PoolGpu, LongSequenceOnShuffledSingleTokenPagesDecodes) {
   const KVLayout layout{1, 128, DType::fp16};
   for (PageOrder order : {PageOrder::sequential, PageOrder::shuffled, PageOrder::churned}) {
     SCOPED_TRACE(page_order_name(order));
-    PagedPoolConfig c;
-    c.layout = layout;
-    c.page_size = 1;
-    c.num_pages = kLen;
-    c.max_seq_len = kLen;
-    c.max_seqs = 1;
-    c.page_order = order;
+    const PagedPoolConfig c{.layout = layout, .page_size = 1, .num_pages = kLen, .max_seq_len = kLen, .max_seqs = 1,
+                            .page_order = order};
     PagedPool pool(c, make_device_backend());
     std::mt19937_64 rng(23);
     const auto k = testing::random_values<__half>(kLen * 128, rng), v = testing::random_values<__half>(kLen * 128, rng);

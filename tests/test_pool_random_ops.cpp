@@ -81,14 +81,8 @@ void check_paged_invariants(const PagedPool& pool, const std::vector<LiveSeq>& l
 class PagedRandomOps : public ::testing::TestWithParam<PageOrder> {};
 
 TEST_P(PagedRandomOps, MatchTheModelAfterEveryStep) {
-  PagedPoolConfig c;
-  c.layout = {2, 3, DType::fp32};
-  c.page_size = 4;
-  c.num_pages = 48;
-  c.max_seq_len = 40;
-  c.max_seqs = 12;
-  c.page_order = GetParam();
-  c.order_seed = 7;
+  const PagedPoolConfig c{.layout = {2, 3, DType::fp32}, .page_size = 4, .num_pages = 48, .max_seq_len = 40,
+                          .max_seqs = 12, .page_order = GetParam(), .order_seed = 7};
   PagedPool pool(c, make_host_backend());
   std::mt19937_64 rng(2024 + static_cast<int>(GetParam()));
   std::vector<LiveSeq> live;
