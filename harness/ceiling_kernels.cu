@@ -262,31 +262,17 @@ CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int thre
 // steps chosen so one launch does about 2^35 FLOP (~0.5 ms at 60 TFLOP/s).
 int steps_for(double flops_per_step) { return static_cast<int>(std::max(1.0, 3.4e10 / flops_per_step)); }
 
-template <int kChains>
-CeilingVariant fp32_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
-  auto* kernel = fp32_fma_kernel<kChains>;
+// FP32 FMA chains (2 FLOP per fmaf) or half2 chains (4 FLOP per __hfma2). The half2 kernel runs
+// at about twice the FLOP rate, so it gets half the steps per FLOP: both last about as long.
+template <bool kHalf2, int kChains>
+CeilingVariant fma_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
+  auto* kernel = kHalf2 ? fp16_fma_kernel<kChains> : fp32_fma_kernel<kChains>;
   const Grid g = full_grid(kernel, threads, sm_count, waves);
-  const double flops_per_step = 2.0 * kChains * kFmaPerStep * g.blocks * g.threads;
-  const int steps = steps_for(flops_per_step);
+  constexpr double kFlopsPerFma = kHalf2 ? 4.0 : 2.0;
+  const double flops_per_step = kFlopsPerFma * kChains * kFmaPerStep * g.blocks * g.threads;
+  const int steps = steps_for(flops_per_step / (kFlopsPerFma / 2));
   unsigned* sink = ws.sink;
-  return {"fp32_fma", "fp32_fma_kernel",
-          {{"chains", kChains}, {"fma_per_step", kFmaPerStep}, {"steps", steps}, {"blocks", g.blocks},
-           {"threads", g.threads}},
-          flops_per_step * steps,
-          [=](cudaStream_t s) {
-            kernel<<<g.blocks, g.threads, 0, s>>>(steps, 0.999f, 1e-3f, sink);
-            return cudaGetLastError();
-          }};
-}
-
-template <int kChains>
-CeilingVariant fp16_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
-  auto* kernel = fp16_fma_kernel<kChains>;
-  const Grid g = full_grid(kernel, threads, sm_count, waves);
-  const double flops_per_step = 4.0 * kChains * kFmaPerStep * g.blocks * g.threads;
-  const int steps = steps_for(flops_per_step / 2);  // about twice the FP32 rate: same duration
-  unsigned* sink = ws.sink;
-  return {"fp16_fma", "fp16_fma_kernel (half2)",
+  return {kHalf2 ? "fp16_fma" : "fp32_fma", kHalf2 ? "fp16_fma_kernel (half2)" : "fp32_fma_kernel",
           {{"chains", kChains}, {"fma_per_step", kFmaPerStep}, {"steps", steps}, {"blocks", g.blocks},
            {"threads", g.threads}},
           flops_per_step * steps,
@@ -333,8 +319,8 @@ constexpr VariantSpec kVariants[] = {
     {l2_read_variant<uint4, 4>,      512,    1,    true},
     {l2_read_variant<uint4, 1>,      512,    1,    true},
     {shared_variant,                 256,    1,    true},
-    {fp32_variant<8>,                256,    1,    true},
-    {fp16_variant<8>,                256,    1,    true},
+    {fma_variant<false, 8>,          256,    1,    true},
+    {fma_variant<true, 8>,           256,    1,    true},
     {mma_variant<4>,                 128,    1,    true},
     {dram_read_variant<uint4, 4>,    256,    4,    false},
     {dram_read_variant<uint2, 4>,    512,    1,    false},
@@ -346,10 +332,10 @@ constexpr VariantSpec kVariants[] = {
     {l2_read_variant<uint2, 4>,      512,    1,    false},
     {l2_read_variant<uint4, 4>,      1024,   1,    false},
     {shared_variant,                 1024,   1,    false},
-    {fp32_variant<4>,                256,    1,    false},
-    {fp32_variant<8>,                1024,   1,    false},
-    {fp16_variant<4>,                256,    1,    false},
-    {fp16_variant<8>,                1024,   1,    false},
+    {fma_variant<false, 4>,          256,    1,    false},
+    {fma_variant<false, 8>,          1024,   1,    false},
+    {fma_variant<true, 4>,           256,    1,    false},
+    {fma_variant<true, 8>,           1024,   1,    false},
     {mma_variant<2>,                 256,    1,    false},
     {mma_variant<4>,                 256,    1,    false},
 };

@@ -25,7 +25,6 @@ class ProgressReporter {
   // Ends the in-place line on a terminal and prints the totals.
   void done();
 
-  std::size_t finished() const { return finished_; }
   // Seconds left at the mean time per finished point so far; negative before the first finishes.
   double eta_seconds() const;
 

@@ -10,6 +10,7 @@ template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan) {
   if (decode_unsupported_reason(problem) || problem.kv_dtype != dtype_of<typename KV::value_type>::value)
     return cudaErrorInvalidValue;
+  *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
   return kernel == DecodeKernel::baseline ? plan_baseline<KV>(problem, plan)
                                           : plan_flash_decode<KV>(problem, requested_splits, plan);
 }

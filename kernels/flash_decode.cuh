@@ -203,7 +203,6 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
                                                        const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                        const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                                        RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
-  using Ticket = typename RowLocator<KV>::Ticket;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, S = Tr::kStages;
   // The dynamic window starts right after the static shared memory, at whatever offset that
   // leaves. Each warp's cp.async writes 512 contiguous bytes; from a base that was 16 mod 32 bytes
@@ -214,9 +213,11 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
   const auto slot = [stage_base](int stage, int u, int j, int kv_sel) -> std::uint32_t {
     return stage_base + 16u * (((stage * U * NV + u * NV + j) * 2 + kv_sel) * Tr::kThreads + threadIdx.x);
   };
+  typename RowLocator<KV>::Ticket tickets[U];
   TileCursor load = cur;
-  // Copies the tile under `load`, whose rows `tickets` resolve, into `stage`; moves `load` on.
-  const auto issue = [&](int stage, const Ticket (&tickets)[U]) {
+  fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
+  // Copies the tile under `load` into `stage` and moves `load` (and its tickets) one tile on.
+  const auto issue = [&](int stage) {
     if (!load.valid(len)) return;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -230,32 +231,17 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
       }
     }
     load.template advance<Tr>(args, len);
+    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
   };
-  // Prologue: the rows of the first S tiles are resolved together, so a paged block waits for
-  // one page-table round trip before its first copies, not one per tile in a row (at 2^18 tokens
-  // a block has only ~16 tiles, and two serial round trips were ~3% of its time).
-  Ticket tickets[S][U];
-  {
-    TileCursor ahead = cur;
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      if (ahead.valid(len)) fetch_tickets<Tr>(loc, tickets[s], ahead.begin, ahead.chunk_end);
-      ahead.template advance<Tr>(args, len);
-    }
-  }
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
-    issue(s, tickets[s]);
+    issue(s);
     cp_async_commit();  // empty groups too, so the wait below always counts S - 1 newer groups
   }
-  // From here on tickets[0] holds the rows of the tile under `load`, fetched one round ahead.
-#pragma unroll
-  for (int u = 0; u < U; ++u) tickets[0][u] = tickets[S - 1][u];
   int use_stage = 0;
   while (cur.valid(len)) {
-    issue(use_stage == 0 ? S - 1 : use_stage - 1, tickets[0]);  // the stage used last round is free again
+    issue(use_stage == 0 ? S - 1 : use_stage - 1);  // the stage used last round is free again
     cp_async_commit();
-    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets[0], load.begin, load.chunk_end);
     cp_async_wait<S - 1>();
     uint4 kreg[U][NV], vreg[U][NV];
 #pragma unroll

@@ -15,7 +15,7 @@ namespace decode_bench {
 std::string CapacityQuery::invalid_reason() const {
   if (auto r = layout.invalid_reason(); !r.empty()) return r;
   if (layers < 1) return "layers must be >= 1 (got " + std::to_string(layers) + ")";
-  if (max_seq_len < 1) return "max_seq_len must be >= 1 (got " + std::to_string(max_seq_len) + ")";
+  if (auto r = max_seq_len_invalid_reason(max_seq_len); !r.empty()) return r;
   if (page_size < 1) return "page_size must be >= 1 (got " + std::to_string(page_size) + ")";
   if (prefix < 0 || prefix >= max_seq_len)
     return "prefix must be in [0, max_seq_len) (got " + std::to_string(prefix) + ", max_seq_len " +

@@ -27,13 +27,6 @@ constexpr std::string_view backend_name(BackendKind k) {
   return "?";
 }
 
-// A strided block of `height` rows of `width` bytes; row r starts at base + r * pitch.
-struct Strided {
-  std::size_t pitch = 0;
-  std::size_t width = 0;
-  std::size_t height = 1;
-};
-
 class MemoryBackend {
  public:
   virtual ~MemoryBackend() = default;

@@ -311,7 +311,6 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
     throw;
   }
   next.handles.assign(handles.begin(), handles.end());
-  next.slots = std::move(slots);
   next.indptr = std::move(indptr);
   next.lengths = std::move(lengths);
   next.max_len = max_len;

@@ -96,7 +96,7 @@ class PagedPool final : public KVPool {
  private:
   struct BatchCache {
     std::vector<SequenceHandle> handles;
-    std::vector<std::int32_t> slots, indptr, lengths;  // (n), (n + 1), (n)
+    std::vector<std::int32_t> indptr, lengths;  // (n + 1), (n)
     std::int64_t max_len = 0;
     std::uint64_t epoch = ~0ull;
     PoolBuffer slots_dev, indptr_dev, pages_dev, lens_dev;

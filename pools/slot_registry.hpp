@@ -23,7 +23,6 @@ class SlotRegistry {
   void vacate(std::int32_t slot);            // precondition: slot is live; bumps its generation
   // The slot of a live handle; throws PoolError(UnknownHandle) naming `operation` otherwise.
   std::int32_t check(SequenceHandle h, std::string_view operation) const;
-  SequenceHandle handle_of(std::int32_t slot) const { return {slot, generation_[slot]}; }
   bool is_live(std::int32_t slot) const { return live_[slot]; }
 
  private:

@@ -68,7 +68,7 @@ const std::vector<AxisDef>& table() {
       {"timing", AxisType::string, {"cold", "hot"}, 0, 0, "cold",
        "cold: L2 flushed before every timed launch; hot: back-to-back launches", false, times_a_kernel},
       {"end_to_end", AxisType::boolean, {}, 0, 0, false,
-       "also time host-to-device copy of K, V, q and the copy of o back (the seed paper's E2E)", false,
+       "also time host-to-device copy of K, V, q and the copy of o back (the seed paper's E2E; contiguous layout)", false,
        times_a_kernel},
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},

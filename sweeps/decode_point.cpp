@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "kernels/decode_problem.hpp"
 
@@ -11,14 +10,20 @@ namespace decode_bench::sweeps {
 std::int64_t DecodePoint::max_len() const {
   return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
 }
-std::int64_t DecodePoint::total_tokens() const { return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0}); }
 
 // Each reason names the parameter and its value: it is all a reader of a "skipped" point gets.
-std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
+std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& p) {
   if (const std::int64_t prefix = p.value("prefix_len", std::int64_t{0}); prefix > 0)
     return "prefix_len " + std::to_string(prefix) + ": shared-prefix decode is not in this build";
   if (p.value("length_dist", std::string("fixed")) == "zipf")
     return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
+  return std::nullopt;
+}
+
+std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
+  if (auto reason = decode_lengths_unsupported(p)) return reason;
+  if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
+    return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
   if (!head_dim_supported(shape.head_dim))
     return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
@@ -30,7 +35,6 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
 
 DecodePoint parse_decode_point(const nlohmann::json& p) {
   DecodePoint d;
-  d.kernel = p.value("kernel", std::string("flash_decode"));
   d.shape = {p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
   d.dtype = parse_dtype(p.value("dtype", std::string("fp16"))).value_or(DType::fp16);
   d.paged = p.value("layout", std::string("contiguous")) == "paged";

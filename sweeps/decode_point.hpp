@@ -14,7 +14,6 @@
 namespace decode_bench::sweeps {
 
 struct DecodePoint {
-  std::string kernel;
   DecodeShape shape;
   DType dtype = DType::fp16;
   bool paged = false;
@@ -28,10 +27,12 @@ struct DecodePoint {
   std::vector<std::int32_t> lengths;  // one per sequence in the batch
 
   std::int64_t max_len() const;
-  std::int64_t total_tokens() const;
 };
 
-// Why the decode runners cannot run this point, or nullopt.
+// Why no decode runner (the CPU reference included) can produce these sequence lengths: a shared
+// prefix or zipf lengths; or nullopt.
+std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& params);
+// Why the GPU decode runners cannot run this point (the reasons above, then kernel shapes), or nullopt.
 std::optional<std::string> decode_point_unsupported(const nlohmann::json& params);
 DecodePoint parse_decode_point(const nlohmann::json& params);
 

@@ -20,7 +20,6 @@ namespace decode_bench::sweeps {
 struct RunContext {
   int device = 0;
   cudaStream_t stream = nullptr;
-  nlohmann::json timing_options = nlohmann::json::object();  // free-form, for the timing harness
   nlohmann::json ceilings = nlohmann::json::object();        // the document's ceilings block
   nlohmann::json device_info = nlohmann::json::object();     // the document's device block
   // Set by SIGINT; a long runner may poll it and return early (the driver stops after the point).

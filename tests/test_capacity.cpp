@@ -113,6 +113,17 @@ TEST(Capacity, BadQueriesAreRefusedByName) {
   q = CapacityQuery{};
   q.page_size = 0;
   EXPECT_THROW(run(PoolKind::paged, q), PoolError);
+  // Every other field names itself (the query is checked before any pool is built).
+  const auto reason = [](auto change) {
+    CapacityQuery bad;
+    change(bad);
+    return bad.invalid_reason();
+  };
+  EXPECT_EQ(reason([](CapacityQuery& b) { b.layers = 0; }), "layers must be >= 1 (got 0)");
+  EXPECT_EQ(reason([](CapacityQuery& b) { b.budget_bytes = 0; }), "budget must be > 0 bytes");
+  EXPECT_EQ(reason([](CapacityQuery& b) { b.max_seq_len = std::int64_t{1} << 31; }),
+            "max_seq_len must be in [1, 2^31) (got 2147483648)");
+  EXPECT_EQ(reason([](CapacityQuery& b) { b.max_seq_len = 0; }), "max_seq_len must be in [1, 2^31) (got 0)");
 }
 
 TEST(LengthDistribution, ParsesEveryFormAndRejectsBadText) {

@@ -87,7 +87,9 @@ TEST_F(CapacityRunnerTest, PaperPresetGivesFigure5Exactly) {
     EXPECT_EQ(p["budget_bytes"], std::uint64_t{4} << 30);
     EXPECT_EQ(p["layout"], want[i].layout);
     EXPECT_EQ(p["fragmentation"], want[i].fragmentation);
-    if (want[i].layout == "paged") EXPECT_EQ(p["page_size"], 16);
+    if (want[i].layout == "paged") {
+      EXPECT_EQ(p["page_size"], 16);
+    }
     EXPECT_EQ(p["max_seq_len"], want[i].max_seq_len);  // where fig5_capacity reads it
     EXPECT_EQ(c["sequences"], want[i].sequences);
     EXPECT_EQ(c["bytes_reserved"], std::uint64_t{4} << 30);

@@ -119,6 +119,29 @@ TEST(DecodeWorkspace, InitRefusesAMissingOrShortWorkspace) {
   EXPECT_EQ(init_decode_workspace(plan, &not_device_memory, nullptr), cudaErrorInvalidValue);
 }
 
+// Host side of plan_decode's refusal (no GPU needed): each unsupported problem gets a sentence that
+// names the value.
+TEST(DecodeUnsupportedReason, NamesTheOffendingValue) {
+  const auto reason = [](DecodeProblem p) {
+    const auto r = decode_unsupported_reason(p);
+    return r ? *r : "<supported>";
+  };
+  const DecodeProblem ok{{8, 2, 128}, DType::fp16, 4, 4096};
+  EXPECT_EQ(reason(ok), "<supported>");
+  DecodeProblem p = ok;
+  p.shape.head_dim = 96;
+  EXPECT_EQ(reason(p), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
+  p = ok;
+  p.shape.heads_q = 48;  // group 24
+  EXPECT_EQ(reason(p), "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8)");
+  p = ok;
+  p.num_seqs = 0;
+  EXPECT_EQ(reason(p), "num_seqs must be >= 1");
+  p = ok;
+  p.max_len = std::int64_t{1} << 31;
+  EXPECT_EQ(reason(p), "sequence lengths must be in [0, 2^31)");
+}
+
 // The seed paper's longest sequence: 2^21 tokens, one head, d = 128.
 TEST(DecodeKernelsGpu, TwoMillionTokens) {
   DB_REQUIRE_GPU();

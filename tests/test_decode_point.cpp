@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sweeps/decode_point.hpp"
+#include "sweeps/decode_runner.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -43,6 +44,28 @@ TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {
   const std::string r = reason_for({{"length_dist", "zipf"}, {"zipf_alpha", 1.5}});
   EXPECT_NE(r.find("length_dist zipf"), std::string::npos) << r;
   EXPECT_NE(r.find("capacity"), std::string::npos) << r;  // where zipf lengths are supported
+}
+
+TEST(DecodePointUnsupported, EndToEndNeedsTheContiguousLayout) {
+  EXPECT_EQ(reason_for({{"end_to_end", true}}),
+            "end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
+  EXPECT_EQ(reason_for({{"end_to_end", true}, {"layout", "contiguous"}}), "<supported>");
+}
+
+// The CPU reference times the lengths it is given; zipf or prefix lengths would be timed as fixed
+// ones, so it refuses them with the same reasons as the GPU runners.
+TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
+  const auto cpu = make_cpu_reference_runner();
+  const auto reason = [&](const json& change) {
+    json p = supported();
+    p["layout"] = "contiguous";
+    p.update(change);
+    const auto r = cpu->cannot_run(Point{"e", p, "e/x", 0});
+    return r ? *r : "<supported>";
+  };
+  EXPECT_EQ(reason(json::object()), "<supported>");
+  EXPECT_NE(reason({{"length_dist", "zipf"}}).find("length_dist zipf"), std::string::npos);
+  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix decode is not in this build");
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {

@@ -141,6 +141,15 @@ TEST(PoolConfigErrors, BadConfigurationsAreRefusedByName) {
   c.max_seq_len = std::int64_t{1} << 31;  // lengths reach kernels as int32
   expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument,
                     "PagedPool: max_seq_len must be in [1, 2^31) (got 2147483648)");
+  c = small_paged();
+  c.max_seqs = 0;
+  expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument, "max_seqs must be >= 1 (got 0)");
+  c = small_paged();
+  c.churn_ops = -1;
+  expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument, "churn_ops must be >= 0 (got -1)");
+  c = small_paged();
+  c.layout.heads_kv = 0;
+  expect_pool_error([&] { PagedPool p(c, make_host_backend()); }, PoolErrorKind::InvalidArgument, "heads_kv");
   // A budget below one slab leaves no slot at all.
   const auto tiny = ContiguousPoolConfig::for_budget({1, 128, DType::fp32}, 1000, 512);
   expect_pool_error([&] { ContiguousPool p(tiny, make_host_backend()); }, PoolErrorKind::InvalidArgument, "max_seqs");

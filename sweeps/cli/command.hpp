@@ -12,7 +12,6 @@ namespace decode_bench::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNotImplemented = 3;
 
 struct CommandContext {
   std::vector<std::string> argv;  // the whole command line, recorded in every results file
