@@ -7,12 +7,13 @@
 namespace decode_bench {
 
 template <class KV>
-cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan) {
+cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,
+                        DecodePlan* plan) {
   if (decode_unsupported_reason(problem) || problem.kv_dtype != dtype_of<typename KV::value_type>::value)
     return cudaErrorInvalidValue;
   *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
   return kernel == DecodeKernel::baseline ? plan_baseline<KV>(problem, plan)
-                                          : plan_flash_decode<KV>(problem, requested_splits, plan);
+                                          : plan_flash_decode<KV>(problem, options, plan);
 }
 
 template <class KV>
@@ -27,6 +28,6 @@ cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodeP
 
 #define DECODE_BENCH_INSTANTIATE_DECODE(KV)                                                                      \
   template cudaError_t decode_bench::plan_decode<KV>(decode_bench::DecodeKernel, const decode_bench::DecodeProblem&, \
-                                                     int, decode_bench::DecodePlan*);                             \
+                                                     const decode_bench::DecodeOptions&, decode_bench::DecodePlan*); \
   template cudaError_t decode_bench::run_decode<KV>(const KV&, const decode_bench::DecodeProblem&,                  \
                                                     const decode_bench::DecodePlan&, void*, cudaStream_t);

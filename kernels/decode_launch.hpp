@@ -16,15 +16,25 @@
 
 namespace decode_bench {
 
+// Planning choices a caller may pin; the defaults leave each to the planner.
+struct DecodeOptions {
+  int splits = 0;           // flash_decode: blocks per (sequence, head block); <= 0: fill one wave
+                            // of blocks, and do not split sequences shorter than a couple of tiles
+  int heads_per_block = 0;  // flash_decode: KV heads one block streams side by side (dividing H_kv
+                            // and the block's warps); <= 0: one (tuning probes try more)
+  bool fused_merge = true;  // flash_decode: false merges the splits in a second kernel (probes)
+};
+
 struct DecodePlan {
   DecodeKernel kernel = DecodeKernel::flash_decode;
-  int num_splits = 1;             // flash_decode: blocks per (sequence, KV head); 1 = no merge
+  int num_splits = 1;             // flash_decode: blocks per (sequence, head block); 1 = no merge
+  int heads_per_block = 1;        // flash_decode: KV heads per block, each read by warps / this warps
   int active_splits = 1;          // of those, how many hold at least one token of the longest sequence
   std::int64_t chunk = 0;         // flash_decode: tokens per chunk; split s takes chunks s, s + num_splits, ...
   bool interleaved = false;       // flash_decode: chunk is one tile, so splits take turns tile by tile
-  int tile_tokens = 0;            // flash_decode: tokens per block iteration
+  int tile_tokens = 0;            // flash_decode: tokens of one head per block iteration
   int blocks_per_sm = 0;          // occupancy of the main kernel
-  bool fused_merge = true;        // flash_decode: the last split block of a head merges (no second kernel)
+  bool fused_merge = false;       // flash_decode: the last split block of a head block merges (no second kernel)
   std::size_t workspace_bytes = 0;
   // The first workspace_init_bytes of the workspace must be zero before the first run on it
   // (init_decode_workspace); every complete run leaves them zero again.
@@ -34,10 +44,9 @@ struct DecodePlan {
 // Why this problem cannot run on the compiled kernels, or nullopt.
 std::optional<std::string> decode_unsupported_reason(const DecodeProblem& problem);
 
-// requested_splits <= 0 chooses automatically: fill the GPU with one wave of blocks, and do not
-// split sequences shorter than a couple of tiles per block.
 template <class KV>
-cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, int requested_splits, DecodePlan* plan);
+cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,
+                        DecodePlan* plan);
 
 // Zeroes the part of a fresh workspace the kernels expect zero (the fused merge's counters). Call
 // once after allocating (or poisoning) it, outside any timed region.

@@ -1,13 +1,17 @@
 #pragma once
 // Split-K flash-decode (Flash-Decoding; seed paper Algorithm 1), generalised to GQA and batches.
-//   grid  = (num_splits, H_kv, num_seqs), block = Tr::kWarps warps, Tr::kSharedBytes dynamic smem
-//   block (split, g, s) streams the chunks split, split + num_splits, ... (chunk tokens each) of
-//   sequence s, KV head g, once, for all GROUP query heads that share it, keeping an online
-//   softmax per query head (the plan chooses one long chunk per block or tile-sized interleaving);
-//   it writes one attention state (o normalised, lse) per query head: to the output directly when
-//   num_splits == 1, otherwise to a partial; the last split block of each head to finish folds
-//   them with the (O, LSE) merge operator (kernels/split_merge.cuh), or, for a plan with the
-//   fused merge off, merge_partials_kernel does in a second launch.
+//   grid  = (num_splits, H_kv / HB, num_seqs), block = Tr::kWarps warps, Tr::kSharedBytes dynamic
+//   smem, HB = heads_per_block KV heads per block (its warps in HB equal groups, one per head)
+//   block (split, b, s) streams the chunks split, split + num_splits, ... (chunk tokens each) of
+//   sequence s, KV heads b * HB ... b * HB + HB - 1, once, for all GROUP query heads that share
+//   each, keeping an online softmax per query head (the plan chooses one long chunk per block or
+//   tile-sized interleaving); it writes one attention state (o normalised, lse) per query head: to
+//   the output directly when num_splits == 1, otherwise to a partial; the last split block of each
+//   head block to finish folds them with the (O, LSE) merge operator (kernels/split_merge.cuh), or,
+//   for a plan with the fused merge off, merge_partials_kernel does in a second launch.
+// HB > 1 exists for tuning probes: it makes a block read the heads of each page side by side, which
+// was meant to help shuffled small pages; on the H100 it was slower everywhere, so plans use HB = 1
+// unless asked (docs/kernel-notes.md, session 6).
 // Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
 // are exp2f; lse is converted back to natural log on output.
 #include <cstdint>
@@ -32,9 +36,10 @@ struct FlashDecodeArgs {
   float* lse;                 // (num_seqs, H_q)                when num_splits == 1
   float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1
   float* partial_lse;         // (num_seqs, H_q, num_splits)    when num_splits > 1
-  unsigned* split_counters;   // (num_seqs, H_kv) when the merge is fused: zero before the launch,
-                              // left zero by it (the last split of each head resets its counter)
+  unsigned* split_counters;   // (num_seqs, H_kv / HB) when the merge is fused: zero before the
+                              // launch, left zero by it (the last split of each head block resets it)
   int heads_q;
+  int warps_per_head;         // kWarps / HB
   int num_splits;
   int chunk;                  // tokens per split, a multiple of the tile size
   float q_scale;              // softmax_scale * log2(e)
@@ -49,12 +54,26 @@ struct RowState {
   float acc[GROUP][E];  // running sum of exp2(score - m) * v, this lane's E elements
 };
 
-// Token of row slot u of this thread's row group in the tile starting at `base`.
+// Which KV head of its block this thread reads, and which rows of each tile: the warps of a head
+// take turns row block by row block, so a tile of one head is warps_per_head * kRowsPerWarp *
+// kUnroll tokens.
 template <class Tr>
-__device__ __forceinline__ std::int64_t row_token(std::int64_t base, int u) {
-  const int warp = threadIdx.x >> 5, row = (threadIdx.x & 31) / Tr::kLanesPerRow;
-  return base + (u * Tr::kWarps + warp) * Tr::kRowsPerWarp + row;
-}
+struct TileRows {
+  int head_slot;  // 0 .. HB - 1
+  int first;      // this row group's row for u = 0, from the tile's first token
+  int stride;     // from its row u to its row u + 1
+  int tile;       // tokens per tile
+
+  __device__ explicit TileRows(int warps_per_head) {
+    const int warp = threadIdx.x >> 5, row = (threadIdx.x & 31) / Tr::kLanesPerRow;
+    head_slot = warp / warps_per_head;
+    first = (warp - head_slot * warps_per_head) * Tr::kRowsPerWarp + row;
+    stride = warps_per_head * Tr::kRowsPerWarp;
+    tile = stride * Tr::kUnroll;
+  }
+  // Token of row slot u of this thread's row group in the tile starting at `base`.
+  __device__ __forceinline__ std::int64_t token(std::int64_t base, int u) const { return base + first + u * stride; }
+};
 
 // Element offset of this lane's j-th 16-byte vector within a row.
 template <class Tr>
@@ -65,11 +84,12 @@ __device__ __forceinline__ int lane_vec_offset(int j) {
 // Resolves the rows of the tile at `base` (clamped to end - 1: rows past the end are masked
 // when used, but their addresses must stay inside the sequence).
 template <class Tr, class KV>
-__device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, typename RowLocator<KV>::Ticket (&tickets)[Tr::kUnroll],
+__device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, const TileRows<Tr>& rows,
+                                              typename RowLocator<KV>::Ticket (&tickets)[Tr::kUnroll],
                                               std::int64_t base, std::int64_t end) {
 #pragma unroll
   for (int u = 0; u < Tr::kUnroll; ++u) {
-    const std::int64_t t = row_token<Tr>(base, u);
+    const std::int64_t t = rows.token(base, u);
     tickets[u] = loc.fetch(t < end ? t : end - 1);
   }
 }
@@ -79,9 +99,8 @@ __device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, typenam
 struct TileCursor {
   std::int64_t begin, chunk_begin, chunk_end;
 
-  template <class Tr>
-  __device__ __forceinline__ void advance(const FlashDecodeArgs& args, std::int64_t len) {
-    begin += Tr::kTileTokens;
+  __device__ __forceinline__ void advance(const FlashDecodeArgs& args, int tile, std::int64_t len) {
+    begin += tile;
     if (begin >= chunk_end) {
       chunk_begin += static_cast<std::int64_t>(args.num_splits) * args.chunk;
       begin = chunk_begin;
@@ -94,7 +113,8 @@ struct TileCursor {
 // Scores and the online-softmax update of one tile whose K and V rows this thread holds.
 template <class Tr, bool kMasked>
 __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr::kVecsPerLane],
-                                             const uint4 (&vreg)[Tr::kUnroll][Tr::kVecsPerLane], std::int64_t tile_begin,
+                                             const uint4 (&vreg)[Tr::kUnroll][Tr::kVecsPerLane],
+                                             const TileRows<Tr>& rows, std::int64_t tile_begin,
                                              std::int64_t end, const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                              RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
   using T = typename Tr::Elem;
@@ -119,7 +139,7 @@ __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr
       for (int i = 0; i < E; ++i) dot = fmaf(q[g][i], kf[i], dot);
 #pragma unroll
       for (int off = Tr::kLanesPerRow / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-      s[g][u] = (!kMasked || row_token<Tr>(tile_begin, u) < end) ? dot : -INFINITY;
+      s[g][u] = (!kMasked || rows.token(tile_begin, u) < end) ? dot : -INFINITY;
     }
   }
   // Online softmax: one rescale per tile, then U weighted V rows.
@@ -164,18 +184,18 @@ __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr
 // rows while they are in flight, then use them.
 template <class Tr, class KV>
 __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const RowLocator<KV>& loc,
-                                                          const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
+                                                          const TileRows<Tr>& rows, const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                           const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                                           RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane;
   typename RowLocator<KV>::Ticket tickets[U];
-  fetch_tickets<Tr>(loc, tickets, cur.begin, cur.chunk_end);
+  fetch_tickets<Tr>(loc, rows, tickets, cur.begin, cur.chunk_end);
   while (true) {
-    const bool masked = cur.begin + Tr::kTileTokens > cur.chunk_end;
+    const bool masked = cur.begin + rows.tile > cur.chunk_end;
     uint4 kreg[U][NV], vreg[U][NV];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const bool valid = !masked || row_token<Tr>(cur.begin, u) < cur.chunk_end;
+      const bool valid = !masked || rows.token(cur.begin, u) < cur.chunk_end;
       const std::int64_t off = loc.offset(tickets[u]);
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
@@ -185,11 +205,11 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
       }
     }
     const TileCursor now = cur;
-    cur.template advance<Tr>(args, len);
+    cur.advance(args, rows.tile, len);
     const bool more = cur.valid(len);
-    if (more) fetch_tickets<Tr>(loc, tickets, cur.begin, cur.chunk_end);
-    if (masked) consume_tile<Tr, true>(kreg, vreg, now.begin, now.chunk_end, q, st);
-    else consume_tile<Tr, false>(kreg, vreg, now.begin, now.chunk_end, q, st);
+    if (more) fetch_tickets<Tr>(loc, rows, tickets, cur.begin, cur.chunk_end);
+    if (masked) consume_tile<Tr, true>(kreg, vreg, rows, now.begin, now.chunk_end, q, st);
+    else consume_tile<Tr, false>(kreg, vreg, rows, now.begin, now.chunk_end, q, st);
     if (!more) break;
   }
 }
@@ -200,7 +220,7 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
 //   shared: (kStages, U * NV * 2, kThreads) 16-byte slots, thread-minor (conflict-free)
 template <class Tr, class KV>
 __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLocator<KV>& loc,
-                                                       const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
+                                                       const TileRows<Tr>& rows, const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                        const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                                        RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, S = Tr::kStages;
@@ -215,13 +235,13 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
   };
   typename RowLocator<KV>::Ticket tickets[U];
   TileCursor load = cur;
-  fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
+  fetch_tickets<Tr>(loc, rows, tickets, load.begin, load.chunk_end);
   // Copies the tile under `load` into `stage` and moves `load` (and its tickets) one tile on.
   const auto issue = [&](int stage) {
     if (!load.valid(len)) return;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const bool valid = row_token<Tr>(load.begin, u) < load.chunk_end;
+      const bool valid = rows.token(load.begin, u) < load.chunk_end;
       const std::int64_t off = loc.offset(tickets[u]);
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
@@ -230,8 +250,8 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
         cp_async_16B(slot(stage, u, j, 1), kv.v + e, valid);
       }
     }
-    load.template advance<Tr>(args, len);
-    if (load.valid(len)) fetch_tickets<Tr>(loc, tickets, load.begin, load.chunk_end);
+    load.advance(args, rows.tile, len);
+    if (load.valid(len)) fetch_tickets<Tr>(loc, rows, tickets, load.begin, load.chunk_end);
   };
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
@@ -251,9 +271,9 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
         kreg[u][j] = load_shared_16B(slot(use_stage, u, j, 0));
         vreg[u][j] = load_shared_16B(slot(use_stage, u, j, 1));
       }
-    if (cur.begin + Tr::kTileTokens > cur.chunk_end) consume_tile<Tr, true>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
-    else consume_tile<Tr, false>(kreg, vreg, cur.begin, cur.chunk_end, q, st);
-    cur.template advance<Tr>(args, len);
+    if (cur.begin + rows.tile > cur.chunk_end) consume_tile<Tr, true>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st);
+    else consume_tile<Tr, false>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st);
+    cur.advance(args, rows.tile, len);
     use_stage = use_stage + 1 == S ? 0 : use_stage + 1;
   }
   cp_async_wait<0>();
@@ -263,7 +283,7 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
 // (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
 template <class Tr>
 __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
-                                                 const FlashDecodeArgs& args, int seq, int kv_head, int split) {
+                                                 const FlashDecodeArgs& args, int seq, int first_kv_head, int split) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -307,15 +327,16 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
   }
   __syncthreads();
 
-  for (int idx = threadIdx.x; idx < GROUP * D; idx += Tr::kThreads) {
-    const int g = idx / D, d = idx % D;
+  // Each head's warps fold into one state per query head: (HB, GROUP, D) outputs.
+  const int warps_per_head = args.warps_per_head, heads = Tr::kWarps / warps_per_head;
+  for (int idx = threadIdx.x; idx < heads * GROUP * D; idx += Tr::kThreads) {
+    const int slot = idx / (GROUP * D), g = idx / D % GROUP, d = idx % D;
+    const int w_begin = slot * warps_per_head, w_end = w_begin + warps_per_head;
     float m = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < Tr::kWarps; ++w) m = fmaxf(m, sm_m[w][g]);
+    for (int w = w_begin; w < w_end; ++w) m = fmaxf(m, sm_m[w][g]);
     float l = 0.f, acc = 0.f;
     if (m != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < Tr::kWarps; ++w) {
+      for (int w = w_begin; w < w_end; ++w) {
         const float scale = exp2f(sm_m[w][g] - m);
         l = fmaf(sm_l[w][g], scale, l);
         acc = fmaf(sm_acc[w][g][d], scale, acc);
@@ -324,7 +345,7 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
     const bool empty = l == 0.f;
     const float out = empty ? 0.f : acc / l;
     const float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
-    const int h = kv_head * GROUP + g;
+    const int h = (first_kv_head + slot) * GROUP + g;
     const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + h;
     if (args.num_splits == 1) {
       args.o[head_index * D + d] = out;
@@ -337,26 +358,27 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
   }
 }
 
-// The fused merge: each split block counts itself done on its head's counter once its partial is
-// visible device-wide; the block that counts last folds all num_splits partials of its GROUP query
-// heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
+// The fused merge: each split block counts itself done on its head block's counter once its
+// partials are visible device-wide; the block that counts last folds all num_splits partials of its
+// HB * GROUP query heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
 // pattern of the CUDA samples).
 template <class Tr>
-__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, int seq, int kv_head) {
+__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, int seq, int first_kv_head) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   __shared__ bool last;
   __threadfence();  // this thread's partial stores are visible before the count below
   __syncthreads();
   if (threadIdx.x == 0) {
-    unsigned* counter = args.split_counters + static_cast<std::int64_t>(seq) * gridDim.y + kv_head;
+    unsigned* counter = args.split_counters + static_cast<std::int64_t>(seq) * gridDim.y + blockIdx.y;
     last = atomicAdd(counter, 1u) == static_cast<unsigned>(args.num_splits) - 1;
-    if (last) *counter = 0;  // every split of this head has counted: ready for the next launch
+    if (last) *counter = 0;  // every split of this head block has counted: ready for the next launch
   }
   __syncthreads();
   if (!last) return;
   __threadfence();
-  for (int g = 0; g < GROUP; ++g) {
-    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + kv_head * GROUP + g;
+  const int query_heads = Tr::kWarps / args.warps_per_head * GROUP;
+  for (int h = 0; h < query_heads; ++h) {
+    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + first_kv_head * GROUP + h;
     const std::int64_t first = head_index * args.num_splits;
     merge_split_states<D, Tr::kThreads>(args.partial_o + first * D, args.partial_lse + first, args.num_splits,
                                         args.o + head_index * D, args.lse + head_index);
@@ -367,7 +389,10 @@ template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
-  const int split = blockIdx.x, kv_head = blockIdx.y, seq = blockIdx.z;
+  const int split = blockIdx.x, seq = blockIdx.z;
+  const TileRows<Tr> rows(args.warps_per_head);
+  const int first_kv_head = blockIdx.y * (Tr::kWarps / args.warps_per_head);
+  const int kv_head = first_kv_head + rows.head_slot;
   const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
 
   const std::int64_t len = args.lens[seq];
@@ -402,11 +427,11 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     // within a narrow window of the sequence (the access pattern of a grid-stride read).
     const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
     const TileCursor first{begin, begin, end};
-    if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, args, first, len, q, st);
-    else stream_tiles_pipelined<Tr>(kv, loc, args, first, len, q, st);
+    if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, rows, args, first, len, q, st);
+    else stream_tiles_pipelined<Tr>(kv, loc, rows, args, first, len, q, st);
   }
-  reduce_and_store<Tr>(st, args, seq, kv_head, split);
-  if (args.split_counters != nullptr) merge_if_last_split<Tr>(args, seq, kv_head);
+  reduce_and_store<Tr>(st, args, seq, first_kv_head, split);
+  if (args.split_counters != nullptr) merge_if_last_split<Tr>(args, seq, first_kv_head);
 }
 
 // The stand-alone merge (plans with fused_merge off, for tuning probes): one block per

@@ -34,7 +34,7 @@ cudaError_t dispatch_head_dim_group(int head_dim, int group, const F& f) {
 // Plan and launch for one explicit tiling (traits); the public entry points below pick the tuned
 // traits for the runtime head dim and group, tuning probes pass others.
 template <class Tr, class KV>
-cudaError_t plan_flash_decode_with(const DecodeProblem& p, int requested_splits, DecodePlan* plan) {
+cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -46,38 +46,45 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, int requested_splits,
   DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::flash_decode_split_kernel<Tr, KV>,
                                                                    Tr::kThreads, Tr::kSharedBytes));
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
+  // One KV head per block unless asked: on the H100, 2, 4 and 8 heads per block were slower at
+  // every page size and contiguous too (32 x 64K FP16: 349 -> 368 us contiguous, 362 -> 374 us at
+  // shuffled page 1; docs/kernel-notes.md, session 6).
+  const int heads_per_block = options.heads_per_block > 0 ? options.heads_per_block : 1;
+  if (Tr::kWarps % heads_per_block != 0 || p.shape.heads_kv % heads_per_block != 0) return cudaErrorInvalidValue;
+  const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration
   const std::int64_t len = std::max<std::int64_t>(p.max_len, 1);
-  int splits = requested_splits;
+  const std::int64_t head_blocks = static_cast<std::int64_t>(p.num_seqs) * (p.shape.heads_kv / heads_per_block);
+  int splits = options.splits;
   if (splits <= 0) {
-    // One full wave of blocks over all (sequence, KV head) pairs, but no chunk shorter than two
+    // One full wave of blocks over all (sequence, head block) pairs, but no chunk shorter than two
     // tiles: below that the partial write and merge cost more than the parallelism returns.
-    const std::int64_t pairs = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
     const std::int64_t wave = static_cast<std::int64_t>(sms) * std::max(per_sm, 1);
-    const std::int64_t by_wave = std::max<std::int64_t>(1, wave / pairs);
-    const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * Tr::kTileTokens));
+    const std::int64_t by_wave = std::max<std::int64_t>(1, wave / head_blocks);
+    const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * tile));
     splits = static_cast<int>(std::min(by_wave, by_length));
   }
   std::int64_t chunk = (len + splits - 1) / splits;
   // Whole tiles per split when chunks are long, so only the last split has a masked tail.
-  if (chunk > Tr::kTileTokens) chunk = (chunk + Tr::kTileTokens - 1) / Tr::kTileTokens * Tr::kTileTokens;
+  if (chunk > tile) chunk = (chunk + tile - 1) / tile * tile;
   // Splits of a long sequence take turns tile by tile rather than each reading one far-apart
   // range: all blocks then read inside a window of splits x tile rows, the access order of a
   // grid-stride copy. On the H100 this read 2M-token FP16 at 88.7% instead of 80.2% of the DRAM
   // ceiling, and 32 x 64K at 2838 instead of 2513 GB/s (docs/kernel-notes.md).
-  const bool interleave = splits > 1 && chunk > Tr::kTileTokens;
-  if (interleave) chunk = Tr::kTileTokens;
+  const bool interleave = splits > 1 && chunk > tile;
+  if (interleave) chunk = tile;
   plan->kernel = DecodeKernel::flash_decode;
   plan->num_splits = splits;
+  plan->heads_per_block = heads_per_block;
   plan->active_splits = static_cast<int>(std::min<std::int64_t>(splits, (len + chunk - 1) / chunk));
   plan->chunk = chunk;
   plan->interleaved = interleave;
-  plan->tile_tokens = Tr::kTileTokens;
+  plan->tile_tokens = tile;
   plan->blocks_per_sm = per_sm;
   // Workspace (splits > 1): [split counters, zeroed once][partial o][partial lse]; the counters
   // region is padded to 256 bytes so the partials stay 16-byte (float4) aligned.
-  plan->fused_merge = true;
+  plan->fused_merge = options.fused_merge;
   plan->workspace_init_bytes =
-      splits == 1 ? 0 : (static_cast<std::size_t>(p.num_seqs) * p.shape.heads_kv * sizeof(unsigned) + 255) / 256 * 256;
+      splits == 1 ? 0 : (static_cast<std::size_t>(head_blocks) * sizeof(unsigned) + 255) / 256 * 256;
   plan->workspace_bytes = splits == 1 ? 0
                                       : plan->workspace_init_bytes + static_cast<std::size_t>(p.num_seqs) *
                                                                          p.shape.heads_q * splits *
@@ -96,12 +103,16 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
                                   cudaStream_t stream) {
   constexpr int D = Tr::kHeadDim;
   if (plan.chunk > INT32_MAX || p.max_len >= (std::int64_t{1} << 31)) return cudaErrorInvalidValue;
+  const int heads_per_block = plan.heads_per_block;
+  if (heads_per_block < 1 || Tr::kWarps % heads_per_block != 0 || p.shape.heads_kv % heads_per_block != 0)
+    return cudaErrorInvalidValue;
   device::FlashDecodeArgs args{};
   args.q = p.q;
   args.lens = p.seq_lens;
   args.o = p.o;
   args.lse = p.lse;
   args.heads_q = p.shape.heads_q;
+  args.warps_per_head = Tr::kWarps / heads_per_block;
   args.num_splits = plan.num_splits;
   args.chunk = static_cast<int>(plan.chunk);
   args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kLog2e;
@@ -113,7 +124,7 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
     args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes);
     args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * plan.num_splits * D;
   }
-  const dim3 grid(plan.num_splits, p.shape.heads_kv, p.num_seqs);
+  const dim3 grid(plan.num_splits, p.shape.heads_kv / heads_per_block, p.num_seqs);
   device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
   DB_RETURN_IF_ERROR(cudaGetLastError());
   if (plan.num_splits > 1 && !plan.fused_merge) {
@@ -126,12 +137,11 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
 template <class KV>
 struct PlanFlashDecode {
   const DecodeProblem& p;
-  int requested_splits;
+  const DecodeOptions& options;
   DecodePlan* plan;
   template <int D, int GROUP>
   cudaError_t run() const {
-    return plan_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(p, requested_splits,
-                                                                                                    plan);
+    return plan_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(p, options, plan);
   }
 };
 
@@ -150,8 +160,8 @@ struct RunFlashDecode {
 };
 
 template <class KV>
-cudaError_t plan_flash_decode(const DecodeProblem& p, int requested_splits, DecodePlan* plan) {
-  return dispatch_head_dim_group(p.shape.head_dim, p.shape.group(), PlanFlashDecode<KV>{p, requested_splits, plan});
+cudaError_t plan_flash_decode(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
+  return dispatch_head_dim_group(p.shape.head_dim, p.shape.group(), PlanFlashDecode<KV>{p, options, plan});
 }
 
 template <class KV>

@@ -21,10 +21,12 @@ struct FlashDecodeTraits {
   static constexpr int kVecsPerLane = kRowVecs / kLanesPerRow;
   static constexpr int kElemsPerLane = kVecsPerLane * kVec;
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
-  // 4 warps: with the 3-stage cp.async pipeline below, 4 warps x 8 rows (96 KiB of stages, 2
-  // blocks per SM) was the best of 7 tilings on the H100 for contiguous and paged alike
-  // (docs/kernel-notes.md, session 3).
-  static constexpr int kWarps = WARPS > 0 ? WARPS : 4;
+  // GQA groups 1-2: one block of 8 warps per SM with a 2-stage pipeline (128 KiB of stages) was
+  // the best of 9 tilings, or within 0.5% of it, in every column of the H100 table of
+  // docs/kernel-notes.md (session 5, aligned stages: 2M FP16 3062 GB/s against 3018 for 4 warps x
+  // 3 stages, 32 x 64K 3058 against 3012). Those tables measured group 1 only, so groups 4-8 keep
+  // the session-3 choice, 4 warps and 3 stages (2 blocks per SM).
+  static constexpr int kWarps = WARPS > 0 ? WARPS : (GROUP <= 2 ? 8 : 4);
   static constexpr int kThreads = kWarps * 32;
   // Rows each row group handles per tile (16-byte vectors of K and V per thread per stage); fewer
   // at large GQA groups, whose per-row arithmetic (GROUP dot products) already keeps the warp
@@ -35,7 +37,7 @@ struct FlashDecodeTraits {
   static constexpr int kTileTokens = kWarps * kRowsPerWarp * kUnroll;
   // Pipeline depth: 0 loads each tile into registers and then uses it; S >= 2 stages tiles through
   // shared memory with cp.async, S - 1 tiles in flight while one is used.
-  static constexpr int kStages = STAGES >= 0 ? STAGES : 3;
+  static constexpr int kStages = STAGES >= 0 ? STAGES : (GROUP <= 2 ? 2 : 3);
   // Per-thread 16-byte slots of one stage (K and V), and the block's dynamic shared memory: the
   // stages plus kSharedAlign bytes of slack, so the kernel can start them on a 128-byte boundary.
   static constexpr int kStageSlots = kUnroll * kVecsPerLane * 2;

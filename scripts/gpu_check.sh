@@ -19,7 +19,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   grep -E "^\s+[0-9]+ - .*(Failed|Not Run)" "$out/ctest.log" | head -20
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool "$build/tests/decode_tests" \
-      --gtest_filter='DecodeKernelsGpu.BlockCounts:DecodeKernelsGpu.BatchWith*:DecodeKernelsGpu.PageSizes*' \
+      --gtest_filter='DecodeKernelsGpu.BlockCounts:DecodeKernelsGpu.BatchWith*:DecodeKernelsGpu.PageSizes*:DecodeKernelsGpu.HeadsPerBlock' \
       > "$out/sanitizer-$tool.log" 2>&1
     echo "compute-sanitizer $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
   done

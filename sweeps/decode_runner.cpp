@@ -157,7 +157,7 @@ class GpuDecodeRunner final : public PointRunner {
       st.pool->backend().synchronize();
       const DecodeProblem problem{d.shape, d.dtype, batch, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
       DecodePlan plan;
-      DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, d.blocks, &plan));
+      DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = d.blocks}, &plan));
       DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
       const auto launch = [&](cudaStream_t s) { return run_decode<KV>(view.kv, problem, plan, workspace.get(), s); };
 
@@ -179,9 +179,14 @@ class GpuDecodeRunner final : public PointRunner {
       result["verification"] = verification.to_json();
       result["model"] = model.to_json(kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores"
                                                                        : "decode_min_bytes+splitk_partials");
-      result["plan"] = {{"num_splits", plan.num_splits},   {"active_splits", plan.active_splits},
-                        {"chunk", plan.chunk},             {"tile_tokens", plan.tile_tokens},
-                        {"interleaved", plan.interleaved}, {"blocks_per_sm", plan.blocks_per_sm},
+      result["plan"] = {{"num_splits", plan.num_splits},
+                        {"active_splits", plan.active_splits},
+                        {"heads_per_block", plan.heads_per_block},
+                        {"chunk", plan.chunk},
+                        {"tile_tokens", plan.tile_tokens},
+                        {"interleaved", plan.interleaved},
+                        {"fused_merge", plan.fused_merge},
+                        {"blocks_per_sm", plan.blocks_per_sm},
                         {"workspace_bytes", plan.workspace_bytes}};
       if (!verification.passed) {
         result["status"] = std::string(kStatusVerificationFailed);

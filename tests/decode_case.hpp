@@ -23,6 +23,7 @@ struct DecodeCase {
   std::uint64_t seed = 1;
   bool fused_merge = true;  // false: the plan's separate merge kernel
   int launches = 1;         // runs on one workspace, outputs re-poisoned before each; the last is checked
+  int heads_per_block = 0;  // 0: automatic
 };
 
 struct DecodeCaseResult {
@@ -75,9 +76,9 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   DecodeCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_decode<KV>(c.kernel, problem, c.splits, &result.plan);
+    const DecodeOptions options{.splits = c.splits, .heads_per_block = c.heads_per_block, .fused_merge = c.fused_merge};
+    result.status = plan_decode<KV>(c.kernel, problem, options, &result.plan);
     if (result.status != cudaSuccess) return;
-    result.plan.fused_merge = c.fused_merge;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
     workspace.poison();  // partials must be fully written by the split kernel before the merge reads them
     result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);

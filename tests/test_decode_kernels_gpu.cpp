@@ -27,7 +27,7 @@ std::string describe(DType dtype, const DecodeCase& c) {
   return std::string(decode_kernel_name(c.kernel)) + " " + std::string(dtype_name(dtype)) + " Hq=" +
          std::to_string(c.shape.heads_q) + " Hkv=" + std::to_string(c.shape.heads_kv) + " D=" +
          std::to_string(c.shape.head_dim) + " T=" + lens + " page=" + std::to_string(c.page_size) +
-         " splits=" + std::to_string(c.splits);
+         " splits=" + std::to_string(c.splits) + " heads_per_block=" + std::to_string(c.heads_per_block);
 }
 
 void expect_verified(DType dtype, const DecodeCase& c) {
@@ -104,6 +104,41 @@ TEST(DecodeKernelsGpu, RepeatedLaunchesOnOneWorkspaceAndSeparateMerge) {
         SCOPED_TRACE(fused ? "fused merge" : "separate merge kernel");
         expect_verified(DType::fp16, c);
       }
+}
+
+// Several KV heads per block (the block's warps in one group per head): every head count the warps
+// allow, contiguous and over shuffled pages, splits automatic and 7, three launches on one
+// workspace (the fused merge counts per head block), ragged batch with an empty sequence.
+TEST(DecodeKernelsGpu, HeadsPerBlock) {
+  DB_REQUIRE_GPU();
+  const auto check = [](DType dtype, DecodeCase c, int heads) {
+    c.heads_per_block = heads;
+    c.launches = 3;
+    const auto r = run_any(dtype, c);
+    ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+    EXPECT_EQ(r.plan.heads_per_block, heads) << describe(dtype, c);
+    EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+  };
+  for (int heads : {1, 2, 4, 8})  // group 2: 8 warps
+    for (int page : {0, 1, 7})
+      for (int splits : {0, 7})
+        check(DType::fp16, {DecodeKernel::flash_decode, {16, 8, 128}, {1013, 4096, 0, 17}, page, splits, 51}, heads);
+  for (int heads : {1, 2, 4})  // group 4: 4 warps; FP32 rows of 64 and BF16 rows of 256
+    for (int page : {0, 3}) {
+      check(DType::fp32, {DecodeKernel::flash_decode, {16, 4, 64}, {255, 1013}, page, 0, 52}, heads);
+      check(DType::bf16, {DecodeKernel::flash_decode, {16, 4, 256}, {255, 1013}, page, 0, 53}, heads);
+    }
+}
+
+// A head count must divide both the block's warps and H_kv.
+TEST(DecodeKernelsGpu, HeadsPerBlockThatDoNotTileAreRefused) {
+  DB_REQUIRE_GPU();
+  for (auto [shape, heads] : {std::pair{DecodeShape{8, 8, 128}, 3}, std::pair{DecodeShape{16, 16, 128}, 16},
+                              std::pair{DecodeShape{12, 12, 128}, 8}}) {
+    DecodeCase c{DecodeKernel::flash_decode, shape, {255}, 0, 0, 54};
+    c.heads_per_block = heads;
+    EXPECT_EQ(run_any(DType::fp16, c).status, cudaErrorInvalidValue) << describe(DType::fp16, c);
+  }
 }
 
 // Host side of the workspace contract (no GPU needed): nothing to zero is a no-op, and a missing

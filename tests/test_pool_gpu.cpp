@@ -129,7 +129,7 @@ TEST(PoolGpu, LongSequenceOnShuffledSingleTokenPagesDecodes) {
     DB_CUDA_CHECK(cudaDeviceSynchronize());
     DecodeProblem problem{shape, DType::fp16, 1, kLen, batch.seq_lens_device, d_q.get(), d_o.get(), d_lse.get()};
     DecodePlan plan;
-    ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, 0, &plan), cudaSuccess);
+    ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan), cudaSuccess);
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
     ASSERT_EQ(init_decode_workspace(plan, workspace.get(), pool.stream()), cudaSuccess);
     ASSERT_EQ(run_decode(batch.kv, problem, plan, workspace.get(), pool.stream()), cudaSuccess);

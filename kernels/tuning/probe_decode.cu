@@ -2,7 +2,8 @@
 // stages, tile order, split count, merge kernel) against the default, on contiguous and
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/kernel-notes.md:
-//   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: all)
+//   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
+//   build/kernels/tuning/decode-probe tiling2m | locality
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged   (one untimed launch per kernel)
 //
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
@@ -107,9 +108,12 @@ struct Probe {
   // How a variant is planned beyond its traits.
   struct Knobs {
     int splits = 0;                  // requested split count (0: the planner's choice)
+    int heads_per_block = 0;         // KV heads per block (0: the planner's choice)
     bool fused_merge = true;         // false: the separate merge kernel
     bool contiguous_ranges = false;  // one range per split instead of interleaved tiles
     bool once = false;               // one untimed launch (for ncu), no timing
+    int shuffle_window = 0;          // pages shuffled within windows of this many physical pages
+                                     // (0: one shuffle over all; 1: physical order = logical)
   };
 
   // One traits variant on `seqs` sequences of `len` tokens, contiguous (page 0) or over shuffled
@@ -124,7 +128,10 @@ struct Probe {
       const int per_seq = (len + page - 1) / page;
       pages.resize(std::size_t{1} * per_seq * seqs);
       std::iota(pages.begin(), pages.end(), 0);
-      std::shuffle(pages.begin(), pages.end(), std::mt19937(5));
+      std::mt19937 rng(5);
+      const std::size_t window = knobs.shuffle_window > 0 ? knobs.shuffle_window : pages.size();
+      for (std::size_t first = 0; first < pages.size(); first += window)
+        std::shuffle(pages.begin() + first, pages.begin() + std::min(pages.size(), first + window), rng);
       for (int b = 0; b < seqs; ++b) indptr.push_back(indptr.back() + per_seq);
       rows = pages.size() * page * s.heads_kv;
     }
@@ -144,12 +151,13 @@ struct Probe {
     const auto measure = [&](const auto& kv) {
       using KV = std::decay_t<decltype(kv)>;
       DecodePlan default_plan;
-      DB_CUDA_CHECK(plan_decode<KV>(DecodeKernel::flash_decode, default_problem, 0, &default_plan));
+      DB_CUDA_CHECK(plan_decode<KV>(DecodeKernel::flash_decode, default_problem, {}, &default_plan));
       DeviceBuffer<char> default_ws(default_plan.workspace_bytes);
       DB_CUDA_CHECK(init_decode_workspace(default_plan, default_ws.get(), nullptr));
       DB_CUDA_CHECK(run_decode<KV>(kv, default_problem, default_plan, default_ws.get(), nullptr));
-      DB_CUDA_CHECK((plan_flash_decode_with<Tr, KV>(problem, knobs.splits, &plan)));
-      plan.fused_merge = knobs.fused_merge;
+      const DecodeOptions options{.splits = knobs.splits, .heads_per_block = knobs.heads_per_block,
+                                  .fused_merge = knobs.fused_merge};
+      DB_CUDA_CHECK((plan_flash_decode_with<Tr, KV>(problem, options, &plan)));
       if (knobs.contiguous_ranges && plan.interleaved) {
         const std::int64_t chunk = (len + plan.num_splits - 1) / plan.num_splits;
         plan.chunk = (chunk + plan.tile_tokens - 1) / plan.tile_tokens * plan.tile_tokens;
@@ -177,11 +185,12 @@ struct Probe {
     }
     const auto model = decode_traffic_model(DecodeKernel::flash_decode, s, dtype_of<Elem>::value, lens, pages_per_seq, plan.num_splits);
     const double gbps = model.minimum_bytes() / us / 1e3;
-    std::printf("V %-10s %-5s U=%-2d W=%d S=%d IL=%d fused=%d tile=%-4d Hq=%-3d B=%-3d T=%-8d pg=%-3d splits=%-5d "
+    std::printf("V %-10s %-5s win=%-6d U=%-2d W=%d S=%d HB=%d IL=%d fused=%d tile=%-4d Hq=%-3d B=%-3d T=%-8d pg=%-3d splits=%-5d "
                 "blocks=%-5d occ=%d %9.2f us %7.1f GB/s %5.1f%% diff=%.1e\n",
-                tag, std::string(dtype_name(dtype_of<Elem>::value)).c_str(), Tr::kUnroll, Tr::kWarps, Tr::kStages,
-                static_cast<int>(plan.interleaved), static_cast<int>(plan.fused_merge), Tr::kTileTokens, s.heads_q, seqs,
-                len, page, plan.num_splits, plan.num_splits * s.heads_kv * seqs, plan.blocks_per_sm, us, gbps,
+                tag, std::string(dtype_name(dtype_of<Elem>::value)).c_str(), knobs.shuffle_window, Tr::kUnroll, Tr::kWarps, Tr::kStages,
+                plan.heads_per_block, static_cast<int>(plan.interleaved), static_cast<int>(plan.fused_merge),
+                plan.tile_tokens, s.heads_q, seqs, len, page, plan.num_splits,
+                plan.num_splits * s.heads_kv / plan.heads_per_block * seqs, plan.blocks_per_sm, us, gbps,
                 100 * gbps / ceiling, max_diff);
     std::fflush(stdout);
   }
@@ -212,6 +221,24 @@ struct Probe {
     if (page > 0) variant<Traits<T, 0, 0, -1>>(s, seqs, len, 0, ceiling, tag, {.fused_merge = true, .once = once});
   }
 
+  // What the paged gap at small pages follows. Session 6, first call (one head per block): the
+  // pages in logical order, shuffled only within 2 MiB windows (the GPU's large-page size: the same
+  // scattered DRAM runs, few address translations) and shuffled over the whole pool, then deeper
+  // pipelines. The windowed shuffle closed the gap, so translations are in the way; the second
+  // call compares heads per block (HB) at full shuffle, HB heads of a page sharing a translation.
+  template <class T>
+  void locality(DecodeShape s, int seqs, int len, double ceiling, const char* tag, bool windows) {
+    for (int heads : {1, 8}) variant<Traits<T, 0, 0, -1>>(s, seqs, len, 0, ceiling, tag, {.heads_per_block = heads});
+    const std::int64_t row_bytes = std::int64_t{1} * s.heads_kv * s.head_dim * sizeof(T);
+    for (int page : {1, 4, 16, 64, 256}) {
+      const int window = static_cast<int>(std::max<std::int64_t>(1, (std::int64_t{2} << 20) / (row_bytes * page)));
+      if (windows) variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.heads_per_block = 1, .shuffle_window = 1});
+      variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.heads_per_block = 1, .shuffle_window = window});
+      for (int heads : {1, 2, 4, 8})
+        variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag, {.heads_per_block = heads});
+    }
+  }
+
   // Requested split counts around one wave, default tiling.
   template <class T>
   void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
@@ -228,7 +255,7 @@ int main(int argc, char** argv) {
   using namespace decode_bench;
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
-    return sections.empty() ? name != "tiling2m" : std::find(sections.begin(), sections.end(), name) != sections.end();
+    return sections.empty() ? name != "tiling2m" && name != "locality" : std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   int sms = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -261,6 +288,11 @@ int main(int argc, char** argv) {
   if (wants("splits")) {
     probe.split_counts<__half>(one, 1, 2097152, 0, ceiling, "2M", {132, 192, 256, 264, 396, 528});
     probe.split_counts<__half>(h32, 1, 65536, 0, ceiling, "32x64K", {4, 8, 9, 16});
+  }
+  if (wants("locality")) {
+    probe.locality<__half>(h32, 1, 65536, ceiling, "32x64Kpg", true);
+    for (int page : {0, 16})
+      for (int heads : {1, 8}) probe.variant<Probe::Traits<__half, 0, 0, -1>>(h32, 64, 1024, page, ceiling, "64x1K", {.heads_per_block = heads});
   }
   if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
   if (wants("tiling")) {
