@@ -4,7 +4,7 @@
 // the variant tables of docs/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
 //   build/kernels/tuning/decode-probe tiling2m | locality
-//   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged   (one untimed launch per kernel)
+//   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
 // around one launch, cold L2, median of the repetitions), so these numbers compare with results/.
@@ -271,6 +271,14 @@ int main(int argc, char** argv) {
   if (sections.size() == 1 && sections[0] == "ncu-paged") {
     // Paged against contiguous at 32 x 64K, one launch each of the default kernel (shuffled pages).
     for (int page : {1, 16, 0}) probe.variant<Probe::Traits<__half, 0, 0, -1>>(h32, 1, 65536, page, 1, "32x64Kpg", {.once = true});
+    return 0;
+  }
+  if (sections.size() == 1 && sections[0] == "ncu-locality") {
+    // Shuffled page 1 over the pool against the same pages within 2 MiB windows, in logical order,
+    // and contiguous: one launch each of the default kernel at 32 x 64K.
+    using Default = Probe::Traits<__half, 0, 0, -1>;
+    for (int window : {0, 256, 1}) probe.variant<Default>(h32, 1, 65536, 1, 1, "32x64Kpg", {.once = true, .shuffle_window = window});
+    probe.variant<Default>(h32, 1, 65536, 0, 1, "32x64K", {.once = true});
     return 0;
   }
   const double ceiling = probe.read_ceiling_gbps(sms, wants("ceiling"));
