@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -120,8 +121,11 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   const std::size_t half = std::min<std::size_t>(wanted, info.memory_bytes / 8) / 65536 * 65536;
   Workspace workspace(half, static_cast<std::size_t>(info.l2_bytes));
   L2Flusher flusher(device);  // time_launches takes one; hot mode never flushes
-  cudaStream_t stream = nullptr;
-  DB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaStream_t created = nullptr;
+  DB_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+  // Destroyed on every way out, the sticky-error throw below included.
+  const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> owned_stream(created, &cudaStreamDestroy);
+  cudaStream_t stream = owned_stream.get();
 
   TimingOptions timing;
   timing.mode = TimingMode::hot;  // ceilings are steady-state rates; every variant runs >= ~100 us
@@ -168,7 +172,6 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   }
   if (progress) progress->done();
   if (!sticky.empty()) throw std::runtime_error("sticky CUDA error, the context is unusable: " + sticky);
-  cudaStreamDestroy(stream);
   return best_ceilings(measurements);
 }
 

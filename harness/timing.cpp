@@ -211,6 +211,7 @@ TimingResult time_launches(std::string_view name, const LaunchFn& launch, const 
   result.warmup_launch_us = sampler.warmup_launch_us();
   if (sampler.error() != cudaSuccess) {
     result.error = std::string(cudaGetErrorName(sampler.error())) + ": " + cudaGetErrorString(sampler.error());
+    result.cuda_error = static_cast<int>(sampler.error());
     result.sticky_error = is_sticky_error(sampler.error());
     return result;
   }

@@ -21,6 +21,7 @@ struct TimingResult {
   SampleStats stats;                   // over samples_us
 
   std::string error;                   // empty when timing succeeded
+  int cuda_error = 0;                  // the cudaError_t behind `error` (0 when it was not CUDA's)
   bool sticky_error = false;           // the CUDA context is poisoned: stop the run after saving
   bool filtered_out = false;           // --benchmark_filter excluded this name; nothing ran
 

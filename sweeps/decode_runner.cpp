@@ -203,7 +203,7 @@ class GpuDecodeRunner final : public PointRunner {
       }
       if (!d.end_to_end) timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
       if (!timing.ok()) {
-        if (timing.sticky_error) throw CudaError(cudaErrorIllegalAddress, point.id + ": " + timing.error);
+        if (timing.sticky_error) throw CudaError(static_cast<cudaError_t>(timing.cuda_error), point.id + ": " + timing.error);
         result["status"] = std::string(kStatusError);
         result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
         return;

@@ -8,6 +8,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/results_schema.hpp"
+#include "pools/capacity.hpp"
 #include "pools/pool_error.hpp"
 #include "sweeps/partial_file.hpp"
 
@@ -21,12 +22,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 json reasoned(std::string_view status, const std::string& reason) {
   return {{"status", status}, {"reason", reason}};
-}
-
-std::string gib(std::uint64_t b) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
-  return buf;
 }
 
 // Points a runner returns must satisfy the results schema, or the final write would fail at the end.
@@ -57,7 +52,7 @@ PointResult run_one(const Point& point, const RunnerRegistry& runners, const Dri
       const auto free = hooks.free_device_bytes();
       const std::uint64_t need = runner->device_bytes_needed(point);
       if (free && need > *free)
-        return {reasoned(kStatusSkipped, "needs " + gib(need) + " of device memory, " + gib(*free) + " free")};
+        return {reasoned(kStatusSkipped, "needs " + format_bytes(need) + " of device memory, " + format_bytes(*free) + " free")};
     }
     result.record = runner->run(point, ctx);
     if (!result.record.is_object() || !result.record.contains("status")) {

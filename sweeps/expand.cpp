@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "pools/capacity.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/memory_estimate.hpp"
 
@@ -51,12 +52,6 @@ std::vector<Dimension> dimensions_of(const Experiment& exp) {
   return dims;
 }
 
-std::string human_bytes(std::uint64_t b) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-
 // Checks that involve several axes; reports at the path of the value that makes it impossible.
 void cross_check(const json& p, const std::map<std::string, std::string>& source, const std::string& id,
                  const ValidationContext& ctx, std::vector<ConfigError>& errors) {
@@ -75,8 +70,8 @@ void cross_check(const json& p, const std::map<std::string, std::string>& source
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
       errors.push_back({src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
-                        "point " + id + " needs about " + human_bytes(need) + " of device memory; the device has " +
-                            human_bytes(*ctx.device_memory_bytes)});
+                        "point " + id + " needs about " + format_bytes(need) + " of device memory; the device has " +
+                            format_bytes(*ctx.device_memory_bytes)});
   }
 }
 

@@ -73,10 +73,9 @@ SelftestWorkload::SelftestWorkload(int device, std::size_t bytes) : bytes_(bytes
   cudaDeviceProp prop{};
   DB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   sm_count_ = prop.multiProcessorCount;
-  flush_bytes_ = 2 * static_cast<std::size_t>(prop.l2CacheSize);
+  flusher_ = std::make_unique<L2Flusher>(device);  // first: it throws with the reason on an unusable device
   DB_CUDA_CHECK(cudaMalloc(&src_, bytes_));
   DB_CUDA_CHECK(cudaMalloc(&dst_, bytes_));
-  DB_CUDA_CHECK(cudaMalloc(&flush_, flush_bytes_));
   DB_CUDA_CHECK(cudaMalloc(&sink_, 1 << 20));
   DB_CUDA_CHECK(cudaMemset(src_, 0, bytes_));
   DB_CUDA_CHECK(cudaMemset(dst_, 0, bytes_));
@@ -86,14 +85,10 @@ SelftestWorkload::SelftestWorkload(int device, std::size_t bytes) : bytes_(bytes
 SelftestWorkload::~SelftestWorkload() {
   cudaFree(src_);
   cudaFree(dst_);
-  cudaFree(flush_);
   cudaFree(sink_);
 }
 
-void SelftestWorkload::flush_l2(cudaStream_t stream) const {
-  static int value = 0;
-  DB_CUDA_CHECK(cudaMemsetAsync(flush_, ++value & 0xff, flush_bytes_, stream));
-}
+void SelftestWorkload::flush_l2(cudaStream_t stream) const { DB_CUDA_CHECK(flusher_->flush(stream)); }
 
 std::vector<SelftestCase> SelftestWorkload::cases() const {
   const std::size_t n4 = bytes_ / sizeof(float4);

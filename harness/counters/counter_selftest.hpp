@@ -15,6 +15,8 @@
 
 #include <cuda_runtime.h>
 
+#include "harness/l2_flush.hpp"
+
 namespace decode_bench::counters {
 
 struct SelftestCase {
@@ -25,7 +27,7 @@ struct SelftestCase {
   std::function<cudaError_t(cudaStream_t)> launch;
 };
 
-// Device buffers for the cases (two of `bytes` each, plus an L2-flush buffer of twice the L2).
+// Device buffers for the cases (two of `bytes` each) and the harness's L2 flusher.
 class SelftestWorkload {
  public:
   SelftestWorkload(int device, std::size_t bytes);  // throws CudaError
@@ -34,18 +36,20 @@ class SelftestWorkload {
   SelftestWorkload& operator=(const SelftestWorkload&) = delete;
 
   std::vector<SelftestCase> cases() const;
-  // Overwrites the flush buffer so no byte of the cases' data stays in L2.
+  // The harness's read flush (harness/l2_flush.hpp), so the counters see the cache state the
+  // sweeps time: no byte of the cases' data in L2 and no dirty line left to write back. (A
+  // cudaMemset flush left up to an L2 of dirty lines, which showed up as DRAM writes of the read
+  // kernel that ncu, flushing by itself, did not count.)
   void flush_l2(cudaStream_t stream) const;  // throws CudaError
   std::size_t bytes() const { return bytes_; }
 
  private:
   std::size_t bytes_ = 0;
-  std::size_t flush_bytes_ = 0;
   int sm_count_ = 0;
   void* src_ = nullptr;
   void* dst_ = nullptr;
-  void* flush_ = nullptr;
   float* sink_ = nullptr;
+  std::unique_ptr<L2Flusher> flusher_;
 };
 
 }  // namespace decode_bench::counters
