@@ -31,6 +31,12 @@ cudaError_t dispatch_head_dim_group(int head_dim, int group, const F& f) {
 #undef DB_DISPATCH_GROUP
 }
 
+// Whether a block of Tr's warps can split them into heads_per_block equal groups over H_kv heads.
+template <class Tr>
+constexpr bool heads_per_block_fit(int heads_per_block, int heads_kv) {
+  return heads_per_block >= 1 && Tr::kWarps % heads_per_block == 0 && heads_kv % heads_per_block == 0;
+}
+
 // Plan and launch for one explicit tiling (traits); the public entry points below pick the tuned
 // traits for the runtime head dim and group, tuning probes pass others.
 template <class Tr, class KV>
@@ -50,7 +56,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   // every page size and contiguous too (32 x 64K FP16: 349 -> 368 us contiguous, 362 -> 374 us at
   // shuffled page 1; docs/kernel-notes.md, session 6).
   const int heads_per_block = options.heads_per_block > 0 ? options.heads_per_block : 1;
-  if (Tr::kWarps % heads_per_block != 0 || p.shape.heads_kv % heads_per_block != 0) return cudaErrorInvalidValue;
+  if (!heads_per_block_fit<Tr>(heads_per_block, p.shape.heads_kv)) return cudaErrorInvalidValue;
   const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration
   const std::int64_t len = std::max<std::int64_t>(p.max_len, 1);
   const std::int64_t head_blocks = static_cast<std::int64_t>(p.num_seqs) * (p.shape.heads_kv / heads_per_block);
@@ -104,8 +110,7 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   constexpr int D = Tr::kHeadDim;
   if (plan.chunk > INT32_MAX || p.max_len >= (std::int64_t{1} << 31)) return cudaErrorInvalidValue;
   const int heads_per_block = plan.heads_per_block;
-  if (heads_per_block < 1 || Tr::kWarps % heads_per_block != 0 || p.shape.heads_kv % heads_per_block != 0)
-    return cudaErrorInvalidValue;
+  if (!heads_per_block_fit<Tr>(heads_per_block, p.shape.heads_kv)) return cudaErrorInvalidValue;
   device::FlashDecodeArgs args{};
   args.q = p.q;
   args.lens = p.seq_lens;

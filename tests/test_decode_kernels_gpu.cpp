@@ -141,6 +141,18 @@ TEST(DecodeKernelsGpu, HeadsPerBlockThatDoNotTileAreRefused) {
   }
 }
 
+// Host side of the same rule (no GPU needed): run_decode refuses a plan whose head count does not
+// tile, before any CUDA call, so a hand-edited plan cannot launch a grid that skips heads.
+TEST(DecodeRun, RefusesAPlanWhoseHeadsPerBlockDoNotTile) {
+  const DecodeProblem problem{{8, 8, 128}, DType::fp16, 1, 255};
+  const auto kv = ContiguousKV<__half>::make(nullptr, nullptr, 8, 255, 128);
+  for (int heads : {0, 3, 16}) {
+    DecodePlan plan;
+    plan.heads_per_block = heads;
+    EXPECT_EQ(run_decode(kv, problem, plan, nullptr, nullptr), cudaErrorInvalidValue) << "heads_per_block " << heads;
+  }
+}
+
 // Host side of the workspace contract (no GPU needed): nothing to zero is a no-op, and a missing
 // or too-short workspace is refused before any CUDA call.
 TEST(DecodeWorkspace, InitRefusesAMissingOrShortWorkspace) {
