@@ -1,0 +1,92 @@
+#pragma once
+// Row-set attention: several query rows attending to one KV token range of one KV head, read once
+// for all of them. Two shapes of the project are this one operation:
+//   - grouped-query decode: the G query heads of one KV head of one sequence (an item per
+//     (sequence, KV head), G rows each);
+//   - a shared prefix: every query head of every sequence that shares the prefix (an item per
+//     (prefix, KV head), N x G rows), the prefix phase of the composable shared-prefix scheme.
+// With many rows per item each KV tile is a small matrix product (tensor cores), not a
+// matrix-vector one. The result is one attention state (o normalised, lse) per row over the
+// item's range; states over disjoint ranges merge exactly (kernels/attention_state.hpp).
+//
+// Device arrays (all pointers are device pointers):
+//   items:  (num_items)            which rows attend to which token range of which KV head
+//   row_q:  (num_rows) int32       row r's query vector is q + row_q[r] * D, i.e. row_q[r] =
+//                                  seq * H_q + h; nullptr means row_q[r] = r
+//   q:      (num_seqs, H_q, D) fp32
+//   o:      (num_rows, D) fp32     written: the row's normalised output over its item's range
+//   lse:    (num_rows) fp32        written: natural-log LSE of the row's scaled scores (-inf for
+//                                  an empty range, with o = 0)
+// Rows of one item are contiguous, [row_begin, row_end), and every row belongs to exactly one item.
+// With row_q == nullptr and items (seq, kv_head) whose rows are [seq * H_q + kv_head * G, + G), o and
+// lse are exactly the decode outputs (num_seqs, H_q, D) and (num_seqs, H_q).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "kernels/decode_shape.hpp"
+#include "kernels/dtype.hpp"
+
+namespace decode_bench {
+
+struct RowAttentionItem {
+  std::int32_t kv_seq = 0;    // the sequence (accessor slot / block-table row) that holds the range
+  std::int32_t kv_head = 0;   // KV head 0 .. H_kv - 1
+  std::int32_t row_begin = 0; // rows [row_begin, row_end) of the problem
+  std::int32_t row_end = 0;
+  std::int64_t token_begin = 0;  // tokens [token_begin, token_end) of sequence kv_seq
+  std::int64_t token_end = 0;
+};
+
+struct RowAttentionProblem {
+  DecodeShape shape;                 // heads_q, heads_kv, head_dim (softmax scale from it)
+  DType kv_dtype = DType::fp16;
+  int num_items = 0;
+  const RowAttentionItem* items = nullptr;  // device
+  int num_rows = 0;
+  const std::int32_t* row_q = nullptr;      // device, or nullptr (identity)
+  // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
+  std::int64_t max_item_tokens = 0;
+  int max_item_rows = 0;
+  const float* q = nullptr;
+  float* o = nullptr;
+  float* lse = nullptr;
+};
+
+enum class RowAttentionPath {
+  automatic,    // the planner chooses (and records its choice in the plan)
+  simt,         // CUDA cores, any storage type (FP32 storage takes this path)
+  tensor_core,  // mma.sync m16n8k16, FP32 accumulation (FP16 / BF16 storage)
+};
+
+struct RowAttentionOptions {
+  RowAttentionPath path = RowAttentionPath::automatic;
+  int splits = 0;  // blocks per item along its tokens; <= 0: the planner fills the GPU
+};
+
+struct RowAttentionPlan {
+  RowAttentionPath path = RowAttentionPath::simt;
+  int splits = 1;          // blocks per item along the tokens (1: no merge)
+  int rows_per_block = 0;  // query rows one block holds
+  int tile_tokens = 0;     // KV tokens per block iteration
+  std::size_t workspace_bytes = 0;
+  std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
+};
+
+// Why this problem cannot run on the compiled kernels, or nullopt.
+std::optional<std::string> row_attention_unsupported_reason(const RowAttentionProblem& problem);
+
+template <class KV>
+cudaError_t plan_row_attention(const RowAttentionProblem& problem, const RowAttentionOptions& options,
+                               RowAttentionPlan* plan);
+
+cudaError_t init_row_attention_workspace(const RowAttentionPlan& plan, void* workspace, cudaStream_t stream);
+
+template <class KV>
+cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& problem, const RowAttentionPlan& plan,
+                              void* workspace, cudaStream_t stream);
+
+}  // namespace decode_bench
