@@ -6,6 +6,8 @@
 #include <ctime>
 #include <initializer_list>
 
+#include <unistd.h>  // environ
+
 #include "build_info.hpp"
 #include "harness/json_file.hpp"
 
@@ -128,6 +130,17 @@ void validate_provenance(const json& meta) {
 
 }  // namespace
 
+json decode_bench_environment() {
+  json env = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (entry.rfind("DECODE_BENCH_", 0) == 0 && eq != std::string_view::npos)
+      env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+  }
+  return env;
+}
+
 json build_provenance() {
   return {{"type", build_info::kBuildType},
           {"cuda_architectures", build_info::kCudaArchitectures},
@@ -146,6 +159,7 @@ json make_meta(const std::vector<std::string>& argv, std::string_view preset) {
           {"tool_version", build_info::kToolVersion},
           {"git", {{"sha", build_info::kGitSha}, {"dirty", build_info::kGitDirty}, {"source", build_info::kGitSource}}},
           {"build", build_provenance()},
+          {"environment", decode_bench_environment()},
           {"argv", argv},
           {"command", command},
           {"timestamp", utc_timestamp()},

@@ -38,6 +38,10 @@ class SchemaError : public std::runtime_error {
   std::string reason_;
 };
 
+// meta.environment: every DECODE_BENCH_* variable of this process (tuning knobs such as
+// DECODE_BENCH_FD_SPLIT_SCALE change what is measured; compare lists the ones that differ).
+nlohmann::json decode_bench_environment();
+
 // meta.build: build type, CUDA architectures, CUDA compiler and C++ compiler versions.
 nlohmann::json build_provenance();
 

@@ -214,6 +214,17 @@ TEST(CompareSummary, GeometricMeanAndWorstPointPerExperiment) {
   EXPECT_EQ(report.overall.regressions, 3u);
 }
 
+TEST(CompareEnvironment, DifferentTuningVariablesAreListed) {
+  json a = gate("gate_baseline"), b = gate("gate_regressed");
+  a["meta"]["environment"] = {{"DECODE_BENCH_PYTHON", "/usr/bin/python3"}};
+  b["meta"]["environment"] = {{"DECODE_BENCH_PYTHON", "/usr/bin/python3"}, {"DECODE_BENCH_FD_SPLIT_SCALE", "0.25"}};
+  const auto report = compare_results(a, b, CompareOptions{});
+  ASSERT_EQ(report.environment_differences.size(), 1u);
+  EXPECT_EQ(report.environment_differences[0], "DECODE_BENCH_FD_SPLIT_SCALE: A=(unset) B=0.25");
+  const std::string md = decode_bench::compare::format_report(report, decode_bench::compare::Format::markdown);
+  EXPECT_NE(md.find("environment differs: `DECODE_BENCH_FD_SPLIT_SCALE"), std::string::npos) << md;
+}
+
 TEST(CompareFormat, MarkdownAndJsonCarryTheVerdicts) {
   using decode_bench::compare::Format;
   const auto report = compare_results(gate("gate_baseline"), gate("gate_regressed"), CompareOptions{});

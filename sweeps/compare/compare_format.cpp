@@ -54,6 +54,7 @@ std::string text(const CompareReport& r) {
       out += " " + c.name + " " + fmt("%.4g", c.b) + "/" + fmt("%.4g", c.a) + " " + c.unit + " = " + fmt("%.3f", c.ratio);
     out += "\n";
   }
+  for (const auto& d : r.environment_differences) out += "environment differs: " + d + "\n";
   std::snprintf(line, sizeof line, "%-64s %12s %12s %8s %17s  %s\n", "point", "A", "B", "B/A", "interval", "verdict");
   out += line;
   for (const auto& p : r.common) {
@@ -78,6 +79,7 @@ std::string markdown(const CompareReport& r) {
   std::string out = "## decode-bench compare: ";
   out += regressions ? std::to_string(regressions) + " regression(s)" : std::string("no regression");
   out += "\n\n- " + devices_line(r) + "\n- " + header_line(r) + "\n";
+  for (const auto& d : r.environment_differences) out += "- environment differs: `" + d + "`\n";
   if (!r.ceilings.empty()) {
     out += "\n| device ceiling | A | B | B / A |\n| --- | ---: | ---: | ---: |\n";
     for (const auto& c : r.ceilings)
@@ -145,6 +147,7 @@ json report_to_json(const CompareReport& r) {
           {"a", {{"device", r.device_a}, {"preset", r.preset_a}}},
           {"b", {{"device", r.device_b}, {"preset", r.preset_b}}},
           {"ceiling_ratios", ceilings},
+          {"environment_differences", r.environment_differences},
           {"points", points},
           {"experiments", experiments},
           {"overall", group_json(r.overall)},

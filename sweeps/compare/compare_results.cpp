@@ -150,6 +150,18 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
         report.ceilings.push_back({name, a["ceilings"][name].value("unit", ""), *va, *vb, *vb / *va});
     }
   }
+  const auto env_of = [](const json& doc) {
+    const json& meta = doc.at("meta");
+    return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
+  };
+  const json env_a = env_of(a), env_b = env_of(b);
+  std::map<std::string, std::pair<std::string, std::string>> env;
+  for (const auto& [k, v] : env_a.items()) env[k].first = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : env_b.items()) env[k].second = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : env)
+    if (v.first != v.second)
+      report.environment_differences.push_back(k + ": A=" + (v.first.empty() ? "(unset)" : v.first) +
+                                               " B=" + (v.second.empty() ? "(unset)" : v.second));
   const int exponent = time_exponent(options.metric, options.normalize);
 
   std::map<std::string, const json*> in_b;

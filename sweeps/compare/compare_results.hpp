@@ -73,6 +73,8 @@ struct CompareReport {
   double threshold = 0;
   std::string device_a, device_b, preset_a, preset_b;
   std::vector<CeilingRatio> ceilings;       // filled with Normalize::ceilings
+  // "NAME: A=... B=..." for every meta.environment variable (DECODE_BENCH_*) set differently.
+  std::vector<std::string> environment_differences;
   std::vector<GroupSummary> experiments;    // per experiment, in first-seen order
   GroupSummary overall;
   bool any_regression() const;
