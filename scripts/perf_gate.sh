@@ -87,7 +87,8 @@ if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
 fi
 
 if [ $figures = 1 ]; then
-  if "$exe" plot "$baseline" "$candidate" --compare --out "$out/figures" >"$out/plot.log" 2>&1; then
+  if "$exe" plot "$baseline" "$candidate" --compare --normalize "$normalize" --threshold "$threshold" \
+    --out "$out/figures" >"$out/plot.log" 2>&1; then
     { echo; echo "Figures: \`figures/compare_ratio_by_experiment.png\`, \`figures/roofline_compare.png\` (artifacts)."; } >>"$out/summary.md"
   else
     echo "perf_gate: figures failed (see $out/plot.log); the verdict stands" >&2
