@@ -277,6 +277,16 @@ TEST(Compare, CommandExitCodes) {
   r = run_cli("compare " + base + " " + base + " --format yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--format 'yaml'"), std::string::npos) << r.output;
+  // A noisy point passes, unless --fail-on-noisy.
+  const json noisy_a = one_point_doc({10, 7, 14, 9, 12, 8, 13}), noisy_b = one_point_doc({11, 8, 15, 10, 13, 9, 14});
+  const auto na = (dir / "na.json").string(), nb = (dir / "nb.json").string();
+  decode_bench::write_json_atomic(na, noisy_a);
+  decode_bench::write_json_atomic(nb, noisy_b);
+  r = run_cli("compare " + na + " " + nb);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("NOISY (cannot judge)"), std::string::npos) << r.output;
+  r = run_cli("compare " + na + " " + nb + " --fail-on-noisy");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
   r = run_cli("compare " + base + " " + base + " --normalize roofs");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   // Different presets: the common ids are compared, the rest listed, exit 0.

@@ -1,6 +1,7 @@
 // `decode-bench compare A.json B.json [--threshold 0.05] [--metric achieved.gbps] [--normalize ceilings]
 //   [--format text|markdown|json] [--markdown-out F] [--json-out F]`: the CI gate.
-// Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold),
+// Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold; with
+// --fail-on-noisy also a point too noisy to judge),
 // 2 malformed input (unreadable file, schema error, bad option, or no point to compare).
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("compare", "Compare two results files point by point (CI gate)");
   static std::string path_a, path_b, format = "text", normalize = "none", markdown_out, json_out;
   static compare::CompareOptions options;
-  static bool lower_is_better = false;
+  static bool lower_is_better = false, fail_on_noisy = false;
   sub->add_option("A", path_a, "Baseline results JSON")->required();
   sub->add_option("B", path_b, "Candidate results JSON")->required();
   sub->add_option("--threshold", options.threshold, "Allowed relative regression")->capture_default_str();
@@ -40,6 +41,8 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--format", format, "text | markdown | json (standard output)")->capture_default_str();
   sub->add_option("--markdown-out", markdown_out, "Also write the markdown summary to this file");
   sub->add_option("--json-out", json_out, "Also write the JSON report to this file (plot --compare reads it)");
+  sub->add_flag("--fail-on-noisy", fail_on_noisy,
+                "Exit 1 also when a point is too noisy to judge (default: listed, not failed)");
   sub->add_option("--confidence", options.confidence, "Bootstrap interval confidence")->capture_default_str();
   sub->add_option("--resamples", options.resamples, "Bootstrap resamples per point")->capture_default_str();
   sub->add_option("--seed", options.seed, "Bootstrap seed (fixed: the verdict is reproducible)")->capture_default_str();
@@ -74,7 +77,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = kExitUsage;
       return;
     }
-    ctx.exit_code = report.any_regression() ? kExitRunFailed : kExitOk;
+    const bool fail = report.any_regression() || (fail_on_noisy && report.overall.noisy > 0);
+    if (fail_on_noisy && report.overall.noisy > 0)
+      std::cerr << "decode-bench compare: " << report.overall.noisy << " point(s) too noisy to judge (--fail-on-noisy)\n";
+    ctx.exit_code = fail ? kExitRunFailed : kExitOk;
   });
 }
 
