@@ -65,7 +65,7 @@ constexpr Field kVerificationFields[] = {{"verification.passed", Kind::boolean},
                                          {"verification.tolerance", Kind::number}};
 constexpr Field kTimedFields[] = {{"timing.median_us", Kind::number}, {"timing.repetitions", Kind::number},
                                   {"model.bytes", Kind::number},      {"model.flops", Kind::number}};
-// Provenance (since 1.1, optional so older files stay valid; typed when present): how the commit
+// Provenance (optional, so files written before these fields stay valid; typed when present): how the commit
 // was found, the build, and the GPU's state at the start and end of the run (harness/gpu_state.hpp).
 constexpr Field kGitSourceField[] = {{"git.source", Kind::string}};
 constexpr Field kBuildFields[] = {{"build.type", Kind::string}, {"build.cuda_architectures", Kind::string}};

@@ -51,4 +51,10 @@ expect 2 malformed "$data/malformed_results.json" --candidate "$data/gate_noise.
 grep -q "meta.tool_version: missing required field" "$out/malformed.log" || fail "malformed: the message does not name the field"
 expect 2 missing "$data/gate_baseline.json" --candidate "$out/absent.json"
 expect 2 bad_option "$data/gate_baseline.json" --candidate "$data/gate_noise.json" --frobnicate
+# Without --candidate the gate runs the preset; on this machine without a GPU the run fails, and a
+# failed run is exit 2 with the reason, never a pass.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect 2 no_gpu_run "$data/gate_baseline.json" --preset ci-smoke
+  grep -q "the ci-smoke run failed" "$out/no_gpu_run.log" || fail "no GPU: unclear message: $(cat "$out/no_gpu_run.log")"
+fi
 echo "perf gate ok: $out"
