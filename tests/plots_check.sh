@@ -79,6 +79,12 @@ PY
 "$python" "$src/plots/plot_results.py" "$out/close_roofs.json" --out "$out/close_roofs" >/dev/null
 check_descriptions "$out/close_roofs/figures.json" || { echo "close roofs: labels overlap"; exit 1; }
 
+# Provenance in the report: build, GPU clocks and temperature at start and end.
+"$python" "$src/plots/plot_results.py" "$data/gate_baseline.json" --out "$out/provenance" >/dev/null
+grep -q "^- GPU at end: SM 1500 MHz, memory 2600 MHz, 55 C" "$out/provenance/report.md" ||
+  { echo "report lacks the GPU state: $(grep -- '- ' "$out/provenance/report.md" | head)"; exit 1; }
+grep -q "^- build: Release, CUDA architectures 90" "$out/provenance/report.md" || { echo "report lacks the build"; exit 1; }
+
 # Two runs compared (through decode-bench, which computes the statistics): the ratio figure and
 # the two-device roofline, described like the others.
 if [ -n "$exe" ]; then

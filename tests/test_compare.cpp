@@ -167,7 +167,11 @@ TEST(CompareNormalize, SameKernelQualityOnASlowerGpuComparesAsOne) {
   ASSERT_FALSE(report.ceilings.empty());
   EXPECT_EQ(report.ceilings[0].name, "dram_read");
   EXPECT_NEAR(report.ceilings[0].ratio, 0.6, 1e-12);
-  for (const auto& p : report.common) EXPECT_EQ(p.bound, "dram_read") << p.id;  // decode is memory-bound
+  for (const auto& p : report.common) {
+    EXPECT_EQ(p.bound, "dram_read") << p.id;  // decode is memory-bound
+    ASSERT_TRUE(p.bound_ratio);
+    EXPECT_NEAR(*p.bound_ratio, 0.6, 1e-12);
+  }
 }
 
 TEST(CompareNormalize, BoundFollowsIntensityAgainstTheRidgeAndTheDtype) {

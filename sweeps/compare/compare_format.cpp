@@ -29,6 +29,12 @@ std::string verdict_label(const PointComparison& p) {
   return "?";
 }
 
+// "  (of dram_read; devices 1.432)": the ceiling a normalised point is a fraction of, and its B / A.
+std::string bound_note(const PointComparison& p) {
+  if (p.bound.empty()) return "";
+  return "  (of " + p.bound + (p.bound_ratio ? "; devices " + fmt("%.3f", *p.bound_ratio) : std::string()) + ")";
+}
+
 std::string header_line(const CompareReport& r) {
   std::string s = "metric " + r.metric + " (" + (r.lower_is_better ? "lower" : "higher") + " is better), threshold " +
                   fmt("%.1f", 100 * r.threshold) + "%; ratio = B / A with a bootstrap interval of the ratio of medians";
@@ -59,7 +65,7 @@ std::string text(const CompareReport& r) {
   out += line;
   for (const auto& p : r.common) {
     std::snprintf(line, sizeof line, "%-64s %12.4g %12.4g %8.3f %17s  %s%s\n", p.id.c_str(), p.a, p.b, p.ratio,
-                  interval(p).c_str(), verdict_label(p).c_str(), p.bound.empty() ? "" : ("  (" + p.bound + ")").c_str());
+                  interval(p).c_str(), verdict_label(p).c_str(), bound_note(p).c_str());
     out += line;
   }
   for (const auto& g : r.experiments)
@@ -95,11 +101,16 @@ std::string markdown(const CompareReport& r) {
   out += "| **overall** | " + std::to_string(r.overall.count) + " | " + fmt("%.3f", r.overall.geomean_ratio) + " | " +
          std::to_string(r.overall.regressions) + " | " + std::to_string(r.overall.noisy) + " | `" + r.overall.worst_id +
          "` | " + fmt("%.3f", r.overall.worst_ratio) + " |\n";
+  const bool normalized = !r.ceilings.empty();
   out += "\n<details><summary>" + std::to_string(r.common.size()) + " point(s)</summary>\n\n"
-         "| point | A | B | B/A | interval | verdict |\n| --- | ---: | ---: | ---: | --- | --- |\n";
-  for (const auto& p : r.common)
+         "| point | A | B | B/A | interval | verdict |" + std::string(normalized ? " ceiling | devices B/A |" : "") +
+         "\n| --- | ---: | ---: | ---: | --- | --- |" + std::string(normalized ? " --- | ---: |" : "") + "\n";
+  for (const auto& p : r.common) {
     out += "| `" + p.id + "` | " + fmt("%.4g", p.a) + " | " + fmt("%.4g", p.b) + " | " + fmt("%.3f", p.ratio) + " | " +
-           interval(p) + " | " + (p.verdict == Verdict::regression ? "**REGRESSION**" : verdict_label(p)) + " |\n";
+           interval(p) + " | " + (p.verdict == Verdict::regression ? "**REGRESSION**" : verdict_label(p)) + " |";
+    if (normalized) out += " " + p.bound + " | " + (p.bound_ratio ? fmt("%.3f", *p.bound_ratio) : "n/a") + " |";
+    out += "\n";
+  }
   out += "\n</details>\n";
   if (!r.only_in_a.empty() || !r.only_in_b.empty() || !r.not_comparable.empty()) {
     out += "\nNot compared: " + std::to_string(r.only_in_a.size()) + " only in A, " +
@@ -135,6 +146,7 @@ json report_to_json(const CompareReport& r) {
               {"samples_a", p.samples_a}, {"samples_b", p.samples_b}};
     if (p.lo) j["interval"] = {*p.lo, *p.hi};
     if (!p.bound.empty()) j["bound"] = p.bound;
+    if (p.bound_ratio) j["bound_device_ratio"] = *p.bound_ratio;
     points.push_back(j);
   }
   json experiments = json::object();

@@ -200,6 +200,8 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
     c.b = *vb;
     c.ratio = *vb / *va;
     c.bound = bound;
+    for (const auto& cr : report.ceilings)
+      if (cr.name == bound) c.bound_ratio = cr.ratio;
     const auto sa = samples_of(pa), sb = samples_of(pb);
     c.samples_a = static_cast<int>(sa.size());
     c.samples_b = static_cast<int>(sb.size());

@@ -47,6 +47,7 @@ struct PointComparison {
   std::optional<double> lo, hi;  // bootstrap interval of the ratio (both sides had samples)
   int samples_a = 0, samples_b = 0;
   std::string bound;    // with Normalize::ceilings: the ceiling each side's point is a fraction of
+  std::optional<double> bound_ratio;  // that ceiling's B / A (the devices' ratio beside the point's)
   Verdict verdict = Verdict::unchanged;
   bool regressed = false;  // verdict == regression
 };

@@ -133,7 +133,13 @@ def gate(seed, slow=None, slowdown=1.0, device_scale=1.0, name=None):
         _with_samples(p, rng, slowdown if exp == slow else 1.0)
         p["achieved"]["fraction_of_dram_read"] = p["achieved"]["gbps"] / ceilings["dram_read"]["value"]
         pts.append(p)
-    meta = dict(META, preset="ci-smoke")
+    # Provenance as a sweep on a GPU records it (docs/results.md); toy values.
+    state = {"source": "nvml", "time": "2000-01-01T00:00:00Z", "sm_clock_mhz": 1500, "memory_clock_mhz": 2600,
+             "temperature_c": 40, "power_w": 100.0, "throttle_reasons": 0, "driver_version": "0.0-synthetic"}
+    meta = dict(META, preset="ci-smoke", environment={},
+                build={"type": "Release", "cuda_architectures": "90", "cuda_compiler_version": "0.0-synthetic",
+                       "cxx_compiler": "synthetic"},
+                gpu_state={"start": state, "end": dict(state, temperature_c=55)})
     device = dict(DEVICE, name=name or DEVICE["name"])
     return {"schema_version": "1.1", "meta": meta, "device": device, "ceilings": ceilings, "points": pts}
 
