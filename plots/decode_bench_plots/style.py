@@ -44,26 +44,40 @@ def _overlap(a, b, pad=1.0):
     return a.x0 < b.x1 - pad and b.x0 < a.x1 - pad and a.y0 < b.y1 - pad and b.y0 < a.y1 - pad
 
 
-def declutter(ax, texts, step_px=2.0, max_moves=40):
-    """Moves texts up (in display space, so it works on log axes) until none overlaps one placed
-    before it. `texts` in priority order: earlier ones stay put."""
+def _shift(t, dy, fig):
+    """Moves text t by dy display pixels vertically (works for log axes and offset annotations)."""
+    if isinstance(t, Annotation) and t.anncoords == "offset points":
+        x, y = t.xyann
+        t.xyann = (x, y + dy * 72.0 / fig.dpi)
+    else:
+        x_disp, y_disp = t.get_transform().transform(t.get_position())
+        t.set_position(t.get_transform().inverted().transform((x_disp, y_disp + dy)))
+
+
+def declutter(ax, texts, max_steps=30):
+    """Moves texts vertically until none overlaps one placed before it or the title, staying in
+    the figure: tries up and down in growing steps of a third of the text's height. `texts` in
+    priority order: earlier ones stay put."""
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    placed = []
+    placed = [ax.title.get_window_extent(renderer)] if ax.title.get_text() else []
+    limit = fig.bbox
     for t in texts:
-        for _ in range(max_moves):
-            box = t.get_window_extent(renderer)
-            hit = next((p for p in placed if _overlap(box, p)), None)
-            if hit is None:
+        box = t.get_window_extent(renderer)
+        if any(_overlap(box, p) for p in placed):
+            step = max(2.0, box.height / 3)
+            moved = 0.0
+            for k in range(1, max_steps + 1):
+                for dy in (k * step, -k * step):
+                    _shift(t, dy - moved, fig)
+                    moved = dy
+                    b = t.get_window_extent(renderer)
+                    if b.y0 >= limit.y0 and b.y1 <= limit.y1 and not any(_overlap(b, p) for p in placed):
+                        break
+                else:
+                    continue
                 break
-            dy = hit.y1 - box.y0 + step_px  # display pixels
-            if isinstance(t, Annotation) and t.anncoords == "offset points":
-                x, y = t.xyann
-                t.xyann = (x, y + dy * 72.0 / fig.dpi)
-            else:
-                x_disp, y_disp = t.get_transform().transform(t.get_position())
-                t.set_position(t.get_transform().inverted().transform((x_disp, y_disp + dy)))
         placed.append(t.get_window_extent(renderer))
 
 
@@ -74,6 +88,8 @@ def overlapping_labels(fig):
     out = []
     for ax in fig.axes:
         texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
+        if ax.title.get_text():
+            texts.append(ax.title)
         boxes = [t.get_window_extent(renderer) for t in texts]
         for i in range(len(texts)):
             for j in range(i + 1, len(texts)):
