@@ -52,7 +52,10 @@ build_dir=${BUILD_DIR:-build}
 if [ -z "$exe" ]; then
   exe=$build_dir/sweeps/decode-bench
   if [ -z "$candidate" ] || [ ! -x "$exe" ]; then
-    DB_NEED_MATPLOTLIB=$figures source scripts/ensure_deps.sh || die "missing build dependencies"
+    # ensure_deps.sh exits 1 when something is missing; in a subshell first, so that becomes
+    # exit 2 here (1 would read as a regression), then sourced for its PATH settings.
+    (DB_NEED_MATPLOTLIB=$figures source scripts/ensure_deps.sh >/dev/null) || die "missing build dependencies (see above)"
+    DB_NEED_MATPLOTLIB=$figures source scripts/ensure_deps.sh >/dev/null
     cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
       -DDECODE_BENCH_BUILD_TESTS=OFF >"$out/build.log" 2>&1 &&
       cmake --build "$build_dir" -j"$(nproc)" --target decode-bench >>"$out/build.log" 2>&1 ||
