@@ -5,6 +5,7 @@
 #include "harness/ceilings.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
+#include "harness/gpu_state.hpp"
 #include "sweeps/capacity_runner.hpp"
 #include "sweeps/decode_runner.hpp"
 
@@ -27,6 +28,7 @@ DriverHooks gpu_driver_hooks(int device) {
   // Measured once per run, before any point, so every percentage in the file is against the
   // same machine's own ceiling.
   hooks.ceilings = [device] { return measure_ceilings(device, {}); };
+  hooks.gpu_state = [device] { return gpu_state_snapshot(device); };
   hooks.free_device_bytes = [device]() -> std::optional<std::uint64_t> {
     std::size_t free = 0, total = 0;
     if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess) {

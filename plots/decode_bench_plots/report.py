@@ -23,6 +23,37 @@ def _headlines(doc):
     return rows
 
 
+def _snapshot(s):
+    if not isinstance(s, dict):
+        return "?"
+    parts = [f"SM {s['sm_clock_mhz']} MHz" if "sm_clock_mhz" in s else None,
+             f"memory {s['memory_clock_mhz']} MHz" if "memory_clock_mhz" in s else None,
+             f"{s['temperature_c']} C" if "temperature_c" in s else None,
+             f"{s['power_w']:.0f} W" if isinstance(s.get("power_w"), (int, float)) else None,
+             f"throttle reasons 0x{s['throttle_reasons']:x}" if isinstance(s.get("throttle_reasons"), int) else None]
+    return ", ".join(p for p in parts if p) + f" ({s.get('source', '?')}, {s.get('time', '?')})"
+
+
+def _provenance(meta):
+    """Build, commit source, tuning variables and the GPU's state at start and end, when recorded."""
+    lines = []
+    build = meta.get("build")
+    if isinstance(build, dict):
+        lines.append(f"- build: {build.get('type', '?')}, CUDA architectures {build.get('cuda_architectures', '?')}, "
+                     f"nvcc {build.get('cuda_compiler_version', '?')}; commit from {meta.get('git', {}).get('source', '?')}")
+    env = meta.get("environment")
+    if isinstance(env, dict) and env:
+        lines.append("- environment: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())))
+    state = meta.get("gpu_state")
+    if isinstance(state, dict):
+        driver = (state.get("start") or {}).get("driver_version")
+        if driver:
+            lines.append(f"- driver: {driver}")
+        lines.append(f"- GPU at start: {_snapshot(state.get('start'))}")
+        lines.append(f"- GPU at end: {_snapshot(state.get('end'))}")
+    return lines
+
+
 def write_report(doc, out_dir, figures, skipped, sources):
     device = doc["device"]
     meta = doc["meta"]
@@ -32,7 +63,7 @@ def write_report(doc, out_dir, figures, skipped, sources):
     lines += [f"- results: {', '.join(sources)}",
               f"- command: `{meta.get('command', ' '.join(meta.get('argv', [])))}`",
               f"- git: {meta.get('git', {}).get('sha', '?')}{' (dirty)' if meta.get('git', {}).get('dirty') else ''}",
-              f"- preset: {meta.get('preset', '?')}, timestamp: {meta.get('timestamp', '?')}", "",
+              f"- preset: {meta.get('preset', '?')}, timestamp: {meta.get('timestamp', '?')}"] + _provenance(meta) + ["",
               "## Device", "", "| field | value |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in device.items() if not isinstance(v, (dict, list))]
     lines += ["", "## Ceilings (measured)", "", "| ceiling | value | unit | kernel |", "| --- | --- | --- | --- |"]
