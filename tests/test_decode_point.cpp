@@ -37,7 +37,7 @@ TEST(DecodePointUnsupported, SupportedPointsHaveNoReason) {
 
 TEST(DecodePointUnsupported, SharedPrefixNamesPrefixLen) {
   EXPECT_EQ(reason_for({{"prefix_len", 1024}, {"suffix_len", 128}, {"T", 1152}}),
-            "prefix_len 1024: shared-prefix decode is not in this build");
+            "prefix_len 1024: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {

@@ -91,6 +91,14 @@ TEST(SweepValidation, CrossAxisChecksNameTheOffendingValue) {
   EXPECT_NE(errors[0].message.find("heads_q 32 is not a multiple of heads_kv 3"), std::string::npos);
 }
 
+TEST(SweepValidation, MoreGroupsThanSequencesAreRejected) {
+  const auto errors = plan_errors(one_experiment({{"groups", {2, 9}}},
+                                                 {{"batch", 8}, {"prefix_len", 64}, {"group_prefix_len", 32}}));
+  ASSERT_EQ(errors.size(), 1u) << all(errors);
+  EXPECT_EQ(errors[0].path, "experiments[0].axes.groups[1]");
+  EXPECT_NE(errors[0].message.find("groups 9 exceeds batch 8"), std::string::npos) << errors[0].message;
+}
+
 TEST(SweepValidation, PointsNeedingMoreThanTheDeviceHasAreRejected) {
   ValidationContext ctx;
   ctx.device_memory_bytes = std::uint64_t{1} << 30;  // 1 GiB
