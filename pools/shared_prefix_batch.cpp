@@ -62,14 +62,14 @@ std::vector<std::vector<SequenceHandle>> build_shared_prefix_batch(std::span<Pag
   if (auto r = spec.invalid_reason(); !r.empty())
     throw PoolError(PoolErrorKind::InvalidArgument, "build_shared_prefix_batch: " + r);
   if (pools.empty()) return {};
-  const std::size_t row_bytes = pools.front()->layout().row_bytes();
+  const std::size_t token_bytes = pools.front()->layout().token_bytes();  // K or V of one token, all heads
   for (const PagedPool* p : pools)
-    if (p->layout().row_bytes() != row_bytes || p->layout().dtype != pools.front()->layout().dtype)
+    if (p->layout().token_bytes() != token_bytes || p->layout().dtype != pools.front()->layout().dtype)
       throw PoolError(PoolErrorKind::InvalidArgument, "build_shared_prefix_batch: the pools differ in layout");
   std::vector<std::byte> k, v;
   // One segment's data, generated once and written to every pool.
   const auto segment = [&](SharedSegment kind, int index, std::int64_t len) {
-    k.assign(static_cast<std::size_t>(len) * row_bytes, std::byte{0});
+    k.assign(static_cast<std::size_t>(len) * token_bytes, std::byte{0});
     v.assign(k.size(), std::byte{0});
     fill(kind, index, len, k.data(), v.data());
   };

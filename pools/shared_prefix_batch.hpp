@@ -41,7 +41,7 @@ SharedPrefixLayout shared_prefix_layout(const SharedPrefixSpec& spec, int page_s
 std::int64_t shared_prefix_pages(const SharedPrefixSpec& spec, int page_size);
 
 enum class SharedSegment { prefix, group_prefix, suffix };
-// Fills k and v, each (H_kv, len, D) of the pool's dtype (already sized: len * row_bytes bytes),
+// Fills k and v, each (H_kv, len, D) of the pool's dtype (already sized: len * token_bytes bytes),
 // for segment `index` (group index for group_prefix, sequence index for suffix, 0 for prefix).
 using SharedSegmentFill =
     std::function<void(SharedSegment segment, int index, std::int64_t len, void* k, void* v)>;

@@ -65,7 +65,7 @@ TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
   };
   EXPECT_EQ(reason(json::object()), "<supported>");
   EXPECT_NE(reason({{"length_dist", "zipf"}}).find("length_dist zipf"), std::string::npos);
-  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix decode is not in this build");
+  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {
