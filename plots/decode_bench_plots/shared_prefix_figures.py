@@ -45,6 +45,8 @@ def _save(fig, out_dir, name):
 
 def _series_label(p, overlaps):
     label = f"N={param(p, 'batch', 1)}, S={param(p, 'suffix_len')}"
+    if param(p, "dtype", "fp16") != "fp16":
+        label += f", {param(p, 'dtype')}"
     if param(p, "group_prefix_len"):
         label += f", group prefix {param(p, 'group_prefix_len')} x {param(p, 'groups', 1)}"
     if len(overlaps) > 1:
@@ -90,7 +92,7 @@ def shared_prefix_roofline(doc, out_dir, note):
     batches = sorted({param(p, "batch", 1) for p in pts})
     colors = {b: plt.cm.viridis(i / max(1, len(batches) - 1)) for i, b in enumerate(batches)}
     seen = set()
-    for p, x in zip(pts, xs):
+    for p, x in sorted(zip(pts, xs), key=lambda px: (param(px[0], "batch", 1), param(px[0], "kernel"))):
         kernel, b = param(p, "kernel"), param(p, "batch", 1)
         y = p["model"]["flops"] / (p["timing"]["median_us"] * 1e3)
         label = f"{kernel}, N={b}"
