@@ -117,8 +117,13 @@ std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixPr
     RowAttentionProblem rows;
     rows.shape = problem.shape;
     rows.kv_dtype = problem.kv_dtype;
+    // The problem plan_shared_prefix will hand the planner, less its device pointers.
     rows.num_items = static_cast<int>(layout.levels.size()) * problem.shape.heads_kv;
-    rows.num_rows = 1;
+    for (const SharedLevel& level : layout.levels) {
+      rows.num_rows += level.num_seqs * problem.shape.heads_q;
+      rows.max_item_tokens = std::max(rows.max_item_tokens, level.token_end - level.token_begin);
+      rows.max_item_rows = std::max(rows.max_item_rows, level.num_seqs * problem.shape.group());
+    }
     if (auto why = row_attention_unsupported_reason(rows)) return "prefix phase: " + *why;
   }
   return std::nullopt;
