@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/decode_problem.hpp"
+#include "kernels/shared_prefix_layout.hpp"
 
 namespace decode_bench {
 
@@ -28,5 +29,17 @@ struct TrafficModel {
 TrafficModel decode_traffic_model(DecodeKernel kernel, const DecodeShape& shape, DType kv_dtype,
                                   const std::vector<std::int32_t>& lengths,
                                   const std::vector<std::int32_t>& pages_per_seq, int num_splits);
+
+// A batch whose sequences share prefix pages (kernels/shared_prefix_layout.hpp). The minimum counts
+// every stored token once: each shared level once, each sequence's own tokens once (so a shared
+// prefix's bytes count once, whoever reads it). FLOPs as for decode: 4 (P + S) D per query head.
+//   shared_once = true:  the composed shared-prefix kernels; extra = the level states written by the
+//                        prefix phase and read by the merge, the decode states re-read and rewritten
+//                        by the merge, and the suffix phase's split-K partials;
+//   shared_once = false: a plain batch decode over the same pages; extra = the shared tokens it reads
+//                        again for every further sequence, and its split-K partials.
+// suffix_splits: split-K blocks of the decode (1: none).
+TrafficModel shared_prefix_traffic_model(const DecodeShape& shape, DType kv_dtype, const SharedPrefixLayout& layout,
+                                         bool shared_once, int suffix_splits);
 
 }  // namespace decode_bench

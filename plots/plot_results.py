@@ -23,6 +23,7 @@ from decode_bench_plots.load import ResultsError, load_many, load_results  # noq
 from decode_bench_plots.paper_figures import make_paper_figures  # noqa: E402
 from decode_bench_plots.report import write_report  # noqa: E402
 from decode_bench_plots.roofline import make_rooflines  # noqa: E402
+from decode_bench_plots.shared_prefix_figures import make_shared_prefix_figures  # noqa: E402
 from decode_bench_plots.style import DESCRIPTIONS, set_caption  # noqa: E402
 
 
@@ -50,6 +51,7 @@ def main(argv=None):
     figures = {}
     figures.update(make_rooflines(doc, args.out, note))
     figures.update(make_paper_figures(doc, args.out, note))
+    figures.update(make_shared_prefix_figures(doc, args.out, note))
     report = write_report(doc, args.out, figures, skipped, args.results)
     with open(os.path.join(args.out, "figures.json"), "w", encoding="utf-8") as f:
         json.dump({"figures": figures, "skipped": skipped, "report": report, "descriptions": DESCRIPTIONS}, f, indent=2)

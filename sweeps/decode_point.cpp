@@ -14,7 +14,8 @@ std::int64_t DecodePoint::max_len() const {
 // Each reason names the parameter and its value: it is all a reader of a "skipped" point gets.
 std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& p) {
   if (const std::int64_t prefix = p.value("prefix_len", std::int64_t{0}); prefix > 0)
-    return "prefix_len " + std::to_string(prefix) + ": shared-prefix decode is not in this build";
+    return "prefix_len " + std::to_string(prefix) + ": shared-prefix points run under kernel shared_prefix or "
+           "batch_decode (layout paged)";
   if (p.value("length_dist", std::string("fixed")) == "zipf")
     return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
   return std::nullopt;

@@ -21,7 +21,8 @@ else
 fi
 expected="roofline_all roofline_fig1_blocks roofline_fig3_kernels roofline_fig4_e2e roofline_fig6_page_size
   fig1_latency_vs_T fig2_peak_throughput_per_blocks fig3_kernel_throughput_vs_T fig4_end_to_end_throughput_vs_T
-  fig5_capacity_vs_max_seq_len fig6_page_size_sweep paged_over_contiguous_vs_page_size measured_over_model_bytes"
+  fig5_capacity_vs_max_seq_len fig6_page_size_sweep paged_over_contiguous_vs_page_size measured_over_model_bytes
+  roofline_shared_prefix shared_prefix_speedup_vs_prefix_len shared_prefix_roofline"
 for fig in $expected; do
   for ext in png svg; do
     [ -s "$out/$fig.$ext" ] || { echo "missing or empty: $out/$fig.$ext"; exit 1; }
@@ -29,6 +30,11 @@ for fig in $expected; do
 done
 [ -s "$out/report.md" ] || { echo "missing report.md"; exit 1; }
 grep -q "Synthetic test data" "$out/report.md" || { echo "report does not flag synthetic data"; exit 1; }
+# The shared-prefix table pairs each shared_prefix point with its batch_decode point: the toy
+# fixture's N = 256, P = 32768 pair has a closed-form speedup (batch decode at 3x DRAM over the
+# logical bytes: 22996 us; shared_prefix at 1.3x its 536.9 us memory bound: 697.9 us), so the row
+# must show 32.95x.
+grep -q "^| shared_prefix | 256 | 32768 | 128 | yes | 697.9 | 22996.0 | 32.95x | 536.9 | 1.30 |" "$out/report.md" || { echo "report lacks the shared-prefix table"; exit 1; }
 
 # Malformed input: exit 2 and a message naming the field.
 set +e

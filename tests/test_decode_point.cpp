@@ -37,7 +37,7 @@ TEST(DecodePointUnsupported, SupportedPointsHaveNoReason) {
 
 TEST(DecodePointUnsupported, SharedPrefixNamesPrefixLen) {
   EXPECT_EQ(reason_for({{"prefix_len", 1024}, {"suffix_len", 128}, {"T", 1152}}),
-            "prefix_len 1024: shared-prefix decode is not in this build");
+            "prefix_len 1024: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {
@@ -65,7 +65,7 @@ TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
   };
   EXPECT_EQ(reason(json::object()), "<supported>");
   EXPECT_NE(reason({{"length_dist", "zipf"}}).find("length_dist zipf"), std::string::npos);
-  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix decode is not in this build");
+  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {

@@ -3,6 +3,7 @@ import os
 from collections import defaultdict
 
 from .load import ceiling, experiment, gbps, ok_points, param
+from .shared_prefix_figures import shared_prefix_table
 
 
 def _headlines(doc):
@@ -71,6 +72,14 @@ def write_report(doc, out_dir, figures, skipped, sources):
     lines += ["", "## Headline numbers (best point per experiment)", "",
               "| experiment | GB/s | of DRAM read ceiling | median us | point |", "| --- | --- | --- | --- | --- |"]
     lines += _headlines(doc) or ["| (no ok timed points) | | | | |"]
+    shared = shared_prefix_table(doc)
+    if shared:
+        lines += ["", "## Shared prefix: shared_prefix against batch_decode on the same pages", "",
+                  "bound = max(unique K/V bytes / DRAM read ceiling, prefix FLOPs / FP16 tensor roof), both measured "
+                  "in this run.", "",
+                  "| experiment | N | P | S | overlapped | shared_prefix us | batch_decode us | speedup | bound us | "
+                  "shared_prefix / bound |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += shared
     statuses = defaultdict(int)
     for p in doc["points"]:
         statuses[p["status"]] += 1

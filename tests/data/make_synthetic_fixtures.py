@@ -57,6 +57,36 @@ def point(exp, params, efficiency, with_counters=False):
     return p
 
 
+def shared_prefix_points():
+    """Toy cascade pairs: batch decode moves the prefix once per sequence, shared_prefix once."""
+    pts = []
+    heads, s_len = 32, 128
+    row = 2 * heads * D * 2  # K + V bytes of one token, fp16
+    for n in (16, 64, 256):
+        for prefix in (1024, 8192, 32768):
+            unique = (prefix + n * s_len) * row
+            flops = float(4 * (prefix + s_len) * D * heads * n)
+            prefix_flops = float(4 * prefix * D * heads * n)
+            bound_us = max(unique / DRAM / 1e3, prefix_flops / (CEILINGS["fp16_tensor"]["value"] * 1e6))
+            for kernel, us in (("batch_decode", (prefix + s_len) * n * row / (3 * DRAM) / 1e3),
+                               ("shared_prefix", 1.3 * bound_us)):
+                params = {"kernel": kernel, "layout": "paged", "dtype": "fp16", "heads_q": heads, "heads_kv": heads,
+                          "head_dim": D, "batch": n, "prefix_len": prefix, "suffix_len": s_len, "T": prefix + s_len,
+                          "page_size": 16, "timing": "cold"}
+                if kernel == "shared_prefix":
+                    params["prefix_overlap"] = True
+                p = {"id": "shared_prefix/" + ",".join(f"{k}={v}" for k, v in sorted(params.items())),
+                     "experiment": "shared_prefix", "parameters": params, "status": "ok",
+                     "verification": {"passed": True, "max_abs_error": 1e-5, "max_rel_error": 1e-4, "tolerance": 1e-3},
+                     "timing": {"median_us": us, "repetitions": 10},
+                     "model": {"bytes": float(unique), "flops": flops},
+                     "achieved": {"gbps": unique / (us * 1e3)},
+                     "bound": {"unique_kv_bytes": float(unique), "prefix_flops": prefix_flops, "bound_us": bound_us,
+                               "median_over_bound": us / bound_us}}
+                pts.append(p)
+    return pts
+
+
 def paper():
     pts = []
     for blocks in (16, 64, 128, 256, 1024):
@@ -74,6 +104,7 @@ def paper():
         pts.append(point("fig6_page_size", {"T": 512, "batch": 64, "layout": "paged", "page_size": page,
                                             "page_order": "shuffled"}, 0.6 if page < 512 else 0.95))
     pts.append(point("fig6_page_size", {"T": 512, "batch": 64}, 0.97))
+    pts += shared_prefix_points()
     pts.append({"id": "fig6_page_size/skipped-example", "experiment": "fig6_page_size",
                 "parameters": {"kernel": "flash_decode", "layout": "paged", "page_size": 4096}, "status": "skipped",
                 "reason": "synthetic: page larger than the sequence"})
