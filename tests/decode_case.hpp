@@ -66,7 +66,11 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
     host_contig.k_scale = scales.k.data();
     host_contig.v_scale = scales.v.data();
   }
-  DeviceBuffer<float> d_k_scale(scales.k), d_v_scale(scales.v);
+  DeviceBuffer<float> d_k_scale, d_v_scale;
+  if (!scales.k.empty()) {
+    d_k_scale = DeviceBuffer<float>(scales.k);
+    d_v_scale = DeviceBuffer<float>(scales.v);
+  }
   const auto with_device_scales = [&](auto kv) {
     if (!scales.k.empty()) {
       kv.k_scale = d_k_scale.get();
