@@ -17,6 +17,7 @@
 #include "pools/capacity.hpp"
 #include "pools/kv_layout.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/memory_estimate.hpp"
 
 namespace decode_bench {
 namespace {
@@ -251,6 +252,19 @@ TEST(Fp8Pools, PageAndRowBytesHalveAgainstFp16) {
   a.page_size = b.page_size = 16;
   EXPECT_EQ(b.page_bytes(), 16u * 8 * 128);
   EXPECT_EQ(2 * b.page_bytes(), a.page_bytes());
+}
+
+// The sweep's device-memory estimate counts one byte per FP8 element: K + V of 32 heads x 64K x 128
+// is 537 MB against FP16's 1074 MB (q and o, fp32, are the same in both).
+TEST(Fp8MemoryEstimate, KAndVTakeOneBytePerElement) {
+  nlohmann::json p = {{"kernel", "flash_decode"}, {"heads_q", 32}, {"heads_kv", 32}, {"head_dim", 128}, {"T", 65536}};
+  p["dtype"] = "fp16";
+  const std::uint64_t fp16 = sweeps::estimate_device_bytes(p);
+  p["dtype"] = "fp8_e4m3";
+  const std::uint64_t fp8 = sweeps::estimate_device_bytes(p);
+  const std::uint64_t kv_fp8 = 2ull * 65536 * 32 * 128;
+  EXPECT_EQ(fp16 - fp8, kv_fp8);
+  EXPECT_EQ(fp8 - kv_fp8, 2ull * 32 * 128 * 4);  // q and o
 }
 
 TEST(Fp8Capacity, HoldsTwiceTheFp16Sequences) {
