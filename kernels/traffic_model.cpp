@@ -21,6 +21,8 @@ TrafficModel decode_traffic_model(DecodeKernel kernel, const DecodeShape& shape,
     for (auto p : pages_per_seq) pages += p;
     m.page_table_bytes = pages * 4.0 + (seqs + 1) * 4.0;  // int32 page indices + indptr
   }
+  // One K and one V scale per KV head, read once (the same for every sequence of the batch).
+  if (dtype_is_fp8(kv_dtype)) m.scale_bytes = 2.0 * shape.heads_kv * sizeof(float);
   m.flops = 4.0 * tokens * shape.heads_q * shape.head_dim;
   if (kernel == DecodeKernel::flash_decode && num_splits > 1) {
     // Each split writes a partial (o, lse) per query head; the merge reads them back.
@@ -77,6 +79,7 @@ nlohmann::json TrafficModel::to_json(const char* model_name) const {
           {"q_bytes", q_bytes},
           {"o_bytes", o_bytes},
           {"page_table_bytes", page_table_bytes},
+          {"scale_bytes", scale_bytes},
           {"extra_bytes", extra_bytes},
           {"arithmetic_intensity", flops / minimum_bytes()}};
 }

@@ -1,7 +1,8 @@
 #pragma once
 // What a decode kernel must move and compute, counted before it runs. The harness divides
 // `minimum_bytes()` by the measured time for GB/s (ANCHORS.md's definition: K + V + Q + O +
-// page-table bytes), and reports the kernel's own extra traffic (split-K partials, the baseline's
+// page-table bytes, plus the dequantization scales of an FP8 cache; K and V count dtype_bytes per
+// element, so one byte for FP8), and reports the kernel's own extra traffic (split-K partials, the baseline's
 // score vector) beside it, never inside it.
 #include <cstdint>
 #include <vector>
@@ -17,10 +18,11 @@ struct TrafficModel {
   double k_bytes = 0, v_bytes = 0;        // every cached token's K and V row, read once
   double q_bytes = 0, o_bytes = 0;        // q read; o and lse written
   double page_table_bytes = 0;            // block-table entries and indptr (paged only)
+  double scale_bytes = 0;                 // FP8: the per-KV-head K and V dequantization scales (fp32)
   double extra_bytes = 0;                 // kernel-specific intermediates (partials, scores)
   double flops = 0;                       // 2 T D (scores) + 2 T D (weighted V), per query head
 
-  double minimum_bytes() const { return k_bytes + v_bytes + q_bytes + o_bytes + page_table_bytes; }
+  double minimum_bytes() const { return k_bytes + v_bytes + q_bytes + o_bytes + page_table_bytes + scale_bytes; }
   nlohmann::json to_json(const char* model_name) const;
 };
 

@@ -18,6 +18,7 @@
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/memory_backend.hpp"
@@ -49,6 +50,20 @@ void fill_random(std::vector<T>& out, std::uint64_t seed) {
   }
 }
 
+template <class T>
+constexpr bool kIsFp8 = dtype_is_fp8(dtype_of<T>::value);
+
+// One sequence's K or V, (H_kv, len, D): uniform in [-1, 1) for FP32/FP16/BF16; FP8 caches get
+// realistic magnitudes quantized with the per-head scales (kernels/fp8_quantize.hpp).
+template <class T>
+void fill_kv(std::vector<T>& out, const DecodeShape& shape, std::int64_t len, std::span<const float> scales,
+             std::uint64_t seed) {
+  if constexpr (kIsFp8<T>)
+    fill_fp8_random<T>(std::span<T>(out), shape.heads_kv, len, shape.head_dim, scales, seed);
+  else
+    fill_random(out, seed);
+}
+
 // The axis table has already checked the value.
 PageOrder page_order_of(const std::string& s) { return parse_page_order(s).value_or(PageOrder::sequential); }
 
@@ -59,6 +74,17 @@ struct DecodeState {
   std::vector<SequenceHandle> handles;
   std::vector<std::vector<T>> k, v;  // per sequence, (H_kv, len, D)
   std::vector<float> q;              // (B, H_q, D)
+  Fp8Scales scales;                  // FP8 only: per-KV-head K and V scales (host), empty otherwise
+  DeviceBuffer<float> k_scale, v_scale;  // their device copies
+
+  // An accessor with this state's dequantization scales: device ones for kernels, host ones for the reference.
+  template <class KV>
+  KV with_scales(KV kv, bool device) const {
+    if (scales.k.empty()) return kv;
+    kv.k_scale = device ? k_scale.get() : scales.k.data();
+    kv.v_scale = device ? v_scale.get() : scales.v.data();
+    return kv;
+  }
 };
 
 template <class T>
@@ -85,12 +111,17 @@ DecodeState<T> build_state(const DecodePoint& d, cudaStream_t stream) {
     cfg.max_seqs = batch;
     st.pool = std::make_unique<ContiguousPool>(cfg, make_device_backend(stream));
   }
+  if constexpr (kIsFp8<T>) {
+    st.scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
+    st.k_scale = DeviceBuffer<float>(st.scales.k);
+    st.v_scale = DeviceBuffer<float>(st.scales.v);
+  }
   const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
   for (int b = 0; b < batch; ++b) {
     st.k.emplace_back(row * d.lengths[b]);
     st.v.emplace_back(row * d.lengths[b]);
-    fill_random(st.k.back(), d.seed * 1000003 + 2 * b + 1);
-    fill_random(st.v.back(), d.seed * 1000003 + 2 * b + 2);
+    fill_kv(st.k.back(), d.shape, d.lengths[b], st.scales.k, d.seed * 1000003 + 2 * b + 1);
+    fill_kv(st.v.back(), d.shape, d.lengths[b], st.scales.v, d.seed * 1000003 + 2 * b + 2);
     st.handles.push_back(st.pool->admit(std::span<const T>(st.k.back()), std::span<const T>(st.v.back()), d.lengths[b]));
   }
   st.q.resize(static_cast<std::size_t>(batch) * d.shape.heads_q * d.shape.head_dim);
@@ -106,8 +137,9 @@ VerificationResult verify_all(const DecodePoint& d, const DecodeState<T>& st, co
   total.passed = true;
   const std::size_t hd = static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim;
   for (std::size_t b = 0; b < d.lengths.size(); ++b) {
-    const auto host = ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
-                                            std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim);
+    const auto host = st.with_scales(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
+                                                           std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
+                                     false);
     const auto ref = reference_decode(host, 0, d.lengths[b], std::span<const float>(st.q.data() + b * hd, hd), d.shape);
     accumulate(total, verify_decode(std::span<const float>(o.data() + b * hd, hd),
                                     std::span<const float>(lse.data() + b * d.shape.heads_q, d.shape.heads_q), ref,
@@ -130,6 +162,8 @@ class GpuDecodeRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(point, d, ctx);
       case DType::fp16: return run_typed<__half>(point, d, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(point, d, ctx);
+      case DType::fp8_e4m3: return run_typed<__nv_fp8_e4m3>(point, d, ctx);
+      case DType::fp8_e5m2: return run_typed<__nv_fp8_e5m2>(point, d, ctx);
     }
     return {};
   }
@@ -150,6 +184,7 @@ class GpuDecodeRunner final : public PointRunner {
     json result;
     const auto run_with = [&](const auto& view) {
       using KV = std::decay_t<decltype(view.kv)>;
+      const KV kv = st.with_scales(view.kv, true);
       // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
       // non-blocking one: ctx.stream is the legacy default); the decode runs on ctx.stream. Without
       // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
@@ -159,7 +194,7 @@ class GpuDecodeRunner final : public PointRunner {
       DecodePlan plan;
       DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = d.blocks}, &plan));
       DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
-      const auto launch = [&](cudaStream_t s) { return run_decode<KV>(view.kv, problem, plan, workspace.get(), s); };
+      const auto launch = [&](cudaStream_t s) { return run_decode<KV>(kv, problem, plan, workspace.get(), s); };
 
       // 1. Verify: poisoned outputs, one launch, every sequence against the reference.
       {
@@ -199,7 +234,7 @@ class GpuDecodeRunner final : public PointRunner {
       topt.mode = parse_timing_mode(d.timing);
       TimingResult timing;
       if constexpr (std::is_same_v<KV, ContiguousKV<T>>) {
-        if (d.end_to_end) timing = time_end_to_end(point.id, view.kv, batch, launch, q, o, lse, topt, ctx.stream);
+        if (d.end_to_end) timing = time_end_to_end(point.id, kv, batch, launch, q, o, lse, topt, ctx.stream);
       }
       if (!d.end_to_end) timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
       if (!timing.ok()) {
@@ -290,6 +325,8 @@ class CpuReferenceRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(d, ctx);
       case DType::fp16: return run_typed<__half>(d, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(d, ctx);
+      case DType::fp8_e4m3: return run_typed<__nv_fp8_e4m3>(d, ctx);
+      case DType::fp8_e5m2: return run_typed<__nv_fp8_e5m2>(d, ctx);
     }
     return {};
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/dtype.hpp"
 #include "pools/shared_prefix_batch.hpp"
 
 namespace decode_bench::sweeps {
@@ -12,8 +13,7 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   if (kernel == "cpu_reference") return 0;
   if (kernel == "capacity") return p.value("budget_bytes", std::uint64_t{0});
 
-  const std::string dtype = p.value("dtype", "fp16");
-  const std::uint64_t dtype_bytes = dtype == "fp32" ? 4 : 2;
+  const std::uint64_t dtype_bytes = decode_bench::dtype_bytes(parse_dtype(p.value("dtype", "fp16")).value_or(DType::fp16));
   const std::uint64_t heads_kv = p.value("heads_kv", 1), heads_q = p.value("heads_q", 1);
   const std::uint64_t head_dim = p.value("head_dim", 128), batch = p.value("batch", 1);
   const std::uint64_t T = p.value("T", 1);

@@ -118,9 +118,14 @@ def fig5_capacity(doc, out_dir, note):
         return note("fig5_capacity", "no capacity points (run the preset's capacity experiment, "
                     "e.g. `decode-bench sweep --preset paper --experiment capacity`, and pass that file too)")
     groups = defaultdict(list)
+    # Storage types count in the bytes per token (FP8 holds twice the FP16 sequences): one series
+    # per dtype when the file has several.
+    several_dtypes = len({param(p, "dtype", "fp16") for p in pts}) > 1
     for p in pts:
         layout = param(p, "layout", "?")
         label = f"paged (page {param(p, 'page_size')})" if layout == "paged" else layout
+        if several_dtypes:
+            label += f", {param(p, 'dtype', 'fp16')}"
         groups[label].append((param(p, "max_seq_len"), p["capacity"].get("sequences", 0)))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for label, series in sorted(groups.items(), key=lambda kv: (kv[0].startswith("paged"), numeric_key(kv[0].split("page ")[-1]))):
