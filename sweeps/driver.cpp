@@ -107,7 +107,7 @@ json host_device_info() {
 }
 
 DriverHooks host_default_hooks() {
-  return {[] { return host_device_info(); }, [] { return json::object(); }, nullptr};
+  return {[] { return host_device_info(); }, [] { return json::object(); }, nullptr, nullptr};
 }
 
 SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,

@@ -221,6 +221,8 @@ class SharedPrefixRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(point, sp, ctx);
       case DType::fp16: return run_typed<__half>(point, sp, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(point, sp, ctx);
+      case DType::fp8_e4m3:
+      case DType::fp8_e5m2: break;  // refused by cannot_run (shared_prefix_point_unsupported)
     }
     return {};
   }

@@ -64,7 +64,7 @@ def shared_prefix_speedup(doc, out_dir, note):
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set(xlabel="shared prefix length P (tokens)", ylabel="batch_decode time / shared_prefix time",
+    ax.set(xlabel="shared prefix length P (tokens)", ylabel="speedup: batch_decode time / shared_prefix time (ratio)",
            title="Shared-prefix speedup over batch decode on the same pages")
     ax.legend(fontsize=6)
     return _save(fig, out_dir, "shared_prefix_speedup_vs_prefix_len")
