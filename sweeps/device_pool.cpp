@@ -51,6 +51,7 @@ json recorded_devices(const std::filesystem::path& path) {
 
 // Everything the workers share; `mutex` guards all but `next` and the read-only members.
 struct SharedState {
+  SharedState(const Plan& p, const SweepOptions& o) : plan(p), options(o) {}
   const Plan& plan;
   const SweepOptions& options;
   std::vector<std::size_t> queue;  // plan positions, longest estimated first
@@ -150,13 +151,15 @@ std::vector<int> parse_device_list(const std::string& text, int device_count) {
     }
     if (item.empty() || used != item.size() || d < 0)
       throw ConfigErrors("--devices", "'" + item + "' is not a device index (expected 'all' or e.g. 0,1)");
-    if (d >= device_count)
-      throw ConfigErrors("--devices", "device " + item + " does not exist (" + visible + ")");
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw ConfigErrors("--devices", "device " + item + " is listed twice");
     out.push_back(d);
     start = comma + 1;
   }
+  // Existence last, so a malformed list gets the same answer on every machine.
+  for (int d : out)
+    if (d >= device_count)
+      throw ConfigErrors("--devices", "device " + std::to_string(d) + " does not exist (" + visible + ")");
   return out;
 }
 
@@ -183,7 +186,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
       throw ConfigErrors("--devices", "device " + std::to_string(w.device) + " is listed twice");
     if (w.runners == nullptr) throw std::invalid_argument("device worker " + std::to_string(w.device) + " has no runners");
   }
-  SharedState s{plan, options};
+  SharedState s(plan, options);
   SweepOutcome out;
   std::vector<json> infos;
   for (const DeviceWorker& w : workers) infos.push_back(w.hooks.device_info ? w.hooks.device_info() : host_device_info());
