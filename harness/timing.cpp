@@ -11,6 +11,7 @@
 #include "harness/timing.hpp"
 
 #include <array>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -179,6 +180,10 @@ class CapturingReporter : public benchmark::BenchmarkReporter {
 TimingResult time_launches(std::string_view name, const LaunchFn& launch, const TimingOptions& options,
                            L2Flusher& flusher, cudaStream_t stream) {
   validate(options);
+  // Google Benchmark has one process-wide registry and runner: callers on other threads (sweep
+  // --devices, one per GPU) take turns here; their setup and verification still overlap.
+  static std::mutex benchmark_registry;
+  const std::lock_guard turn(benchmark_registry);
   ensure_benchmark_initialized();
   TimingResult result;
   result.name = std::string(name);

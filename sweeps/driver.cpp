@@ -100,6 +100,24 @@ bool finished(const json& record) { return record.value("status", "") != kStatus
 
 }  // namespace
 
+json measure_point(const Point& point, const RunnerRegistry& runners, const DriverHooks& hooks, RunContext& ctx,
+                   bool* stop) {
+  const auto tp = Clock::now();
+  ctx.measured_seconds = 0;
+  PointResult r = run_one(point, runners, hooks, ctx);
+  stamp(r.record, point);
+  if (auto problem = schema_problem(r.record)) {
+    r.record = reasoned(kStatusError, "runner returned an invalid point (" + *problem + ")");
+    stamp(r.record, point);
+  }
+  const double wall = seconds_since(tp);
+  r.record["run"] = {{"wall_seconds", wall},
+                     {"measured_seconds", ctx.measured_seconds},
+                     {"overhead_seconds", std::max(0.0, wall - ctx.measured_seconds)}};
+  if (stop) *stop = r.stop;
+  return std::move(r.record);
+}
+
 json host_device_info() {
   return {{"name", "host (no GPU)"}, {"compute_capability", "0.0"}, {"sm_count", 0},   {"l2_bytes", 0},
           {"memory_bytes", 0},       {"sm_clock_khz", 0},          {"memory_clock_khz", 0},
@@ -159,19 +177,9 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
       break;
     }
     const Point& point = plan.points[i];
-    const auto tp = Clock::now();
-    ctx.measured_seconds = 0;
-    PointResult r = run_one(point, runners, hooks, ctx);
-    stamp(r.record, point);
-    if (auto problem = schema_problem(r.record)) {
-      r.record = reasoned(kStatusError, "runner returned an invalid point (" + *problem + ")");
-      stamp(r.record, point);
-    }
-    const double wall = seconds_since(tp);
-    r.record["run"] = {{"wall_seconds", wall},
-                       {"measured_seconds", ctx.measured_seconds},
-                       {"overhead_seconds", std::max(0.0, wall - ctx.measured_seconds)}};
-    overhead_seconds += std::max(0.0, wall - ctx.measured_seconds);
+    PointResult r;
+    r.record = measure_point(point, runners, hooks, ctx, &r.stop);
+    overhead_seconds += r.record["run"].value("overhead_seconds", 0.0);
     measured_seconds += ctx.measured_seconds;
     partial.append(r.record);
     if (options.progress)

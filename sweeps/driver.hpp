@@ -58,6 +58,13 @@ struct SweepOutcome {
   std::string stop_reason;       // why the sweep ended early (interrupt, sticky CUDA error)
 };
 
+// One point start to finish, as run_sweep runs each: runner dispatch with every failure captured
+// (see the top of this file), stamped with id/experiment/index/parameters, schema-checked, and its
+// "run" timing block added. *stop is set when a sticky CUDA error made ctx's device unusable.
+// Shared with the multi-device scheduler (sweeps/device_pool.hpp).
+nlohmann::json measure_point(const Point& point, const RunnerRegistry& runners, const DriverHooks& hooks,
+                             RunContext& ctx, bool* stop);
+
 // Throws ConfigErrors for an unusable --resume (missing file, other device); std::runtime_error
 // for I/O failures (the sidecar keeps what was done).
 SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,

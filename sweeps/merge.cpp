@@ -21,9 +21,15 @@ int status_rank(const json& p) {
   return 3;
 }
 
-std::string device_key(const json& doc) {
-  const json& d = doc.at("device");
-  return d.value("name", "") + " (cc " + d.value("compute_capability", "") + ")";
+std::string info_key(const json& d) { return d.value("name", "") + " (cc " + d.value("compute_capability", "") + ")"; }
+std::string device_key(const json& doc) { return info_key(doc.at("device")); }
+
+// A file from `sweep --devices` names every GPU that measured its points: all must match too.
+std::vector<std::string> device_keys(const json& doc) {
+  std::vector<std::string> keys = {device_key(doc)};
+  for (const json& d : doc.value("devices", json::array()))
+    if (d.contains("info") && d["info"].is_object()) keys.push_back(info_key(d["info"]));
+  return keys;
 }
 
 }  // namespace
@@ -37,15 +43,17 @@ json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_de
   double wall = 0, overhead = 0;
   bool complete = true;
   for (const NamedDocument& d : docs) {
-    if (!allow_mixed_devices && device_key(d.document) != device_key(first.document))
-      throw std::invalid_argument(d.name + " was measured on " + device_key(d.document) + " but " + first.name +
-                                  " on " + device_key(first.document) + " (pass --allow-mixed-devices to merge anyway)");
+    for (const std::string& key : device_keys(d.document))
+      if (!allow_mixed_devices && key != device_key(first.document))
+        throw std::invalid_argument(d.name + " was measured on " + key + " but " + first.name + " on " +
+                                    device_key(first.document) + " (pass --allow-mixed-devices to merge anyway)");
     const json& sweep = d.document["meta"].value("sweep", json::object());
     merged_from.push_back({{"file", d.name},
                            {"device", d.document["device"].value("name", "")},
                            {"timestamp", d.document["meta"].value("timestamp", "")},
                            {"git_sha", d.document["meta"]["git"].value("sha", "")},
                            {"shard", sweep.value("shard", "")}});
+    if (d.document.contains("devices")) merged_from.back()["devices"] = d.document["devices"];
     wall += sweep.value("wall_seconds", 0.0);
     overhead += sweep.value("overhead_seconds", 0.0);
     complete = complete && sweep.value("complete", true);

@@ -72,6 +72,17 @@ TEST_F(SweepCli, InvalidConfigurationExitsTwoListingEveryProblem) {
   EXPECT_EQ(run_cli("sweep --dry-run --timing lukewarm").exit_code, 2);
 }
 
+TEST_F(SweepCli, BadDeviceListsExitTwoNamingDevices) {
+  // A device twice is refused whatever the machine has (parsing comes before any GPU is touched).
+  const auto r = run_cli("sweep --preset ci-smoke --devices 0,0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--devices: device 0 is listed twice"), std::string::npos) << r.output;
+  const auto s = run_cli("sweep --preset ci-smoke --devices 0,zero");
+  EXPECT_EQ(s.exit_code, 2) << s.output;
+  EXPECT_NE(s.output.find("'zero' is not a device index"), std::string::npos) << s.output;
+  EXPECT_EQ(run_cli("sweep --preset ci-smoke --devices 0 --device 0").exit_code, 2);  // one or the other
+}
+
 TEST_F(SweepCli, ListAxesShowsTheWholeTable) {
   const auto r = run_cli("sweep --list-axes");
   EXPECT_EQ(r.exit_code, 0) << r.output;

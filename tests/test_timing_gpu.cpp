@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
@@ -90,6 +91,30 @@ TEST(TimingGpu, GraphMeasuresAShortSpinToWithinOneLaunchGap) {
   EXPECT_GE(r.plan.launches_per_sample, 10);
   EXPECT_GE(r.stats.median, 0.99 * spin.in_kernel_us()) << spin.describe(r);
   EXPECT_LE(r.stats.median, spin.in_kernel_us() + 1.5) << spin.describe(r);
+}
+
+// sweep --devices times from one thread per GPU: concurrent callers take turns (Google Benchmark
+// has one process-wide registry), so each gets its own kernel's samples, not a mix or a crash.
+TEST(TimingGpu, ConcurrentCallersOnTwoThreadsEachTimeTheirOwnKernel) {
+  DB_REQUIRE_GPU();
+  const KnownSpin short_spin(100), long_spin(400);
+  TimingResult results[2];
+  std::thread threads[2];
+  for (int k = 0; k < 2; ++k)
+    threads[k] = std::thread([&, k] {
+      DB_CUDA_CHECK(cudaSetDevice(0));
+      L2Flusher flusher(0);
+      const KnownSpin& spin = k == 0 ? short_spin : long_spin;
+      for (int round = 0; round < 3; ++round)
+        results[k] = time_launches(k == 0 ? "spin_100us" : "spin_400us", spin.launch, quick_options(TimingMode::hot),
+                                   flusher, nullptr);
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(results[0].ok()) << results[0].error;
+  ASSERT_TRUE(results[1].ok()) << results[1].error;
+  EXPECT_EQ(results[0].name, "spin_100us");
+  EXPECT_NEAR(results[0].stats.median, short_spin.nominal_us, 0.05 * short_spin.nominal_us);
+  EXPECT_NEAR(results[1].stats.median, long_spin.nominal_us, 0.05 * long_spin.nominal_us);
 }
 
 TEST(TimingGpu, FlushedSixteenMebibyteReadIsSlowerThanHot) {

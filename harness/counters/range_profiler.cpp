@@ -184,8 +184,18 @@ const std::vector<std::string>& RangeProfiler::metrics() const { return impl_->m
 std::size_t RangeProfiler::passes() const { return impl_->passes; }
 const std::string& RangeProfiler::chip() const { return impl_->chip; }
 
+// CUPTI's profiler keeps process-wide state; sessions on several GPUs from several threads (sweep
+// --devices) take turns rather than rely on it being reentrant.
+namespace {
+std::mutex& cupti_session_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
 std::variant<RangeProfiler, std::string> RangeProfiler::create(int device, std::vector<std::string> metrics,
                                                                RangeProfilerOptions options) {
+  const std::lock_guard turn(cupti_session_mutex());
   const std::string prefix = "hardware counters unavailable: ";
   if (const auto reason = device_unavailable_reason(device)) return prefix + *reason;
   if (metrics.empty()) return prefix + "no metrics requested";
@@ -233,6 +243,7 @@ std::variant<RangeProfiler, std::string> RangeProfiler::create(int device, std::
 
 json RangeProfiler::profile(const std::function<cudaError_t(cudaStream_t)>& launch, cudaStream_t stream,
                             const std::function<void(cudaStream_t)>& before_pass) {
+  const std::lock_guard turn(cupti_session_mutex());
   Impl& s = *impl_;
   DB_CUDA_CHECK(cudaSetDevice(s.device));
   DB_CUDA_CHECK(cudaDeviceSynchronize());

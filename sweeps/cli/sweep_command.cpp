@@ -6,13 +6,16 @@
 #include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 
 #include <cuda_runtime.h>
 
+#include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/builtin_runners.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/device_pool.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/plan.hpp"
 
@@ -31,6 +34,7 @@ struct SweepArgs {
   std::string shard = "0/1";
   std::string timing;
   int device = 0;
+  std::string devices;  // --devices: one worker thread per listed GPU (sweeps/device_pool.hpp)
   bool dry_run = false;
   bool list_axes = false;
   bool allow_mixed_devices = false;
@@ -119,8 +123,23 @@ void run(const SweepArgs& args, CommandContext& ctx) {
   (void)registered;
   // A dry run on a GPU machine still checks each point's memory need against that GPU; a plan of
   // only host-runnable points (capacity) runs without one.
-  const bool have_gpu = !device_unavailable_reason(args.device);
-  const DriverHooks hooks = have_gpu ? gpu_driver_hooks(args.device) : host_default_hooks();
+  std::vector<int> device_list;
+  if (!args.devices.empty()) {
+    try {
+      device_list = parse_device_list(args.devices, cuda_device_count());
+    } catch (const ConfigErrors& e) {
+      report_config_errors(e, ctx);
+      return;
+    }
+    for (int d : device_list)
+      if (device_unavailable_reason(d)) {
+        require_gpu(d, ctx);
+        return;
+      }
+  }
+  const int first_device = device_list.empty() ? args.device : device_list.front();
+  const bool have_gpu = !device_unavailable_reason(first_device);
+  const DriverHooks hooks = have_gpu ? gpu_driver_hooks(first_device) : host_default_hooks();
   const nlohmann::json device = hooks.device_info();
 
   try {
@@ -133,6 +152,10 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     request.context.registered_kernels = RunnerRegistry::global().names();
     if (const std::uint64_t mem = device.value("memory_bytes", std::uint64_t{0}); mem > 0)
       request.context.device_memory_bytes = mem;
+    for (std::size_t k = 1; k < device_list.size(); ++k)  // a point must fit the smallest GPU
+      if (const std::uint64_t mem = gpu_driver_hooks(device_list[k]).device_info().value("memory_bytes", std::uint64_t{0});
+          mem > 0 && (!request.context.device_memory_bytes || mem < *request.context.device_memory_bytes))
+        request.context.device_memory_bytes = mem;
     const Plan plan = make_plan(request);
     // Only a machine with no GPU at all runs on the host: a bad --device index or a too-old GPU
     // is an error even for a capacity-only plan.
@@ -162,7 +185,21 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()
               << " (streaming to " << options.output.string() << ".partial.jsonl)\n";
     std::signal(SIGINT, on_sigint);
-    const SweepOutcome outcome = run_sweep(plan, RunnerRegistry::global(), hooks, options);
+    SweepOutcome outcome;
+    if (device_list.empty()) {
+      outcome = run_sweep(plan, RunnerRegistry::global(), hooks, options);
+    } else {
+      // Runners keep per-device state (the L2 flusher's buffer), so every worker gets its own.
+      std::vector<std::unique_ptr<RunnerRegistry>> registries;
+      std::vector<DeviceWorker> workers;
+      for (int d : device_list) {
+        registries.push_back(std::make_unique<RunnerRegistry>());
+        register_builtin_runners(*registries.back());
+        workers.push_back({d, gpu_driver_hooks(d), registries.back().get(), [d] { DB_CUDA_CHECK(cudaSetDevice(d)); }});
+      }
+      std::cerr << "decode-bench: one worker per device: " << args.devices << " (" << workers.size() << ")\n";
+      outcome = run_sweep_on_devices(plan, workers, options);
+    }
     std::signal(SIGINT, SIG_DFL);
 
     std::cout << options.output.string() << "\n";
@@ -195,7 +232,11 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
                   "(writes back to it unless --output is given)");
   sub->add_option("--shard", args.shard, "Run every n-th point starting at i (0 <= i < n); merge with decode-bench merge")
       ->capture_default_str();
-  sub->add_option("--device", args.device, "CUDA device index")->capture_default_str();
+  auto* device_opt = sub->add_option("--device", args.device, "CUDA device index")->capture_default_str();
+  sub->add_option("--devices", args.devices,
+                  "Run on several GPUs at once: 'all' or a list like 0,1 (one worker per GPU, points handed out "
+                  "longest first, one results file recording each point's device)")
+      ->excludes(device_opt);
   sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot")->check(CLI::IsMember({"cold", "hot"}));
   sub->add_flag("--dry-run", args.dry_run, "Validate and list the points; no GPU needed");
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
