@@ -14,6 +14,7 @@
 #include "sweeps/cli/command.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/plan.hpp"
+#include "sweeps/run_paths.hpp"
 
 namespace decode_bench::cli {
 namespace {
@@ -33,6 +34,7 @@ struct SweepArgs {
   bool dry_run = false;
   bool list_axes = false;
   bool allow_mixed_devices = false;
+  RunPathOptions paths;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -125,6 +127,8 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     request.preset_document = load_preset_document(args.preset);
     request.overrides = args.sets;
     if (!args.timing.empty()) request.overrides.push_back("timing=" + args.timing);
+    RunContext run_paths;
+    apply_run_paths(args.paths, run_paths, request.overrides);
     request.experiments = args.experiments;
     request.shard = parse_shard(args.shard);
     request.context.registered_kernels = RunnerRegistry::global().names();
@@ -154,6 +158,8 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     options.preset_label = args.preset;
     options.shard = request.shard;
     options.context.device = args.device;
+    options.context.verify_on_host = run_paths.verify_on_host;
+    options.context.fill_on_host = run_paths.fill_on_host;
     options.interrupted = &g_interrupted;
     options.progress = &std::cerr;
     std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()
@@ -194,6 +200,13 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   sub->add_option("--device", args.device, "CUDA device index")->capture_default_str();
   sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot")->check(CLI::IsMember({"cold", "hot"}));
+  sub->add_option("--verify", args.paths.verify,
+                  "Float64 reference of decode points on the gpu (default) or the cpu (the slower old path)")
+      ->capture_default_str();
+  sub->add_option("--fill", args.paths.fill,
+                  "Generate K/V/q in place on the device (default) or on the host and upload them (the old path)")
+      ->capture_default_str();
+  sub->add_flag("--no-counters", args.paths.no_counters, "Same as --set counters=false: no profiled counter pass");
   sub->add_flag("--dry-run", args.dry_run, "Validate and list the points; no GPU needed");
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
   sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");
