@@ -47,12 +47,10 @@ class CpuReferenceRunner final : public PointRunner {
     PhaseTimer fill_phase(ctx.phases, kPhaseDataFill);  // allocation (zeroed) and generation
     std::vector<T> k(row * d.max_len()), v(row * d.max_len());
     std::vector<float> q(static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim);
-    {
-      fill_kv_host<T>(k, false, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
-      fill_kv_host<T>(v, true, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
-      fill_q_host(q, d.seed, 1, d.shape.heads_q, d.shape.head_dim);
-      fill_phase.stop();
-    }
+    fill_kv_host<T>(k, false, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
+    fill_kv_host<T>(v, true, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
+    fill_q_host(q, d.seed, 1, d.shape.heads_q, d.shape.head_dim);
+    fill_phase.stop();
     const auto kv = ContiguousKV<T>::make(k.data(), v.data(), d.shape.heads_kv, std::max<std::int64_t>(d.max_len(), 1),
                                           d.shape.head_dim);
     std::vector<double> samples;
