@@ -6,6 +6,8 @@
 #include <ctime>
 #include <initializer_list>
 
+#include <unistd.h>  // environ
+
 #include "build_info.hpp"
 #include "harness/json_file.hpp"
 
@@ -63,6 +65,12 @@ constexpr Field kVerificationFields[] = {{"verification.passed", Kind::boolean},
                                          {"verification.tolerance", Kind::number}};
 constexpr Field kTimedFields[] = {{"timing.median_us", Kind::number}, {"timing.repetitions", Kind::number},
                                   {"model.bytes", Kind::number},      {"model.flops", Kind::number}};
+// Provenance (optional, so files written before these fields stay valid; typed when present): how the commit
+// was found, the build, and the GPU's state at the start and end of the run (harness/gpu_state.hpp).
+constexpr Field kGitSourceField[] = {{"git.source", Kind::string}};
+constexpr Field kBuildFields[] = {{"build.type", Kind::string}, {"build.cuda_architectures", Kind::string}};
+constexpr Field kGpuStateFields[] = {{"gpu_state.start", Kind::object}, {"gpu_state.end", Kind::object}};
+constexpr Field kGpuSnapshotFields[] = {{"source", Kind::string}, {"time", Kind::string}};
 constexpr Field kReasonFields[] = {{"reason", Kind::string}};
 // A capacity count (kernel = capacity) launches nothing: its result is this object, not a timing.
 constexpr Field kCapacityFields[] = {{"capacity", Kind::object},
@@ -110,7 +118,35 @@ std::string utc_timestamp() {
   return buf;
 }
 
+void validate_provenance(const json& meta) {
+  if (meta.at("git").contains("source")) require(meta, "meta", kGitSourceField);
+  if (meta.contains("build")) require(meta, "meta", kBuildFields);
+  if (meta.contains("gpu_state")) {
+    require(meta, "meta", kGpuStateFields);
+    for (const char* when : {"start", "end"})
+      require(meta["gpu_state"][when], std::string("meta.gpu_state.") + when, kGpuSnapshotFields);
+  }
+}
+
 }  // namespace
+
+json decode_bench_environment() {
+  json env = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (entry.rfind("DECODE_BENCH_", 0) == 0 && eq != std::string_view::npos)
+      env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
+  }
+  return env;
+}
+
+json build_provenance() {
+  return {{"type", build_info::kBuildType},
+          {"cuda_architectures", build_info::kCudaArchitectures},
+          {"cuda_compiler_version", build_info::kCudaCompilerVersion},
+          {"cxx_compiler", build_info::kCxxCompiler}};
+}
 
 std::string results_schema_version() {
   return std::to_string(kResultsSchemaMajor) + "." + std::to_string(kResultsSchemaMinor);
@@ -121,7 +157,9 @@ json make_meta(const std::vector<std::string>& argv, std::string_view preset) {
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
   return {{"tool", "decode-bench"},
           {"tool_version", build_info::kToolVersion},
-          {"git", {{"sha", build_info::kGitSha}, {"dirty", build_info::kGitDirty}}},
+          {"git", {{"sha", build_info::kGitSha}, {"dirty", build_info::kGitDirty}, {"source", build_info::kGitSource}}},
+          {"build", build_provenance()},
+          {"environment", decode_bench_environment()},
           {"argv", argv},
           {"command", command},
           {"timestamp", utc_timestamp()},
@@ -143,6 +181,7 @@ void validate_results(const json& doc) {
   check_version(doc);  // before other fields: a newer major may have renamed them
   require(doc, "", kTopFields);
   require(doc.at("meta"), "meta", kMetaFields);
+  validate_provenance(doc.at("meta"));
   require(doc.at("device"), "device", kDeviceFields);
   const json& points = doc.at("points");
   for (std::size_t i = 0; i < points.size(); ++i) {

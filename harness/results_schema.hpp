@@ -38,7 +38,15 @@ class SchemaError : public std::runtime_error {
   std::string reason_;
 };
 
-// meta block for a run started now: tool version, git sha + dirty flag, argv, UTC timestamp.
+// meta.environment: every DECODE_BENCH_* variable of this process (tuning knobs such as
+// DECODE_BENCH_FD_SPLIT_SCALE change what is measured; compare lists the ones that differ).
+nlohmann::json decode_bench_environment();
+
+// meta.build: build type, CUDA architectures, CUDA compiler and C++ compiler versions.
+nlohmann::json build_provenance();
+
+// meta block for a run started now: tool version, git {sha, dirty, source}, build, argv, UTC
+// timestamp. (A sweep adds meta.gpu_state {start, end} from harness/gpu_state.hpp.)
 nlohmann::json make_meta(const std::vector<std::string>& argv, std::string_view preset);
 
 // A document with empty device/ceilings/points, ready to be filled.

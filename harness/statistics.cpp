@@ -38,4 +38,79 @@ SampleStats summarize(std::span<const double> samples, double noise_cv) {
   return s;
 }
 
+double median_of(std::span<const double> samples) {
+  if (samples.empty()) throw std::invalid_argument("median_of: no samples");
+  std::vector<double> v(samples.begin(), samples.end());
+  const std::size_t n = v.size(), mid = n / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (n % 2) return v[mid];
+  const double upper = v[mid];
+  return 0.5 * (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper);
+}
+
+namespace {
+
+// splitmix64: a small, well-mixed generator whose sequence is fixed by its definition.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n) by rejection (no modulo bias).
+  std::size_t below(std::size_t n) {
+    const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    std::uint64_t x;
+    do x = next();
+    while (x >= limit);
+    return static_cast<std::size_t>(x % n);
+  }
+};
+
+double resampled_median(std::span<const double> samples, SplitMix64& rng, std::vector<double>& scratch) {
+  scratch.resize(samples.size());
+  for (auto& x : scratch) x = samples[rng.below(samples.size())];
+  return median_of(scratch);
+}
+
+// Linear interpolation between order statistics (the "type 7" quantile of R and numpy).
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+}  // namespace
+
+RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence,
+                                     int resamples, std::uint64_t seed) {
+  if (a.empty() || b.empty()) throw std::invalid_argument("bootstrap_median_ratio: a side has no samples");
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("bootstrap_median_ratio: confidence must be in (0, 1), got " + std::to_string(confidence));
+  if (resamples < 100)
+    throw std::invalid_argument("bootstrap_median_ratio: at least 100 resamples, got " + std::to_string(resamples));
+  RatioInterval r;
+  const double median_a = median_of(a);
+  if (!(median_a > 0)) throw std::invalid_argument("bootstrap_median_ratio: median of a must be > 0");
+  r.ratio = median_of(b) / median_a;
+  r.confidence = confidence;
+  r.resamples = resamples;
+  SplitMix64 rng{seed};
+  std::vector<double> ratios, scratch;
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double ma = resampled_median(a, rng, scratch);
+    const double mb = resampled_median(b, rng, scratch);
+    if (ma > 0) ratios.push_back(mb / ma);
+  }
+  if (ratios.empty()) throw std::invalid_argument("bootstrap_median_ratio: every resampled median of a is 0");
+  std::sort(ratios.begin(), ratios.end());
+  r.lo = quantile_sorted(ratios, (1 - confidence) / 2);
+  r.hi = quantile_sorted(ratios, (1 + confidence) / 2);
+  return r;
+}
+
 }  // namespace decode_bench

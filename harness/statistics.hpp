@@ -1,6 +1,7 @@
 #pragma once
 // Summary statistics of repeated timings. One sample is one repetition's mean time per launch
 // (Google Benchmark's unit of repetition), so a CV over samples measures run-to-run noise.
+#include <cstdint>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -20,5 +21,24 @@ struct SampleStats {
 // Throws std::invalid_argument for no samples, a non-finite or negative sample, or a negative
 // noise threshold: a timing that cannot be right must not become a number in the results.
 SampleStats summarize(std::span<const double> samples, double noise_cv = kDefaultNoiseCv);
+
+double median_of(std::span<const double> samples);  // throws std::invalid_argument when empty
+
+// Percentile-bootstrap interval of median(b) / median(a): each of `resamples` rounds draws |a|
+// samples from a and |b| from b with replacement and takes the ratio of the two medians; the
+// interval is the (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of those ratios.
+// Deterministic for a given seed (its own generator, not <random>'s distributions, whose output
+// differs between standard libraries), so a CI verdict is reproducible from the files alone.
+struct RatioInterval {
+  double ratio = 0;  // median(b) / median(a) of the samples as given
+  double lo = 0, hi = 0;
+  double confidence = 0;
+  int resamples = 0;
+};
+inline constexpr std::uint64_t kDefaultBootstrapSeed = 20261123;
+// Throws std::invalid_argument for an empty side, a non-positive median of a, confidence outside
+// (0, 1) or fewer than 100 resamples.
+RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence = 0.95,
+                                     int resamples = 2000, std::uint64_t seed = kDefaultBootstrapSeed);
 
 }  // namespace decode_bench

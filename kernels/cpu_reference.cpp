@@ -27,12 +27,14 @@ ReferenceOutput reference_decode_range(const KV& kv, int seq, std::int64_t begin
   for (int h = 0; h < shape.heads_q; ++h) {
     const int g = h / shape.group();
     const float* qh = q.data() + static_cast<std::size_t>(h) * d;
+    // Dequantization (FP8 caches): the exact stored value times the head's scale, in double.
+    const double k_scale = kv_scale(kv.k_scale, g), v_scale = kv_scale(kv.v_scale, g);
     // Pass 1: scores and their maximum (subtracted before exp so +-1e4 logits stay finite).
     double max_score = -std::numeric_limits<double>::infinity();
     for (std::int64_t t = begin; t < end; ++t) {
       const auto* k = kv.k + kv.row_offset(seq, g, t);
       double dot = 0.0;
-      for (int i = 0; i < d; ++i) dot += static_cast<double>(qh[i]) * to_double(k[i]);
+      for (int i = 0; i < d; ++i) dot += static_cast<double>(qh[i]) * (to_double(k[i]) * k_scale);
       scores[t - begin] = dot * scale;
       max_score = std::max(max_score, scores[t - begin]);
     }
@@ -45,7 +47,7 @@ ReferenceOutput reference_decode_range(const KV& kv, int seq, std::int64_t begin
       sum += w;
       const auto* v = kv.v + kv.row_offset(seq, g, t);
       for (int i = 0; i < d; ++i) {
-        const double x = to_double(v[i]);
+        const double x = to_double(v[i]) * v_scale;
         oh[i] += w * x;
         ah[i] += w * std::abs(x);
       }
@@ -59,7 +61,7 @@ ReferenceOutput reference_decode_range(const KV& kv, int seq, std::int64_t begin
   return out;
 }
 
-// The reference is instantiated once per (layout, storage type): six in all.
+// The reference is instantiated once per (layout, storage type): ten in all.
 #define DECODE_BENCH_INSTANTIATE_REFERENCE(KV)                                                     \
   template ReferenceOutput reference_decode_range<KV>(const KV&, int, std::int64_t, std::int64_t, \
                                                       std::span<const float>, const DecodeShape&);
@@ -69,6 +71,10 @@ DECODE_BENCH_INSTANTIATE_REFERENCE(ContiguousKV<__nv_bfloat16>)
 DECODE_BENCH_INSTANTIATE_REFERENCE(PagedKV<float>)
 DECODE_BENCH_INSTANTIATE_REFERENCE(PagedKV<__half>)
 DECODE_BENCH_INSTANTIATE_REFERENCE(PagedKV<__nv_bfloat16>)
+DECODE_BENCH_INSTANTIATE_REFERENCE(ContiguousKV<__nv_fp8_e4m3>)
+DECODE_BENCH_INSTANTIATE_REFERENCE(ContiguousKV<__nv_fp8_e5m2>)
+DECODE_BENCH_INSTANTIATE_REFERENCE(PagedKV<__nv_fp8_e4m3>)
+DECODE_BENCH_INSTANTIATE_REFERENCE(PagedKV<__nv_fp8_e5m2>)
 #undef DECODE_BENCH_INSTANTIATE_REFERENCE
 
 }  // namespace decode_bench

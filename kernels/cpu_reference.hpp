@@ -4,7 +4,8 @@
 //     s_t = (q_h . k_{g,t}) * scale            scale = 1 / sqrt(D)
 //     lse_h = log sum_t exp(s_t),  o_h = sum_t exp(s_t - lse_h) v_{g,t}
 // It reads K/V through the same accessors as the kernels (host pointers), converts the exact
-// stored values to double, and accumulates in double. Over an empty token range it returns the
+// stored values to double (times the accessor's per-head dequantization scale, for FP8), and
+// accumulates in double. Over an empty token range it returns the
 // empty attention state (lse = -inf, o = 0).
 #include <cstdint>
 #include <span>

@@ -4,7 +4,9 @@
 // graph-capturable). Both return cudaError_t; cudaErrorInvalidValue means the configuration is
 // unsupported (see decode_unsupported_reason for the sentence).
 //
-// Instantiated for ContiguousKV<T> and PagedKV<T>, T in {float, __half, __nv_bfloat16}.
+// Instantiated for ContiguousKV<T> and PagedKV<T>, T in {float, __half, __nv_bfloat16,
+// __nv_fp8_e4m3, __nv_fp8_e5m2}. FP8 accessors carry per-KV-head dequantization scales
+// (kv_accessor.hpp); only flash_decode takes FP8 (the baseline refuses it).
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -43,6 +45,8 @@ struct DecodePlan {
 
 // Why this problem cannot run on the compiled kernels, or nullopt.
 std::optional<std::string> decode_unsupported_reason(const DecodeProblem& problem);
+// The same, and whether this kernel takes the problem's storage type (the baseline has no FP8 path).
+std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel, const DecodeProblem& problem);
 
 template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,

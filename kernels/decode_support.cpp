@@ -15,6 +15,14 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel, const DecodeProblem& p) {
+  if (auto why = decode_unsupported_reason(p)) return why;
+  if (kernel == DecodeKernel::baseline && dtype_is_fp8(p.kv_dtype))
+    return "dtype " + std::string(dtype_name(p.kv_dtype)) +
+           ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales); use flash_decode";
+  return std::nullopt;
+}
+
 cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream) {
   if (plan.workspace_init_bytes == 0) return cudaSuccess;
   if (workspace == nullptr || plan.workspace_init_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;

@@ -14,6 +14,9 @@
 // unless asked (docs/kernel-notes.md, session 6).
 // Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
 // are exp2f; lse is converted back to natural log on output.
+// Quantized caches (FP8): the KV head's K scale (kv.k_scale) and Vec16's unit scale are folded into
+// that pre-scaled q, and the V scale into the output (one multiply per output element), so the
+// inner loop only widens the stored values. The merge is linear in o, so partials carry it too.
 #include <cstdint>
 
 #include "kernels/attention_state.hpp"
@@ -283,7 +286,8 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
 // (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
 template <class Tr>
 __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
-                                                 const FlashDecodeArgs& args, int seq, int first_kv_head, int split) {
+                                                 const FlashDecodeArgs& args, const float* v_scale, int seq,
+                                                 int first_kv_head, int split) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -343,7 +347,8 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
       }
     }
     const bool empty = l == 0.f;
-    const float out = empty ? 0.f : acc / l;
+    const float out_scale = kv_scale(v_scale, first_kv_head + slot) * Vec16<typename Tr::Elem>::kUnitScale;
+    const float out = empty ? 0.f : acc / l * out_scale;
     const float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
     const int h = (first_kv_head + slot) * GROUP + g;
     const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + h;
@@ -399,7 +404,9 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
   const std::int64_t begin = static_cast<std::int64_t>(split) * args.chunk;
   const std::int64_t end = begin + args.chunk < len ? begin + args.chunk : len;
 
-  // This lane's slice of the GROUP query vectors, pre-scaled into the log2 domain.
+  // This lane's slice of the GROUP query vectors, pre-scaled into the log2 domain and by the KV
+  // head's K dequantization scale.
+  const float q_scale = args.q_scale * kv_scale(kv.k_scale, kv_head) * Vec16<typename Tr::Elem>::kUnitScale;
   float q[GROUP][E];
 #pragma unroll
   for (int g = 0; g < GROUP; ++g) {
@@ -408,7 +415,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     for (int j = 0; j < NV; ++j)
 #pragma unroll
       for (int i = 0; i < Tr::kVec; ++i)
-        q[g][j * Tr::kVec + i] = qh[(j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec + i] * args.q_scale;
+        q[g][j * Tr::kVec + i] = qh[(j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec + i] * q_scale;
   }
 
   RowState<GROUP, E> st;
@@ -430,7 +437,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, rows, args, first, len, q, st);
     else stream_tiles_pipelined<Tr>(kv, loc, rows, args, first, len, q, st);
   }
-  reduce_and_store<Tr>(st, args, seq, first_kv_head, split);
+  reduce_and_store<Tr>(st, args, kv.v_scale, seq, first_kv_head, split);
   if (args.split_counters != nullptr) merge_if_last_split<Tr>(args, seq, first_kv_head);
 }
 

@@ -7,6 +7,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode.cuh"
+#include "kernels/planner_tuning.hpp"
 
 namespace decode_bench {
 
@@ -68,6 +69,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     const std::int64_t by_wave = std::max<std::int64_t>(1, wave / head_blocks);
     const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * tile));
     splits = static_cast<int>(std::min(by_wave, by_length));
+    splits = scaled_splits(splits, flash_decode_split_scale());  // 1 unless DECODE_BENCH_FD_SPLIT_SCALE
   }
   std::int64_t chunk = (len + splits - 1) / splits;
   // Whole tiles per split when chunks are long, so only the last split has a masked tail.

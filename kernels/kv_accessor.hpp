@@ -4,6 +4,13 @@
 // Both map (sequence, kv_head, token) to the element offset of that token's D-wide row; K and V
 // share offsets and differ only in base pointer.
 //
+// Dequantization scales live here too: k_scale and v_scale point to (H_kv) floats, and the value
+// of an element of head g is stored * k_scale[g] (or v_scale[g]). nullptr means 1 (FP32/FP16/BF16
+// caches pass none; FP8 caches pass the per-head scales, or H_kv equal values for a per-tensor
+// scale). They sit with the pointers they describe, in the memory space of those pointers (device
+// for kernels, host for the reference), so every kernel and the reference that take an accessor
+// get them without a signature change. kv_scale() reads one.
+//
 // Kernels must not call PagedKV::row_offset per element: they resolve a tile of row offsets once
 // (one page-table load and one division per token) and then stream the rows (see
 // kernels/flash_decode.cuh). row_offset is the definition the tile resolution has to match.
@@ -23,6 +30,8 @@ struct ContiguousKV {
   std::int64_t slot_stride = 0;  // H_kv * max_len * D elements
   std::int64_t head_stride = 0;  // max_len * D elements
   int head_dim = 0;
+  const float* k_scale = nullptr;  // (H_kv) or nullptr = 1
+  const float* v_scale = nullptr;  // (H_kv) or nullptr = 1
 
   static ContiguousKV make(const T* k, const T* v, int heads_kv, std::int64_t max_len, int head_dim) {
     return {k, v, heads_kv * max_len * head_dim, max_len * head_dim, head_dim};
@@ -47,6 +56,8 @@ struct PagedKV {
   int page_size = 0;
   int heads_kv = 0;
   int head_dim = 0;
+  const float* k_scale = nullptr;  // (H_kv) or nullptr = 1
+  const float* v_scale = nullptr;  // (H_kv) or nullptr = 1
 
   DB_HD std::int64_t page_stride() const {
     return static_cast<std::int64_t>(heads_kv) * page_size * head_dim;
@@ -62,5 +73,8 @@ struct PagedKV {
     return page_head_offset(page, kv_head) + slot * head_dim;
   }
 };
+
+// The dequantization scale of KV head g from an accessor's k_scale or v_scale (nullptr = 1).
+DB_HD float kv_scale(const float* scales, int g) { return scales == nullptr ? 1.f : scales[g]; }
 
 }  // namespace decode_bench

@@ -1,7 +1,8 @@
 #pragma once
 // What a decode kernel must move and compute, counted before it runs. The harness divides
 // `minimum_bytes()` by the measured time for GB/s (ANCHORS.md's definition: K + V + Q + O +
-// page-table bytes), and reports the kernel's own extra traffic (split-K partials, the baseline's
+// page-table bytes, plus the dequantization scales of an FP8 cache; K and V count dtype_bytes per
+// element, so one byte for FP8), and reports the kernel's own extra traffic (split-K partials, the baseline's
 // score vector) beside it, never inside it.
 #include <cstdint>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/decode_problem.hpp"
+#include "kernels/shared_prefix_layout.hpp"
 
 namespace decode_bench {
 
@@ -16,10 +18,11 @@ struct TrafficModel {
   double k_bytes = 0, v_bytes = 0;        // every cached token's K and V row, read once
   double q_bytes = 0, o_bytes = 0;        // q read; o and lse written
   double page_table_bytes = 0;            // block-table entries and indptr (paged only)
+  double scale_bytes = 0;                 // FP8: the per-KV-head K and V dequantization scales (fp32)
   double extra_bytes = 0;                 // kernel-specific intermediates (partials, scores)
   double flops = 0;                       // 2 T D (scores) + 2 T D (weighted V), per query head
 
-  double minimum_bytes() const { return k_bytes + v_bytes + q_bytes + o_bytes + page_table_bytes; }
+  double minimum_bytes() const { return k_bytes + v_bytes + q_bytes + o_bytes + page_table_bytes + scale_bytes; }
   nlohmann::json to_json(const char* model_name) const;
 };
 
@@ -28,5 +31,17 @@ struct TrafficModel {
 TrafficModel decode_traffic_model(DecodeKernel kernel, const DecodeShape& shape, DType kv_dtype,
                                   const std::vector<std::int32_t>& lengths,
                                   const std::vector<std::int32_t>& pages_per_seq, int num_splits);
+
+// A batch whose sequences share prefix pages (kernels/shared_prefix_layout.hpp). The minimum counts
+// every stored token once: each shared level once, each sequence's own tokens once (so a shared
+// prefix's bytes count once, whoever reads it). FLOPs as for decode: 4 (P + S) D per query head.
+//   shared_once = true:  the composed shared-prefix kernels; extra = the level states written by the
+//                        prefix phase and read by the merge, the decode states re-read and rewritten
+//                        by the merge, and the suffix phase's split-K partials;
+//   shared_once = false: a plain batch decode over the same pages; extra = the shared tokens it reads
+//                        again for every further sequence, and its split-K partials.
+// suffix_splits: split-K blocks of the decode (1: none).
+TrafficModel shared_prefix_traffic_model(const DecodeShape& shape, DType kv_dtype, const SharedPrefixLayout& layout,
+                                         bool shared_once, int suffix_splits);
 
 }  // namespace decode_bench

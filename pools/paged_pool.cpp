@@ -222,6 +222,70 @@ void PagedPool::append_one(SequenceHandle h, std::int32_t slot, const void* k_ro
   lengths_[slot] = t + 1;
 }
 
+std::int32_t PagedPool::writable_tail(SequenceHandle h, std::int32_t slot, const char* operation) {
+  auto& row = tables_host_[slot];
+  if (lengths_[slot] % config_.page_size == 0) {
+    const std::int32_t page = take_page(operation, h);
+    try {
+      row.push_back(page);
+      write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
+    } catch (...) {
+      if (!row.empty() && row.back() == page) row.pop_back();
+      pages_.release(page);
+      throw;
+    }
+    pages_.set_fill(page, 0);
+    ++table_epoch_;
+    return page;
+  }
+  const std::int32_t tail = row.back();
+  if (pages_.refcount(tail) == 1) return tail;
+  // Copy-on-write, as in append_one: the writer takes a private copy of the shared tail.
+  const std::int32_t copy = take_page(operation, h);
+  try {
+    if (backend_->has_memory()) {
+      backend_->copy(page_row(k_, copy, 0), config_.page_bytes(), page_row(k_, tail, 0), config_.page_bytes(),
+                     config_.page_bytes(), 1);
+      backend_->copy(page_row(v_, copy, 0), config_.page_bytes(), page_row(v_, tail, 0), config_.page_bytes(),
+                     config_.page_bytes(), 1);
+    }
+    row.back() = copy;
+    write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
+  } catch (...) {
+    row.back() = tail;
+    pages_.release(copy);
+    throw;
+  }
+  pages_.set_fill(copy, pages_.fill(tail));
+  pages_.release(tail);
+  ++table_epoch_;
+  return copy;
+}
+
+void PagedPool::append_tokens(SequenceHandle h, const void* k, const void* v, std::int64_t n) {
+  check_data_pair(k, v, "append_tokens");
+  const std::int32_t slot = slots_.check(h, "append_tokens");
+  if (n < 0) throw PoolError(PoolErrorKind::InvalidArgument, "append_tokens: n must be >= 0 (got " + std::to_string(n) + ")");
+  check_append(h, slot, n, "append_tokens");
+  const std::size_t rb = config_.layout.row_bytes(), head_pitch = config_.page_size * rb;
+  for (std::int64_t done = 0; done < n;) {
+    const std::int64_t t = lengths_[slot], in_page = t % config_.page_size;
+    const std::int64_t chunk = std::min<std::int64_t>(config_.page_size - in_page, n - done);
+    const std::int32_t page = writable_tail(h, slot, "append_tokens");
+    if (k && backend_->has_memory()) {
+      // Per head: tokens [done, done + chunk) of the source's (n, D) block -> slots [in_page, + chunk).
+      const auto* kb = static_cast<const std::byte*>(k) + done * rb;
+      const auto* vb = static_cast<const std::byte*>(v) + done * rb;
+      backend_->upload(page_row(k_, page, in_page), head_pitch, kb, n * rb, chunk * rb, config_.layout.heads_kv);
+      backend_->upload(page_row(v_, page, in_page), head_pitch, vb, n * rb, chunk * rb, config_.layout.heads_kv);
+    }
+    pages_.set_fill(page, static_cast<std::int32_t>(in_page + chunk));
+    lengths_[slot] = t + chunk;
+    done += chunk;
+  }
+  write_length(slot);
+}
+
 void PagedPool::release(SequenceHandle h) {
   const std::int32_t slot = slots_.check(h, "release");
   for (std::int32_t p : tables_host_[slot]) pages_.release(p);

@@ -61,6 +61,23 @@ class PagedPool final : public KVPool {
   using KVPool::admit;
   using KVPool::append_token;
 
+  // Appends n tokens at once: k, v: (H_kv, n, D) host data of the pool's dtype (both nullptr
+  // reserves without writing). The same pool state as n append_token calls (a shared partial
+  // tail page is copied first), checked up front as a whole, with one upload per page touched
+  // instead of one per token (shared-prefix batches append thousands of suffix tokens).
+  void append_tokens(SequenceHandle h, const void* k, const void* v, std::int64_t n);
+  template <class T>
+  void append_tokens(SequenceHandle h, std::span<const T> k, std::span<const T> v, std::int64_t n) {
+    check_dtype<T>("append_tokens");
+    const std::size_t want =
+        static_cast<std::size_t>(config_.layout.heads_kv) * static_cast<std::size_t>(n < 0 ? 0 : n) * config_.layout.head_dim;
+    if (k.size() != want || v.size() != want)
+      throw PoolError(PoolErrorKind::InvalidArgument, "append_tokens: k and v must hold H_kv * n * D = " +
+                                                          std::to_string(want) + " elements (got " +
+                                                          std::to_string(k.size()) + " and " + std::to_string(v.size()) + ")");
+    append_tokens(h, static_cast<const void*>(k.data()), static_cast<const void*>(v.data()), n);
+  }
+
   // Host mirror of a sequence's block table (what the pool-memory row holds).
   std::span<const std::int32_t> block_table(SequenceHandle h) const;
   const PageAllocator& pages() const { return pages_; }
@@ -115,6 +132,9 @@ class PagedPool final : public KVPool {
   void check_append(SequenceHandle h, std::int32_t slot, std::int64_t n, const char* operation) const;
   // Appends one token (data optional) without writing the length word.
   void append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row);
+  // The page that token lengths_[slot] goes into: a fresh one at a page boundary, else the tail,
+  // copied first when it is shared. Updates the table row; the caller sets fill and length.
+  std::int32_t writable_tail(SequenceHandle h, std::int32_t slot, const char* operation);
   void write_token(std::int32_t page, std::int64_t slot_in_page, const void* k_row, const void* v_row);
   void write_table_entry(std::int32_t slot, std::int64_t index);
   void write_table_row(std::int32_t slot);

@@ -2,7 +2,8 @@
 # On a GPU machine: build the tiling probe and the decode tests, check the decode kernels against
 # the float64 reference, run the probe sections given as arguments (default: merge tiling2m) and
 # count the default kernel's traffic with ncu at 2M tokens FP16. Output in OUT_DIR (default
-# results/probe-check). The session-5 variant tables of docs/kernel-notes.md come from this.
+# results/probe-check). The variant tables of commits bd98083 and e3c7a78 in docs/kernel-notes.md
+# come from this.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT_DIR:-results/probe-check}

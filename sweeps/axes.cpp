@@ -11,6 +11,10 @@ using nlohmann::json;
 bool is_paged(const json& p) { return p.value("layout", "") == "paged"; }
 bool is_contiguous(const json& p) { return p.value("layout", "") == "contiguous"; }
 bool has_prefix(const json& p) { return p.value("prefix_len", 0) > 0; }
+// Capacity points count one shared level (prefix_len); the group level belongs to the decode runners.
+bool may_group(const json& p) { return has_prefix(p) && p.value("kernel", "") != "capacity"; }
+bool has_group_prefix(const json& p) { return may_group(p) && p.value("group_prefix_len", 0) > 0; }
+bool is_shared_prefix(const json& p) { return p.value("kernel", "") == "shared_prefix"; }
 bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
 bool is_capacity(const json& p) { return p.value("kernel", "") == "capacity"; }
 // Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
@@ -35,15 +39,16 @@ const std::vector<AxisDef>& table() {
        true},
       {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
        "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
-      {"dtype", AxisType::string, {"fp32", "fp16", "bf16"}, 0, 0, "fp16",
-       "storage type of K and V (q, o and accumulation are fp32)", true},
+      {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",
+       "storage type of K and V (q, o and accumulation are fp32); fp8_* with one K and one V scale per KV head",
+       true},
       {"heads_q", AxisType::integer, {}, 1, 1024, 1, "query heads (must be a multiple of heads_kv)"},
       {"heads_kv", AxisType::integer, {}, 1, 1024, 1, "KV heads (grouped-query attention when < heads_q)"},
       {"head_dim", AxisType::integer, {}, 1, 1024, 128, "head dimension D"},
       {"batch", AxisType::integer, {}, 1, 1 << 20, 1, "sequences decoded together"},
       {"T", AxisType::integer, {}, 1, kMaxTokens, 4096,
-       "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + suffix_len "
-       "when prefix_len > 0",
+       "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + "
+       "group_prefix_len + suffix_len when prefix_len > 0",
        true},
       {"length_dist", AxisType::string, {"fixed", "uniform", "zipf"}, 0, 0, "fixed",
        "sequence lengths in a batch: all T, uniform on [1, 2T-1], or zipf with mean T"},
@@ -51,8 +56,20 @@ const std::vector<AxisDef>& table() {
        is_zipf},
       {"prefix_len", AxisType::integer, {}, 0, kMaxTokens, 0,
        "tokens of a prefix shared by every sequence of the batch (0: none)"},
+      {"group_prefix_len", AxisType::integer, {}, 0, kMaxTokens, 0,
+       "tokens of a second prefix after prefix_len, shared within each of `groups` groups of sequences "
+       "(prefix_len > 0, decode kernels; 0: one level)",
+       false, may_group},
+      {"groups", AxisType::integer, {}, 1, 1 << 20, 1,
+       "groups sharing a group prefix; sizes differ by at most one when batch % groups != 0 "
+       "(group_prefix_len > 0)",
+       false, has_group_prefix},
       {"suffix_len", AxisType::integer, {}, 1, kMaxTokens, 128,
        "unique tokens per sequence after the shared prefix (prefix_len > 0)", false, has_prefix},
+      {"prefix_overlap", AxisType::boolean, {}, 0, 0, true,
+       "shared_prefix: run the prefix phase on a second stream concurrently with the suffix phase "
+       "(false: one stream, phases in order)",
+       false, is_shared_prefix},
       {"blocks", AxisType::integer_or_auto, {}, 1, 65535, "auto",
        "split-K block count, or auto (the kernel's own choice)", false, splits_k},
       {"page_size", AxisType::integer, {}, 1, 1 << 20, 16, "tokens per page (paged layout)", true, is_paged},

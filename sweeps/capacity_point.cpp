@@ -70,7 +70,7 @@ CapacityPoint parse_capacity_point(const json& p) {
   CapacityQuery& q = c.query;
   const std::string dtype = text(p, "dtype", "fp16");
   const auto parsed = parse_dtype(dtype);
-  if (!parsed) bad("dtype", dtype, "expected fp32, fp16 or bf16");
+  if (!parsed) bad("dtype", dtype, "expected " + std::string(dtype_choices()));
   q.layout = {static_cast<int>(integer(p, "heads_kv", 1, 1, kInt32Max)),
               static_cast<int>(integer(p, "head_dim", 128, 1, kInt32Max)), *parsed};
   q.budget_bytes = static_cast<std::uint64_t>(integer(p, "budget_bytes", std::int64_t{4} << 30, 1, kInt64Max));

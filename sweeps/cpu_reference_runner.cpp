@@ -33,6 +33,8 @@ class CpuReferenceRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(d, ctx);
       case DType::fp16: return run_typed<__half>(d, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(d, ctx);
+      case DType::fp8_e4m3: return run_typed<__nv_fp8_e4m3>(d, ctx);
+      case DType::fp8_e5m2: return run_typed<__nv_fp8_e5m2>(d, ctx);
     }
     return {};
   }

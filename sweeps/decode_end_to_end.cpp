@@ -2,6 +2,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "harness/cuda_check.hpp"
 #include "harness/pinned_buffer.hpp"
@@ -40,6 +41,8 @@ TimingResult time_end_to_end(const std::string& name, const ContiguousKV<T>& kv,
 DECODE_BENCH_INSTANTIATE_E2E(float)
 DECODE_BENCH_INSTANTIATE_E2E(__half)
 DECODE_BENCH_INSTANTIATE_E2E(__nv_bfloat16)
+DECODE_BENCH_INSTANTIATE_E2E(__nv_fp8_e4m3)
+DECODE_BENCH_INSTANTIATE_E2E(__nv_fp8_e5m2)
 #undef DECODE_BENCH_INSTANTIATE_E2E
 
 }  // namespace decode_bench::sweeps

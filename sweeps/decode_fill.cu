@@ -4,6 +4,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kernels/kv_accessor.hpp"
 #include "kernels/kv_generator.hpp"
@@ -19,6 +20,12 @@ template <>
 __host__ __device__ __forceinline__ __half stored<__half>(float x) { return __float2half_rn(x); }
 template <>
 __host__ __device__ __forceinline__ __nv_bfloat16 stored<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+// FP8 (cpu_reference points only: decode points quantize with per-head scales on the host,
+// kernels/fp8_quantize.hpp): the generator's value rounded to the format, unscaled.
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e4m3 stored<__nv_fp8_e4m3>(float x) { return __nv_fp8_e4m3(x); }
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e5m2 stored<__nv_fp8_e5m2>(float x) { return __nv_fp8_e5m2(x); }
 
 // One warp per row (sequence, head, token) of K and V, rows over a grid-stride loop.
 template <class KV>
@@ -110,6 +117,8 @@ cudaError_t fill_q_device(float* q, std::uint64_t point_seed, int batch, int hea
 DECODE_BENCH_INSTANTIATE_FILL(float)
 DECODE_BENCH_INSTANTIATE_FILL(__half)
 DECODE_BENCH_INSTANTIATE_FILL(__nv_bfloat16)
+template void fill_kv_host<__nv_fp8_e4m3>(std::span<__nv_fp8_e4m3>, bool, std::uint64_t, int, int, std::int64_t, int);
+template void fill_kv_host<__nv_fp8_e5m2>(std::span<__nv_fp8_e5m2>, bool, std::uint64_t, int, int, std::int64_t, int);
 #undef DECODE_BENCH_INSTANTIATE_FILL
 
 }  // namespace decode_bench::sweeps

@@ -14,7 +14,8 @@ std::int64_t DecodePoint::max_len() const {
 // Each reason names the parameter and its value: it is all a reader of a "skipped" point gets.
 std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& p) {
   if (const std::int64_t prefix = p.value("prefix_len", std::int64_t{0}); prefix > 0)
-    return "prefix_len " + std::to_string(prefix) + ": shared-prefix decode is not in this build";
+    return "prefix_len " + std::to_string(prefix) + ": shared-prefix points run under kernel shared_prefix or "
+           "batch_decode (layout paged)";
   if (p.value("length_dist", std::string("fixed")) == "zipf")
     return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
   return std::nullopt;
@@ -24,6 +25,9 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
   if (auto reason = decode_lengths_unsupported(p)) return reason;
   if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
     return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
+  const std::string dtype = p.value("dtype", std::string("fp16"));
+  if (p.value("kernel", std::string()) == "baseline" && dtype.rfind("fp8", 0) == 0)
+    return "dtype " + dtype + ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)";
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
   if (!head_dim_supported(shape.head_dim))
     return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";

@@ -55,6 +55,8 @@ class GpuDecodeRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(point, d, ctx);
       case DType::fp16: return run_typed<__half>(point, d, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(point, d, ctx);
+      case DType::fp8_e4m3: return run_typed<__nv_fp8_e4m3>(point, d, ctx);
+      case DType::fp8_e5m2: return run_typed<__nv_fp8_e5m2>(point, d, ctx);
     }
     return {};
   }
@@ -77,6 +79,7 @@ class GpuDecodeRunner final : public PointRunner {
     json result;
     const auto run_with = [&](const auto& view) {
       using KV = std::decay_t<decltype(view.kv)>;
+      const KV kv = st.with_scales(view.kv, true);
       // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
       // non-blocking one: ctx.stream is the legacy default); the decode runs on ctx.stream. Without
       // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
@@ -86,7 +89,7 @@ class GpuDecodeRunner final : public PointRunner {
       DecodePlan plan;
       DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = d.blocks}, &plan));
       DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
-      const auto launch = [&](cudaStream_t s) { return run_decode<KV>(view.kv, problem, plan, workspace.get(), s); };
+      const auto launch = [&](cudaStream_t s) { return run_decode<KV>(kv, problem, plan, workspace.get(), s); };
 
       // 1. Verify: poisoned outputs, one launch, every sequence against the float64 reference.
       VerificationResult verification;
@@ -101,9 +104,13 @@ class GpuDecodeRunner final : public PointRunner {
           DB_CUDA_CHECK(launch(ctx.stream));
           DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         }
-        verification = verify_on_host_ ? verify_on_host(d, st, o, lse, ctx.phases)
-                                        : verify_on_device(d, view.kv, view.seq_lens_device, view.max_len, st.q.get(),
-                                                           o.get(), lse.get(), ctx.stream, ctx.phases);
+        if constexpr (kIsFp8<T>) {
+          verification = verify_on_host(d, st, o, lse, ctx.phases);  // device_reference_supports: no FP8
+        } else {
+          verification = verify_on_host_ ? verify_on_host(d, st, o, lse, ctx.phases)
+                                          : verify_on_device(d, kv, view.seq_lens_device, view.max_len, st.q.get(),
+                                                             o.get(), lse.get(), ctx.stream, ctx.phases);
+        }
       }
       std::vector<std::int32_t> pages_per_seq;
       if (d.paged)
@@ -128,7 +135,7 @@ class GpuDecodeRunner final : public PointRunner {
         PhaseTimer phase(ctx.phases, kPhaseTiming);
         if constexpr (std::is_same_v<KV, ContiguousKV<T>>) {
           if (d.end_to_end)
-            timing = time_end_to_end(point.id, view.kv, batch, launch, st.q, o, lse, topt, *flusher_, ctx.stream);
+            timing = time_end_to_end(point.id, kv, batch, launch, st.q, o, lse, topt, *flusher_, ctx.stream);
         }
         if (!d.end_to_end) timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
       }

@@ -13,7 +13,9 @@
 
 namespace decode_bench::sweeps {
 
-bool device_reference_supports(const DecodePoint& d) { return d.shape.head_dim <= gpu_reference_max_head_dim(); }
+bool device_reference_supports(const DecodePoint& d) {
+  return !dtype_is_fp8(d.dtype) && d.shape.head_dim <= gpu_reference_max_head_dim();
+}
 
 template <class KV>
 VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const std::int32_t* seq_lens,
@@ -47,8 +49,9 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
   total.passed = true;
   const std::size_t hd = static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim;
   for (std::size_t b = 0; b < d.lengths.size(); ++b) {
-    const auto host = ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
-                                            std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim);
+    const auto host = st.with_scales(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
+                                                           std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
+                                     false);
     const auto ref =
         reference_decode(host, 0, d.lengths[b], std::span<const float>(st.q_host.data() + b * hd, hd), d.shape);
     accumulate(total, verify_decode(std::span<const float>(o.data() + b * hd, hd),
@@ -72,6 +75,12 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
 DECODE_BENCH_INSTANTIATE_VERIFY(float)
 DECODE_BENCH_INSTANTIATE_VERIFY(__half)
 DECODE_BENCH_INSTANTIATE_VERIFY(__nv_bfloat16)
+template VerificationResult verify_on_host<__nv_fp8_e4m3>(const DecodePoint&, const DecodeState<__nv_fp8_e4m3>&,
+                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
+                                                          PhaseSeconds&);
+template VerificationResult verify_on_host<__nv_fp8_e5m2>(const DecodePoint&, const DecodeState<__nv_fp8_e5m2>&,
+                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
+                                                          PhaseSeconds&);
 #undef DECODE_BENCH_INSTANTIATE_VERIFY
 
 }  // namespace decode_bench::sweeps

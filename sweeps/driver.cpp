@@ -120,7 +120,7 @@ json host_device_info() {
 }
 
 DriverHooks host_default_hooks() {
-  return {[] { return host_device_info(); }, [] { return json::object(); }, nullptr};
+  return {[] { return host_device_info(); }, [] { return json::object(); }, nullptr, nullptr};
 }
 
 SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,
@@ -129,6 +129,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   SweepOutcome out;
   RunContext ctx = options.context;
   ctx.device_info = hooks.device_info ? hooks.device_info() : host_device_info();
+  json gpu_start = hooks.gpu_state ? hooks.gpu_state() : json();  // before the ceilings warm the GPU
   ctx.ceilings = hooks.ceilings ? hooks.ceilings() : json::object();
   ctx.interrupted = options.interrupted;
 
@@ -157,6 +158,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   }
 
   json meta = make_meta(options.argv, options.preset_label);
+  if (hooks.gpu_state) meta["gpu_state"]["start"] = std::move(gpu_start);
   json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", ctx.device_info}};
   std::vector<json> carried;
   for (const auto& [_, p] : recorded) carried.push_back(p);
@@ -202,6 +204,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
     }
   }
 
+  if (hooks.gpu_state) meta["gpu_state"]["end"] = hooks.gpu_state();
   json doc = make_results_document(meta, ctx.device_info);
   doc["ceilings"] = ctx.ceilings;
   std::map<std::string, std::size_t> counts;

@@ -29,6 +29,7 @@ struct DriverHooks {
   std::function<nlohmann::json()> device_info;                      // results "device" block
   std::function<nlohmann::json()> ceilings;                         // results "ceilings" block
   std::function<std::optional<std::uint64_t>()> free_device_bytes;  // nullopt: no check
+  std::function<nlohmann::json()> gpu_state;                        // meta.gpu_state start/end; unset: none
 };
 
 // A device block that satisfies the results schema and says it is not a GPU; empty ceilings; no

@@ -65,7 +65,10 @@ void cross_check(const json& p, const std::map<std::string, std::string>& source
                                            std::to_string(hkv) + " (point " + id + ")"});
   const AxisDef* t_axis = find_axis("T");
   if (p.value("prefix_len", 0) > 0 && p.value("T", 0.0) > t_axis->max)
-    errors.push_back({src("suffix_len"), "prefix_len + suffix_len exceeds T's maximum (point " + id + ")"});
+    errors.push_back({src("suffix_len"), "prefix_len + group_prefix_len + suffix_len exceeds T's maximum (point " + id + ")"});
+  if (p.value("group_prefix_len", 0) > 0 && p.value("groups", 1) > p.value("batch", 1))
+    errors.push_back({src("groups"), "groups " + std::to_string(p.value("groups", 1)) + " exceeds batch " +
+                                         std::to_string(p.value("batch", 1)) + " (point " + id + ")"});
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
@@ -132,7 +135,7 @@ std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp
         source[a->name] = a->value_paths[digit[d]];
       }
     if (p.value("prefix_len", 0) > 0) {
-      p["T"] = p.value("prefix_len", 0) + p.value("suffix_len", 0);
+      p["T"] = p.value("prefix_len", 0) + p.value("group_prefix_len", 0) + p.value("suffix_len", 0);
       if (source.count("suffix_len")) source["T"] = source["suffix_len"];
     }
     json relevant = json::object();

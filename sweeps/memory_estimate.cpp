@@ -3,6 +3,9 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/dtype.hpp"
+#include "pools/shared_prefix_batch.hpp"
+
 namespace decode_bench::sweeps {
 
 std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
@@ -10,8 +13,7 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   if (kernel == "cpu_reference") return 0;
   if (kernel == "capacity") return p.value("budget_bytes", std::uint64_t{0});
 
-  const std::string dtype = p.value("dtype", "fp16");
-  const std::uint64_t dtype_bytes = dtype == "fp32" ? 4 : 2;
+  const std::uint64_t dtype_bytes = decode_bench::dtype_bytes(parse_dtype(p.value("dtype", "fp16")).value_or(DType::fp16));
   const std::uint64_t heads_kv = p.value("heads_kv", 1), heads_q = p.value("heads_q", 1);
   const std::uint64_t head_dim = p.value("head_dim", 128), batch = p.value("batch", 1);
   const std::uint64_t T = p.value("T", 1);
@@ -24,15 +26,25 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   if (p.value("layout", "contiguous") == "paged") {
     const std::uint64_t page = p.value("page_size", 16);
     const auto pages_for = [&](std::uint64_t len) { return (len + page - 1) / page + (variable ? 1 : 0); };
-    // A shared prefix is stored once; each sequence owns only its suffix pages.
-    const std::uint64_t pages = prefix > 0 ? pages_for(prefix) + batch * pages_for(T - prefix) : batch * pages_for(T);
+    // A shared prefix is stored once (group prefixes once per group); each sequence owns its suffix
+    // pages and a copy of a partial boundary page (pools/shared_prefix_batch.hpp counts them).
+    SharedPrefixSpec spec;
+    spec.batch = static_cast<int>(batch);
+    spec.prefix_len = static_cast<std::int64_t>(prefix);
+    spec.group_prefix_len = p.value("group_prefix_len", std::int64_t{0});
+    spec.groups = p.value("groups", 1);
+    spec.suffix_len = static_cast<std::int64_t>(T) - spec.prefix_len - spec.group_prefix_len;
+    const std::uint64_t pages = prefix > 0 ? static_cast<std::uint64_t>(shared_prefix_pages(spec, static_cast<int>(page)))
+                                           : batch * pages_for(T);
     kv_tokens = pages * page;
     table_bytes = 4 * (batch * pages_for(T) + batch + 1);  // page indices + indptr
   } else {
     const double fragmentation = p.value("fragmentation", 1.0);
     kv_tokens = batch * static_cast<std::uint64_t>(std::ceil(static_cast<double>(max_len) * fragmentation));
   }
-  const std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
+  std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
+  // shared_prefix: level states (at most two levels per sequence) and the merge's inputs.
+  if (kernel == "shared_prefix") q_and_o += 2 * batch * heads_q * (head_dim + 1) * 4;
   return kv_tokens * token_bytes + table_bytes + q_and_o;
 }
 

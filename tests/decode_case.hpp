@@ -10,6 +10,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/verify.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -24,6 +25,7 @@ struct DecodeCase {
   bool fused_merge = true;  // false: the plan's separate merge kernel
   int launches = 1;         // runs on one workspace, outputs re-poisoned before each; the last is checked
   int heads_per_block = 0;  // 0: automatic
+  bool per_tensor_scale = false;  // FP8: every KV head gets the same scale (else one per head)
 };
 
 struct DecodeCaseResult {
@@ -44,7 +46,38 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   // Contiguous slab; the paged copy is built from it so both hold the same logical values.
   const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * row;
   std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
-  const auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  // FP8: realistic magnitudes quantized with per-head (or per-tensor) scales; the reference reads
+  // the same bytes through the host scales, the kernels through device copies.
+  Fp8Scales scales;
+  if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
+    scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
+    if (c.per_tensor_scale) {
+      scales.k.assign(s.heads_kv, scales.k[0]);
+      scales.v.assign(s.heads_kv, scales.v[0]);
+    }
+    const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * row;
+    for (int b = 0; b < seqs; ++b) {
+      fill_fp8_random<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
+                            scales.k, c.seed * 131 + 2 * b);
+      fill_fp8_random<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
+                            scales.v, c.seed * 131 + 2 * b + 1);
+    }
+    host_contig.k_scale = scales.k.data();
+    host_contig.v_scale = scales.v.data();
+  }
+  DeviceBuffer<float> d_k_scale, d_v_scale;
+  if (!scales.k.empty()) {
+    d_k_scale = DeviceBuffer<float>(scales.k);
+    d_v_scale = DeviceBuffer<float>(scales.v);
+  }
+  const auto with_device_scales = [&](auto kv) {
+    if (!scales.k.empty()) {
+      kv.k_scale = d_k_scale.get();
+      kv.v_scale = d_v_scale.get();
+    }
+    return kv;
+  };
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * row, rng, -2.f, 2.f);
 
   std::vector<Elem> pk, pv;
@@ -92,10 +125,11 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   if (c.page_size > 0) {
     DeviceBuffer<Elem> dk(pk), dv(pv);
     DeviceBuffer<std::int32_t> d_pages(page_indices), d_indptr(indptr);
-    launch(PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim});
+    launch(with_device_scales(
+        PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim}));
   } else {
     DeviceBuffer<Elem> dk(k), dv(v);
-    launch(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim));
+    launch(with_device_scales(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim)));
   }
   if (result.status != cudaSuccess) return result;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest: scripts/ncu_crosscheck.py on the H100 self-test outputs of session 3 (tests/data/ncu_crosscheck):
+# ctest: scripts/ncu_crosscheck.py on the H100 self-test outputs of c27d8b9 (tests/data/ncu_crosscheck):
 # the known verdicts come out (exact instruction counts, DRAM reads within 0.01%, the four
 # cache-state differences flagged, exit 1), and an input without kernels is refused by name.
 set -euo pipefail

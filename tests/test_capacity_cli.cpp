@@ -42,6 +42,25 @@ TEST(CapacityCli, CustomGridWritesJson) {
   EXPECT_NEAR(doc["rows"][3]["host"]["fragmentation"].get<double>(), 1.0 - 200.0 / 1024.0, 1e-12);
 }
 
+// FP8 halves the bytes per token: the same 1 GiB grid as above holds twice the FP16 sequences.
+TEST(CapacityCli, Fp8HoldsTwiceTheFp16Sequences) {
+  const auto path = std::filesystem::temp_directory_path() / ("capacity_fp8_" + std::to_string(::getpid()) + ".json");
+  const auto count = [&](const char* dtype) {
+    const auto r = run_decode_bench(std::string("capacity --backend host --budget 1GiB --max-seq-len 256 --page-size 16 "
+                                                "--lengths fixed:200 --dtype ") + dtype + " --output " + path.string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto doc = read_json_file(path);
+    std::filesystem::remove(path);
+    EXPECT_EQ(doc["rows"].size(), 2u) << dtype;
+    return std::pair<long, long>{doc["rows"][0]["host"]["sequences"].get<long>(), doc["rows"][1]["host"]["sequences"].get<long>()};
+  };
+  const auto fp16 = count("fp16"), fp8 = count("fp8_e4m3");
+  // 1 GiB / (256 tokens * 2 * 128 * 2 B) = 8192 FP16 slabs (one KV head); FP8 16384.
+  EXPECT_EQ(fp16.first, 8192);
+  EXPECT_EQ(fp8.first, 2 * fp16.first);
+  EXPECT_EQ(fp8.second, 2 * fp16.second);
+}
+
 TEST(CapacityCli, BadInputExitsTwoNamingTheProblem) {
   const std::pair<const char*, const char*> cases[] = {
       {"capacity --budget 4XB", "--budget '4XB'"},

@@ -146,7 +146,7 @@ TEST_F(CapacityRunnerTest, BadParametersAreErrorsThatNameThem) {
       {{{"budget_bytes", 0}}, "budget_bytes 0: must be >= 1"},
       {{{"T", 0}}, "T 0: must be in [1, 2147483647]"},
       {{{"layout", "diagonal"}}, "layout \"diagonal\": expected contiguous or paged"},
-      {{{"dtype", "fp8"}}, "dtype \"fp8\": expected fp32, fp16 or bf16"},
+      {{{"dtype", "fp8"}}, "dtype \"fp8\": expected fp32, fp16, bf16, fp8_e4m3 or fp8_e5m2"},
       {{{"fragmentation", 0.5}}, "fragmentation 0.5: must be >= 1"},
       {{{"prefix_len", 512}}, "prefix_len 512: must be below T 512"},
       {{{"page_size", 0}}, "page_size 0: must be in [1, 2147483647]"},

@@ -1,6 +1,7 @@
 // `decode-bench compare`: matching by id, ratio table, regression detection in both directions,
 // exit codes 0 / 1 / 2 through the real executable.
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -10,12 +11,16 @@
 
 #include "harness/json_file.hpp"
 #include "harness/results_schema.hpp"
+#include "sweeps/compare/ceiling_fraction.hpp"
+#include "sweeps/compare/compare_format.hpp"
 #include "sweeps/compare/compare_results.hpp"
 
 namespace {
 
 using decode_bench::compare::CompareOptions;
 using decode_bench::compare::compare_results;
+using decode_bench::compare::Normalize;
+using decode_bench::compare::Verdict;
 using nlohmann::json;
 
 const std::string kFixture = std::string(DECODE_BENCH_SOURCE_DIR) + "/tests/data/synthetic_paper_results.json";
@@ -80,6 +85,165 @@ TEST(Compare, BadOptionsAreRejected) {
   EXPECT_THROW(compare_results(a, a, {"achieved.", 0.05, std::nullopt}), std::invalid_argument);
 }
 
+// --- samples, intervals and verdicts (tests/data/gate_*.json: 10 samples per point, 1% noise) ---
+
+json gate(const std::string& name) {
+  return decode_bench::read_results(std::string(DECODE_BENCH_SOURCE_DIR) + "/tests/data/" + name + ".json");
+}
+
+TEST(CompareSamples, NoiseLevelChangeIsNoRegressionAndEveryPointHasAnInterval) {
+  const auto report = compare_results(gate("gate_baseline"), gate("gate_noise"), CompareOptions{});
+  EXPECT_FALSE(report.any_regression());
+  ASSERT_EQ(report.common.size(), 6u);
+  for (const auto& p : report.common) {
+    ASSERT_TRUE(p.lo && p.hi) << p.id;
+    EXPECT_LE(*p.lo, p.ratio);
+    EXPECT_GE(*p.hi, p.ratio);
+    EXPECT_EQ(p.samples_a, 10);
+    EXPECT_NE(p.verdict, Verdict::regression) << p.id;
+  }
+}
+
+TEST(CompareSamples, PlantedTenPercentSlowdownIsCalledWhereItWasPlanted) {
+  for (const std::string metric : {"achieved.gbps", "timing.median_us"}) {
+    const auto report = compare_results(gate("gate_baseline"), gate("gate_regressed"), {metric, 0.05, std::nullopt});
+    for (const auto& p : report.common) {
+      const bool planted = p.experiment == "kernels";
+      EXPECT_EQ(p.regressed, planted) << metric << " " << p.id;
+      // The interval, in the metric's own direction, lies wholly beyond 1.
+      if (planted) EXPECT_TRUE(metric == "timing.median_us" ? *p.lo > 1 : *p.hi < 1) << p.id;
+    }
+  }
+}
+
+// One point with the given samples on each side.
+json one_point_doc(const std::vector<double>& samples, double ceiling_gbps = 2000) {
+  json doc = gate("gate_baseline");
+  json p = doc["points"][0];
+  doc["points"] = json::array({p});
+  const double median = decode_bench::median_of(samples);
+  doc["points"][0]["timing"]["samples_us"] = samples;
+  doc["points"][0]["timing"]["median_us"] = median;
+  doc["points"][0]["achieved"]["gbps"] = p["model"]["bytes"].get<double>() / (median * 1e3);
+  doc["ceilings"]["dram_read"]["value"] = ceiling_gbps;
+  return doc;
+}
+
+TEST(CompareSamples, WideSamplesAreNoisyNotARegression) {
+  const json a = one_point_doc({10, 7, 14, 9, 12, 8, 13});
+  const json b = one_point_doc({11, 8, 15, 10, 13, 9, 14});  // ~8% slower, but spread of +-30%
+  const auto report = compare_results(a, b, CompareOptions{});
+  ASSERT_EQ(report.common.size(), 1u);
+  EXPECT_EQ(report.common[0].verdict, Verdict::noisy);
+  EXPECT_FALSE(report.any_regression());
+  EXPECT_EQ(report.overall.noisy, 1u);
+  // Without samples the same medians would have been called a regression by the threshold alone.
+  json a0 = a, b0 = b;
+  a0["points"][0]["timing"].erase("samples_us");
+  b0["points"][0]["timing"].erase("samples_us");
+  EXPECT_TRUE(compare_results(a0, b0, CompareOptions{}).any_regression());
+}
+
+TEST(CompareSamples, SignificantButBelowThresholdIsUnchanged) {
+  const json a = one_point_doc({10.0, 10.01, 9.99, 10.0, 10.02});
+  const json b = one_point_doc({10.2, 10.21, 10.19, 10.2, 10.22});  // 2% slower, tight
+  const auto report = compare_results(a, b, CompareOptions{});
+  ASSERT_EQ(report.common.size(), 1u);
+  EXPECT_LT(*report.common[0].hi, 1.0);  // significant
+  EXPECT_EQ(report.common[0].verdict, Verdict::unchanged);
+  const auto strict = compare_results(a, b, {"achieved.gbps", 0.01, std::nullopt});
+  EXPECT_EQ(strict.common[0].verdict, Verdict::regression);
+}
+
+TEST(CompareNormalize, SameKernelQualityOnASlowerGpuComparesAsOne) {
+  const json a = gate("gate_baseline"), b = gate("gate_other_gpu");
+  EXPECT_TRUE(compare_results(a, b, CompareOptions{}).any_regression());  // 0.6x in absolute terms
+  CompareOptions by_ceiling;
+  by_ceiling.normalize = Normalize::ceilings;
+  const auto report = compare_results(a, b, by_ceiling);
+  EXPECT_FALSE(report.any_regression());
+  EXPECT_EQ(report.metric, "fraction_of_ceiling");
+  EXPECT_NEAR(report.overall.geomean_ratio, 1.0, 0.03);
+  ASSERT_FALSE(report.ceilings.empty());
+  EXPECT_EQ(report.ceilings[0].name, "dram_read");
+  EXPECT_NEAR(report.ceilings[0].ratio, 0.6, 1e-12);
+  for (const auto& p : report.common) {
+    EXPECT_EQ(p.bound, "dram_read") << p.id;  // decode is memory-bound
+    ASSERT_TRUE(p.bound_ratio);
+    EXPECT_NEAR(*p.bound_ratio, 0.6, 1e-12);
+  }
+}
+
+TEST(CompareNormalize, BoundFollowsIntensityAgainstTheRidgeAndTheDtype) {
+  json doc = gate("gate_baseline");
+  json p = doc["points"][0];
+  p["model"] = {{"bytes", 1e6}, {"flops", 1e9}};  // 1000 FLOP/B: beyond any ridge here
+  p["timing"]["median_us"] = 100.0;
+  p["achieved"] = {{"gbps", 10.0}, {"tflops", 10.0}};
+  p["parameters"]["dtype"] = "fp16";
+  auto f = decode_bench::compare::ceiling_fraction(doc, p);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bound, "fp16_fma");
+  EXPECT_DOUBLE_EQ(f->value, 10.0 / 100.0);  // 10 TFLOP/s of the 100 TFLOP/s FP16 roof
+  p["parameters"]["dtype"] = "fp32";
+  EXPECT_EQ(decode_bench::compare::ceiling_fraction(doc, p)->bound, "fp32_fma");
+  p["model"] = {{"bytes", 1e6}, {"flops", 1e6}};  // 1 FLOP/B: memory-bound
+  f = decode_bench::compare::ceiling_fraction(doc, p);
+  EXPECT_EQ(f->bound, "dram_read");
+  EXPECT_DOUBLE_EQ(f->value, 10.0 / 2000.0);
+  doc["ceilings"].erase("dram_read");
+  EXPECT_FALSE(decode_bench::compare::ceiling_fraction(doc, p));
+  CompareOptions by_ceiling;
+  by_ceiling.normalize = Normalize::ceilings;
+  EXPECT_THROW(compare_results(doc, gate("gate_baseline"), by_ceiling), std::invalid_argument);
+}
+
+TEST(CompareSummary, GeometricMeanAndWorstPointPerExperiment) {
+  const auto report = compare_results(gate("gate_baseline"), gate("gate_regressed"), CompareOptions{});
+  ASSERT_EQ(report.experiments.size(), 3u);
+  double log_sum = 0;
+  const decode_bench::compare::PointComparison* worst = nullptr;
+  for (const auto& p : report.common) {
+    if (p.experiment != "kernels") continue;
+    log_sum += std::log(p.ratio);
+    if (!worst || p.ratio < worst->ratio) worst = &p;
+  }
+  const auto& k = report.experiments[0];
+  EXPECT_EQ(k.experiment, "kernels");
+  EXPECT_EQ(k.count, 3u);
+  EXPECT_EQ(k.regressions, 3u);
+  EXPECT_NEAR(k.geomean_ratio, std::exp(log_sum / 3), 1e-12);
+  EXPECT_EQ(k.worst_id, worst->id);
+  EXPECT_EQ(report.overall.count, 6u);
+  EXPECT_EQ(report.overall.regressions, 3u);
+}
+
+TEST(CompareEnvironment, DifferentTuningVariablesAreListed) {
+  json a = gate("gate_baseline"), b = gate("gate_regressed");
+  a["meta"]["environment"] = {{"DECODE_BENCH_PYTHON", "/usr/bin/python3"}};
+  b["meta"]["environment"] = {{"DECODE_BENCH_PYTHON", "/usr/bin/python3"}, {"DECODE_BENCH_FD_SPLIT_SCALE", "0.25"}};
+  const auto report = compare_results(a, b, CompareOptions{});
+  ASSERT_EQ(report.environment_differences.size(), 1u);
+  EXPECT_EQ(report.environment_differences[0], "DECODE_BENCH_FD_SPLIT_SCALE: A=(unset) B=0.25");
+  const std::string md = decode_bench::compare::format_report(report, decode_bench::compare::Format::markdown);
+  EXPECT_NE(md.find("environment differs: `DECODE_BENCH_FD_SPLIT_SCALE"), std::string::npos) << md;
+}
+
+TEST(CompareFormat, MarkdownAndJsonCarryTheVerdicts) {
+  using decode_bench::compare::Format;
+  const auto report = compare_results(gate("gate_baseline"), gate("gate_regressed"), CompareOptions{});
+  const std::string md = decode_bench::compare::format_report(report, Format::markdown);
+  EXPECT_NE(md.find("## decode-bench compare: 3 regression(s)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **overall** | 6 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**REGRESSION**"), std::string::npos);
+  const json j = json::parse(decode_bench::compare::format_report(report, Format::json));
+  EXPECT_TRUE(j["regression"].get<bool>());
+  EXPECT_EQ(j["points"].size(), 6u);
+  EXPECT_EQ(j["points"][0]["interval"].size(), 2u);
+  EXPECT_EQ(j["experiments"]["kernels"]["regressions"], 3);
+  EXPECT_THROW(decode_bench::compare::parse_format("html"), std::invalid_argument);
+}
+
 struct CliResult {
   int exit_code;
   std::string output;
@@ -113,6 +277,28 @@ TEST(Compare, CommandExitCodes) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("meta: missing required field"), std::string::npos) << r.output;
   r = run_cli("compare " + base + " " + (dir / "absent.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("compare " + base + " " + base + " --format yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--format 'yaml'"), std::string::npos) << r.output;
+  // A noisy point passes, unless --fail-on-noisy.
+  const json noisy_a = one_point_doc({10, 7, 14, 9, 12, 8, 13}), noisy_b = one_point_doc({11, 8, 15, 10, 13, 9, 14});
+  const auto na = (dir / "na.json").string(), nb = (dir / "nb.json").string();
+  decode_bench::write_json_atomic(na, noisy_a);
+  decode_bench::write_json_atomic(nb, noisy_b);
+  r = run_cli("compare " + na + " " + nb);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("NOISY (cannot judge)"), std::string::npos) << r.output;
+  r = run_cli("compare " + na + " " + nb + " --fail-on-noisy");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  r = run_cli("compare " + base + " " + base + " --normalize roofs");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  // Different presets: the common ids are compared, the rest listed, exit 0.
+  const std::string capacity = std::string(DECODE_BENCH_SOURCE_DIR) + "/tests/data/synthetic_capacity_results.json";
+  const std::string gate_base = std::string(DECODE_BENCH_SOURCE_DIR) + "/tests/data/gate_baseline.json";
+  r = run_cli("compare " + gate_base + " " + base + " --format markdown");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // no common point at all
+  r = run_cli("compare " + base + " " + capacity);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   std::filesystem::remove_all(dir);
 }

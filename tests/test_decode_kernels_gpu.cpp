@@ -17,6 +17,8 @@ testing::DecodeCaseResult run_any(DType dtype, const DecodeCase& c) {
     case DType::fp32: return run_decode_case<float>(c);
     case DType::fp16: return run_decode_case<__half>(c);
     case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
+    case DType::fp8_e4m3: return run_decode_case<__nv_fp8_e4m3>(c);  // FP8 cases: tests/test_fp8_gpu.cpp
+    case DType::fp8_e5m2: return run_decode_case<__nv_fp8_e5m2>(c);
   }
   return {};
 }

@@ -35,9 +35,21 @@ TEST(DecodePointUnsupported, SupportedPointsHaveNoReason) {
   EXPECT_FALSE(defaults.has_value()) << *defaults;
 }
 
+// FP8 runs through flash-decode and batch decode; the baseline skips it with a reason naming the dtype.
+TEST(DecodePointUnsupported, Fp8OnTheBaselineNamesTheDtype) {
+  for (const char* dtype : {"fp8_e4m3", "fp8_e5m2"}) {
+    EXPECT_EQ(reason_for({{"dtype", dtype}}), "<supported>") << dtype;
+    EXPECT_EQ(reason_for({{"dtype", dtype}, {"kernel", "batch_decode"}}), "<supported>") << dtype;
+    const std::string r = reason_for({{"dtype", dtype}, {"kernel", "baseline"}, {"layout", "contiguous"}});
+    EXPECT_EQ(r, "dtype " + std::string(dtype) +
+                     ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)");
+  }
+  EXPECT_EQ(parse_decode_point(json{{"dtype", "fp8_e5m2"}}).dtype, DType::fp8_e5m2);
+}
+
 TEST(DecodePointUnsupported, SharedPrefixNamesPrefixLen) {
   EXPECT_EQ(reason_for({{"prefix_len", 1024}, {"suffix_len", 128}, {"T", 1152}}),
-            "prefix_len 1024: shared-prefix decode is not in this build");
+            "prefix_len 1024: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {
@@ -65,7 +77,7 @@ TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
   };
   EXPECT_EQ(reason(json::object()), "<supported>");
   EXPECT_NE(reason({{"length_dist", "zipf"}}).find("length_dist zipf"), std::string::npos);
-  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix decode is not in this build");
+  EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {

@@ -87,7 +87,7 @@ TEST_P(PagedRandomOps, MatchTheModelAfterEveryStep) {
   std::mt19937_64 rng(2024 + static_cast<int>(GetParam()));
   std::vector<LiveSeq> live;
   std::vector<SequenceHandle> released;
-  int refused = 0, forks = 0, cows = 0;
+  int refused = 0, forks = 0, cows = 0, bulk = 0;
 
   for (int step = 0; step < 3000; ++step) {
     const int op = static_cast<int>(rng() % 100);
@@ -102,6 +102,18 @@ TEST_P(PagedRandomOps, MatchTheModelAfterEveryStep) {
         auto rows = random_tokens(c.layout, len, rng);
         const auto h = testing::admit_rows(pool, rows);
         live.push_back({h, std::move(rows)});
+      } else if (op < 55) {  // bulk append (append_tokens) of 0..6 tokens to a random live sequence
+        auto& s = live[rng() % live.size()];
+        const auto n = static_cast<std::int64_t>(rng() % 7);
+        auto rows = random_tokens(c.layout, n, rng);
+        const auto k = testing::to_hnd(rows.k, c.layout), v = testing::to_hnd(rows.v, c.layout);
+        const auto table = pool.block_table(s.handle);
+        const bool will_copy = n > 0 && s.rows.size() % c.page_size != 0 && pool.pages().refcount(table.back()) > 1;
+        pool.append_tokens(s.handle, std::span<const float>(k), std::span<const float>(v), n);
+        s.rows.k.insert(s.rows.k.end(), rows.k.begin(), rows.k.end());
+        s.rows.v.insert(s.rows.v.end(), rows.v.begin(), rows.v.end());
+        cows += will_copy;
+        bulk += n > 0;
       } else if (op < 65) {  // append to a random live sequence
         auto& s = live[rng() % live.size()];
         const auto k = random_row(c.layout, rng), v = random_row(c.layout, rng);
@@ -154,6 +166,7 @@ TEST_P(PagedRandomOps, MatchTheModelAfterEveryStep) {
   EXPECT_GT(refused, 20);
   EXPECT_GT(forks, 100);
   EXPECT_GT(cows, 20);
+  EXPECT_GT(bulk, 100);
 }
 
 INSTANTIATE_TEST_SUITE_P(PageOrders, PagedRandomOps,

@@ -77,5 +77,77 @@ TEST(Statistics, ImpossibleSamplesAreRejectedWithTheIndex) {
   EXPECT_THROW(summarize(std::vector<double>{1}, -0.1), std::invalid_argument);
 }
 
+TEST(Statistics, MedianOfClosedForms) {
+  EXPECT_DOUBLE_EQ(median_of(std::vector<double>{3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median_of(std::vector<double>{4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(median_of(std::vector<double>{7}), 7);
+  EXPECT_THROW(median_of(std::vector<double>{}), std::invalid_argument);
+}
+
+TEST(Bootstrap, ConstantSamplesGiveAPointInterval) {
+  const std::vector<double> a(8, 10.0), b(5, 25.0);
+  const RatioInterval r = bootstrap_median_ratio(a, b);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.5);
+  EXPECT_DOUBLE_EQ(r.lo, 2.5);
+  EXPECT_DOUBLE_EQ(r.hi, 2.5);
+}
+
+TEST(Bootstrap, ScaledSamplesHaveTheScaleAsRatioInsideTheInterval) {
+  const std::vector<double> a = {10.1, 9.8, 10.4, 10.0, 9.9, 10.2, 10.3};
+  std::vector<double> b;
+  for (double x : a) b.push_back(1.1 * x);
+  const RatioInterval r = bootstrap_median_ratio(a, b);
+  EXPECT_NEAR(r.ratio, 1.1, 1e-12);
+  EXPECT_LE(r.lo, r.ratio);
+  EXPECT_GE(r.hi, r.ratio);
+  // The interval is bounded by the extreme ratios of resampled medians.
+  EXPECT_GE(r.lo, 1.1 * 9.8 / 10.4 - 1e-12);
+  EXPECT_LE(r.hi, 1.1 * 10.4 / 9.8 + 1e-12);
+}
+
+TEST(Bootstrap, SameSeedSameIntervalOtherSeedOtherDraws) {
+  const std::vector<double> a = {1.0, 1.3, 0.9, 1.1, 1.2, 0.95}, b = {1.05, 1.2, 1.0, 0.9, 1.4, 1.1};
+  const RatioInterval r1 = bootstrap_median_ratio(a, b, 0.95, 500, 7);
+  const RatioInterval r2 = bootstrap_median_ratio(a, b, 0.95, 500, 7);
+  EXPECT_EQ(r1.lo, r2.lo);
+  EXPECT_EQ(r1.hi, r2.hi);
+  const RatioInterval wide = bootstrap_median_ratio(a, b, 0.99, 500, 7);
+  const RatioInterval narrow = bootstrap_median_ratio(a, b, 0.5, 500, 7);
+  EXPECT_LE(wide.lo, narrow.lo);  // same draws: a higher confidence only widens the quantiles
+  EXPECT_GE(wide.hi, narrow.hi);
+}
+
+// Statistical properties over many simulated run pairs (fixed std::mt19937 seeds; the margins
+// are wide enough for any standard library's normal distribution).
+TEST(Bootstrap, CoversNoChangeAndSeparatesATenPercentShift) {
+  std::mt19937 gen(123);
+  std::normal_distribution<double> noise(1.0, 0.01);  // 1% run-to-run noise
+  const auto draw = [&](double scale) {
+    std::vector<double> v(10);
+    for (auto& x : v) x = scale * noise(gen);
+    return v;
+  };
+  int covers_one = 0, excludes_one = 0;
+  const int trials = 200;
+  for (int i = 0; i < trials; ++i) {
+    const auto a = draw(1.0), same = draw(1.0), slower = draw(1.1);
+    const RatioInterval n = bootstrap_median_ratio(a, same, 0.95, 500, static_cast<std::uint64_t>(i));
+    covers_one += n.lo <= 1 && 1 <= n.hi;
+    const RatioInterval s = bootstrap_median_ratio(a, slower, 0.95, 500, static_cast<std::uint64_t>(i));
+    excludes_one += s.lo > 1;
+  }
+  EXPECT_GE(covers_one, trials * 85 / 100);  // nominal 95%; the percentile bootstrap of a median of 10 is approximate
+  EXPECT_EQ(excludes_one, trials);
+}
+
+TEST(Bootstrap, RejectsBadArguments) {
+  const std::vector<double> a = {1, 2}, empty, zero = {0, 0};
+  EXPECT_THROW(bootstrap_median_ratio(empty, a), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio(a, empty), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio(zero, a), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio(a, a, 1.0), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio(a, a, 0.95, 10), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace decode_bench

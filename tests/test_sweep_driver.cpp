@@ -373,5 +373,26 @@ TEST(SweepGpu, DeviceHooksDescribeTheGpu) {
   EXPECT_LE(*free, doc["device"]["memory_bytes"].get<std::uint64_t>());
 }
 
+TEST_F(SweepDriver, GpuStateIsSnapshottedBeforeTheFirstPointAndAfterTheLast) {
+  DriverHooks hooks = host_default_hooks();
+  int calls = 0;
+  std::size_t points_at_start = 0;
+  hooks.gpu_state = [&] {
+    ++calls;
+    if (calls == 1) points_at_start = ran.size();
+    return json{{"source", "test"}, {"time", "t" + std::to_string(calls)}, {"points_run", ran.size()}};
+  };
+  const SweepOutcome out = run_sweep(plan(), registry, hooks, options("r.json"));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(points_at_start, 0u);
+  const json doc = read_results(dir / "r.json");
+  EXPECT_EQ(doc["meta"]["gpu_state"]["start"]["time"], "t1");
+  EXPECT_EQ(doc["meta"]["gpu_state"]["end"]["time"], "t2");
+  EXPECT_EQ(doc["meta"]["gpu_state"]["end"]["points_run"], 10);
+  // Without the hook (host runs) there is no gpu_state at all, rather than an empty one.
+  const SweepOutcome host = run_sweep(plan(), registry, host_default_hooks(), options("h.json"));
+  EXPECT_FALSE(host.document["meta"].contains("gpu_state"));
+}
+
 }  // namespace
 }  // namespace decode_bench::sweeps

@@ -105,6 +105,25 @@ TEST(SweepExpansion, SharedPrefixDerivesT) {
   EXPECT_EQ(plan.points[1].parameters["T"], 1024);
 }
 
+TEST(SweepExpansion, GroupPrefixAddsToTAndGroupsOnlyMatterWithIt) {
+  const Plan plan = plan_of(one_experiment({{"prefix_len", {1000}}, {"group_prefix_len", {0, 500}}, {"groups", {2, 3}},
+                                            {"suffix_len", {24}}, {"batch", {8}}}));
+  // group_prefix_len 0: groups is irrelevant, so its two values give one point.
+  ASSERT_EQ(plan.points.size(), 3u);
+  EXPECT_EQ(plan.points[0].parameters["T"], 1024);
+  EXPECT_FALSE(plan.points[0].parameters.contains("groups"));
+  EXPECT_EQ(plan.points[1].parameters["T"], 1524);
+  EXPECT_EQ(plan.points[2].parameters["groups"], 3);
+  // Without a prefix neither axis is kept; prefix_overlap belongs to kernel shared_prefix only.
+  const Plan plain = plan_of(one_experiment({{"group_prefix_len", {0, 500}}, {"prefix_overlap", {true, false}}}));
+  ASSERT_EQ(plain.points.size(), 1u);
+  EXPECT_FALSE(plain.points[0].parameters.contains("group_prefix_len"));
+  EXPECT_FALSE(plain.points[0].parameters.contains("prefix_overlap"));
+  const Plan sp = plan_of(one_experiment({{"kernel", "shared_prefix"}, {"layout", "paged"}, {"prefix_len", 64},
+                                          {"prefix_overlap", {true, false}}}));
+  EXPECT_EQ(sp.points.size(), 2u);
+}
+
 TEST(SweepExpansion, NumbersGiveOneIdWhetherWrittenAsIntegerOrFloat) {
   const auto a = plan_of(one_experiment({{"fragmentation", 4}})).points.at(0);
   const auto b = plan_of(one_experiment({{"fragmentation", 4.0}})).points.at(0);

@@ -1,6 +1,8 @@
 // Bad presets, overrides and shard specs: every problem reported at once, each naming its path.
 #include <gtest/gtest.h>
 
+#include "sweeps/memory_estimate.hpp"
+
 #include "sweep_test_support.hpp"
 #include "sweeps/overrides.hpp"
 
@@ -89,6 +91,35 @@ TEST(SweepValidation, CrossAxisChecksNameTheOffendingValue) {
   ASSERT_EQ(errors.size(), 1u) << all(errors);
   EXPECT_EQ(errors[0].path, "experiments[0].axes.heads_kv[1]");
   EXPECT_NE(errors[0].message.find("heads_q 32 is not a multiple of heads_kv 3"), std::string::npos);
+}
+
+TEST(SweepValidation, MoreGroupsThanSequencesAreRejected) {
+  const auto errors = plan_errors(one_experiment({{"groups", {2, 9}}},
+                                                 {{"batch", 8}, {"prefix_len", 64}, {"group_prefix_len", 32}}));
+  ASSERT_EQ(errors.size(), 1u) << all(errors);
+  EXPECT_EQ(errors[0].path, "experiments[0].axes.groups[1]");
+  EXPECT_NE(errors[0].message.find("groups 9 exceeds batch 8"), std::string::npos) << errors[0].message;
+}
+
+// Shared-prefix points: the prefix pages once, then per sequence its own pages from the last fully
+// shared page on (the copied partial page included), as pools/shared_prefix_batch.hpp builds them.
+TEST(SweepMemoryEstimate, SharedPrefixCountsThePrefixOnce) {
+  json p = {{"kernel", "batch_decode"}, {"layout", "paged"}, {"dtype", "fp16"}, {"heads_q", 2}, {"heads_kv", 2},
+            {"head_dim", 4}, {"batch", 4}, {"prefix_len", 40}, {"suffix_len", 7}, {"T", 47}, {"page_size", 16}};
+  // pages: ceil(40/16) = 3 for the prefix, 4 x (ceil(47/16) - 40/16) = 4 own; 16 tokens x 32 B each.
+  const std::uint64_t kv = 7 * 16 * 32, tables = 4 * (4 * 3 + 4 + 1), q_and_o = 2 * 4 * 2 * 4 * 4;
+  EXPECT_EQ(estimate_device_bytes(p), kv + tables + q_and_o);
+  p["kernel"] = "shared_prefix";  // plus the level states: 2 x N x H_q x (D + 1) floats
+  EXPECT_EQ(estimate_device_bytes(p), kv + tables + q_and_o + 2 * 4 * 2 * 5 * 4);
+  // The cascade preset's largest point (1024 x (32K + 1K), 32 heads, d = 128) fits an 80 GB GPU.
+  const json big = {{"kernel", "shared_prefix"}, {"layout", "paged"}, {"dtype", "fp16"}, {"heads_q", 32},
+                    {"heads_kv", 32}, {"head_dim", 128}, {"batch", 1024}, {"prefix_len", 32768},
+                    {"suffix_len", 1024}, {"T", 33792}, {"page_size", 16}};
+  // K/V: 2048 prefix pages + 1024 x 64 own pages of 16 tokens x 16 KiB; block tables (8.6 MB), q and o
+  // (33.5 MB) and the level states (33.8 MB) add 76 MB.
+  const std::uint64_t big_kv = 67584ull * 16 * 16384;
+  EXPECT_GT(estimate_device_bytes(big), big_kv);
+  EXPECT_LT(estimate_device_bytes(big), big_kv + 80000000);
 }
 
 TEST(SweepValidation, PointsNeedingMoreThanTheDeviceHasAreRejected) {

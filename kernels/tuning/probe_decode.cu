@@ -8,8 +8,8 @@
 //
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
 // around one launch, cold L2, median of the repetitions), so these numbers compare with results/.
-// Session 3's tables came from an earlier version that flushed with cudaMemset and timed without
-// the gate; they sit a few percent lower.
+// The tables of commit 5efe1fc came from an earlier version that flushed with cudaMemset and timed
+// without the gate; they sit a few percent lower.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -199,7 +199,7 @@ struct Probe {
   template <class T, int U, int W, int S>
   using Traits = device::FlashDecodeTraits<T, 128, 1, U, W, S>;
 
-  // The session-3 tiling table.
+  // The tiling table of commit 5efe1fc.
   template <class T>
   void tilings(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag) {
     variant<Traits<T, 8, 8, 0>>(s, seqs, len, page, ceiling, tag, {.contiguous_ranges = true});
@@ -221,11 +221,11 @@ struct Probe {
     if (page > 0) variant<Traits<T, 0, 0, -1>>(s, seqs, len, 0, ceiling, tag, {.fused_merge = true, .once = once});
   }
 
-  // What the paged gap at small pages follows. Session 6, first call (one head per block): the
+  // What the paged gap at small pages follows. First run (commit 328fb71, one head per block): the
   // pages in logical order, shuffled only within 2 MiB windows (the GPU's large-page size: the same
   // scattered DRAM runs, few address translations) and shuffled over the whole pool, then deeper
   // pipelines. The windowed shuffle closed the gap, so translations are in the way; the second
-  // call compares heads per block (HB) at full shuffle, HB heads of a page sharing a translation.
+  // run compares heads per block (HB) at full shuffle, HB heads of a page sharing a translation.
   template <class T>
   void locality(DecodeShape s, int seqs, int len, double ceiling, const char* tag, bool windows) {
     for (int heads : {1, 8}) variant<Traits<T, 0, 0, -1>>(s, seqs, len, 0, ceiling, tag, {.heads_per_block = heads});

@@ -10,17 +10,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .load import ceiling, experiment, gbps, ok_points, param  # noqa: E402
+from .style import numeric_key, save  # noqa: E402
 
 KERNEL_ORDER = ("cpu_reference", "baseline", "flash_decode")
 
 
 def _save(fig, out_dir, name):
-    fig.tight_layout()
-    files = [f"{out_dir}/{name}.png", f"{out_dir}/{name}.svg"]
-    for f in files:
-        fig.savefig(f, dpi=130)
-    plt.close(fig)
-    return files
+    return save(fig, f"{out_dir}/{name}", name)
 
 
 def _timed(doc):
@@ -49,10 +45,10 @@ def fig1_latency_vs_T(doc, out_dir, note):
     if len({param(p, "blocks") for p in pts}) < 2:
         return note("fig1_latency_vs_T", "no flash_decode points over several block counts")
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for blocks in sorted({param(p, "blocks") for p in pts}, key=str):
+    for blocks in sorted({param(p, "blocks") for p in pts}, key=numeric_key):
         series = sorted((param(p, "T"), p["timing"]["median_us"]) for p in pts if param(p, "blocks") == blocks)
         ax.plot(*zip(*series), marker="o", ms=3, label=f"{blocks} blocks")
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="latency (us)",
+    ax.set(xscale="log", yscale="log", xlabel="sequence length T (tokens)", ylabel="latency (us)",
            title="Fig. 1: flash-decode latency vs T per block count")
     ax.legend(fontsize=7)
     return _save(fig, out_dir, "fig1_latency_vs_T")
@@ -63,14 +59,14 @@ def fig2_peak_throughput_per_blocks(doc, out_dir, note):
     if len({param(p, "blocks") for p in pts}) < 2:
         return note("fig2_peak_throughput_per_blocks", "no flash_decode points over several block counts")
     t_max = max(param(p, "T") for p in pts)
-    at_max = sorted(((param(p, "blocks"), gbps(p)) for p in pts if param(p, "T") == t_max), key=lambda r: str(r[0]).zfill(8))
+    at_max = sorted(((param(p, "blocks"), gbps(p)) for p in pts if param(p, "T") == t_max), key=lambda r: numeric_key(r[0]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.bar([str(b) for b, _ in at_max], [g for _, g in at_max], color="tab:blue")
     dram = ceiling(doc, "dram_read")
     if dram:
         ax.axhline(dram, color="black", ls="--", lw=1, label=f"DRAM read ceiling {dram:.0f} GB/s")
         ax.legend(fontsize=7)
-    ax.set(xlabel="blocks", ylabel="throughput (GB/s)", title=f"Fig. 2: peak flash-decode throughput at T = {t_max}")
+    ax.set(xlabel="blocks per (sequence, head) (count)", ylabel="throughput (GB/s)", title=f"Fig. 2: peak flash-decode throughput at T = {t_max}")
     return _save(fig, out_dir, "fig2_peak_throughput_per_blocks")
 
 
@@ -101,7 +97,7 @@ def _throughput_vs_T(doc, out_dir, note, name, title, end_to_end):
     dram = ceiling(doc, "dram_read")
     if dram and not end_to_end:
         ax.axhline(dram, color="black", ls="--", lw=1, label=f"DRAM read ceiling {dram:.0f} GB/s")
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="throughput (GB/s)", title=title)
+    ax.set(xscale="log", yscale="log", xlabel="sequence length T (tokens)", ylabel="throughput (GB/s)", title=title)
     ax.legend(fontsize=7)
     return _save(fig, out_dir, name)
 
@@ -122,14 +118,19 @@ def fig5_capacity(doc, out_dir, note):
         return note("fig5_capacity", "no capacity points (run the preset's capacity experiment, "
                     "e.g. `decode-bench sweep --preset paper --experiment capacity`, and pass that file too)")
     groups = defaultdict(list)
+    # Storage types count in the bytes per token (FP8 holds twice the FP16 sequences): one series
+    # per dtype when the file has several.
+    several_dtypes = len({param(p, "dtype", "fp16") for p in pts}) > 1
     for p in pts:
         layout = param(p, "layout", "?")
         label = f"paged (page {param(p, 'page_size')})" if layout == "paged" else layout
+        if several_dtypes:
+            label += f", {param(p, 'dtype', 'fp16')}"
         groups[label].append((param(p, "max_seq_len"), p["capacity"].get("sequences", 0)))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, series in sorted(groups.items()):
+    for label, series in sorted(groups.items(), key=lambda kv: (kv[0].startswith("paged"), numeric_key(kv[0].split("page ")[-1]))):
         ax.plot(*zip(*sorted(series)), marker="o", ms=4, label=label)
-    ax.set(xscale="log", yscale="log", xlabel="max_seq_len", ylabel="sequences that fit",
+    ax.set(xscale="log", yscale="log", xlabel="max_seq_len (tokens)", ylabel="sequences that fit (count)",
            title="Fig. 5: KV-cache capacity vs max_seq_len")
     ax.set_xscale("log", base=2)
     ax.legend(fontsize=7)
@@ -186,11 +187,11 @@ def paged_over_contiguous(doc, out_dir, note):
     if not series:
         return note("paged_over_contiguous_vs_page_size", "no paged point with a matching contiguous point")
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, pts in sorted(series.items()):
+    for label, pts in sorted(series.items(), key=lambda kv: numeric_key(kv[0].split("T=")[-1])):
         ax.plot(*zip(*sorted(pts)), marker="o", ms=4, label=label)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xscale("log", base=2)
-    ax.set(xlabel="page size (tokens)", ylabel="paged / contiguous throughput",
+    ax.set(xlabel="page size (tokens)", ylabel="paged / contiguous throughput (ratio)",
            title="Paged over contiguous throughput vs page size")
     ax.legend(fontsize=7)
     return _save(fig, out_dir, "paged_over_contiguous_vs_page_size")
@@ -214,7 +215,7 @@ def measured_over_model_bytes(doc, out_dir, note):
             if pts:
                 ax.plot(*zip(*pts), marker=markers[level], ms=4, ls=":", label=f"{exp} {level}")
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="measured / model bytes",
+    ax.set(xscale="log", yscale="log", xlabel="sequence length T (tokens)", ylabel="measured / model bytes (ratio)",
            title="Measured over model bytes (>1: re-reads; <1: caching)")
     ax.legend(fontsize=6)
     return _save(fig, out_dir, "measured_over_model_bytes")

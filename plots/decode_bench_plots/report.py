@@ -3,6 +3,7 @@ import os
 from collections import defaultdict
 
 from .load import ceiling, experiment, gbps, ok_points, param
+from .shared_prefix_figures import shared_prefix_table
 
 
 def _headlines(doc):
@@ -23,6 +24,37 @@ def _headlines(doc):
     return rows
 
 
+def _snapshot(s):
+    if not isinstance(s, dict):
+        return "?"
+    parts = [f"SM {s['sm_clock_mhz']} MHz" if "sm_clock_mhz" in s else None,
+             f"memory {s['memory_clock_mhz']} MHz" if "memory_clock_mhz" in s else None,
+             f"{s['temperature_c']} C" if "temperature_c" in s else None,
+             f"{s['power_w']:.0f} W" if isinstance(s.get("power_w"), (int, float)) else None,
+             f"throttle reasons 0x{s['throttle_reasons']:x}" if isinstance(s.get("throttle_reasons"), int) else None]
+    return ", ".join(p for p in parts if p) + f" ({s.get('source', '?')}, {s.get('time', '?')})"
+
+
+def _provenance(meta):
+    """Build, commit source, tuning variables and the GPU's state at start and end, when recorded."""
+    lines = []
+    build = meta.get("build")
+    if isinstance(build, dict):
+        lines.append(f"- build: {build.get('type', '?')}, CUDA architectures {build.get('cuda_architectures', '?')}, "
+                     f"nvcc {build.get('cuda_compiler_version', '?')}; commit from {meta.get('git', {}).get('source', '?')}")
+    env = meta.get("environment")
+    if isinstance(env, dict) and env:
+        lines.append("- environment: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())))
+    state = meta.get("gpu_state")
+    if isinstance(state, dict):
+        driver = (state.get("start") or {}).get("driver_version")
+        if driver:
+            lines.append(f"- driver: {driver}")
+        lines.append(f"- GPU at start: {_snapshot(state.get('start'))}")
+        lines.append(f"- GPU at end: {_snapshot(state.get('end'))}")
+    return lines
+
+
 def write_report(doc, out_dir, figures, skipped, sources):
     device = doc["device"]
     meta = doc["meta"]
@@ -32,7 +64,7 @@ def write_report(doc, out_dir, figures, skipped, sources):
     lines += [f"- results: {', '.join(sources)}",
               f"- command: `{meta.get('command', ' '.join(meta.get('argv', [])))}`",
               f"- git: {meta.get('git', {}).get('sha', '?')}{' (dirty)' if meta.get('git', {}).get('dirty') else ''}",
-              f"- preset: {meta.get('preset', '?')}, timestamp: {meta.get('timestamp', '?')}", "",
+              f"- preset: {meta.get('preset', '?')}, timestamp: {meta.get('timestamp', '?')}"] + _provenance(meta) + ["",
               "## Device", "", "| field | value |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in device.items() if not isinstance(v, (dict, list))]
     lines += ["", "## Ceilings (measured)", "", "| ceiling | value | unit | kernel |", "| --- | --- | --- | --- |"]
@@ -40,6 +72,14 @@ def write_report(doc, out_dir, figures, skipped, sources):
     lines += ["", "## Headline numbers (best point per experiment)", "",
               "| experiment | GB/s | of DRAM read ceiling | median us | point |", "| --- | --- | --- | --- | --- |"]
     lines += _headlines(doc) or ["| (no ok timed points) | | | | |"]
+    shared = shared_prefix_table(doc)
+    if shared:
+        lines += ["", "## Shared prefix: shared_prefix against batch_decode on the same pages", "",
+                  "bound = max(unique K/V bytes / DRAM read ceiling, prefix FLOPs / FP16 tensor roof), both measured "
+                  "in this run.", "",
+                  "| experiment | N | P | S | overlapped | shared_prefix us | batch_decode us | speedup | bound us | "
+                  "shared_prefix / bound |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += shared
     statuses = defaultdict(int)
     for p in doc["points"]:
         statuses[p["status"]] += 1

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .load import experiment, ok_points  # noqa: E402
+from .style import declutter, save  # noqa: E402
 
 BANDWIDTHS = (("dram_read", "DRAM", "tab:blue"), ("l2_read", "L2", "tab:green"), ("l1_shared", "L1/shared", "tab:purple"))
 COMPUTE = (("fp32_fma", "FP32 FMA"), ("fp16_fma", "FP16 FMA"), ("fp16_tensor", "FP16 tensor"))
@@ -48,9 +49,10 @@ def draw(doc, points, title, path_stem):
         x_hi = max(x_hi, 4 * max(r for _, r in roofs) / min(b for _, b, _ in bw))
     fig, ax = plt.subplots(figsize=(8, 5.5))
     top = max([r for _, r in roofs] or [max(b for _, b, _ in bw) * x_hi if bw else 1.0])
-    for label, r in roofs:
+    roof_labels = []
+    for label, r in sorted(roofs, key=lambda lr: lr[1]):
         ax.axhline(r, color="black", lw=1.2, ls="-" if label == "FP32 FMA" else "--")
-        ax.text(x_hi, r, f"{label} {r / 1e3:.1f} TFLOP/s", ha="right", va="bottom", fontsize=8)
+        roof_labels.append(ax.text(x_hi, r, f"{label} {r / 1e3:.1f} TFLOP/s", ha="right", va="bottom", fontsize=8))
     fp32 = dict(roofs).get("FP32 FMA") or (roofs[0][1] if roofs else None)
     for i, (label, b, color) in enumerate(bw):
         x_end = (top / b) if roofs else x_hi
@@ -80,12 +82,10 @@ def draw(doc, points, title, path_stem):
     ax.grid(True, which="both", alpha=0.2)
     if seen:
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    files = [f"{path_stem}.png", f"{path_stem}.svg"]
-    for f in files:
-        fig.savefig(f, dpi=130)
-    plt.close(fig)
-    return files
+    # Roofs of similar height (FP32 and FP16 FMA) would print on top of each other: the higher
+    # label moves up; then the ridge notes and bandwidth labels keep clear of them.
+    declutter(ax, roof_labels + [t for t in ax.texts if t not in roof_labels])
+    return save(fig, path_stem)
 
 
 def make_rooflines(doc, out_dir, note):

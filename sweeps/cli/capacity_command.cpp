@@ -99,7 +99,7 @@ std::vector<Point> custom_points(const CapacityOptions& o) {
   if (!budget || *budget == 0) throw UsageError("--budget '" + o.budget + "': expected bytes like 4GiB, 512MiB, 4096");
   q.budget_bytes = *budget;
   const auto dtype = parse_dtype(o.dtype);
-  if (!dtype) throw UsageError("--dtype '" + o.dtype + "': expected fp32, fp16 or bf16");
+  if (!dtype) throw UsageError("--dtype '" + o.dtype + "': expected " + std::string(dtype_choices()));
   q.layout = {o.heads_kv, o.head_dim, *dtype};
   q.layers = o.layers;
   try {
@@ -217,7 +217,7 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx) {
       sub->add_option("--budget", o.budget, "K+V bytes, e.g. 4GiB, 512MiB, 4GB")->capture_default_str(),
       sub->add_option("--heads-kv", o.heads_kv, "KV heads per layer")->capture_default_str(),
       sub->add_option("--head-dim", o.head_dim, "head dimension d")->capture_default_str(),
-      sub->add_option("--dtype", o.dtype, "K/V storage: fp32, fp16, bf16")->capture_default_str(),
+      sub->add_option("--dtype", o.dtype, "K/V storage: fp32, fp16, bf16, fp8_e4m3, fp8_e5m2")->capture_default_str(),
       sub->add_option("--layers", o.layers, "layers (their KV folds into heads)")->capture_default_str(),
       sub->add_option("--lengths", o.lengths, "fixed:N | uniform:LO..HI | zipf:mean=M[,s=S]")->capture_default_str(),
       sub->add_option("--max-seq-len", o.max_seq_lens, "comma-separated list")->delimiter(',')->capture_default_str(),

@@ -3,7 +3,12 @@
 // DECODE_BENCH_PLOTS; the interpreter is the first of $DECODE_BENCH_PYTHON, /usr/bin/python3,
 // python3 on PATH that imports matplotlib (a pyenv python3 first on PATH often lacks it).
 // Exit codes follow the script's: 0 figures written, 2 malformed results file or no matplotlib.
+// `decode-bench plot A.json B.json --compare [--normalize ceilings] [--threshold T]` compares the two
+// first (the same code as `decode-bench compare`), writes OUT/compare.json and OUT/compare.md, and
+// draws the per-point ratio with intervals by experiment and a roofline of both runs. Its exit
+// code is the figures', not the verdict's (that is `compare`'s job).
 #include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -12,7 +17,11 @@
 
 #include <sys/wait.h>
 
+#include "harness/json_file.hpp"
+#include "harness/results_schema.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/compare/compare_format.hpp"
+#include "sweeps/compare/compare_results.hpp"
 
 namespace decode_bench::cli {
 namespace {
@@ -54,6 +63,13 @@ void add_plot_command(CLI::App& app, CommandContext& ctx) {
       ->required()
       ->expected(1, -1);
   sub->add_option("--out", out_dir, "Figure directory (default: RESULTS without .json, plus -figures)");
+  static bool compare_mode = false;
+  static std::string normalize = "none";
+  static double threshold = compare::CompareOptions{}.threshold;
+  sub->add_flag("--compare", compare_mode, "Two files A B: per-point ratio B / A with intervals, and both rooflines");
+  sub->add_option("--normalize", normalize, "With --compare: none | ceilings (as decode-bench compare)")
+      ->capture_default_str();
+  sub->add_option("--threshold", threshold, "With --compare: allowed relative regression")->capture_default_str();
   sub->callback([&ctx] {
     const std::filesystem::path script = plots_dir() / "plot_results.py";
     if (!std::filesystem::exists(script)) {
@@ -75,6 +91,26 @@ void add_plot_command(CLI::App& app, CommandContext& ctx) {
     }
     std::string command = shell_quote(*python) + " " + shell_quote(script.string());
     for (const auto& r : results) command += " " + shell_quote(r);
+    if (compare_mode) {
+      try {
+        if (results.size() != 2) throw std::invalid_argument("--compare needs exactly two results files, A and B");
+        compare::CompareOptions options;
+        options.threshold = threshold;
+        if (normalize == "ceilings")
+          options.normalize = compare::Normalize::ceilings;
+        else if (normalize != "none")
+          throw std::invalid_argument("--normalize '" + normalize + "': one of none, ceilings");
+        const auto report = compare::compare_results(read_results(results[0]), read_results(results[1]), options);
+        std::filesystem::create_directories(out);
+        write_json_atomic(std::filesystem::path(out) / "compare.json", compare::report_to_json(report));
+        std::ofstream(std::filesystem::path(out) / "compare.md") << compare::format_report(report, compare::Format::markdown);
+      } catch (const std::exception& e) {
+        std::cerr << "decode-bench plot --compare: " << e.what() << "\n";
+        ctx.exit_code = kExitUsage;
+        return;
+      }
+      command += " --compare-report " + shell_quote((std::filesystem::path(out) / "compare.json").string());
+    }
     const int rc = run_shell(command + " --out " + shell_quote(out));
     ctx.exit_code = rc < 0 ? kExitRunFailed : rc;
   });

@@ -1,5 +1,6 @@
 // `decode-bench sweep`: validate a preset (every error at once, exit 2), expand it, and run its
 // points through the registered runners, streaming each finished point to disk.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <ctime>
@@ -46,10 +47,12 @@ extern "C" void on_sigint(int) {
 
 void print_axes() {
   std::cout << "Axes (decode-bench sweep --set KEY=VALUES; docs/sweeps.md):\n";
+  int width = 0;  // the longest name plus two spaces, so a name never runs into its domain
+  for (const AxisDef& a : axis_table()) width = std::max(width, static_cast<int>(a.name.size()) + 2);
   for (const AxisDef& a : axis_table()) {
-    std::cout << "  " << std::left << std::setw(15) << a.name << axis_domain_text(a) << "; default "
+    std::cout << "  " << std::left << std::setw(width) << a.name << axis_domain_text(a) << "; default "
               << axis_value_text(a.default_value) << "\n"
-              << "  " << std::setw(15) << "" << a.description << "\n";
+              << "  " << std::setw(width) << "" << a.description << "\n";
   }
 }
 

@@ -1,8 +1,11 @@
 #include "sweeps/compare/compare_results.hpp"
 
-#include <cstdio>
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
+
+#include "sweeps/compare/ceiling_fraction.hpp"
 
 namespace decode_bench::compare {
 namespace {
@@ -29,7 +32,80 @@ std::optional<double> number_at(const json& point, const std::string& path) {
   return cur->get<double>();
 }
 
+// How the metric scales with the median time of the same point: +1 (a time), -1 (a throughput,
+// bytes or FLOPs over the median), 0 (not derived from the median: no interval from samples).
+int time_exponent(const std::string& metric, Normalize normalize) {
+  if (normalize == Normalize::ceilings) return -1;
+  if (metric == "timing.median_us") return 1;
+  if (metric == "achieved.gbps" || metric == "achieved.tflops" || metric == "achieved.fraction_of_dram_read") return -1;
+  return 0;
+}
+
+std::vector<double> samples_of(const json& point) {
+  std::vector<double> out;
+  const json* t = point.contains("timing") ? &point["timing"] : nullptr;
+  if (!t || !t->is_object() || !t->contains("samples_us") || !(*t)["samples_us"].is_array()) return out;
+  for (const json& s : (*t)["samples_us"]) {
+    if (!s.is_number() || !std::isfinite(s.get<double>()) || s.get<double>() <= 0) return {};
+    out.push_back(s.get<double>());
+  }
+  return out;
+}
+
+std::string experiment_of(const json& point) {
+  if (point.contains("experiment") && point["experiment"].is_string()) return point["experiment"].get<std::string>();
+  const auto slash = point.at("id").get<std::string>().find('/');
+  return slash == std::string::npos ? "all" : point["id"].get<std::string>().substr(0, slash);
+}
+
+// The bad direction as a factor > 1 of "badness": ratio for lower-is-better, 1 / ratio otherwise.
+double badness(double ratio, bool lower_is_better) { return lower_is_better ? ratio : 1 / ratio; }
+
+Verdict decide(const PointComparison& c, bool lower_is_better, double threshold) {
+  // In badness units (> 1 is worse): lower-is-better, a ratio above 1 + t regresses; higher-is-
+  // better, a ratio below 1 - t. Without samples the threshold alone decides (as Google
+  // Benchmark's compare.py does without repetitions).
+  const double bad_limit = lower_is_better ? 1 + threshold : 1 / (1 - threshold);
+  const double good_limit = lower_is_better ? 1 - threshold : 1 / (1 + threshold);
+  const double bad = badness(c.ratio, lower_is_better);
+  if (!c.lo || !c.hi) return bad > bad_limit ? Verdict::regression : bad < good_limit ? Verdict::improvement : Verdict::unchanged;
+  const double bad_lo = std::min(badness(*c.lo, lower_is_better), badness(*c.hi, lower_is_better));
+  const double bad_hi = std::max(badness(*c.lo, lower_is_better), badness(*c.hi, lower_is_better));
+  if (bad_lo > 1 && bad > bad_limit) return Verdict::regression;     // significant and large
+  if (bad_hi < 1 && bad < good_limit) return Verdict::improvement;
+  if (bad_lo <= 1 && bad_hi > bad_limit) return Verdict::noisy;      // cannot rule out either
+  return Verdict::unchanged;
+}
+
+void summarize_group(GroupSummary& g, const PointComparison& c, bool lower_is_better, double& log_sum) {
+  ++g.count;
+  g.regressions += c.verdict == Verdict::regression;
+  g.improvements += c.verdict == Verdict::improvement;
+  g.noisy += c.verdict == Verdict::noisy;
+  log_sum += std::log(c.ratio);
+  if (g.worst_id.empty() || badness(c.ratio, lower_is_better) > badness(g.worst_ratio, lower_is_better)) {
+    g.worst_id = c.id;
+    g.worst_ratio = c.ratio;
+  }
+}
+
+std::string string_at(const json& doc, const char* a, const char* b) {
+  if (doc.contains(a) && doc[a].is_object() && doc[a].contains(b) && doc[a][b].is_string())
+    return doc[a][b].get<std::string>();
+  return "?";
+}
+
 }  // namespace
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::unchanged: return "unchanged";
+    case Verdict::improvement: return "improvement";
+    case Verdict::regression: return "regression";
+    case Verdict::noisy: return "noisy";
+  }
+  return "?";
+}
 
 bool CompareReport::any_regression() const {
   for (const auto& p : common)
@@ -47,9 +123,47 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
     throw std::invalid_argument("--threshold must be in [0, 1), got " + std::to_string(options.threshold));
   if (options.metric.empty() || options.metric.front() == '.' || options.metric.back() == '.')
     throw std::invalid_argument("--metric '" + options.metric + "' is not a dotted path like achieved.gbps");
+  if (!(options.confidence > 0 && options.confidence < 1))
+    throw std::invalid_argument("--confidence must be in (0, 1), got " + std::to_string(options.confidence));
+  if (options.resamples < 100)
+    throw std::invalid_argument("--resamples must be >= 100, got " + std::to_string(options.resamples));
+  const bool normalized = options.normalize == Normalize::ceilings;
+  if (normalized)
+    for (const auto& [doc, side] : {std::pair<const json*, const char*>{&a, "A"}, std::pair<const json*, const char*>{&b, "B"}})
+      if (!ceiling_value(*doc, "dram_read"))
+        throw std::invalid_argument("--normalize ceilings: " + std::string(side) +
+                                    " has no measured ceilings.dram_read (run the sweep with ceilings)");
 
   CompareReport report;
-  report.lower_is_better = options.lower_is_better.value_or(metric_lower_is_better(options.metric));
+  report.metric = normalized ? "fraction_of_ceiling" : options.metric;
+  report.lower_is_better =
+      normalized ? false : options.lower_is_better.value_or(metric_lower_is_better(options.metric));
+  report.threshold = options.threshold;
+  report.device_a = string_at(a, "device", "name");
+  report.device_b = string_at(b, "device", "name");
+  report.preset_a = string_at(a, "meta", "preset");
+  report.preset_b = string_at(b, "meta", "preset");
+  if (normalized) {
+    for (const char* name : {"dram_read", "fp32_fma", "fp16_fma"}) {
+      const auto va = ceiling_value(a, name), vb = ceiling_value(b, name);
+      if (va && vb)
+        report.ceilings.push_back({name, a["ceilings"][name].value("unit", ""), *va, *vb, *vb / *va});
+    }
+  }
+  const auto env_of = [](const json& doc) {
+    const json& meta = doc.at("meta");
+    return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
+  };
+  const json env_a = env_of(a), env_b = env_of(b);
+  std::map<std::string, std::pair<std::string, std::string>> env;
+  for (const auto& [k, v] : env_a.items()) env[k].first = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : env_b.items()) env[k].second = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : env)
+    if (v.first != v.second)
+      report.environment_differences.push_back(k + ": A=" + (v.first.empty() ? "(unset)" : v.first) +
+                                               " B=" + (v.second.empty() ? "(unset)" : v.second));
+  const int exponent = time_exponent(options.metric, options.normalize);
+
   std::map<std::string, const json*> in_b;
   for (const json& p : b.at("points")) in_b[p.at("id").get<std::string>()] = &p;
   std::map<std::string, bool> seen_in_a;
@@ -62,40 +176,68 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
       continue;
     }
     const json& pb = *it->second;
-    const auto va = number_at(pa, options.metric), vb = number_at(pb, options.metric);
-    if (pa.at("status") != "ok" || pb.at("status") != "ok" || !va || !vb || *va <= 0) {
+    std::optional<double> va, vb;
+    std::string bound;
+    if (normalized) {
+      const auto fa = ceiling_fraction(a, pa), fb = ceiling_fraction(b, pb);
+      if (fa && fb) {
+        va = fa->value;
+        vb = fb->value;
+        bound = fa->bound == fb->bound ? fa->bound : fa->bound + "/" + fb->bound;
+      }
+    } else {
+      va = number_at(pa, options.metric);
+      vb = number_at(pb, options.metric);
+    }
+    if (pa.at("status") != "ok" || pb.at("status") != "ok" || !va || !vb || !(*va > 0) || !(*vb > 0)) {
       report.not_comparable.push_back(id);
       continue;
     }
-    PointComparison c{id, *va, *vb, *vb / *va, false};
-    c.regressed = report.lower_is_better ? c.ratio > 1 + options.threshold : c.ratio < 1 - options.threshold;
+    PointComparison c;
+    c.id = id;
+    c.experiment = experiment_of(pa);
+    c.a = *va;
+    c.b = *vb;
+    c.ratio = *vb / *va;
+    c.bound = bound;
+    for (const auto& cr : report.ceilings)
+      if (cr.name == bound) c.bound_ratio = cr.ratio;
+    const auto sa = samples_of(pa), sb = samples_of(pb);
+    c.samples_a = static_cast<int>(sa.size());
+    c.samples_b = static_cast<int>(sb.size());
+    if (exponent != 0 && !sa.empty() && !sb.empty()) {
+      // The interval of median(B) / median(A) in time, carried to the metric (metric ~ time^e),
+      // centred on the recorded metric ratio.
+      const RatioInterval t = bootstrap_median_ratio(sa, sb, options.confidence, options.resamples, options.seed);
+      const double lo = std::pow(t.lo / t.ratio, exponent), hi = std::pow(t.hi / t.ratio, exponent);
+      c.lo = c.ratio * std::min(lo, hi);
+      c.hi = c.ratio * std::max(lo, hi);
+    }
+    c.verdict = decide(c, report.lower_is_better, options.threshold);
+    c.regressed = c.verdict == Verdict::regression;
     report.common.push_back(c);
   }
   for (const auto& [id, p] : in_b)
     if (!seen_in_a.count(id)) report.only_in_b.push_back(id);
-  return report;
-}
 
-std::string format_report(const CompareReport& report, const CompareOptions& options) {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "metric %s (%s is better), threshold %.1f%%\n", options.metric.c_str(),
-                report.lower_is_better ? "lower" : "higher", 100 * options.threshold);
-  out += line;
-  std::snprintf(line, sizeof line, "%-60s %14s %14s %8s\n", "point", "A", "B", "B/A");
-  out += line;
-  std::size_t regressions = 0;
-  for (const auto& p : report.common) {
-    std::snprintf(line, sizeof line, "%-60s %14.4g %14.4g %8.3f%s\n", p.id.c_str(), p.a, p.b, p.ratio,
-                  p.regressed ? "  REGRESSION" : "");
-    out += line;
-    regressions += p.regressed;
+  std::map<std::string, std::size_t> group_of;
+  std::vector<double> group_logs;
+  double overall_log = 0;
+  for (const auto& c : report.common) {
+    auto [it, fresh] = group_of.emplace(c.experiment, report.experiments.size());
+    if (fresh) {
+      GroupSummary g;
+      g.experiment = c.experiment;
+      report.experiments.push_back(g);
+      group_logs.push_back(0);
+    }
+    summarize_group(report.experiments[it->second], c, report.lower_is_better, group_logs[it->second]);
+    summarize_group(report.overall, c, report.lower_is_better, overall_log);
   }
-  std::snprintf(line, sizeof line, "%zu common point(s), %zu regression(s); %zu only in A, %zu only in B, %zu not comparable\n",
-                report.common.size(), regressions, report.only_in_a.size(), report.only_in_b.size(),
-                report.not_comparable.size());
-  out += line;
-  return out;
+  for (std::size_t i = 0; i < report.experiments.size(); ++i)
+    report.experiments[i].geomean_ratio = std::exp(group_logs[i] / static_cast<double>(report.experiments[i].count));
+  if (report.overall.count) report.overall.geomean_ratio = std::exp(overall_log / static_cast<double>(report.overall.count));
+  return report;
 }
 
 }  // namespace decode_bench::compare

@@ -1,42 +1,91 @@
 #pragma once
 // Point-by-point comparison of two results documents (baseline A, candidate B): the logic behind
 // `decode-bench compare`, kept free of I/O so it is tested on in-memory documents.
+//
+// Per common point: ratio = metric(B) / metric(A), and, when both points carry their timing
+// samples (timing.samples_us) and the metric is derived from the median time, a percentile-
+// bootstrap interval of that ratio (harness/statistics.hpp). The verdict:
+//   regression / improvement  the interval lies wholly on one side of 1 (significant) AND the
+//                             ratio is beyond the threshold in that direction
+//   noisy                     not significant, but the interval reaches beyond the threshold in
+//                             the bad direction: the samples cannot tell "no change" from a
+//                             regression larger than the threshold (rerun with more repetitions)
+//   unchanged                 everything else (including significant changes below the threshold)
+// Without samples on both sides the threshold alone decides (interval = nullopt).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/statistics.hpp"
+
 namespace decode_bench::compare {
 
+enum class Normalize { none, ceilings };
+
 struct CompareOptions {
-  std::string metric = "achieved.gbps";  // dotted path inside each point
+  std::string metric = "achieved.gbps";  // dotted path inside each point (ignored with Normalize::ceilings)
   double threshold = 0.05;               // allowed relative change in the bad direction
   // nullopt: decided from the metric (timing.*, *_us, *_ns, *_ms: lower is better).
   std::optional<bool> lower_is_better;
+  Normalize normalize = Normalize::none;
+  double confidence = 0.95;              // of the bootstrap interval
+  int resamples = 2000;
+  std::uint64_t seed = kDefaultBootstrapSeed;
 };
+
+enum class Verdict { unchanged, improvement, regression, noisy };
+const char* to_string(Verdict v);
 
 struct PointComparison {
   std::string id;
-  double a = 0, b = 0;
+  std::string experiment;
+  double a = 0, b = 0;  // the metric on each side
   double ratio = 0;     // b / a
-  bool regressed = false;
+  std::optional<double> lo, hi;  // bootstrap interval of the ratio (both sides had samples)
+  int samples_a = 0, samples_b = 0;
+  std::string bound;    // with Normalize::ceilings: the ceiling each side's point is a fraction of
+  std::optional<double> bound_ratio;  // that ceiling's B / A (the devices' ratio beside the point's)
+  Verdict verdict = Verdict::unchanged;
+  bool regressed = false;  // verdict == regression
+};
+
+// Ceiling ratio B / A of the two devices, printed beside normalised ratios.
+struct CeilingRatio {
+  std::string name, unit;
+  double a = 0, b = 0, ratio = 0;
+};
+
+struct GroupSummary {
+  std::string experiment;  // "" for the overall summary
+  std::size_t count = 0, regressions = 0, improvements = 0, noisy = 0;
+  double geomean_ratio = 0;
+  std::string worst_id;     // the point furthest in the bad direction
+  double worst_ratio = 0;
 };
 
 struct CompareReport {
   std::vector<PointComparison> common;      // points ok in both with the metric, in A's order
   std::vector<std::string> only_in_a, only_in_b, not_comparable;  // ids
+  std::string metric;       // what was compared (the option, or "fraction_of_ceiling")
   bool lower_is_better = false;
+  double threshold = 0;
+  std::string device_a, device_b, preset_a, preset_b;
+  std::vector<CeilingRatio> ceilings;       // filled with Normalize::ceilings
+  // "NAME: A=... B=..." for every meta.environment variable (DECODE_BENCH_*) set differently.
+  std::vector<std::string> environment_differences;
+  std::vector<GroupSummary> experiments;    // per experiment, in first-seen order
+  GroupSummary overall;
   bool any_regression() const;
 };
 
 bool metric_lower_is_better(const std::string& metric);
 
-// Throws std::invalid_argument for a bad threshold or metric path. Both documents must already
-// be schema-valid (validate_results).
+// Throws std::invalid_argument for a bad threshold, metric path, confidence or resample count,
+// and for Normalize::ceilings when a document lacks the dram_read ceiling. Both documents must
+// already be schema-valid (validate_results).
 CompareReport compare_results(const nlohmann::json& a, const nlohmann::json& b, const CompareOptions& options);
-
-// The table printed by the command: id, A, B, B/A, and a REGRESSION marker.
-std::string format_report(const CompareReport& report, const CompareOptions& options);
 
 }  // namespace decode_bench::compare

@@ -4,8 +4,10 @@ formulas below, not from a GPU: the files exist only to test plotting and compar
 
     /usr/bin/python3 tests/data/make_synthetic_fixtures.py
 """
+import copy
 import json
 import os
+import random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 D = 128
@@ -55,6 +57,36 @@ def point(exp, params, efficiency, with_counters=False):
     return p
 
 
+def shared_prefix_points():
+    """Toy cascade pairs: batch decode moves the prefix once per sequence, shared_prefix once."""
+    pts = []
+    heads, s_len = 32, 128
+    row = 2 * heads * D * 2  # K + V bytes of one token, fp16
+    for n in (16, 64, 256):
+        for prefix in (1024, 8192, 32768):
+            unique = (prefix + n * s_len) * row
+            flops = float(4 * (prefix + s_len) * D * heads * n)
+            prefix_flops = float(4 * prefix * D * heads * n)
+            bound_us = max(unique / DRAM / 1e3, prefix_flops / (CEILINGS["fp16_tensor"]["value"] * 1e6))
+            for kernel, us in (("batch_decode", (prefix + s_len) * n * row / (3 * DRAM) / 1e3),
+                               ("shared_prefix", 1.3 * bound_us)):
+                params = {"kernel": kernel, "layout": "paged", "dtype": "fp16", "heads_q": heads, "heads_kv": heads,
+                          "head_dim": D, "batch": n, "prefix_len": prefix, "suffix_len": s_len, "T": prefix + s_len,
+                          "page_size": 16, "timing": "cold"}
+                if kernel == "shared_prefix":
+                    params["prefix_overlap"] = True
+                p = {"id": "shared_prefix/" + ",".join(f"{k}={v}" for k, v in sorted(params.items())),
+                     "experiment": "shared_prefix", "parameters": params, "status": "ok",
+                     "verification": {"passed": True, "max_abs_error": 1e-5, "max_rel_error": 1e-4, "tolerance": 1e-3},
+                     "timing": {"median_us": us, "repetitions": 10},
+                     "model": {"bytes": float(unique), "flops": flops},
+                     "achieved": {"gbps": unique / (us * 1e3)},
+                     "bound": {"unique_kv_bytes": float(unique), "prefix_flops": prefix_flops, "bound_us": bound_us,
+                               "median_over_bound": us / bound_us}}
+                pts.append(p)
+    return pts
+
+
 def paper():
     pts = []
     for blocks in (16, 64, 128, 256, 1024):
@@ -72,6 +104,7 @@ def paper():
         pts.append(point("fig6_page_size", {"T": 512, "batch": 64, "layout": "paged", "page_size": page,
                                             "page_order": "shuffled"}, 0.6 if page < 512 else 0.95))
     pts.append(point("fig6_page_size", {"T": 512, "batch": 64}, 0.97))
+    pts += shared_prefix_points()
     pts.append({"id": "fig6_page_size/skipped-example", "experiment": "fig6_page_size",
                 "parameters": {"kernel": "flash_decode", "layout": "paged", "page_size": 4096}, "status": "skipped",
                 "reason": "synthetic: page larger than the sequence"})
@@ -95,7 +128,70 @@ def capacity():
     return {"schema_version": "1.0", "meta": meta, "device": DEVICE, "ceilings": {}, "points": pts}
 
 
+def _with_samples(p, rng, slowdown=1.0, cv=0.01, n=10):
+    """Gives an ok point `n` timing samples around its median times `slowdown`, with relative
+    spread `cv` (uniform noise of that standard deviation), and recomputes the derived numbers."""
+    median = p["timing"]["median_us"] * slowdown
+    half = cv * 3 ** 0.5  # a uniform on [-h, h] has standard deviation h / sqrt(3)
+    samples = sorted(median * (1 + rng.uniform(-half, half)) for _ in range(n))
+    mid = samples[n // 2] if n % 2 else 0.5 * (samples[n // 2 - 1] + samples[n // 2])
+    p["timing"] = {"median_us": mid, "repetitions": n, "samples_us": samples, "mode": "hot", "method": "events"}
+    p["achieved"]["gbps"] = p["model"]["bytes"] / (mid * 1e3)
+    p["achieved"]["tflops"] = p["model"]["flops"] / (mid * 1e6)
+    return p
+
+
+GATE_SHAPES = (("kernels", {"T": 4096, "blocks": 64}, 0.7), ("kernels", {"T": 4096, "kernel": "baseline"}, 0.05),
+               ("kernels", {"T": 65536, "blocks": 128}, 0.85),
+               ("paged", {"T": 4096, "batch": 4, "layout": "paged", "page_size": 16}, 0.6),
+               ("paged", {"T": 4096, "batch": 4, "layout": "paged", "page_size": 16, "kernel": "batch_decode"}, 0.65),
+               ("shared_prefix", {"T": 1152, "batch": 8, "layout": "paged", "page_size": 16,
+                                  "kernel": "shared_prefix"}, 0.5))
+
+
+def gate(seed, slow=None, slowdown=1.0, device_scale=1.0, name=None):
+    """ci-smoke-like fixtures for tests/perf_gate_check.sh: every point has 10 samples with 1%
+    noise. `slow` (an experiment) is slowed by `slowdown`; `device_scale` scales every ceiling and
+    speed as a faster or slower GPU of the same kernel quality would."""
+    rng = random.Random(seed)
+    ceilings = copy.deepcopy(CEILINGS)
+    for c in ceilings.values():
+        c["value"] *= device_scale
+    pts = []
+    for exp, params, eff in GATE_SHAPES:
+        p = point(exp, params, eff)
+        p["timing"]["median_us"] /= device_scale
+        _with_samples(p, rng, slowdown if exp == slow else 1.0)
+        p["achieved"]["fraction_of_dram_read"] = p["achieved"]["gbps"] / ceilings["dram_read"]["value"]
+        pts.append(p)
+    # Provenance as a sweep on a GPU records it (docs/results.md); toy values.
+    state = {"source": "nvml", "time": "2000-01-01T00:00:00Z", "sm_clock_mhz": 1500, "memory_clock_mhz": 2600,
+             "temperature_c": 40, "power_w": 100.0, "throttle_reasons": 0, "driver_version": "0.0-synthetic"}
+    meta = dict(META, preset="ci-smoke", environment={},
+                build={"type": "Release", "cuda_architectures": "90", "cuda_compiler_version": "0.0-synthetic",
+                       "cxx_compiler": "synthetic"},
+                gpu_state={"start": state, "end": dict(state, temperature_c=55)})
+    device = dict(DEVICE, name=name or DEVICE["name"])
+    return {"schema_version": "1.1", "meta": meta, "device": device, "ceilings": ceilings, "points": pts}
+
+
+GATE_FIXTURES = {
+    "gate_baseline.json": lambda: gate(1),
+    # Same code, another run: new noise draws (1% spread), no change in the medians' expectation.
+    "gate_noise.json": lambda: gate(2),
+    # A planted 10% slowdown of the kernels experiment.
+    "gate_regressed.json": lambda: gate(3, slow="kernels", slowdown=1.10),
+    # A GPU with 0.6x every ceiling and the same fraction of them: slower in absolute terms,
+    # identical once normalised by ceilings.
+    "gate_other_gpu.json": lambda: gate(4, device_scale=0.6, name="Synthetic GPU B (test fixture, 0.6x ceilings)"),
+}
+
+
 if __name__ == "__main__":
+    for name, make in GATE_FIXTURES.items():
+        with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+            json.dump(make(), f, indent=1)
+            f.write("\n")
     for name, doc in (("synthetic_paper_results.json", paper()), ("synthetic_capacity_results.json", capacity())):
         with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)

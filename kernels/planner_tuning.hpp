@@ -1,0 +1,37 @@
+#pragma once
+// Tuning knobs the flash-decode planner reads from the environment, for experiments that must
+// keep every point's id (a `--set blocks=...` changes the ids, so compare could not match them).
+//
+//   DECODE_BENCH_FD_SPLIT_SCALE=F   multiplies the planner's own split count (blocks per
+//                                   sequence and head) by F, at least 1 split. F < 1 leaves SMs
+//                                   idle on long sequences: a deliberately slowed kernel, to check
+//                                   that `decode-bench compare` calls a regression. Default 1.
+//                                   An explicit `blocks` (DecodeOptions::splits) is not scaled.
+// Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace decode_bench {
+
+inline constexpr const char* kSplitScaleEnv = "DECODE_BENCH_FD_SPLIT_SCALE";
+
+// Throws std::invalid_argument naming the variable when it is set but not a number in (0, 64].
+inline double flash_decode_split_scale() {
+  const char* text = std::getenv(kSplitScaleEnv);
+  if (!text || !*text) return 1.0;
+  char* end = nullptr;
+  const double scale = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(scale) || !(scale > 0) || scale > 64)
+    throw std::invalid_argument(std::string(kSplitScaleEnv) + "='" + text + "': must be a number in (0, 64]");
+  return scale;
+}
+
+// The planner's split count after the scale: max(1, round(splits x scale)).
+inline int scaled_splits(int splits, double scale) {
+  return std::max(1, static_cast<int>(std::lround(splits * scale)));
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,281 @@
+#include "kernels/shared_prefix.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/attention_state.hpp"
+
+namespace decode_bench {
+namespace {
+
+#define SP_RETURN_IF_ERROR(call)                       \
+  do {                                                 \
+    if (const cudaError_t e_ = (call); e_ != cudaSuccess) return e_; \
+  } while (0)
+
+constexpr std::size_t kAlign = 256;
+std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+// Grid: (num_states); block: 64 threads over D. State i = (sequence, query head) merges its decode
+// state with the level states of its sequence, depth by depth (the operator is associative).
+__global__ void merge_level_states_kernel(float* o, float* lse, const float* level_o, const float* level_lse,
+                                          const std::int32_t* merge_rows, int max_depth, int num_states,
+                                          int head_dim) {
+  const int i = blockIdx.x;
+  float* oi = o + static_cast<std::int64_t>(i) * head_dim;
+  float acc_lse = lse[i];
+  // Weights first (every thread the same, cheap), then each thread its slice of o.
+  float wa[4] = {}, wb[4] = {};  // max_depth <= 4
+  int rows[4];
+  for (int l = 0; l < max_depth; ++l) {
+    rows[l] = merge_rows[static_cast<std::int64_t>(l) * num_states + i];
+    if (rows[l] < 0) continue;
+    const MergeWeights<float> w = merge_weights(acc_lse, level_lse[rows[l]]);
+    wa[l] = w.weight_a;
+    wb[l] = w.weight_b;
+    acc_lse = w.lse;
+  }
+  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    float x = oi[d];
+    for (int l = 0; l < max_depth; ++l)
+      if (rows[l] >= 0) x = wa[l] * x + wb[l] * level_o[static_cast<std::int64_t>(rows[l]) * head_dim + d];
+    oi[d] = x;
+  }
+  __syncthreads();  // every thread has read lse[i] above before it is overwritten
+  if (threadIdx.x == 0) lse[i] = acc_lse;
+}
+
+template <class V>
+void put(std::vector<std::byte>& image, std::size_t offset, const std::vector<V>& values) {
+  if (!values.empty()) std::memcpy(image.data() + offset, values.data(), values.size() * sizeof(V));
+}
+
+struct Pointers {
+  const RowAttentionItem* items;
+  const std::int32_t* row_q;
+  const std::int32_t* merge_rows;
+  const std::int32_t* suffix_indptr;
+  const std::int32_t* suffix_lens;
+  float* level_o;
+  float* level_lse;
+  void* prefix_ws;
+  void* suffix_ws;
+};
+
+Pointers pointers_in(const SharedPrefixPlan& plan, void* workspace) {
+  auto* base = static_cast<std::byte*>(workspace);
+  return {reinterpret_cast<const RowAttentionItem*>(base + plan.items_offset),
+          reinterpret_cast<const std::int32_t*>(base + plan.row_q_offset),
+          reinterpret_cast<const std::int32_t*>(base + plan.merge_rows_offset),
+          reinterpret_cast<const std::int32_t*>(base + plan.suffix_indptr_offset),
+          reinterpret_cast<const std::int32_t*>(base + plan.suffix_lens_offset),
+          reinterpret_cast<float*>(base + plan.level_o_offset),
+          reinterpret_cast<float*>(base + plan.level_lse_offset),
+          base + plan.prefix_ws_offset,
+          base + plan.suffix_ws_offset};
+}
+
+RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, std::int64_t max_tokens,
+                                   int max_rows, const Pointers* ptr) {
+  RowAttentionProblem r;
+  r.shape = p.shape;
+  r.kv_dtype = p.kv_dtype;
+  r.num_items = plan.num_items;
+  r.num_rows = plan.num_rows;
+  r.max_item_tokens = max_tokens;
+  r.max_item_rows = max_rows;
+  r.q = p.q;
+  if (ptr) {
+    r.items = ptr->items;
+    r.row_q = ptr->row_q;
+    r.o = ptr->level_o;
+    r.lse = ptr->level_lse;
+  }
+  return r;
+}
+
+DecodeProblem suffix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, int num_seqs,
+                             const Pointers* ptr) {
+  return {p.shape, p.kv_dtype, num_seqs, plan.max_suffix_len, ptr ? ptr->suffix_lens : nullptr, p.q, p.o, p.lse};
+}
+
+}  // namespace
+
+std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixProblem& problem,
+                                                            const SharedPrefixLayout& layout) {
+  if (layout.num_seqs() < 1) return std::string("shared prefix: the batch has no sequences");
+  if (static_cast<int>(layout.suffix_begin.size()) != layout.num_seqs())
+    return std::string("shared prefix: layout.suffix_begin must have one entry per sequence");
+  if (layout.max_depth() > 4) return "shared prefix: " + std::to_string(layout.max_depth()) + " levels (at most 4)";
+  for (int s = 0; s < layout.num_seqs(); ++s)
+    if (layout.suffix_begin[s] % layout.page_size != 0 || layout.suffix_begin[s] >= layout.lengths[s])
+      return "shared prefix: sequence " + std::to_string(s) + " has no own page-aligned suffix (suffix_begin " +
+             std::to_string(layout.suffix_begin[s]) + ", length " + std::to_string(layout.lengths[s]) + ")";
+  DecodeProblem decode{problem.shape, problem.kv_dtype, layout.num_seqs(), 0, nullptr, nullptr, nullptr, nullptr};
+  if (auto why = decode_unsupported_reason(decode)) return "suffix phase: " + *why;
+  if (!layout.levels.empty()) {
+    RowAttentionProblem rows;
+    rows.shape = problem.shape;
+    rows.kv_dtype = problem.kv_dtype;
+    // The problem plan_shared_prefix will hand the planner, less its device pointers.
+    rows.num_items = static_cast<int>(layout.levels.size()) * problem.shape.heads_kv;
+    for (const SharedLevel& level : layout.levels) {
+      rows.num_rows += level.num_seqs * problem.shape.heads_q;
+      rows.max_item_tokens = std::max(rows.max_item_tokens, level.token_end - level.token_begin);
+      rows.max_item_rows = std::max(rows.max_item_rows, level.num_seqs * problem.shape.group());
+    }
+    if (auto why = row_attention_unsupported_reason(rows)) return "prefix phase: " + *why;
+  }
+  return std::nullopt;
+}
+
+template <class T>
+cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem& problem,
+                               const SharedPrefixLayout& layout, const SharedPrefixOptions& options,
+                               SharedPrefixPlan* plan) {
+  if (!plan || shared_prefix_unsupported_reason(problem, layout) || full.page_size != layout.page_size)
+    return cudaErrorInvalidValue;
+  *plan = SharedPrefixPlan{};
+  const int n = layout.num_seqs(), hq = problem.shape.heads_q, hkv = problem.shape.heads_kv;
+  const int group = problem.shape.group();
+  const int ps = layout.page_size;
+  plan->has_prefix = !layout.levels.empty();
+  plan->max_depth = layout.max_depth();
+
+  // Prefix items and rows: level l, KV head kh -> rows [base, base + num_seqs * G), row
+  // base + i * G + j = query head kh * G + j of sequence first_seq + i.
+  std::vector<RowAttentionItem> items;
+  std::vector<std::int32_t> row_q;
+  std::vector<std::int32_t> merge_rows(static_cast<std::size_t>(plan->max_depth) * n * hq, -1);
+  std::int64_t max_tokens = 0;
+  int max_rows = 0;
+  for (const SharedLevel& level : layout.levels) {
+    plan->prefix_tokens += level.token_end - level.token_begin;
+    plan->prefix_row_tokens += (level.token_end - level.token_begin) * level.num_seqs;
+    max_tokens = std::max(max_tokens, level.token_end - level.token_begin);
+    max_rows = std::max(max_rows, level.num_seqs * group);
+    for (int kh = 0; kh < hkv; ++kh) {
+      const auto base = static_cast<std::int32_t>(row_q.size());
+      items.push_back({level.first_seq, kh, base, base + level.num_seqs * group, level.token_begin, level.token_end});
+      for (int i = 0; i < level.num_seqs; ++i)
+        for (int j = 0; j < group; ++j) {
+          const int state = (level.first_seq + i) * hq + kh * group + j;
+          merge_rows[static_cast<std::size_t>(level.depth) * n * hq + state] = static_cast<std::int32_t>(row_q.size());
+          row_q.push_back(state);
+        }
+    }
+  }
+  plan->num_seqs = n;
+  plan->max_item_tokens = max_tokens;
+  plan->max_item_rows = max_rows;
+  plan->num_items = static_cast<int>(items.size());
+  plan->num_rows = static_cast<int>(row_q.size());
+
+  // Suffix view: the batch CSR has ceil(len / page) pages per sequence in batch order (PagedPool::
+  // batch); sequence s's own pages start suffix_begin / page entries into its row.
+  std::vector<std::int32_t> indptr(n + 1, 0), lens(n);
+  for (int s = 0; s < n; ++s) {
+    const std::int64_t pages = (layout.lengths[s] + ps - 1) / ps;
+    indptr[s + 1] = static_cast<std::int32_t>(indptr[s] + pages);
+    lens[s] = static_cast<std::int32_t>(layout.lengths[s] - layout.suffix_begin[s]);
+    plan->max_suffix_len = std::max<std::int64_t>(plan->max_suffix_len, lens[s]);
+  }
+  std::vector<std::int32_t> suffix_indptr(n + 1);
+  for (int s = 0; s < n; ++s) suffix_indptr[s] = static_cast<std::int32_t>(indptr[s] + layout.suffix_begin[s] / ps);
+  suffix_indptr[n] = indptr[n];
+
+  // Sub-plans: sized from counts and host-known bounds; the device pointers live in the workspace.
+  if (plan->has_prefix) {
+    const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
+    if (const cudaError_t e = plan_row_attention<PagedKV<T>>(rp, options.prefix, &plan->prefix); e != cudaSuccess)
+      return e;
+  }
+  const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
+  if (const cudaError_t e = plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix);
+      e != cudaSuccess)
+    return e;
+
+  std::size_t at = 0;
+  const auto take = [&at](std::size_t bytes) {
+    const std::size_t here = at;
+    at = align_up(at + bytes);
+    return here;
+  };
+  plan->items_offset = take(items.size() * sizeof(RowAttentionItem));
+  plan->row_q_offset = take(row_q.size() * 4);
+  plan->merge_rows_offset = take(merge_rows.size() * 4);
+  plan->suffix_indptr_offset = take(suffix_indptr.size() * 4);
+  plan->suffix_lens_offset = take(lens.size() * 4);
+  const std::size_t metadata_bytes = at;
+  plan->level_o_offset = take(static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4);
+  plan->level_lse_offset = take(static_cast<std::size_t>(plan->num_rows) * 4);
+  plan->prefix_ws_offset = take(plan->prefix.workspace_bytes);
+  plan->suffix_ws_offset = take(plan->suffix.workspace_bytes);
+  plan->workspace_bytes = at;
+  plan->metadata.assign(metadata_bytes, std::byte{0});
+  put(plan->metadata, plan->items_offset, items);
+  put(plan->metadata, plan->row_q_offset, row_q);
+  put(plan->metadata, plan->merge_rows_offset, merge_rows);
+  put(plan->metadata, plan->suffix_indptr_offset, suffix_indptr);
+  put(plan->metadata, plan->suffix_lens_offset, lens);
+  return cudaSuccess;
+}
+
+cudaError_t init_shared_prefix_workspace(const SharedPrefixPlan& plan, void* workspace, cudaStream_t stream) {
+  if (!workspace || plan.workspace_bytes < plan.metadata.size()) return cudaErrorInvalidValue;
+  auto* base = static_cast<std::byte*>(workspace);
+  SP_RETURN_IF_ERROR(cudaMemcpyAsync(base, plan.metadata.data(), plan.metadata.size(), cudaMemcpyHostToDevice, stream));
+  if (plan.has_prefix)
+    SP_RETURN_IF_ERROR(init_row_attention_workspace(plan.prefix, base + plan.prefix_ws_offset, stream));
+  return init_decode_workspace(plan.suffix, base + plan.suffix_ws_offset, stream);
+}
+
+cudaError_t launch_merge_level_states(float* o, float* lse, const float* level_o, const float* level_lse,
+                                      const std::int32_t* merge_rows, int max_depth, int num_states, int head_dim,
+                                      cudaStream_t stream) {
+  if (max_depth < 0 || max_depth > 4 || num_states < 0) return cudaErrorInvalidValue;
+  if (max_depth == 0 || num_states == 0) return cudaSuccess;
+  merge_level_states_kernel<<<num_states, 64, 0, stream>>>(o, lse, level_o, level_lse, merge_rows, max_depth,
+                                                           num_states, head_dim);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem& problem, const SharedPrefixPlan& plan,
+                              void* workspace, cudaStream_t stream, const SharedPrefixStreams* overlap) {
+  if (!workspace || plan.num_seqs < 1) return cudaErrorInvalidValue;
+  const Pointers ptr = pointers_in(plan, workspace);
+  PagedKV<T> suffix_kv = full;
+  suffix_kv.indptr = ptr.suffix_indptr;
+  const DecodeProblem dp = suffix_problem(problem, plan, plan.num_seqs, &ptr);
+  if (!plan.has_prefix) return run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, stream);
+
+  const RowAttentionProblem rp = prefix_problem(problem, plan, plan.max_item_tokens, plan.max_item_rows, &ptr);
+  const bool two_streams = overlap && overlap->aux && overlap->fork && overlap->join;
+  const cudaStream_t prefix_stream = two_streams ? overlap->aux : stream;
+  if (two_streams) {
+    SP_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
+    SP_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
+  }
+  // The prefix phase is enqueued first so that, overlapped, its long compute-bound blocks start
+  // before the suffix phase's memory-bound ones fill the remaining SMs.
+  SP_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, prefix_stream));
+  if (two_streams) SP_RETURN_IF_ERROR(cudaEventRecord(overlap->join, overlap->aux));
+  SP_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, stream));
+  if (two_streams) SP_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, overlap->join, 0));
+  return launch_merge_level_states(problem.o, problem.lse, ptr.level_o, ptr.level_lse, ptr.merge_rows, plan.max_depth,
+                                   plan.num_seqs * problem.shape.heads_q, problem.shape.head_dim, stream);
+}
+
+#define DECODE_BENCH_INSTANTIATE_SHARED_PREFIX(T)                                                              \
+  template cudaError_t plan_shared_prefix<T>(const PagedKV<T>&, const SharedPrefixProblem&,                   \
+                                             const SharedPrefixLayout&, const SharedPrefixOptions&,            \
+                                             SharedPrefixPlan*);                                               \
+  template cudaError_t run_shared_prefix<T>(const PagedKV<T>&, const SharedPrefixProblem&, const SharedPrefixPlan&, \
+                                            void*, cudaStream_t, const SharedPrefixStreams*);
+DECODE_BENCH_INSTANTIATE_SHARED_PREFIX(float)
+DECODE_BENCH_INSTANTIATE_SHARED_PREFIX(__half)
+DECODE_BENCH_INSTANTIATE_SHARED_PREFIX(__nv_bfloat16)
+#undef DECODE_BENCH_INSTANTIATE_SHARED_PREFIX
+
+}  // namespace decode_bench

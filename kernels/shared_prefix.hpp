@@ -1,0 +1,103 @@
+#pragma once
+// Composable shared-prefix decode (FlashInfer's composable formats, seed 003): a batch whose
+// sequences share prefix pages (kernels/shared_prefix_layout.hpp) decodes in three phases:
+//   1. prefix phase (row attention, kernels/row_attention.hpp): per level and KV head one item
+//      whose rows are the G query heads of every sequence sharing the level, over the level's
+//      page-aligned token range; its K/V tiles are read once for all of those rows;
+//   2. suffix phase (batch decode, kernels/decode_launch.hpp): each sequence over its own tokens
+//      [suffix_begin, length), through a PagedKV whose indptr starts at the sequence's first own
+//      page (the same page array, an offset indptr; no kernel change);
+//   3. merge: per (sequence, query head) the decode state and each level's state by log-sum-exp
+//      (kernels/attention_state.hpp), in place in o and lse.
+// Phases 1 and 2 are independent: with two streams (fork/join events inside the launch) the
+// compute-bound prefix phase overlaps the memory-bound suffix phase.
+//
+// plan_shared_prefix is host-only (outside timed regions); init_shared_prefix_workspace uploads
+// the plan's metadata and zeroes what the sub-kernels need zeroed; run_shared_prefix only
+// launches (stream-ordered, graph-capturable). Instantiated for PagedKV<T>, T in {float, __half,
+// __nv_bfloat16}.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "kernels/decode_launch.hpp"
+#include "kernels/row_attention.hpp"
+#include "kernels/shared_prefix_layout.hpp"
+
+namespace decode_bench {
+
+// q: (N, H_q, D) fp32; o: (N, H_q, D) and lse: (N, H_q) fp32, written (over each whole sequence).
+struct SharedPrefixProblem {
+  DecodeShape shape;
+  DType kv_dtype = DType::fp16;
+  const float* q = nullptr;
+  float* o = nullptr;
+  float* lse = nullptr;
+};
+
+struct SharedPrefixOptions {
+  RowAttentionOptions prefix;
+  DecodeOptions suffix;
+};
+
+struct SharedPrefixPlan {
+  bool has_prefix = false;     // false: no level (N = 1, or a prefix below one page): decode only
+  int num_seqs = 0;
+  int num_items = 0;           // levels x H_kv
+  int num_rows = 0;            // sum over levels of num_seqs x H_q
+  int max_depth = 0;           // levels per sequence at most (merge inputs besides the decode state)
+  std::int64_t prefix_tokens = 0;       // sum over levels of the level's tokens (read once each per KV head)
+  std::int64_t prefix_row_tokens = 0;   // sum over levels of tokens x sequences (the prefix FLOPs' factor)
+  std::int64_t max_suffix_len = 0;
+  std::int64_t max_item_tokens = 0;     // host-known bounds handed to the row-attention planner
+  int max_item_rows = 0;
+  RowAttentionPlan prefix;
+  DecodePlan suffix;
+  // Workspace: [metadata | level o (num_rows, D) | level lse (num_rows) | prefix ws | suffix ws].
+  std::vector<std::byte> metadata;  // host image: items | row_q | merge_rows | suffix indptr | suffix lens
+  std::size_t items_offset = 0, row_q_offset = 0, merge_rows_offset = 0, suffix_indptr_offset = 0,
+              suffix_lens_offset = 0, level_o_offset = 0, level_lse_offset = 0, prefix_ws_offset = 0,
+              suffix_ws_offset = 0;
+  std::size_t workspace_bytes = 0;
+};
+
+// The events and second stream of an overlapped run (created by the caller, outlive the runs).
+struct SharedPrefixStreams {
+  cudaStream_t aux = nullptr;
+  cudaEvent_t fork = nullptr;  // recorded on the launch stream, waited on by aux
+  cudaEvent_t join = nullptr;  // recorded on aux after the prefix phase, waited on by the launch stream
+};
+
+// Why this batch cannot run on the compiled kernels, or nullopt.
+std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixProblem& problem,
+                                                            const SharedPrefixLayout& layout);
+
+// `full`: the batch's paged view (sequence s = batch index s, block table from token 0; only its
+// page array and the page geometry are used: the plan builds its own indptrs from layout.lengths).
+template <class T>
+cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem& problem,
+                               const SharedPrefixLayout& layout, const SharedPrefixOptions& options,
+                               SharedPrefixPlan* plan);
+
+// Uploads the plan's metadata into the workspace and zeroes the sub-kernels' counters. Call once
+// per fresh (or poisoned) workspace, outside timed regions; `plan` must stay alive until the
+// stream reaches this point (the upload reads its host image).
+cudaError_t init_shared_prefix_workspace(const SharedPrefixPlan& plan, void* workspace, cudaStream_t stream);
+
+// Launches the three phases on `stream`; with `overlap` the prefix phase runs on overlap->aux
+// concurrently with the suffix phase, joined before the merge.
+template <class T>
+cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem& problem, const SharedPrefixPlan& plan,
+                              void* workspace, cudaStream_t stream, const SharedPrefixStreams* overlap);
+
+// Phase 3 alone: o, lse (num_states, D) / (num_states) hold the decode states and are merged in
+// place with level_o / level_lse rows merge_rows[depth * num_states + i] (-1: no level at that depth).
+cudaError_t launch_merge_level_states(float* o, float* lse, const float* level_o, const float* level_lse,
+                                      const std::int32_t* merge_rows, int max_depth, int num_states, int head_dim,
+                                      cudaStream_t stream);
+
+}  // namespace decode_bench

@@ -1,0 +1,36 @@
+#include "sweeps/shared_prefix_point.hpp"
+
+namespace decode_bench::sweeps {
+
+std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json& p) {
+  const std::string kernel = p.value("kernel", std::string());
+  if (p.value("prefix_len", std::int64_t{0}) < 1)
+    return kernel + " with prefix_len 0: a shared-prefix batch needs prefix_len > 0";
+  if (const std::string layout = p.value("layout", std::string("contiguous")); layout != "paged")
+    return "layout " + layout + ": the sequences of a shared-prefix batch share pages, so it needs layout paged";
+  if (const std::string dist = p.value("length_dist", std::string("fixed")); dist != "fixed")
+    return "length_dist " + dist + ": a shared-prefix batch has fixed lengths (prefix_len + group_prefix_len + suffix_len)";
+  if (const std::string dtype = p.value("dtype", std::string("fp16")); dtype.rfind("fp8", 0) == 0)
+    return "dtype " + dtype + ": the shared-prefix phase (row attention) has no FP8 storage path yet";
+  if (p.value("end_to_end", false)) return std::string("end_to_end: shared-prefix points time the kernels only");
+  nlohmann::json plain = p;
+  plain["prefix_len"] = 0;
+  if (auto reason = decode_point_unsupported(plain)) return reason;
+  if (auto r = parse_shared_prefix_point(p).spec.invalid_reason(); !r.empty()) return r;
+  return std::nullopt;
+}
+
+SharedPrefixPoint parse_shared_prefix_point(const nlohmann::json& p) {
+  SharedPrefixPoint s;
+  s.decode = parse_decode_point(p);
+  s.spec.batch = p.value("batch", 1);
+  s.spec.prefix_len = p.value("prefix_len", std::int64_t{0});
+  s.spec.group_prefix_len = p.value("group_prefix_len", std::int64_t{0});
+  s.spec.groups = p.value("groups", 1);
+  s.spec.suffix_len = p.value("suffix_len", std::int64_t{128});
+  s.overlap = p.value("prefix_overlap", true);
+  s.decode.lengths.assign(s.spec.batch, static_cast<std::int32_t>(s.spec.length()));
+  return s;
+}
+
+}  // namespace decode_bench::sweeps

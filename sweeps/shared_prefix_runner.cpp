@@ -1,0 +1,397 @@
+#include "sweeps/shared_prefix_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <variant>
+
+#include "harness/counters/derived_metrics.hpp"
+#include "harness/counters/metric_table.hpp"
+#include "harness/counters/range_profiler.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/l2_flush.hpp"
+#include "harness/nvtx.hpp"
+#include "harness/results_schema.hpp"
+#include "harness/timing.hpp"
+#include "harness/verify.hpp"
+#include "kernels/cpu_reference.hpp"
+#include "kernels/shared_prefix.hpp"
+#include "kernels/traffic_model.hpp"
+#include "pools/memory_backend.hpp"
+#include "pools/paged_pool.hpp"
+#include "sweeps/shared_prefix_point.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+// Reference work (tokens x query heads x D per sequence) verified at most per point. Small points
+// verify every sequence; the cascade's largest (1024 x 33K tokens x 32 heads) would take the
+// float64 reference hours, so those verify the first and last sequence of every group and then
+// sequences in a seeded random order until the budget is spent (the JSON records how many).
+constexpr double kVerifyBudget = 8.0e9;
+
+// Values in [-1, 1): splitmix64 per element, one stream per (segment, index, K or V).
+template <class T>
+void fill_segment(T* out, std::size_t count, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    out[i] = from_float<T>(static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0));
+  }
+}
+
+// The batch twice: in device memory for the kernels, in host memory for the reference (built by
+// the same fork/append operations from the same data, so block tables agree token for token).
+template <class T>
+struct SharedPrefixState {
+  std::unique_ptr<PagedPool> device_pool, host_pool;
+  std::vector<SequenceHandle> device_handles, host_handles;
+  SharedPrefixLayout layout;
+  std::vector<float> q;  // (N, H_q, D)
+};
+
+template <class T>
+SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, cudaStream_t stream) {
+  const DecodePoint& d = sp.decode;
+  SharedPrefixState<T> st;
+  PagedPoolConfig cfg;
+  cfg.layout = {d.shape.heads_kv, d.shape.head_dim, d.dtype};
+  cfg.page_size = d.page_size;
+  cfg.num_pages = static_cast<std::int32_t>(shared_prefix_pages(sp.spec, d.page_size));
+  cfg.max_seq_len = sp.spec.length();
+  cfg.max_seqs = sp.spec.batch + static_cast<std::int32_t>(sp.spec.group_sizes().size()) + 1;
+  cfg.page_order = parse_page_order(d.page_order).value_or(PageOrder::sequential);
+  cfg.order_seed = d.seed + 1;
+  st.device_pool = std::make_unique<PagedPool>(cfg, make_device_backend(stream));
+  PagedPoolConfig host_cfg = cfg;
+  host_cfg.page_order = PageOrder::sequential;  // its own placement: the reference reads by block table
+  st.host_pool = std::make_unique<PagedPool>(host_cfg, make_host_backend());
+  PagedPool* pools[] = {st.device_pool.get(), st.host_pool.get()};
+  const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
+  const auto fill = [&](SharedSegment kind, int index, std::int64_t len, void* k, void* v) {
+    const std::uint64_t base = (d.seed * 1000003 + static_cast<std::uint64_t>(kind) * 7919 * 1000003 + index) * 2;
+    fill_segment(static_cast<T*>(k), row * len, base + 1);
+    fill_segment(static_cast<T*>(v), row * len, base + 2);
+  };
+  auto handles = build_shared_prefix_batch(pools, sp.spec, fill);
+  st.device_handles = std::move(handles[0]);
+  st.host_handles = std::move(handles[1]);
+  st.layout = shared_prefix_layout(sp.spec, d.page_size);
+  // The layout is derived from the spec; the pool is what the kernels read. They must agree: every
+  // sequence of a level holds the same physical pages over the level's tokens.
+  for (const SharedLevel& level : st.layout.levels)
+    for (int s = level.first_seq + 1; s < level.first_seq + level.num_seqs; ++s) {
+      const auto a = st.device_pool->block_table(st.device_handles[level.first_seq]);
+      const auto b = st.device_pool->block_table(st.device_handles[s]);
+      if (!std::equal(a.begin() + level.token_begin / d.page_size, a.begin() + level.token_end / d.page_size,
+                      b.begin() + level.token_begin / d.page_size))
+        throw std::logic_error("shared-prefix batch: sequence " + std::to_string(s) +
+                               " does not share the pages of its level's tokens [" +
+                               std::to_string(level.token_begin) + ", " + std::to_string(level.token_end) + ")");
+    }
+  st.q.resize(static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim);
+  fill_segment(st.q.data(), st.q.size(), d.seed * 7919 + 5);
+  return st;
+}
+
+// Which sequences to verify, in order, within kVerifyBudget: every group's first and last, then
+// the rest in a seeded random order.
+std::vector<int> sequences_to_verify(const SharedPrefixPoint& sp) {
+  const int n = sp.spec.batch;
+  std::vector<int> order;
+  std::vector<bool> taken(n, false);
+  const auto take = [&](int s) {
+    if (!taken[s]) order.push_back(s);
+    taken[s] = true;
+  };
+  int first = 0;
+  for (int size : sp.spec.group_sizes()) {
+    take(first);
+    take(first + size - 1);
+    first += size;
+  }
+  std::vector<int> rest;
+  for (int s = 0; s < n; ++s)
+    if (!taken[s]) rest.push_back(s);
+  std::shuffle(rest.begin(), rest.end(), std::mt19937_64(sp.decode.seed + 31));
+  order.insert(order.end(), rest.begin(), rest.end());
+  const double per_seq = static_cast<double>(sp.spec.length()) * sp.decode.shape.heads_q * sp.decode.shape.head_dim;
+  const auto affordable = static_cast<std::size_t>(std::max(2.0, std::floor(kVerifyBudget / per_seq)));
+  if (order.size() > affordable) order.resize(affordable);
+  return order;
+}
+
+// The float64 reference over each chosen whole sequence (host pool), in parallel over sequences.
+template <class T>
+VerificationResult verify_sequences(const SharedPrefixPoint& sp, SharedPrefixState<T>& st, const std::vector<int>& seqs,
+                                    const std::vector<float>& o, const std::vector<float>& lse) {
+  const auto host = st.host_pool->template batch<T>(st.host_handles);
+  const DecodeShape shape = sp.decode.shape;
+  const std::size_t hd = static_cast<std::size_t>(shape.heads_q) * shape.head_dim;
+  std::vector<VerificationResult> each(seqs.size());
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < seqs.size();) {
+      const int s = seqs[i];
+      const auto ref = reference_decode(host.kv, s, host.lengths_host[s],
+                                        std::span<const float>(st.q.data() + s * hd, hd), shape);
+      each[i] = verify_decode(std::span<const float>(o.data() + s * hd, hd),
+                              std::span<const float>(lse.data() + s * shape.heads_q, shape.heads_q), ref,
+                              sp.decode.dtype);
+    }
+  };
+  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<std::size_t>(threads, seqs.size()); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  VerificationResult total;
+  total.passed = true;
+  for (const auto& r : each) accumulate(total, r);
+  return total;
+}
+
+// The point's roofline bound (issue 13): max(unique K/V bytes / DRAM read ceiling, prefix-phase
+// FLOPs / FP16 tensor-core ceiling), both ceilings measured in this run.
+json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const DecodeShape& shape,
+                const json& ceilings) {
+  double prefix_row_tokens = 0;
+  for (const SharedLevel& l : layout.levels)
+    prefix_row_tokens += static_cast<double>(l.token_end - l.token_begin) * l.num_seqs;
+  const double unique_kv = model.k_bytes + model.v_bytes;
+  const double prefix_flops = 4.0 * prefix_row_tokens * shape.heads_q * shape.head_dim;
+  json b = {{"unique_kv_bytes", unique_kv}, {"prefix_flops", prefix_flops}};
+  const auto ceiling = [&](const char* name) -> double {
+    return ceilings.contains(name) ? ceilings[name].value("value", 0.0) : 0.0;
+  };
+  const double dram = ceiling("dram_read"), tensor = ceiling("fp16_tensor");
+  double bound_us = 0;
+  if (dram > 0) {
+    b["dram_read_gbps"] = dram;
+    b["memory_us"] = unique_kv / (dram * 1e3);
+    bound_us = std::max(bound_us, b["memory_us"].get<double>());
+  }
+  if (tensor > 0) {
+    b["fp16_tensor_tflops"] = tensor;
+    b["compute_us"] = prefix_flops / (tensor * 1e6);
+    bound_us = std::max(bound_us, b["compute_us"].get<double>());
+  }
+  if (dram > 0 && tensor > 0) b["bound_us"] = bound_us;  // only with both ceilings measured
+  return b;
+}
+
+// A second stream and fork/join events for the overlapped launch (created once per runner).
+struct OverlapResources {
+  SharedPrefixStreams s;
+  OverlapResources() {
+    DB_CUDA_CHECK(cudaStreamCreateWithFlags(&s.aux, cudaStreamNonBlocking));
+    DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
+    DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
+  }
+  ~OverlapResources() {
+    cudaEventDestroy(s.join);
+    cudaEventDestroy(s.fork);
+    cudaStreamDestroy(s.aux);
+  }
+  OverlapResources(const OverlapResources&) = delete;
+  OverlapResources& operator=(const OverlapResources&) = delete;
+};
+
+class SharedPrefixRunner final : public PointRunner {
+ public:
+  // composed: kernel=shared_prefix; otherwise the plain batch decode over the same pages.
+  explicit SharedPrefixRunner(bool composed) : composed_(composed) {}
+  std::string name() const override { return composed_ ? "shared_prefix" : "batch_decode"; }
+  std::optional<std::string> cannot_run(const Point& point) const override {
+    return shared_prefix_point_unsupported(point.parameters);
+  }
+
+  json run(const Point& point, RunContext& ctx) override {
+    const SharedPrefixPoint sp = parse_shared_prefix_point(point.parameters);
+    switch (sp.decode.dtype) {
+      case DType::fp32: return run_typed<float>(point, sp, ctx);
+      case DType::fp16: return run_typed<__half>(point, sp, ctx);
+      case DType::bf16: return run_typed<__nv_bfloat16>(point, sp, ctx);
+      case DType::fp8_e4m3:
+      case DType::fp8_e5m2: break;  // refused by cannot_run (shared_prefix_point_unsupported)
+    }
+    return {};
+  }
+
+ private:
+  template <class T>
+  json run_typed(const Point& point, const SharedPrefixPoint& sp, RunContext& ctx) {
+    if (!flusher_) flusher_ = std::make_unique<L2Flusher>(ctx.device);
+    const DecodePoint& d = sp.decode;
+    SharedPrefixState<T> st = [&] {
+      NvtxRange range("build " + point.id);
+      return build_state<T>(sp, ctx.stream);
+    }();
+    const int n = sp.spec.batch;
+    DeviceBuffer<float> q(st.q), o(static_cast<std::size_t>(n) * d.shape.heads_q * d.shape.head_dim),
+        lse(static_cast<std::size_t>(n) * d.shape.heads_q);
+    const auto view = st.device_pool->template batch<T>(st.device_handles);
+    // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
+    st.device_pool->backend().synchronize();
+
+    json result, plan_json;
+    TrafficModel model;
+    LaunchFn launch, serial;
+    std::function<cudaError_t(cudaStream_t)> init_workspace;
+    DeviceBuffer<std::uint8_t> workspace;
+    SharedPrefixPlan sp_plan;  // outlives init_workspace (its metadata image is uploaded from it)
+    DecodePlan plan;
+    const SharedPrefixProblem sp_problem{d.shape, d.dtype, q.get(), o.get(), lse.get()};
+    const DecodeProblem problem{d.shape, d.dtype, n, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
+    if (composed_) {
+      const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = d.blocks}};
+      DB_CUDA_CHECK(plan_shared_prefix<T>(view.kv, sp_problem, st.layout, options, &sp_plan));
+      workspace = DeviceBuffer<std::uint8_t>(sp_plan.workspace_bytes);
+      if (sp.overlap && sp_plan.has_prefix && !overlap_) overlap_ = std::make_unique<OverlapResources>();
+      const SharedPrefixStreams* streams = sp.overlap && sp_plan.has_prefix ? &overlap_->s : nullptr;
+      launch = [&, streams](cudaStream_t s) {
+        return run_shared_prefix<T>(view.kv, sp_problem, sp_plan, workspace.get(), s, streams);
+      };
+      serial = [&](cudaStream_t s) { return run_shared_prefix<T>(view.kv, sp_problem, sp_plan, workspace.get(), s, nullptr); };
+      init_workspace = [&](cudaStream_t s) { return init_shared_prefix_workspace(sp_plan, workspace.get(), s); };
+      model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, true, sp_plan.suffix.num_splits);
+      const char* path = sp_plan.prefix.path == RowAttentionPath::tensor_core ? "tensor_core" : "simt";
+      plan_json = {{"levels", st.layout.levels.size()},
+                   {"overlap", streams != nullptr},
+                   {"prefix", {{"items", sp_plan.num_items},
+                               {"rows", sp_plan.num_rows},
+                               {"tokens", sp_plan.prefix_tokens},
+                               {"path", sp_plan.has_prefix ? path : "none"},
+                               {"splits", sp_plan.prefix.splits},
+                               {"rows_per_block", sp_plan.prefix.rows_per_block},
+                               {"tile_tokens", sp_plan.prefix.tile_tokens}}},
+                   {"suffix", {{"max_len", sp_plan.max_suffix_len},
+                               {"num_splits", sp_plan.suffix.num_splits},
+                               {"heads_per_block", sp_plan.suffix.heads_per_block},
+                               {"tile_tokens", sp_plan.suffix.tile_tokens},
+                               {"fused_merge", sp_plan.suffix.fused_merge}}},
+                   {"workspace_bytes", sp_plan.workspace_bytes}};
+    } else {
+      DB_CUDA_CHECK(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {.splits = d.blocks}, &plan));
+      workspace = DeviceBuffer<std::uint8_t>(plan.workspace_bytes);
+      launch = [&](cudaStream_t s) { return run_decode<PagedKV<T>>(view.kv, problem, plan, workspace.get(), s); };
+      serial = launch;
+      init_workspace = [&](cudaStream_t s) { return init_decode_workspace(plan, workspace.get(), s); };
+      model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, false, plan.num_splits);
+      plan_json = {{"num_splits", plan.num_splits},       {"active_splits", plan.active_splits},
+                   {"heads_per_block", plan.heads_per_block}, {"tile_tokens", plan.tile_tokens},
+                   {"fused_merge", plan.fused_merge},     {"workspace_bytes", plan.workspace_bytes}};
+    }
+
+    // 1. Verify: poisoned outputs and workspace, one launch, whole sequences against the reference.
+    {
+      NvtxRange range("verify " + point.id);
+      o.poison();
+      lse.poison();
+      workspace.poison();
+      DB_CUDA_CHECK(init_workspace(ctx.stream));
+      DB_CUDA_CHECK(launch(ctx.stream));
+      DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    }
+    const std::vector<int> seqs = sequences_to_verify(sp);
+    const VerificationResult verification = verify_sequences(sp, st, seqs, o.download(), lse.download());
+    result["verification"] = verification.to_json();
+    result["verification"]["sequences_checked"] = seqs.size();
+    result["verification"]["sequences"] = n;
+    result["model"] = model.to_json(composed_ ? "shared_prefix_unique_bytes+level_states"
+                                              : "shared_prefix_unique_bytes+prefix_reread");
+    result["plan"] = plan_json;
+    result["bound"] = bound_json(model, st.layout, d.shape, ctx.ceilings);
+    if (!verification.passed) {
+      result["status"] = std::string(kStatusVerificationFailed);
+      result["reason"] = verification.summary();
+      return result;
+    }
+
+    // 2. Time the launch (both phases and the merge; cold: L2 flushed before each).
+    TimingOptions topt;
+    topt.mode = parse_timing_mode(d.timing);
+    const TimingResult timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
+    if (!timing.ok()) {
+      if (timing.sticky_error) throw CudaError(static_cast<cudaError_t>(timing.cuda_error), point.id + ": " + timing.error);
+      result["status"] = std::string(kStatusError);
+      result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
+      return result;
+    }
+    const double median = timing.stats.median;
+    result["status"] = std::string(kStatusOk);
+    result["timing"] = timing.to_json();
+    ctx.measured_seconds += median * 1e-6 * timing.samples_us.size() *
+                            std::max<long long>(1, timing.iterations_per_repetition);
+    const double gbps = model.minimum_bytes() / (median * 1e3);
+    json achieved = {{"gbps", gbps}, {"tflops", model.flops / (median * 1e6)}};
+    if (ctx.ceilings.contains("dram_read"))
+      achieved["fraction_of_dram_read"] = gbps / ctx.ceilings["dram_read"].value("value", 1.0);
+    result["achieved"] = achieved;
+    if (result["bound"].contains("bound_us")) result["bound"]["median_over_bound"] = median / result["bound"]["bound_us"].get<double>();
+
+    // 3. Count: a separate profiled pass of the one-stream launch (the same kernels; the range
+    // profiler replays a range, which two concurrent streams would not make clearer).
+    result["counters"] = profile(ctx, serial, result["model"]);
+    return result;
+  }
+
+  json profile(RunContext& ctx, const LaunchFn& launch, const json& model) {
+    using namespace counters;
+    if (!profiler_) profiler_.emplace(RangeProfiler::create(ctx.device, metric_names_with_extras("")));
+    if (const auto* reason = std::get_if<std::string>(&*profiler_)) return counters_unavailable(*reason);
+    try {
+      const json raw = std::get<RangeProfiler>(*profiler_).profile(launch, ctx.stream,
+                                                                    [this](cudaStream_t s) { flusher_->flush(s); });
+      json c = derive_counters(raw_map(raw), model);
+      c["passes"] = raw.value("passes", 0);
+      return c;
+    } catch (const std::exception& e) {
+      return counters_unavailable(e.what());
+    }
+  }
+
+  bool composed_;
+  std::unique_ptr<L2Flusher> flusher_;
+  std::unique_ptr<OverlapResources> overlap_;
+  std::optional<std::variant<counters::RangeProfiler, std::string>> profiler_;
+};
+
+// kernel=batch_decode: prefix points over forked pages here, the rest to the decode runner.
+class BatchDecodeRunner final : public PointRunner {
+ public:
+  explicit BatchDecodeRunner(std::unique_ptr<PointRunner> plain) : plain_(std::move(plain)), shared_(false) {}
+  std::string name() const override { return "batch_decode"; }
+  std::optional<std::string> cannot_run(const Point& point) const override {
+    return has_prefix(point) ? shared_.cannot_run(point) : plain_->cannot_run(point);
+  }
+  std::uint64_t device_bytes_needed(const Point& point) const override {
+    return has_prefix(point) ? shared_.device_bytes_needed(point) : plain_->device_bytes_needed(point);
+  }
+  json run(const Point& point, RunContext& ctx) override {
+    return has_prefix(point) ? shared_.run(point, ctx) : plain_->run(point, ctx);
+  }
+
+ private:
+  static bool has_prefix(const Point& p) { return p.parameters.value("prefix_len", std::int64_t{0}) > 0; }
+  std::unique_ptr<PointRunner> plain_;
+  SharedPrefixRunner shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<PointRunner> make_shared_prefix_runner() { return std::make_unique<SharedPrefixRunner>(true); }
+std::unique_ptr<PointRunner> make_batch_decode_runner(std::unique_ptr<PointRunner> plain) {
+  return std::make_unique<BatchDecodeRunner>(std::move(plain));
+}
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,88 @@
+// DECODE_BENCH_FD_SPLIT_SCALE, the flash-decode planner's knob for a deliberately slowed kernel
+// (kernels/planner_tuning.hpp): parsing, the scaled count, and the planner honouring it on a GPU.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include "gpu_test_support.hpp"
+#include "harness/results_schema.hpp"
+#include "kernels/decode_launch.hpp"
+#include "kernels/planner_tuning.hpp"
+
+namespace decode_bench {
+namespace {
+
+// Sets the variable for one scope and restores the previous state.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_.empty()) unsetenv(name_); else setenv(name_, old_.c_str(), 1);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+TEST(PlannerTuning, SplitScaleDefaultsToOneAndParsesNumbers) {
+  {
+    ScopedEnv env(kSplitScaleEnv, nullptr);
+    EXPECT_EQ(flash_decode_split_scale(), 1.0);
+  }
+  ScopedEnv env(kSplitScaleEnv, "0.25");
+  EXPECT_EQ(flash_decode_split_scale(), 0.25);
+}
+
+TEST(PlannerTuning, BadSplitScaleIsRejectedNamingTheVariable) {
+  for (const char* bad : {"abc", "0", "-1", "0.5x", "inf", "100"}) {
+    ScopedEnv env(kSplitScaleEnv, bad);
+    try {
+      flash_decode_split_scale();
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_SPLIT_SCALE='" + std::string(bad) + "'"), std::string::npos);
+    }
+  }
+}
+
+TEST(PlannerTuning, ScaledSplitsRoundAndKeepAtLeastOne) {
+  EXPECT_EQ(scaled_splits(132, 1.0), 132);
+  EXPECT_EQ(scaled_splits(132, 0.25), 33);
+  EXPECT_EQ(scaled_splits(3, 0.1), 1);
+  EXPECT_EQ(scaled_splits(10, 2.0), 20);
+}
+
+TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
+  ScopedEnv env(kSplitScaleEnv, "0.5");
+  const auto meta = make_meta({"decode-bench"}, "ci-smoke");
+  EXPECT_EQ(meta["environment"]["DECODE_BENCH_FD_SPLIT_SCALE"], "0.5");
+}
+
+TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
+  DB_REQUIRE_GPU();
+  DecodeProblem problem;
+  problem.shape = DecodeShape{32, 32, 128};
+  problem.max_len = 65536;  // long enough that the wave, not the length, sets the split count
+  DecodePlan base, slowed, explicit_plan;
+  {
+    ScopedEnv env(kSplitScaleEnv, nullptr);
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {}, &base), cudaSuccess);
+  }
+  ScopedEnv env(kSplitScaleEnv, "0.25");
+  ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {}, &slowed), cudaSuccess);
+  EXPECT_EQ(slowed.num_splits, scaled_splits(base.num_splits, 0.25));
+  EXPECT_LT(slowed.num_splits, base.num_splits);
+  ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {.splits = 8}, &explicit_plan),
+            cudaSuccess);
+  EXPECT_EQ(explicit_plan.num_splits, 8);
+}
+
+}  // namespace
+}  // namespace decode_bench

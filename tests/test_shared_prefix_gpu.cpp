@@ -1,0 +1,162 @@
+// Composable shared-prefix decode on the GPU against the float64 reference over every whole
+// sequence (prefix levels + suffix), outputs and workspace poisoned first: awkward prefix lengths,
+// tiny and odd batches, GQA groups, head dims, shuffled pages, two levels with unequal groups,
+// every storage type, phases on one stream and overlapped on two. Then both sweep runners on
+// shared-prefix points (kernel shared_prefix, and batch_decode over the same forked pages).
+#include <random>
+
+#include "harness/device_buffer.hpp"
+#include "harness/results_schema.hpp"
+#include "harness/verify.hpp"
+#include "kernels/cpu_reference.hpp"
+#include "kernels/shared_prefix.hpp"
+#include "pools/memory_backend.hpp"
+#include "pools/shared_prefix_batch.hpp"
+#include "sweeps/shared_prefix_runner.hpp"
+#include "tests/gpu_test_support.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench {
+namespace {
+
+struct Case {
+  const char* name;
+  SharedPrefixSpec spec;
+  int page_size = 16;
+  DecodeShape shape{8, 8, 128};
+  DType dtype = DType::fp16;
+  PageOrder order = PageOrder::shuffled;
+  bool overlap = true;
+};
+
+template <class T>
+void run_case(const Case& c) {
+  const PagedPoolConfig cfg{.layout = {c.shape.heads_kv, c.shape.head_dim, c.dtype}, .page_size = c.page_size,
+                            .num_pages = static_cast<std::int32_t>(shared_prefix_pages(c.spec, c.page_size)),
+                            .max_seq_len = c.spec.length(),
+                            .max_seqs = c.spec.batch + static_cast<std::int32_t>(c.spec.group_sizes().size()) + 1,
+                            .page_order = c.order, .order_seed = 5};
+  PagedPool device(cfg, make_device_backend(nullptr));
+  PagedPoolConfig host_cfg = cfg;
+  host_cfg.page_order = PageOrder::sequential;
+  PagedPool host(host_cfg, make_host_backend());
+  std::mt19937_64 rng(17);
+  const std::size_t row = static_cast<std::size_t>(c.shape.heads_kv) * c.shape.head_dim;
+  PagedPool* pools[] = {&device, &host};
+  const auto handles = build_shared_prefix_batch(pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) {
+    const auto kv = testing::random_values<T>(2 * row * len, rng);
+    std::copy(kv.begin(), kv.begin() + row * len, static_cast<T*>(k));
+    std::copy(kv.begin() + row * len, kv.end(), static_cast<T*>(v));
+  });
+  const SharedPrefixLayout layout = shared_prefix_layout(c.spec, c.page_size);
+  const auto view = device.batch<T>(handles[0]);
+  device.backend().synchronize();
+
+  const int n = c.spec.batch;
+  const std::size_t hd = static_cast<std::size_t>(c.shape.heads_q) * c.shape.head_dim;
+  const auto q_host = testing::random_values<float>(n * hd, rng);
+  DeviceBuffer<float> q(q_host), o(n * hd), lse(static_cast<std::size_t>(n) * c.shape.heads_q);
+  const SharedPrefixProblem problem{c.shape, c.dtype, q.get(), o.get(), lse.get()};
+  ASSERT_FALSE(shared_prefix_unsupported_reason(problem, layout).has_value());
+  SharedPrefixPlan plan;
+  ASSERT_EQ(plan_shared_prefix<T>(view.kv, problem, layout, {}, &plan), cudaSuccess);
+  EXPECT_EQ(plan.has_prefix, !layout.levels.empty());
+  DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
+  o.poison();
+  lse.poison();
+  workspace.poison();
+  SharedPrefixStreams streams;
+  if (c.overlap) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&streams.aux, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaEventCreateWithFlags(&streams.fork, cudaEventDisableTiming), cudaSuccess);
+    ASSERT_EQ(cudaEventCreateWithFlags(&streams.join, cudaEventDisableTiming), cudaSuccess);
+  }
+  ASSERT_EQ(init_shared_prefix_workspace(plan, workspace.get(), nullptr), cudaSuccess);
+  ASSERT_EQ(run_shared_prefix<T>(view.kv, problem, plan, workspace.get(), nullptr, c.overlap ? &streams : nullptr),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  if (c.overlap) {
+    cudaEventDestroy(streams.join);
+    cudaEventDestroy(streams.fork);
+    cudaStreamDestroy(streams.aux);
+  }
+  const auto o_host = o.download(), lse_host = lse.download();
+  const auto ref_view = host.batch<T>(handles[1]);
+  for (int s = 0; s < n; ++s) {
+    const auto ref = reference_decode(ref_view.kv, s, c.spec.length(), std::span<const float>(q_host.data() + s * hd, hd),
+                                      c.shape);
+    const auto r = verify_decode(std::span<const float>(o_host.data() + s * hd, hd),
+                                 std::span<const float>(lse_host.data() + s * c.shape.heads_q, c.shape.heads_q), ref,
+                                 c.dtype);
+    ASSERT_TRUE(r.passed) << c.name << ": sequence " << s << ": " << r.summary();
+  }
+}
+
+class SharedPrefixGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SharedPrefixGpu, MatchesTheReferenceOverWholeSequences) {
+  DB_REQUIRE_GPU();
+  const Case& c = GetParam();
+  switch (c.dtype) {
+    case DType::fp32: return run_case<float>(c);
+    case DType::fp16: return run_case<__half>(c);
+    case DType::bf16: return run_case<__nv_bfloat16>(c);
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2: FAIL() << c.name << ": no FP8 shared-prefix case is defined";
+  }
+}
+
+SharedPrefixSpec one_level(int n, std::int64_t p, std::int64_t s) { return {.batch = n, .prefix_len = p, .suffix_len = s}; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SharedPrefixGpu,
+    ::testing::Values(
+        Case{"prefix_not_page_multiple", one_level(5, 100, 7)},
+        Case{"prefix_below_one_page", one_level(4, 10, 3)},
+        Case{"suffix_one", one_level(16, 64, 1)},
+        Case{"one_sequence", one_level(1, 300, 20)},
+        Case{"batch_19", one_level(19, 200, 5)},
+        Case{"gqa_group_4", one_level(6, 130, 9), 16, {16, 4, 128}},
+        Case{"gqa_group_8", one_level(6, 130, 9), 16, {16, 2, 128}},
+        Case{"mqa_group_8_one_kv_head", one_level(3, 90, 4), 16, {8, 1, 128}},
+        Case{"head_dim_64", one_level(6, 77, 5), 16, {4, 4, 64}},
+        Case{"head_dim_256", one_level(6, 77, 5), 16, {4, 4, 256}},
+        Case{"sequential_pages", one_level(8, 160, 16), 16, {8, 8, 128}, DType::fp16, PageOrder::sequential},
+        Case{"two_levels_unequal_groups", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9}},
+        Case{"two_levels_a_group_of_one", {.batch = 5, .prefix_len = 64, .group_prefix_len = 33, .groups = 4, .suffix_len = 2},
+             4, {8, 2, 64}},
+        Case{"fp32", one_level(6, 120, 11), 16, {8, 8, 128}, DType::fp32},
+        Case{"bf16", one_level(6, 120, 11), 16, {8, 4, 128}, DType::bf16},
+        Case{"bf16_two_levels_one_stream", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {8, 8, 128}, DType::bf16, PageOrder::shuffled, false},
+        Case{"fp32_two_levels_gqa", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 1},
+             8, {8, 2, 256}, DType::fp32}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// Both runners on one small shared-prefix point: verified over every sequence, timed, a bound.
+TEST(SharedPrefixRunnerGpu, BothKernelsRunAndVerifyAPoint) {
+  DB_REQUIRE_GPU();
+  const nlohmann::json params = {{"layout", "paged"},   {"dtype", "fp16"},       {"heads_q", 8},
+                                 {"heads_kv", 2},       {"head_dim", 128},       {"batch", 6},
+                                 {"prefix_len", 100},   {"group_prefix_len", 40}, {"groups", 4},
+                                 {"suffix_len", 20},    {"T", 160},              {"page_size", 16},
+                                 {"page_order", "shuffled"}, {"timing", "hot"}, {"seed", 3}};
+  auto shared = sweeps::make_shared_prefix_runner();
+  auto batch = sweeps::make_batch_decode_runner(nullptr);
+  sweeps::RunContext ctx;
+  ctx.ceilings = {{"dram_read", {{"value", 3000.0}}}, {"fp16_tensor", {{"value", 600.0}}}};
+  for (auto* runner : {shared.get(), batch.get()}) {
+    nlohmann::json p = params;
+    p["kernel"] = runner->name();
+    const sweeps::Point point{"e", p, "e/" + runner->name(), 0};
+    ASSERT_FALSE(runner->cannot_run(point).has_value()) << *runner->cannot_run(point);
+    const nlohmann::json r = runner->run(point, ctx);
+    EXPECT_EQ(r.value("status", ""), std::string(kStatusOk)) << r.dump();
+    EXPECT_EQ(r["verification"]["sequences_checked"], 6);
+    EXPECT_GT(r["bound"]["bound_us"].get<double>(), 0.0);
+    EXPECT_GT(r["bound"]["median_over_bound"].get<double>(), 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace decode_bench
