@@ -42,8 +42,16 @@ if [ ${#db_missing_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $db_sudo apt-get install -y -qq --no-install-recommends "${db_missing_pkgs[@]}" >/dev/null
 fi
 
-# cmake older than 3.25 (the project minimum): take a newer one from PyPI, user-local.
-if ! cmake -P /dev/stdin <<<'cmake_minimum_required(VERSION 3.25)' >/dev/null 2>&1; then
+# cmake older than 3.25 (the project minimum): take a newer one from PyPI, user-local. The
+# version is compared numerically from `cmake --version` ("cmake version 3.25.1" -> 3, 25): a
+# script run through `cmake -P /dev/stdin` fails on some systems whatever the version.
+db_cmake_version=$(cmake --version 2>/dev/null | sed -n '1s/^cmake version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
+db_cmake_old() {  # db_cmake_old "<major> <minor>" -> true when below 3.25 or unreadable
+  local major minor
+  read -r major minor <<<"$1"
+  [ -z "$major" ] || [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] && [ "$minor" -lt 25 ]; }
+}
+if db_cmake_old "$db_cmake_version"; then
   echo "== cmake $(cmake --version | head -1) is older than 3.25; installing cmake from PyPI"
   python3 -m pip install --user -q 'cmake>=3.25'
   export PATH=$HOME/.local/bin:$PATH

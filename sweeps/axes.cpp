@@ -87,6 +87,10 @@ const std::vector<AxisDef>& table() {
       {"end_to_end", AxisType::boolean, {}, 0, 0, false,
        "also time host-to-device copy of K, V, q and the copy of o back (the seed paper's E2E; contiguous layout)", false,
        times_a_kernel},
+      {"counters", AxisType::boolean, {}, 0, 0, true,
+       "collect hardware counters in a separate profiled pass (one kernel replay per metric pass; "
+       "false or --no-counters skips it)",
+       false, times_a_kernel},
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},
   };

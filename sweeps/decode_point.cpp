@@ -49,6 +49,7 @@ DecodePoint parse_decode_point(const nlohmann::json& p) {
   d.blocks = blocks.is_number_integer() ? blocks.get<int>() : 0;
   d.timing = p.value("timing", std::string("cold"));
   d.end_to_end = p.value("end_to_end", false);
+  d.counters = p.value("counters", true);
   d.seed = p.value("seed", std::uint64_t{0});
   const int batch = p.value("batch", 1);
   const std::int64_t T = p.value("T", std::int64_t{4096});

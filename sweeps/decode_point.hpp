@@ -23,6 +23,7 @@ struct DecodePoint {
   int blocks = 0;                  // 0: automatic split count
   std::string timing = "cold";
   bool end_to_end = false;
+  bool counters = true;            // the profiled counter pass after timing
   std::uint64_t seed = 0;
   std::vector<std::int32_t> lengths;  // one per sequence in the batch
 

@@ -11,6 +11,7 @@
 #include "pools/capacity.hpp"
 #include "pools/pool_error.hpp"
 #include "sweeps/partial_file.hpp"
+#include "sweeps/phase_summary.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -94,6 +95,18 @@ void stamp(json& record, const Point& point) {
   record["parameters"] = std::move(parameters);
 }
 
+// The runner's phases plus "other": the point's wall time none of them covers.
+json with_other(const PhaseSeconds& phases, double wall) {
+  json out = json::object();
+  double covered = 0;
+  for (const auto& [name, seconds] : phases) {
+    out[name] = seconds;
+    covered += seconds;
+  }
+  out[std::string(kPhaseOther)] = std::max(0.0, wall - covered);
+  return out;
+}
+
 // Points that a resumed run keeps. An "error" point is run again: the failure may have been the
 // process (a sticky error elsewhere), not the point.
 bool finished(const json& record) { return record.value("status", "") != kStatusError; }
@@ -104,6 +117,7 @@ json measure_point(const Point& point, const RunnerRegistry& runners, const Driv
                    bool* stop) {
   const auto tp = Clock::now();
   ctx.measured_seconds = 0;
+  ctx.phases.clear();
   PointResult r = run_one(point, runners, hooks, ctx);
   stamp(r.record, point);
   if (auto problem = schema_problem(r.record)) {
@@ -113,7 +127,8 @@ json measure_point(const Point& point, const RunnerRegistry& runners, const Driv
   const double wall = seconds_since(tp);
   r.record["run"] = {{"wall_seconds", wall},
                      {"measured_seconds", ctx.measured_seconds},
-                     {"overhead_seconds", std::max(0.0, wall - ctx.measured_seconds)}};
+                     {"overhead_seconds", std::max(0.0, wall - ctx.measured_seconds)},
+                     {"phases", with_other(ctx.phases, wall)}};
   if (stop) *stop = r.stop;
   return std::move(r.record);
 }
@@ -170,6 +185,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   PartialWriter partial(partial_path_for(options.output), header, carried);
 
   double overhead_seconds = 0, measured_seconds = 0;
+  PhaseSeconds phase_totals;
   for (std::size_t i = 0; i < plan.points.size(); ++i) {
     if (recorded.count(i)) continue;
     if (ctx.interrupt_requested()) {
@@ -180,6 +196,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
     PointResult r;
     r.record = measure_point(point, runners, hooks, ctx, &r.stop);
     overhead_seconds += r.record["run"].value("overhead_seconds", 0.0);
+    for (const auto& [name, seconds] : r.record["run"]["phases"].items()) phase_totals[name] += seconds.get<double>();
     measured_seconds += ctx.measured_seconds;
     partial.append(r.record);
     if (options.progress)
@@ -219,7 +236,9 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
                           {"stop_reason", out.stop_reason},
                           {"wall_seconds", seconds_since(t0)},
                           {"measured_seconds", measured_seconds},
-                          {"overhead_seconds", overhead_seconds}};
+                          {"overhead_seconds", overhead_seconds},
+                          {"phase_seconds", phase_totals}};
+  if (options.progress) *options.progress << phase_summary(phase_totals, seconds_since(t0), measured_seconds) << std::flush;
   write_results(options.output, doc);
   partial.close_and_remove();
   out.document = std::move(doc);

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
+#include "sweeps/phase_timer.hpp"
 #include "sweeps/point.hpp"
 
 namespace decode_bench::sweeps {
@@ -27,6 +28,13 @@ struct RunContext {
   // Seconds spent inside measured kernels for this point; the runner adds to it, the driver
   // resets it per point and records wall time minus this as the point's overhead.
   double measured_seconds = 0.0;
+  // Seconds of this point's wall time by phase (sweeps/phase_timer.hpp); reset per point by the
+  // driver, which records them with "other" as run.phases.
+  PhaseSeconds phases;
+  // The old paths, kept selectable (--verify cpu, --fill host): the float64 reference on the
+  // host over host copies of K/V, and K/V generated on the host and uploaded through admit.
+  bool verify_on_host = false;
+  bool fill_on_host = false;
 
   bool interrupt_requested() const { return interrupted && interrupted->load(); }
 };

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <new>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +89,42 @@ std::vector<std::string> point_ids(const json& doc) {
   std::vector<std::string> ids;
   for (const auto& p : doc["points"]) ids.push_back(p["id"]);
   return ids;
+}
+
+// run.phases: the runner's phases as recorded, "other" = wall time minus them, the sweep's totals
+// in meta.sweep.phase_seconds, and the end-of-sweep summary on the progress stream.
+TEST_F(SweepDriver, RecordsPhasesWithTheRestAsOtherAndPrintsTheirTotals) {
+  runner->hook = [](const Point&, RunContext& ctx) {
+    EXPECT_TRUE(ctx.phases.empty()) << "phases are reset per point";
+    PhaseTimer phase(ctx.phases, kPhaseTiming);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    phase.stop();
+    ctx.phases[std::string(kPhaseDataFill)] += 0.0;
+  };
+  std::ostringstream progress;
+  SweepOptions o = options("r.json");
+  o.progress = &progress;
+  const SweepOutcome out = run_sweep(plan(), registry, host_default_hooks(), o);
+  double timing_total = 0;
+  for (const auto& pt : out.document["points"]) {
+    const json& phases = pt["run"]["phases"];
+    ASSERT_TRUE(phases.contains("other")) << pt.dump();
+    double sum = 0;
+    for (const auto& [_, seconds] : phases.items()) sum += seconds.get<double>();
+    EXPECT_NEAR(sum, pt["run"]["wall_seconds"].get<double>(), 1e-9);
+    if (pt["status"] == "ok") {
+      EXPECT_GE(phases["timing"].get<double>(), 0.002);
+      EXPECT_EQ(phases["data_fill"], 0.0);
+      timing_total += phases["timing"].get<double>();
+    } else {
+      EXPECT_EQ(phases.size(), 1u) << "a skipped point has only 'other'";
+    }
+  }
+  const json& totals = out.document["meta"]["sweep"]["phase_seconds"];
+  EXPECT_NEAR(totals["timing"].get<double>(), timing_total, 1e-9);
+  EXPECT_NE(progress.str().find("time by phase"), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find("timing"), std::string::npos);
+  EXPECT_NE(progress.str().find("outside points"), std::string::npos);
 }
 
 TEST_F(SweepDriver, RunsEveryPointAndWritesAValidCompleteDocument) {

@@ -18,6 +18,7 @@
 #include "sweeps/device_pool.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/plan.hpp"
+#include "sweeps/run_paths.hpp"
 
 namespace decode_bench::cli {
 namespace {
@@ -38,6 +39,7 @@ struct SweepArgs {
   bool dry_run = false;
   bool list_axes = false;
   bool allow_mixed_devices = false;
+  RunPathOptions paths;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -147,6 +149,8 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     request.preset_document = load_preset_document(args.preset);
     request.overrides = args.sets;
     if (!args.timing.empty()) request.overrides.push_back("timing=" + args.timing);
+    RunContext run_paths;
+    apply_run_paths(args.paths, run_paths, request.overrides);
     request.experiments = args.experiments;
     request.shard = parse_shard(args.shard);
     request.context.registered_kernels = RunnerRegistry::global().names();
@@ -180,6 +184,8 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     options.preset_label = args.preset;
     options.shard = request.shard;
     options.context.device = args.device;
+    options.context.verify_on_host = run_paths.verify_on_host;
+    options.context.fill_on_host = run_paths.fill_on_host;
     options.interrupted = &g_interrupted;
     options.progress = &std::cerr;
     std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()
@@ -238,6 +244,13 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
                   "longest first, one results file recording each point's device)")
       ->excludes(device_opt);
   sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot")->check(CLI::IsMember({"cold", "hot"}));
+  sub->add_option("--verify", args.paths.verify,
+                  "Float64 reference of decode points on the gpu (default) or the cpu (the slower old path)")
+      ->capture_default_str();
+  sub->add_option("--fill", args.paths.fill,
+                  "Generate K/V/q in place on the device (default) or on the host and upload them (the old path)")
+      ->capture_default_str();
+  sub->add_flag("--no-counters", args.paths.no_counters, "Same as --set counters=false: no profiled counter pass");
   sub->add_flag("--dry-run", args.dry_run, "Validate and list the points; no GPU needed");
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
   sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");

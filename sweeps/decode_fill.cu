@@ -1,0 +1,124 @@
+#include "sweeps/decode_fill.hpp"
+
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include "kernels/kv_accessor.hpp"
+#include "kernels/kv_generator.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+template <class T>
+__host__ __device__ __forceinline__ T stored(float x);
+template <>
+__host__ __device__ __forceinline__ float stored<float>(float x) { return x; }
+template <>
+__host__ __device__ __forceinline__ __half stored<__half>(float x) { return __float2half_rn(x); }
+template <>
+__host__ __device__ __forceinline__ __nv_bfloat16 stored<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+// FP8 (cpu_reference points only: decode points quantize with per-head scales on the host,
+// kernels/fp8_quantize.hpp): the generator's value rounded to the format, unscaled.
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e4m3 stored<__nv_fp8_e4m3>(float x) { return __nv_fp8_e4m3(x); }
+template <>
+__host__ __device__ __forceinline__ __nv_fp8_e5m2 stored<__nv_fp8_e5m2>(float x) { return __nv_fp8_e5m2(x); }
+
+// One warp per row (sequence, head, token) of K and V, rows over a grid-stride loop.
+template <class KV>
+__global__ void fill_kv_kernel(KV kv, const std::int32_t* seq_lens, int batch, std::int64_t max_len, int heads_kv,
+                               int head_dim, std::uint64_t seed) {
+  using T = typename KV::value_type;
+  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
+    const std::int64_t t = r % max_len;
+    const int h = static_cast<int>((r / max_len) % heads_kv);
+    const int s = static_cast<int>(r / (max_len * heads_kv));
+    if (t >= seq_lens[s]) continue;
+    const std::int64_t at = kv.row_offset(s, h, t);
+    T* k = const_cast<T*>(kv.k) + at;
+    T* v = const_cast<T*>(kv.v) + at;
+    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, s, h, t);
+    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, s, h, t);
+    for (int i = lane; i < head_dim; i += 32) {
+      k[i] = stored<T>(generated_value(key_k, i));
+      v[i] = stored<T>(generated_value(key_v, i));
+    }
+  }
+}
+
+__global__ void fill_q_kernel(float* q, std::uint64_t seed, int batch, int heads_q, int head_dim) {
+  const std::int64_t n = static_cast<std::int64_t>(batch) * heads_q * head_dim;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / head_dim;
+    q[i] = generated_value(generated_row_key(seed, GeneratedTensor::q, static_cast<int>(row / heads_q),
+                                             static_cast<int>(row % heads_q), 0),
+                           static_cast<int>(i % head_dim));
+  }
+}
+
+}  // namespace
+
+std::uint64_t kv_seed(std::uint64_t point_seed) { return point_seed * 1000003 + 1; }
+std::uint64_t q_seed(std::uint64_t point_seed) { return point_seed * 7919 + 5; }
+
+template <class T>
+void fill_kv_host(std::span<T> out, bool is_v, std::uint64_t point_seed, int seq, int heads_kv, std::int64_t len,
+                  int head_dim) {
+  const GeneratedTensor which = is_v ? GeneratedTensor::v : GeneratedTensor::k;
+  std::size_t at = 0;
+  for (int h = 0; h < heads_kv; ++h)
+    for (std::int64_t t = 0; t < len; ++t) {
+      const std::uint64_t key = generated_row_key(kv_seed(point_seed), which, seq, h, t);
+      for (int i = 0; i < head_dim; ++i) out[at++] = stored<T>(generated_value(key, i));
+    }
+}
+
+void fill_q_host(std::span<float> out, std::uint64_t point_seed, int batch, int heads_q, int head_dim) {
+  std::size_t at = 0;
+  for (int s = 0; s < batch; ++s)
+    for (int h = 0; h < heads_q; ++h) {
+      const std::uint64_t key = generated_row_key(q_seed(point_seed), GeneratedTensor::q, s, h, 0);
+      for (int i = 0; i < head_dim; ++i) out[at++] = generated_value(key, i);
+    }
+}
+
+template <class KV>
+cudaError_t fill_kv_device(const KV& kv, const std::int32_t* seq_lens, int batch, std::int64_t max_len, int heads_kv,
+                           int head_dim, std::uint64_t point_seed, cudaStream_t stream) {
+  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
+  if (rows == 0) return cudaSuccess;
+  const int blocks = static_cast<int>(std::min<std::int64_t>((rows + 7) / 8, 65536));
+  fill_kv_kernel<<<blocks, 256, 0, stream>>>(kv, seq_lens, batch, max_len, heads_kv, head_dim, kv_seed(point_seed));
+  return cudaGetLastError();
+}
+
+cudaError_t fill_q_device(float* q, std::uint64_t point_seed, int batch, int heads_q, int head_dim,
+                          cudaStream_t stream) {
+  const std::int64_t n = static_cast<std::int64_t>(batch) * heads_q * head_dim;
+  if (n == 0) return cudaSuccess;
+  fill_q_kernel<<<static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 4096)), 256, 0, stream>>>(
+      q, q_seed(point_seed), batch, heads_q, head_dim);
+  return cudaGetLastError();
+}
+
+#define DECODE_BENCH_INSTANTIATE_FILL(T)                                                                        \
+  template void fill_kv_host<T>(std::span<T>, bool, std::uint64_t, int, int, std::int64_t, int);               \
+  template cudaError_t fill_kv_device<ContiguousKV<T>>(const ContiguousKV<T>&, const std::int32_t*, int,        \
+                                                       std::int64_t, int, int, std::uint64_t, cudaStream_t);    \
+  template cudaError_t fill_kv_device<PagedKV<T>>(const PagedKV<T>&, const std::int32_t*, int, std::int64_t,    \
+                                                  int, int, std::uint64_t, cudaStream_t);
+DECODE_BENCH_INSTANTIATE_FILL(float)
+DECODE_BENCH_INSTANTIATE_FILL(__half)
+DECODE_BENCH_INSTANTIATE_FILL(__nv_bfloat16)
+template void fill_kv_host<__nv_fp8_e4m3>(std::span<__nv_fp8_e4m3>, bool, std::uint64_t, int, int, std::int64_t, int);
+template void fill_kv_host<__nv_fp8_e5m2>(std::span<__nv_fp8_e5m2>, bool, std::uint64_t, int, int, std::int64_t, int);
+#undef DECODE_BENCH_INSTANTIATE_FILL
+
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,57 @@
+#pragma once
+// The KV state of one decode point: the pool (contiguous or paged, device memory), its sequences,
+// q on the device, and (when the CPU reference or the host fill needs them) host copies of K, V
+// and q. The values come from sweeps/decode_fill.hpp, generated on the device in place by
+// default, or on the host and uploaded through admit (fill_on_host). FP8 caches always take the
+// host path: their values are quantized with per-KV-head scales (kernels/fp8_quantize.hpp), which
+// only the host generator does, and the float64 reference reads them with the host scales.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "harness/device_buffer.hpp"
+#include "kernels/dtype.hpp"
+#include "kernels/fp8_quantize.hpp"
+#include "pools/kv_pool.hpp"
+#include "sweeps/decode_point.hpp"
+#include "sweeps/phase_timer.hpp"
+
+namespace decode_bench::sweeps {
+
+struct DecodeDataOptions {
+  bool fill_on_host = false;  // generate on the host, upload through admit (the old path)
+  bool host_copy = false;     // keep host copies of K, V and q (the CPU reference reads them)
+};
+
+template <class T>
+constexpr bool kIsFp8 = dtype_is_fp8(dtype_of<T>::value);
+
+template <class T>
+struct DecodeState {
+  std::unique_ptr<KVPool> pool;
+  std::vector<SequenceHandle> handles;
+  DeviceBuffer<float> q;             // (B, H_q, D)
+  std::vector<std::vector<T>> k, v;  // host copies per sequence, (H_kv, len, D); empty unless host_copy
+  std::vector<float> q_host;         // (B, H_q, D); empty unless host_copy
+  Fp8Scales scales;                  // FP8 only: per-KV-head K and V scales (host), empty otherwise
+  DeviceBuffer<float> k_scale, v_scale;  // their device copies
+
+  // An accessor with this state's dequantization scales: device ones for kernels, host ones for the reference.
+  template <class KV>
+  KV with_scales(KV kv, bool device) const {
+    if (scales.k.empty()) return kv;
+    kv.k_scale = device ? k_scale.get() : scales.k.data();
+    kv.v_scale = device ? v_scale.get() : scales.v.data();
+    return kv;
+  }
+};
+
+// Builds the pool (phase pool_build) and fills K, V and q (phase data_fill). Returns with every
+// upload and fill kernel finished, so the phases hold their own device time.
+template <class T>
+DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions& options, cudaStream_t stream,
+                                  PhaseSeconds& phases);
+
+}  // namespace decode_bench::sweeps

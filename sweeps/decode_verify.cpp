@@ -1,0 +1,86 @@
+#include "sweeps/decode_verify.hpp"
+
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gpu_verify.hpp"
+#include "kernels/cpu_reference.hpp"
+#include "kernels/gpu_reference.hpp"
+
+namespace decode_bench::sweeps {
+
+bool device_reference_supports(const DecodePoint& d) {
+  return !dtype_is_fp8(d.dtype) && d.shape.head_dim <= gpu_reference_max_head_dim();
+}
+
+template <class KV>
+VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const std::int32_t* seq_lens,
+                                    std::int64_t max_len, const float* q, const float* o, const float* lse,
+                                    cudaStream_t stream, PhaseSeconds& phases) {
+  const int batch = static_cast<int>(d.lengths.size());
+  const std::size_t heads = static_cast<std::size_t>(batch) * d.shape.heads_q;
+  DeviceBuffer<double> o_ref(heads * d.shape.head_dim), o_abs(heads * d.shape.head_dim), lse_ref(heads);
+  const GpuReferenceOutput ref{o_ref.get(), o_abs.get(), lse_ref.get()};
+  {
+    PhaseTimer phase(phases, kPhaseReference);
+    DeviceBuffer<double> workspace(std::max<std::size_t>(1, gpu_reference_workspace_doubles(d.shape, batch, max_len)));
+    DB_CUDA_CHECK(gpu_reference_decode(kv, d.shape, batch, max_len, seq_lens, q, workspace.get(), ref, stream));
+    DB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  PhaseTimer phase(phases, kPhaseVerification);
+  return verify_decode_on_device(o, lse, ref, heads, d.shape.head_dim, d.dtype, stream);
+}
+
+template <class T>
+VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& o_dev,
+                                  const DeviceBuffer<float>& lse_dev, PhaseSeconds& phases) {
+  std::vector<float> o, lse;
+  {
+    PhaseTimer phase(phases, kPhaseVerification);
+    o = o_dev.download();
+    lse = lse_dev.download();
+  }
+  PhaseTimer phase(phases, kPhaseReference);  // the comparison is negligible next to the reference
+  VerificationResult total;
+  total.passed = true;
+  const std::size_t hd = static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim;
+  for (std::size_t b = 0; b < d.lengths.size(); ++b) {
+    const auto host = st.with_scales(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
+                                                           std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
+                                     false);
+    const auto ref =
+        reference_decode(host, 0, d.lengths[b], std::span<const float>(st.q_host.data() + b * hd, hd), d.shape);
+    accumulate(total, verify_decode(std::span<const float>(o.data() + b * hd, hd),
+                                    std::span<const float>(lse.data() + b * d.shape.heads_q, d.shape.heads_q), ref,
+                                    d.dtype));
+  }
+  return total;
+}
+
+#define DECODE_BENCH_INSTANTIATE_VERIFY(T)                                                                         \
+  template VerificationResult verify_on_device<ContiguousKV<T>>(const DecodePoint&, const ContiguousKV<T>&,        \
+                                                                const std::int32_t*, std::int64_t, const float*,   \
+                                                                const float*, const float*, cudaStream_t,          \
+                                                                PhaseSeconds&);                                    \
+  template VerificationResult verify_on_device<PagedKV<T>>(const DecodePoint&, const PagedKV<T>&,                  \
+                                                           const std::int32_t*, std::int64_t, const float*,        \
+                                                           const float*, const float*, cudaStream_t,               \
+                                                           PhaseSeconds&);                                         \
+  template VerificationResult verify_on_host<T>(const DecodePoint&, const DecodeState<T>&, const DeviceBuffer<float>&, \
+                                                const DeviceBuffer<float>&, PhaseSeconds&);
+DECODE_BENCH_INSTANTIATE_VERIFY(float)
+DECODE_BENCH_INSTANTIATE_VERIFY(__half)
+DECODE_BENCH_INSTANTIATE_VERIFY(__nv_bfloat16)
+template VerificationResult verify_on_host<__nv_fp8_e4m3>(const DecodePoint&, const DecodeState<__nv_fp8_e4m3>&,
+                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
+                                                          PhaseSeconds&);
+template VerificationResult verify_on_host<__nv_fp8_e5m2>(const DecodePoint&, const DecodeState<__nv_fp8_e5m2>&,
+                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
+                                                          PhaseSeconds&);
+#undef DECODE_BENCH_INSTANTIATE_VERIFY
+
+}  // namespace decode_bench::sweeps

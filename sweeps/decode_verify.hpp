@@ -1,0 +1,39 @@
+#pragma once
+// The verification of a decode point's checked launch, two ways with one rule (harness/verify.hpp):
+//   on the device (default): the float64 reference of kernels/gpu_reference.hpp over the pool's
+//     own memory, compared on the device; only the error summary comes back.
+//   on the host (--verify cpu): o and lse copied back, the float64 CPU reference over the host
+//     copies of K/V (sweeps/decode_state.hpp).
+// Each charges its reference and comparison time to the phases "reference" and "verification".
+#include <span>
+
+#include <cuda_runtime.h>
+
+#include "harness/verify.hpp"
+#include "sweeps/decode_point.hpp"
+#include "sweeps/decode_state.hpp"
+#include "sweeps/phase_timer.hpp"
+
+namespace decode_bench::sweeps {
+
+// "gpu" or "cpu", recorded as verification.method.
+inline constexpr const char* kVerifyOnDevice = "gpu";
+inline constexpr const char* kVerifyOnHost = "cpu";
+
+// Whether the device reference can take this point: not FP8 (its per-head scales are applied by
+// the host reference only), and a head_dim its shared memory holds.
+bool device_reference_supports(const DecodePoint& d);
+
+// o: (B, H_q, D), lse: (B, H_q) in device memory, written by the launch; st.q on the device.
+// kv / seq_lens: the batch view the kernel read.
+template <class KV>
+VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const std::int32_t* seq_lens,
+                                    std::int64_t max_len, const float* q, const float* o, const float* lse,
+                                    cudaStream_t stream, PhaseSeconds& phases);
+
+// Needs the host copies (DecodeDataOptions::host_copy).
+template <class T>
+VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& o,
+                                  const DeviceBuffer<float>& lse, PhaseSeconds& phases);
+
+}  // namespace decode_bench::sweeps
