@@ -179,7 +179,7 @@ class GpuDecodeRunner final : public PointRunner {
       result["verification"] = verification.to_json();
       result["model"] = model.to_json(kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores"
                                                                        : "decode_min_bytes+splitk_partials");
-      result["plan"] = {{"num_splits", plan.num_splits},
+      result["plan"] = {{"path", std::string(decode_path_name(plan.path))}, {"num_splits", plan.num_splits},
                         {"active_splits", plan.active_splits},
                         {"heads_per_block", plan.heads_per_block},
                         {"chunk", plan.chunk},

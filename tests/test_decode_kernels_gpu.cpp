@@ -180,7 +180,9 @@ TEST(DecodeUnsupportedReason, NamesTheOffendingValue) {
   EXPECT_EQ(reason(p), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
   p = ok;
   p.shape.heads_q = 48;  // group 24
-  EXPECT_EQ(reason(p), "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8)");
+  EXPECT_EQ(reason(p),
+            "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA "
+            "with up to 128 query heads)");
   p = ok;
   p.num_seqs = 0;
   EXPECT_EQ(reason(p), "num_seqs must be >= 1");
