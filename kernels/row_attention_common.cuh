@@ -24,6 +24,7 @@ struct RowAttentionArgs {
   int splits;                      // blocks per item along its tokens (grid.y)
   int row_blocks;                  // blocks per item along its rows
   int rows_per_block;
+  int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
   float* partial_o;                // (num_rows, splits, D) when splits > 1
   float* partial_lse;              // (num_rows, splits)
   unsigned* counters;              // (num_items, row_blocks), zero between launches

@@ -27,25 +27,31 @@ struct KernelChoice {
   const void* kernel = nullptr;
   std::size_t shared_bytes = 0;
   int tile = 0;
+  int stages = 0;
 };
 
+// stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two.
 template <class KV, int D>
-KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block) {
+KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages) {
   if constexpr (kHasTensorCorePath<KV>) {
-    if (path == RowAttentionPath::tensor_core)
+    using Tr = device::RowMmaTraits<KV, D>;
+    if (path == RowAttentionPath::tensor_core) {
+      if (stages <= 0) stages = Tr::kMaxStages;
+      if (stages < 2 || stages > Tr::kMaxStages) return {};
       return {reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>),
-              device::RowMmaTraits<KV, D>::shared_bytes(rows_per_block), device::RowMmaTraits<KV, D>::kTile};
+              Tr::shared_bytes(rows_per_block, stages), Tr::kTile, stages};
+    }
   }
   return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
-          device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kTile};
+          device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kTile, 2};
 }
 
 template <class KV>
-KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block) {
+KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages) {
   switch (head_dim) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages);
     default: return {};
   }
 }
@@ -80,17 +86,28 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
   const int rows = std::max(p.max_item_rows, 1);
   const int rows_per_block = path == RowAttentionPath::simt ? 16 : rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
-  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block);
-  if (k.kernel == nullptr) return cudaErrorInvalidValue;
-
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed).
+  // The most stages that still let two blocks (8 warps) share an SM: with one block of 4 warps the
+  // prefix phase ran at a quarter of the mma roof (H100, 64 rows per block, 3 stages: 114 KiB).
+  KernelChoice k;
+  for (int stages = 3; stages >= 2; --stages) {
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages);
+    if (c.kernel == nullptr) continue;
+    int blocks = 0;
+    // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed).
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(c.shared_bytes)));
+    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, 128, c.shared_bytes));
+    if (blocks > per_sm) k = c, per_sm = blocks;
+    if (per_sm >= 2) break;
+  }
+  if (k.kernel == nullptr) return cudaErrorInvalidValue;
+  if (per_sm == 0) return cudaErrorInvalidConfiguration;
+  // The attribute must allow the chosen (possibly larger) size even if a smaller one was set last.
   DB_RETURN_IF_ERROR(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(k.shared_bytes)));
-  DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, 128, k.shared_bytes));
-  if (per_sm == 0) return cudaErrorInvalidConfiguration;
 
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
@@ -105,6 +122,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->rows_per_block = rows_per_block;
   plan->row_blocks = row_blocks;
   plan->tile_tokens = k.tile;
+  plan->stages = k.stages;
   plan->blocks_per_sm = per_sm;
   // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
   // [partial o (num_rows, splits, D)][partial lse (num_rows, splits)].
@@ -124,7 +142,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
       plan.row_blocks * plan.rows_per_block < p.max_item_rows || p.num_items < 0)
     return cudaErrorInvalidValue;
   if (p.num_items == 0) return cudaSuccess;
-  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block);
+  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};
@@ -141,6 +159,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.splits = plan.splits;
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
+  args.stages = k.stages;
   if (plan.splits > 1) {
     if (workspace == nullptr) return cudaErrorInvalidValue;
     char* const base = static_cast<char*>(workspace);

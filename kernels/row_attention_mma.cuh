@@ -2,7 +2,7 @@
 // Tensor-core row attention (FP16 / BF16 storage): mma.sync m16n8k16, FP32 accumulation.
 //
 // A block (4 warps) holds rows_per_block = 16 x WR query rows of one item and streams one token
-// split of the item's K/V through shared memory (cp.async, kStages tiles of 64 tokens in flight),
+// split of the item's K/V through shared memory (cp.async, 2 or 3 stages of 64-token tiles),
 // each tile read from global memory once for all the block's rows. Warps are WR x WT (WR x WT = 4,
 // WR from the planner at run time): warp (wr, wt) computes row tile wr against the wt-th quarter,
 // half or whole of every tile. Grouped decode (<= 16 rows) is 1 x 4: all warps share one row tile
@@ -91,17 +91,19 @@ struct RowMmaTraits {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTile = 64;                    // tokens per stage
-  static constexpr int kStages = D >= 256 ? 2 : 3;    // 32 KiB (D = 128) of K+V per stage
+  static constexpr int kMaxStages = D >= 256 ? 2 : 3; // 32 KiB (D = 128) of K+V per stage; the plan
+                                                      // takes 2 where 3 would leave one block per SM
   static constexpr int kChunks = D / 8;               // 16-byte chunks per row
   static constexpr int kTileBytes = kTile * D * 2;    // one of K, V
   static constexpr int kQParts = Ops::kSplit ? 2 : 1; // hi (+ lo) copies of Q
   static constexpr int kMaxRows = 16 * kWarps;
-  static constexpr int kPipeBytes = kStages * 2 * kTileBytes;
+  static constexpr int kMinPipeBytes = 2 * 2 * kTileBytes;
   // Dynamic shared memory: the K/V stages, then Q (rows_per_block x D per part). The epilogue
   // reuses the stages for each warp's (O, m, l): 4 x 16 x (D + 2) floats.
-  static_assert(kWarps * 16 * (D + 2) * 4 <= kPipeBytes, "epilogue fits in the stages");
-  static constexpr std::size_t shared_bytes(int rows_per_block) {
-    return kPipeBytes + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
+  static_assert(kWarps * 16 * (D + 2) * 4 <= kMinPipeBytes, "epilogue fits in the stages");
+  static constexpr std::size_t pipe_bytes(int stages) { return static_cast<std::size_t>(stages) * 2 * kTileBytes; }
+  static constexpr std::size_t shared_bytes(int rows_per_block, int stages) {
+    return pipe_bytes(stages) + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
   }
 };
 
@@ -110,7 +112,8 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
                                                                const FastDivmod page_div) {
   using Tr = RowMmaTraits<KV, D>;
   using Ops = typename Tr::Ops;
-  constexpr int kTile = Tr::kTile, kStages = Tr::kStages, kChunks = Tr::kChunks;
+  constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks;
+  const int stages = args.stages;  // 2 .. Tr::kMaxStages K/V tiles in shared memory
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int item_index = blockIdx.x / args.row_blocks, rb = blockIdx.x - item_index * args.row_blocks;
@@ -118,8 +121,15 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   const int row0 = item.row_begin + rb * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);
   if (nrows <= 0) return;  // the item has fewer rows than the widest one: nothing to do (whole block)
-  std::int64_t t_begin, t_end;
-  split_range<kTile>(item, blockIdx.y, args.splits, t_begin, t_end);
+  // Splits take turns tile by tile (split s reads tiles s, s + splits, ...): all blocks of an item
+  // then read inside one window of splits x 64 tokens, the access order of a grid-stride copy
+  // (flash_decode_launch.cuh measured 2513 -> 2838 GB/s for it). Only the item's last tile is partial.
+  const std::int64_t t_begin = item.token_begin;
+  const std::int64_t t_end = item.token_end > item.token_begin ? item.token_end : item.token_begin;
+  const std::int64_t item_tiles = (t_end - t_begin + kTile - 1) / kTile;
+  const int split = blockIdx.y, splits = args.splits;
+  const int num_tiles = split < item_tiles ? static_cast<int>((item_tiles - split + splits - 1) / splits) : 0;
+  const auto tile_start = [&](int i) { return t_begin + (split + static_cast<std::int64_t>(i) * splits) * kTile; };
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr_count = args.rows_per_block / 16, wt_count = Tr::kWarps / wr_count;
@@ -128,7 +138,7 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   const int nsub = sub / 16;
 
   const std::uint32_t smem_base = shared_address(smem);
-  const std::uint32_t q_smem = smem_base + Tr::kPipeBytes;
+  const std::uint32_t q_smem = smem_base + static_cast<std::uint32_t>(Tr::pipe_bytes(stages));
   const std::uint32_t q_part_bytes = static_cast<std::uint32_t>(args.rows_per_block) * D * 2;
 
   // Q: rows_per_block x D, scaled into the log2 domain, stored as hi (+ lo) parts, swizzled like
@@ -159,11 +169,9 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   }
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
-  const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -182,18 +190,19 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   const int v_tok = (lane & 7) + ((lane >> 3) & 1) * 8, v_chunk = lane >> 4;
 
   for (int tile = 0; tile < num_tiles; ++tile) {
-    cp_async_wait<kStages - 2>();
+    if (stages >= 3) cp_async_wait<1>();
+    else cp_async_wait<0>();
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
     {
-      const int next = tile + kStages - 1;
+      const int next = tile + stages - 1;
       if (next < num_tiles)
-        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
-                                                  k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
+        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(next), t_end,
+                                                  k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
     if (!active) continue;
-    const std::uint32_t ks = k_stage(tile % kStages), vs = ks + Tr::kTileBytes;
-    const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
+    const std::uint32_t ks = k_stage(tile % stages), vs = ks + Tr::kTileBytes;
+    const std::int64_t tile_t0 = tile_start(tile);
 
     // S = Q K^T over this warp's sub-tiles of 16 tokens (two n8 accumulators each).
     float s[4][2][4];
