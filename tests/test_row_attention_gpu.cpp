@@ -6,6 +6,8 @@
 // skip with the reason where no GPU exists; the planner's refusals are host tests.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
@@ -30,13 +32,13 @@ const char* path_name(RowAttentionPath p) {
 }
 
 std::string describe(DType dtype, const RowCase& c) {
-  std::string items;
+  std::ostringstream s;
+  s << dtype_name(dtype) << " " << path_name(c.path) << " Hq=" << c.shape.heads_q << " Hkv=" << c.shape.heads_kv
+    << " D=" << c.shape.head_dim << " page=" << c.page_size << " splits=" << c.splits << " items";
   for (const auto& it : c.items)
-    items += "(" + std::to_string(it.seq) + "," + std::to_string(it.kv_head) + ",rows " + std::to_string(it.rows) +
-             ",[" + std::to_string(it.token_begin) + "," + std::to_string(it.token_end) + ")) ";
-  return std::string(dtype_name(dtype)) + " " + path_name(c.path) + " Hq=" + std::to_string(c.shape.heads_q) +
-         " Hkv=" + std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " page=" +
-         std::to_string(c.page_size) + " splits=" + std::to_string(c.splits) + " items " + items;
+    s << " (" << it.seq << "," << it.kv_head << ",rows " << it.rows << ",[" << it.token_begin << "," << it.token_end
+      << "))";
+  return s.str();
 }
 
 void expect_verified(DType dtype, const RowCase& c) {
