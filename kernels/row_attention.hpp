@@ -82,7 +82,7 @@ struct RowAttentionPlan {
   int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32 or 64; simt: 16)
   int row_blocks = 0;      // blocks per item along its rows: ceil(max_item_rows / rows_per_block)
   int tile_tokens = 0;     // KV tokens per block iteration
-  int stages = 0;          // K/V tiles in shared memory (tensor_core: 3 where two blocks per SM fit, else 2)
+  int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
   int blocks_per_sm = 0;   // occupancy of the kernel at this plan's shared memory
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace

@@ -89,8 +89,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  // The most stages that still let two blocks (8 warps) share an SM: with one block of 4 warps the
-  // prefix phase ran at a quarter of the mma roof (H100, 64 rows per block, 3 stages: 114 KiB).
+  // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
+  // KiB) was slower on the H100 (shared prefix N = 256, P = 32K: 835 -> 1028 us; decode-row-probe,
+  // 2026-11-23): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages);
@@ -101,7 +102,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                                             static_cast<int>(c.shared_bytes)));
     DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, 128, c.shared_bytes));
     if (blocks > per_sm) k = c, per_sm = blocks;
-    if (per_sm >= 2) break;
+    if (per_sm >= 1) break;
   }
   if (k.kernel == nullptr) return cudaErrorInvalidValue;
   if (per_sm == 0) return cudaErrorInvalidConfiguration;

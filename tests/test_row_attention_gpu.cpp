@@ -102,9 +102,12 @@ TEST(RowAttentionGpu, Splits) {
 TEST(RowAttentionGpu, SharedPrefixManyRows) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 300;
+  // 1000+ rows for the paths' main storage types only: the float64 reference of each row over the
+  // prefix dominates the test's time (all variants x all row counts took 120 s on the H100 host).
   for (const auto& var : kVariants)
     for (int page : {0, 16})
-      for (int rows : {64, 1000, 1031}) {
+      for (int rows : {64, 1031}) {
+        if (rows > 64 && (page == 0 || var.dtype == DType::bf16)) continue;
         RowCase c;
         c.shape = {8, 2, 128};
         c.lengths = std::vector<std::int32_t>(130, 1);
