@@ -8,6 +8,24 @@
 
 namespace decode_bench {
 
+// Grouped decode on the tensor-core row-attention path (kernels/row_attention_launch.cuh,
+// instantiated in kernels/instantiate/row_attention_*.cu).
+template <class KV>
+cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& options, DecodePlan* plan) {
+  if (!decode_tensor_core_supported(problem)) return cudaErrorInvalidValue;
+  const RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits};
+  DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
+  plan->kernel = DecodeKernel::flash_decode;
+  plan->path = DecodePath::tensor_core;
+  plan->num_splits = plan->active_splits = plan->rows.splits;
+  plan->tile_tokens = plan->rows.tile_tokens;
+  plan->blocks_per_sm = plan->rows.blocks_per_sm;
+  plan->fused_merge = plan->rows.splits > 1;
+  plan->workspace_bytes = plan->rows.workspace_bytes;
+  plan->workspace_init_bytes = plan->rows.workspace_init_bytes;
+  return cudaSuccess;
+}
+
 template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,
                         DecodePlan* plan) {
@@ -15,10 +33,17 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
     return cudaErrorInvalidValue;
   if (decode_kernel_unsupported_reason(kernel, problem)) return cudaErrorInvalidValue;
   *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
-  if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) return plan_flash_decode<KV>(problem, options, plan);
-  else
+  if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
+    return plan_flash_decode<KV>(problem, options, plan);  // no tensor-core FP8 path yet
+  } else {
+    if (kernel == DecodeKernel::flash_decode &&
+        (options.path == DecodePath::tensor_core ||
+         (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
+      return plan_decode_rows<KV>(problem, options, plan);
+    if (kernel == DecodeKernel::flash_decode && !gqa_group_supported(problem.shape.group())) return cudaErrorInvalidValue;
     return kernel == DecodeKernel::baseline ? plan_baseline<KV>(problem, plan)
                                             : plan_flash_decode<KV>(problem, options, plan);
+  }
 }
 
 template <class KV>
@@ -29,6 +54,8 @@ cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodeP
     if (plan.kernel == DecodeKernel::baseline) return cudaErrorInvalidValue;
     return run_flash_decode<KV>(kv, problem, plan, workspace, stream);
   } else {
+    if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
+      return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
     return plan.kernel == DecodeKernel::baseline ? run_baseline<KV>(kv, problem, plan, workspace, stream)
                                                  : run_flash_decode<KV>(kv, problem, plan, workspace, stream);
   }

@@ -15,8 +15,19 @@
 
 #include "kernels/decode_problem.hpp"
 #include "kernels/kv_accessor.hpp"
+#include "kernels/row_attention.hpp"
 
 namespace decode_bench {
+
+// Which kernel family runs a flash_decode plan. tensor_core: the grouped query heads of each
+// (sequence, KV head) as one row-attention item (kernels/row_attention.hpp, mma.sync), for FP16 /
+// BF16 storage at GQA groups >= kRowAttentionMinGroup and groups the CUDA-core kernel has no
+// compiled tiling for (3, 5-7, 9-16, MQA up to 128 query heads).
+enum class DecodePath { automatic, cuda_core, tensor_core };
+constexpr std::string_view decode_path_name(DecodePath p) {
+  return p == DecodePath::tensor_core ? "tensor_core" : p == DecodePath::cuda_core ? "cuda_core" : "automatic";
+}
+inline constexpr int kRowAttentionMinGroup = 3;
 
 // Planning choices a caller may pin; the defaults leave each to the planner.
 struct DecodeOptions {
@@ -25,6 +36,8 @@ struct DecodeOptions {
   int heads_per_block = 0;  // flash_decode: KV heads one block streams side by side (dividing H_kv
                             // and the block's warps); <= 0: one (tuning probes try more)
   bool fused_merge = true;  // flash_decode: false merges the splits in a second kernel (probes)
+  DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family (probes, tests);
+                                            // automatic with heads_per_block > 0 keeps the CUDA cores
 };
 
 struct DecodePlan {
@@ -37,6 +50,8 @@ struct DecodePlan {
   int tile_tokens = 0;            // flash_decode: tokens of one head per block iteration
   int blocks_per_sm = 0;          // occupancy of the main kernel
   bool fused_merge = false;       // flash_decode: the last split block of a head block merges (no second kernel)
+  DecodePath path = DecodePath::cuda_core;  // flash_decode: the kernel family chosen (never automatic)
+  RowAttentionPlan rows;          // path tensor_core: the row-attention plan (num_splits etc. mirror it)
   std::size_t workspace_bytes = 0;
   // The first workspace_init_bytes of the workspace must be zero before the first run on it
   // (init_decode_workspace); every complete run leaves them zero again.
@@ -47,6 +62,14 @@ struct DecodePlan {
 std::optional<std::string> decode_unsupported_reason(const DecodeProblem& problem);
 // The same, and whether this kernel takes the problem's storage type (the baseline has no FP8 path).
 std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel, const DecodeProblem& problem);
+
+// Whether flash_decode runs this problem on the tensor-core row-attention path (DecodePath
+// automatic), and whether it can (any other choice is refused by plan_decode).
+bool decode_prefers_tensor_core(const DecodeProblem& problem);
+bool decode_tensor_core_supported(const DecodeProblem& problem);
+
+// The decode step as row-attention items (seq, kv_head), rows = the group's query heads.
+RowAttentionProblem decode_as_row_attention(const DecodeProblem& problem);
 
 template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,

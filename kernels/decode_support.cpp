@@ -8,8 +8,10 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
   if (const std::string why = p.shape.invalid_reason(); !why.empty()) return why;
   if (!head_dim_supported(p.shape.head_dim))
     return "head_dim " + std::to_string(p.shape.head_dim) + " has no compiled kernel (supported: 64, 128, 256)";
-  if (!gqa_group_supported(p.shape.group()))
-    return "GQA group " + std::to_string(p.shape.group()) + " has no compiled kernel (supported: 1, 2, 4, 8)";
+  if (!gqa_group_supported(p.shape.group()) && !decode_tensor_core_supported(p))
+    return "GQA group " + std::to_string(p.shape.group()) +
+           " has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA with up to "
+           "128 query heads)";
   if (p.num_seqs < 1) return "num_seqs must be >= 1";
   if (p.max_len < 0 || p.max_len >= (std::int64_t{1} << 31)) return "sequence lengths must be in [0, 2^31)";
   return std::nullopt;
@@ -21,6 +23,34 @@ std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel,
     return "dtype " + std::string(dtype_name(p.kv_dtype)) +
            ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales); use flash_decode";
   return std::nullopt;
+}
+
+bool decode_tensor_core_supported(const DecodeProblem& p) {
+  if (p.kv_dtype != DType::fp16 && p.kv_dtype != DType::bf16) return false;
+  if (!p.shape.invalid_reason().empty() || !head_dim_supported(p.shape.head_dim)) return false;
+  const int group = p.shape.group();
+  return (group >= 1 && group <= 16) || (p.shape.heads_kv == 1 && p.shape.heads_q <= 128);
+}
+
+bool decode_prefers_tensor_core(const DecodeProblem& p) {
+  return decode_tensor_core_supported(p) && (p.shape.group() >= kRowAttentionMinGroup || !gqa_group_supported(p.shape.group()));
+}
+
+RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {
+  RowAttentionProblem r;
+  r.shape = p.shape;
+  r.kv_dtype = p.kv_dtype;
+  r.num_items = p.num_seqs * p.shape.heads_kv;
+  r.items = nullptr;
+  r.num_rows = p.num_seqs * p.shape.heads_q;
+  r.row_q = nullptr;
+  r.seq_lens = p.seq_lens;
+  r.max_item_tokens = p.max_len;
+  r.max_item_rows = p.shape.group();
+  r.q = p.q;
+  r.o = p.o;
+  r.lse = p.lse;
+  return r;
 }
 
 cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream) {

@@ -20,6 +20,14 @@
 // Rows of one item are contiguous, [row_begin, row_end), and every row belongs to exactly one item.
 // With row_q == nullptr and items (seq, kv_head) whose rows are [seq * H_q + kv_head * G, + G), o and
 // lse are exactly the decode outputs (num_seqs, H_q, D) and (num_seqs, H_q).
+// Decode items without an item array: items == nullptr and seq_lens set means item i is
+// (seq = i / H_kv, kv_head = i % H_kv, rows [seq * H_q + kv_head * G, + G), tokens [0, seq_lens[seq]))
+// with num_items = num_seqs * H_kv and num_rows = num_seqs * H_q (how plan_decode uses it).
+//
+// Supported (row_attention_unsupported_reason): head_dim 64, 128, 256; FP32 / FP16 / BF16 storage
+// (tensor_core: FP16 / BF16 only); 1 <= rows per item; ranges below 2^31 tokens; q rows 16-byte
+// aligned (D floats each). The planner sizes a workspace: (num_rows x splits) partial states and
+// one counter per (item, row block) when splits > 1, else none.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -48,6 +56,7 @@ struct RowAttentionProblem {
   const RowAttentionItem* items = nullptr;  // device
   int num_rows = 0;
   const std::int32_t* row_q = nullptr;      // device, or nullptr (identity)
+  const std::int32_t* seq_lens = nullptr;   // device; only with items == nullptr (decode items)
   // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
   std::int64_t max_item_tokens = 0;
   int max_item_rows = 0;
@@ -70,14 +79,21 @@ struct RowAttentionOptions {
 struct RowAttentionPlan {
   RowAttentionPath path = RowAttentionPath::simt;
   int splits = 1;          // blocks per item along the tokens (1: no merge)
-  int rows_per_block = 0;  // query rows one block holds
+  int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32 or 64; simt: 16)
+  int row_blocks = 0;      // blocks per item along its rows: ceil(max_item_rows / rows_per_block)
   int tile_tokens = 0;     // KV tokens per block iteration
+  int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
+  int blocks_per_sm = 0;   // occupancy of the kernel at this plan's shared memory
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
 };
 
-// Why this problem cannot run on the compiled kernels, or nullopt.
+// Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
+// pointers are not looked at: a caller may plan from counts and bounds alone, before the arrays
+// exist (the shared-prefix planner sizes one workspace that holds them).
 std::optional<std::string> row_attention_unsupported_reason(const RowAttentionProblem& problem);
+// Which device array a run needs and lacks, or nullopt (run_row_attention refuses such a problem).
+std::optional<std::string> row_attention_missing_pointers(const RowAttentionProblem& problem);
 
 template <class KV>
 cudaError_t plan_row_attention(const RowAttentionProblem& problem, const RowAttentionOptions& options,

@@ -32,7 +32,8 @@ using counters::RangeProfiler;
 using counters::raw_map;
 
 json plan_json(const DecodePlan& plan) {
-  return {{"num_splits", plan.num_splits},         {"active_splits", plan.active_splits},
+  return {{"path", std::string(decode_path_name(plan.path))},
+          {"num_splits", plan.num_splits},         {"active_splits", plan.active_splits},
           {"heads_per_block", plan.heads_per_block}, {"chunk", plan.chunk},
           {"tile_tokens", plan.tile_tokens},         {"interleaved", plan.interleaved},
           {"fused_merge", plan.fused_merge},         {"blocks_per_sm", plan.blocks_per_sm},

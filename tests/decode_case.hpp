@@ -26,6 +26,7 @@ struct DecodeCase {
   int launches = 1;         // runs on one workspace, outputs re-poisoned before each; the last is checked
   int heads_per_block = 0;  // 0: automatic
   bool per_tensor_scale = false;  // FP8: every KV head gets the same scale (else one per head)
+  DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family
 };
 
 struct DecodeCaseResult {
@@ -109,7 +110,8 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   DecodeCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    const DecodeOptions options{.splits = c.splits, .heads_per_block = c.heads_per_block, .fused_merge = c.fused_merge};
+    const DecodeOptions options{.splits = c.splits, .heads_per_block = c.heads_per_block, .fused_merge = c.fused_merge,
+                                .path = c.path};
     result.status = plan_decode<KV>(c.kernel, problem, options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);

@@ -86,7 +86,8 @@ TEST(DecodeKernelsGpu, BatchWithEmptyAndShortSequences) {
 
 TEST(DecodeKernelsGpu, UnsupportedConfigurationsAreRefused) {
   DB_REQUIRE_GPU();
-  const auto r = run_any(DType::fp16, {DecodeKernel::flash_decode, {3, 1, 128}, {17}, 0, 0, 1});  // group 3
+  // Group 3: FP16/BF16 run it on the tensor-core path (tests/test_row_attention_gpu.cpp), FP32 has no kernel.
+  const auto r = run_any(DType::fp32, {DecodeKernel::flash_decode, {3, 1, 128}, {17}, 0, 0, 1});
   EXPECT_EQ(r.status, cudaErrorInvalidValue);
   const auto r2 = run_any(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 96}, {17}, 0, 0, 1});  // D 96
   EXPECT_EQ(r2.status, cudaErrorInvalidValue);
@@ -182,7 +183,9 @@ TEST(DecodeUnsupportedReason, NamesTheOffendingValue) {
   EXPECT_EQ(reason(p), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
   p = ok;
   p.shape.heads_q = 48;  // group 24
-  EXPECT_EQ(reason(p), "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8)");
+  EXPECT_EQ(reason(p),
+            "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA "
+            "with up to 128 query heads)");
   p = ok;
   p.num_seqs = 0;
   EXPECT_EQ(reason(p), "num_seqs must be >= 1");

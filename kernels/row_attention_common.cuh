@@ -1,0 +1,116 @@
+#pragma once
+// Device pieces both row-attention paths share (kernels/row_attention_mma.cuh, _simt.cuh):
+// the kernel arguments, item lookup, the split of an item's token range, the cp.async staging of
+// K/V tiles (raw storage bytes, swizzled, converted only where they are used) and the epilogue
+// that writes a row's state or a split partial and lets the last split block merge.
+#include <cstdint>
+
+#include "kernels/cp_async.cuh"
+#include "kernels/row_attention.hpp"
+#include "kernels/row_locator.cuh"
+#include "kernels/split_merge.cuh"
+
+namespace decode_bench::device {
+
+struct RowAttentionArgs {
+  const RowAttentionItem* items;   // nullptr: decode items (see RowAttentionProblem::seq_lens)
+  const std::int32_t* seq_lens;    // decode items only
+  const std::int32_t* row_q;       // nullptr: identity
+  const float* q;
+  float* o;
+  float* lse;
+  int heads_q, heads_kv, group;
+  float q_scale;                   // softmax_scale * log2(e): scores live in the log2 domain
+  int splits;                      // blocks per item along its tokens (grid.y)
+  int row_blocks;                  // blocks per item along its rows
+  int rows_per_block;
+  int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
+  float* partial_o;                // (num_rows, splits, D) when splits > 1
+  float* partial_lse;              // (num_rows, splits)
+  unsigned* counters;              // (num_items, row_blocks), zero between launches
+};
+
+struct ItemView {
+  int seq, kv_head, row_begin, row_end;
+  std::int64_t token_begin, token_end;
+};
+
+__device__ __forceinline__ ItemView load_item(const RowAttentionArgs& a, int i) {
+  if (a.items != nullptr) {
+    const RowAttentionItem it = a.items[i];
+    return {it.kv_seq, it.kv_head, it.row_begin, it.row_end, it.token_begin, it.token_end};
+  }
+  const int seq = i / a.heads_kv, h = i - seq * a.heads_kv;
+  const int first = seq * a.heads_q + h * a.group;
+  return {seq, h, first, first + a.group, 0, a.seq_lens[seq]};
+}
+
+// Split s of `splits` takes tokens [begin, end) of the item: equal chunks rounded up to whole
+// tiles, so only the last chunk has a partial tile (later splits may be empty).
+template <int kTile>
+__device__ __forceinline__ void split_range(const ItemView& it, int s, int splits, std::int64_t& begin,
+                                            std::int64_t& end) {
+  const std::int64_t len = it.token_end > it.token_begin ? it.token_end - it.token_begin : 0;
+  std::int64_t chunk = (len + splits - 1) / splits;
+  chunk = (chunk + kTile - 1) / kTile * kTile;
+  begin = min(it.token_begin + s * chunk, it.token_begin + len);
+  end = min(begin + chunk, it.token_begin + len);
+}
+
+// Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled) of K and V into shared memory:
+//   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + (c ^ (r & 7)),
+// so the 8 rows an ldmatrix (or 8 lanes reading one chunk column) touch land in distinct banks.
+// Storage bytes are copied as they are: conversion happens where the values are consumed
+// (StorageOps in row_attention_mma.cuh, Vec16 in the SIMT path).
+template <class KV, int D, int kTile, int kThreads>
+__device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
+                                              std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
+  using T = typename KV::value_type;
+  constexpr int kElems = 16 / sizeof(T);
+  constexpr int kChunks = D / kElems;
+  static_assert(kChunks >= 8 && (kTile * kChunks) % kThreads == 0, "swizzle and thread tiling");
+#pragma unroll 4
+  for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
+    const int r = i / kChunks, c = i - r * kChunks;
+    const std::int64_t t = t0 + r;
+    const bool valid = t < t_end;
+    const std::int64_t off = loc.offset(loc.fetch(valid ? t : t0)) + c * kElems;  // t0 < t_end: mapped
+    const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
+    cp_async_16B(k_smem + dst, kv.k + off, valid);
+    cp_async_16B(v_smem + dst, kv.v + off, valid);
+  }
+}
+
+// Where a finished row's state goes: the output (one split) or its split partial.
+__device__ __forceinline__ float* state_o(const RowAttentionArgs& a, int row, int split, int d) {
+  return a.splits == 1 ? a.o + static_cast<std::int64_t>(row) * d
+                       : a.partial_o + (static_cast<std::int64_t>(row) * a.splits + split) * d;
+}
+__device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, int row, int split) {
+  return a.splits == 1 ? a.lse + row : a.partial_lse + static_cast<std::int64_t>(row) * a.splits + split;
+}
+
+// After every thread stored its rows' partials: the last split block of (item, row block) to
+// finish merges the rows [row0, row0 + nrows) (release/acquire through the counter, as in
+// flash_decode.cuh's fused merge) and resets the counter for the next launch.
+template <int D, int kThreads>
+__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, int item, int row0, int nrows) {
+  if (a.splits == 1) return;
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* counter = a.counters + static_cast<std::int64_t>(item) * a.row_blocks + blockIdx.x % a.row_blocks;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(a.splits) - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int r = row0; r < row0 + nrows; ++r)
+    merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * a.splits * D,
+                                    a.partial_lse + static_cast<std::int64_t>(r) * a.splits, a.splits,
+                                    a.o + static_cast<std::int64_t>(r) * D, a.lse + r);
+}
+
+}  // namespace decode_bench::device

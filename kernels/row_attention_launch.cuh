@@ -1,0 +1,186 @@
+#pragma once
+// Host side of row attention: path and tiling choice, the split heuristic, workspace layout and the
+// launch. Included only by kernels/instantiate/row_attention_*.cu (one per layout x storage type)
+// and by kernels/decode_dispatch.cuh (grouped decode on the tensor-core path).
+#include <algorithm>
+#include <type_traits>
+
+#include "harness/cuda_check.hpp"
+#include "kernels/row_attention.hpp"
+#include "kernels/row_attention_mma.cuh"
+#include "kernels/row_attention_simt.cuh"
+
+namespace decode_bench {
+
+namespace row_attention_detail {
+
+template <class T>
+FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
+template <class T>
+FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
+
+template <class KV>
+constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
+
+// The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).
+struct KernelChoice {
+  const void* kernel = nullptr;
+  std::size_t shared_bytes = 0;
+  int tile = 0;
+  int stages = 0;
+};
+
+// stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two.
+template <class KV, int D>
+KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages) {
+  if constexpr (kHasTensorCorePath<KV>) {
+    using Tr = device::RowMmaTraits<KV, D>;
+    if (path == RowAttentionPath::tensor_core) {
+      if (stages <= 0) stages = Tr::kMaxStages;
+      if (stages < 2 || stages > Tr::kMaxStages) return {};
+      return {reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>),
+              Tr::shared_bytes(rows_per_block, stages), Tr::kTile, stages};
+    }
+  }
+  return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
+          device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kTile, 2};
+}
+
+template <class KV>
+KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages) {
+  switch (head_dim) {
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages);
+    default: return {};
+  }
+}
+
+// Splits per item: the fewest that minimise the estimated makespan, waves x (tiles per block + 1)
+// (the +1 stands for a block's prologue, epilogue and merge share), so a grid neither leaves
+// SMs idle nor cuts a range into blocks shorter than their fixed costs.
+inline int choose_splits(std::int64_t blocks_per_split, std::int64_t slots, std::int64_t tiles) {
+  const std::int64_t max_splits = std::clamp<std::int64_t>(tiles, 1, 65535);
+  int best = 1;
+  double best_cost = 0;
+  for (std::int64_t s = 1; s <= max_splits; ++s) {
+    const std::int64_t waves = (blocks_per_split * s + slots - 1) / slots;
+    const double cost = static_cast<double>(waves) * (static_cast<double>((tiles + s - 1) / s) + 1.0);
+    if (s == 1 || cost < best_cost * 0.98) best = static_cast<int>(s), best_cost = cost;
+    if (blocks_per_split * s >= 4 * slots) break;
+  }
+  return best;
+}
+
+}  // namespace row_attention_detail
+
+template <class KV>
+cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionOptions& options,
+                               RowAttentionPlan* plan) {
+  using namespace row_attention_detail;
+  if (row_attention_unsupported_reason(p) || p.kv_dtype != dtype_of<typename KV::value_type>::value)
+    return cudaErrorInvalidValue;
+  RowAttentionPath path = options.path;
+  if (path == RowAttentionPath::automatic)
+    path = kHasTensorCorePath<KV> ? RowAttentionPath::tensor_core : RowAttentionPath::simt;
+  if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
+  const int rows = std::max(p.max_item_rows, 1);
+  const int rows_per_block = path == RowAttentionPath::simt ? 16 : rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+  int dev = 0, sms = 0, per_sm = 0;
+  DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
+  // KiB) was slower on the H100 (shared prefix N = 256, P = 32K: 835 -> 1028 us; decode-row-probe,
+  // 2026-11-23): the third tile in flight matters more than the second block.
+  KernelChoice k;
+  for (int stages = 3; stages >= 2; --stages) {
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages);
+    if (c.kernel == nullptr) continue;
+    int blocks = 0;
+    // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed).
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(c.shared_bytes)));
+    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, 128, c.shared_bytes));
+    if (blocks > per_sm) k = c, per_sm = blocks;
+    if (per_sm >= 1) break;
+  }
+  if (k.kernel == nullptr) return cudaErrorInvalidValue;
+  if (per_sm == 0) return cudaErrorInvalidConfiguration;
+  // The attribute must allow the chosen (possibly larger) size even if a smaller one was set last.
+  DB_RETURN_IF_ERROR(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(k.shared_bytes)));
+
+  const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
+  const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
+  const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
+  int splits = options.splits > 0 ? std::min(options.splits, 65535)
+                                  : choose_splits(blocks_per_split, static_cast<std::int64_t>(sms) * per_sm, tiles);
+  if (blocks_per_split > INT32_MAX) return cudaErrorInvalidValue;
+
+  *plan = RowAttentionPlan{};
+  plan->path = path;
+  plan->splits = splits;
+  plan->rows_per_block = rows_per_block;
+  plan->row_blocks = row_blocks;
+  plan->tile_tokens = k.tile;
+  plan->stages = k.stages;
+  plan->blocks_per_sm = per_sm;
+  // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
+  // [partial o (num_rows, splits, D)][partial lse (num_rows, splits)].
+  if (splits > 1) {
+    plan->workspace_init_bytes = (static_cast<std::size_t>(blocks_per_split) * sizeof(unsigned) + 255) / 256 * 256;
+    plan->workspace_bytes = plan->workspace_init_bytes + static_cast<std::size_t>(p.num_rows) * splits *
+                                                             (p.shape.head_dim + 1) * sizeof(float);
+  }
+  return cudaSuccess;
+}
+
+template <class KV>
+cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const RowAttentionPlan& plan,
+                              void* workspace, cudaStream_t stream) {
+  using namespace row_attention_detail;
+  if (p.kv_dtype != dtype_of<typename KV::value_type>::value || plan.splits < 1 || plan.rows_per_block < 16 ||
+      plan.row_blocks * plan.rows_per_block < p.max_item_rows || p.num_items < 0 ||
+      row_attention_missing_pointers(p))
+    return cudaErrorInvalidValue;
+  if (p.num_items == 0) return cudaSuccess;
+  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages);
+  if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
+    return cudaErrorInvalidValue;
+  device::RowAttentionArgs args{};
+  args.items = p.items;
+  args.seq_lens = p.seq_lens;
+  args.row_q = p.row_q;
+  args.q = p.q;
+  args.o = p.o;
+  args.lse = p.lse;
+  args.heads_q = p.shape.heads_q;
+  args.heads_kv = p.shape.heads_kv;
+  args.group = p.shape.group();
+  args.q_scale = static_cast<float>(p.shape.softmax_scale() * 1.4426950408889634);
+  args.splits = plan.splits;
+  args.row_blocks = plan.row_blocks;
+  args.rows_per_block = plan.rows_per_block;
+  args.stages = k.stages;
+  if (plan.splits > 1) {
+    if (workspace == nullptr) return cudaErrorInvalidValue;
+    char* const base = static_cast<char*>(workspace);
+    args.counters = reinterpret_cast<unsigned*>(base);
+    args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes);
+    args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_rows) * plan.splits * p.shape.head_dim;
+  }
+  const dim3 grid(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
+  const FastDivmod div = page_divider(kv);
+  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div)};
+  DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(128), params, k.shared_bytes, stream));
+  return cudaSuccess;
+}
+
+}  // namespace decode_bench
+
+#define DECODE_BENCH_INSTANTIATE_ROW_ATTENTION(KV)                                                              \
+  template cudaError_t decode_bench::plan_row_attention<KV>(const decode_bench::RowAttentionProblem&,           \
+                                                            const decode_bench::RowAttentionOptions&,           \
+                                                            decode_bench::RowAttentionPlan*);                   \
+  template cudaError_t decode_bench::run_row_attention<KV>(const KV&, const decode_bench::RowAttentionProblem&, \
+                                                           const decode_bench::RowAttentionPlan&, void*, cudaStream_t);

@@ -1,0 +1,169 @@
+// Timing probe of row attention (docs/kernel-notes.md, "Row attention"): grouped decode at
+// 32 q / 8 KV heads, d = 128, on both decode paths (CUDA-core flash-decode vs the tensor-core row
+// kernel), contiguous and paged (page 16, pages in order), and the shared-prefix phase (one item
+// per KV head, N rows each, 32 KV heads, prefix P). Cold L2 (the harness's read flush before each
+// launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
+//   decode-row-probe [repetitions]
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/l2_flush.hpp"
+#include "harness/timing.hpp"
+#include "kernels/decode_launch.hpp"
+
+namespace decode_bench {
+namespace {
+
+// Values in [-1, 1) from a hash of the index (no host copy of hundreds of MB).
+template <class T>
+__global__ void fill_kernel(T* p, std::size_t n, unsigned salt) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ salt;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    p[i] = static_cast<T>(static_cast<float>(h & 0xffff) / 32768.f - 1.f);
+  }
+}
+template <class T>
+void fill(DeviceBuffer<T>& b, unsigned salt) {
+  fill_kernel<<<1024, 256>>>(b.get(), b.size(), salt);
+  DB_CUDA_CHECK(cudaGetLastError());
+}
+
+int g_reps = 15;
+L2Flusher* g_flusher = nullptr;
+
+double median_us(const std::function<cudaError_t(cudaStream_t)>& launch) {
+  TimingOptions options;
+  options.mode = TimingMode::cold;
+  options.repetitions = g_reps;
+  options.graph_threshold_us = 0;
+  const TimingResult r = time_launches("row-probe", launch, options, *g_flusher, nullptr);
+  if (!r.ok()) {
+    std::fprintf(stderr, "timing failed: %s\n", r.error.c_str());
+    std::exit(1);
+  }
+  return r.stats.median;
+}
+
+void decode_point(int seqs, int len, bool paged, DType dtype) {
+  const DecodeShape shape{32, 8, 128};
+  const std::size_t elems = static_cast<std::size_t>(seqs) * shape.heads_kv * len * shape.head_dim;
+  DeviceBuffer<__half> k(elems), v(elems);  // bf16 runs reinterpret the same bits (finite values)
+  fill(k, 1);
+  fill(v, 2);
+  DeviceBuffer<float> q(static_cast<std::size_t>(seqs) * 32 * 128), o(q.size()), lse(static_cast<std::size_t>(seqs) * 32);
+  fill(q, 3);
+  DeviceBuffer<std::int32_t> lens(std::vector<std::int32_t>(seqs, len));
+  const int page = 16, pages_per_seq = len / page;
+  std::vector<std::int32_t> pages(static_cast<std::size_t>(seqs) * pages_per_seq), indptr(seqs + 1);
+  std::iota(pages.begin(), pages.end(), 0);
+  for (int s = 0; s <= seqs; ++s) indptr[s] = s * pages_per_seq;
+  DeviceBuffer<std::int32_t> d_pages(pages), d_indptr(indptr);
+  const DecodeProblem p{shape, dtype, seqs, len, lens.get(), q.get(), o.get(), lse.get()};
+  const double bytes = 2.0 * elems * 2;
+  for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core}) {
+    const auto run = [&](auto kv) {
+      using KV = decltype(kv);
+      DecodePlan plan;
+      DecodeOptions options;
+      options.path = path;
+      if (plan_decode<KV>(DecodeKernel::flash_decode, p, options, &plan) != cudaSuccess) {
+        std::printf("decode %s %dx%d %s %s: plan refused\n", std::string(dtype_name(dtype)).c_str(), seqs, len,
+                    paged ? "paged16" : "contiguous", std::string(decode_path_name(path)).c_str());
+        return;
+      }
+      DeviceBuffer<std::uint8_t> ws(std::max<std::size_t>(plan.workspace_bytes, 1));
+      DB_CUDA_CHECK(init_decode_workspace(plan, ws.get(), nullptr));
+      const double us = median_us([&](cudaStream_t st) { return run_decode<KV>(kv, p, plan, ws.get(), st); });
+      std::printf("decode %s 32/8 d128 %dx%d %-10s %-11s splits %4d bps %d: %8.1f us  %6.0f GB/s\n",
+                  std::string(dtype_name(dtype)).c_str(), seqs, len, paged ? "paged16" : "contiguous",
+                  std::string(decode_path_name(plan.path)).c_str(), plan.num_splits, plan.blocks_per_sm, us,
+                  bytes / us / 1e3);
+    };
+    const auto go = [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      const T* kp = reinterpret_cast<const T*>(k.get());
+      const T* vp = reinterpret_cast<const T*>(v.get());
+      if (paged)
+        run(PagedKV<T>{kp, vp, d_pages.get(), d_indptr.get(), page, shape.heads_kv, shape.head_dim});
+      else
+        run(ContiguousKV<T>::make(kp, vp, shape.heads_kv, len, shape.head_dim));
+    };
+    if (dtype == DType::fp16) go(static_cast<__half*>(nullptr));
+    else go(static_cast<__nv_bfloat16*>(nullptr));
+  }
+}
+
+// Shared-prefix phase: 32 KV heads (MHA), N sequences share a P-token prefix stored once (slot 0):
+// one item per KV head with N rows (row_q gathers head h of every sequence).
+void prefix_point(int n, int prefix, int page) {
+  const DecodeShape shape{32, 32, 128};
+  const std::size_t elems = static_cast<std::size_t>(shape.heads_kv) * prefix * shape.head_dim;
+  DeviceBuffer<__half> k(elems), v(elems);
+  fill(k, 4);
+  fill(v, 5);
+  DeviceBuffer<float> q(static_cast<std::size_t>(n) * 32 * 128), o(q.size()), lse(static_cast<std::size_t>(n) * 32);
+  fill(q, 6);
+  std::vector<RowAttentionItem> items(32);
+  std::vector<std::int32_t> row_q(static_cast<std::size_t>(n) * 32);
+  for (int h = 0; h < 32; ++h) {
+    items[h] = {0, h, h * n, (h + 1) * n, 0, prefix};
+    for (int s = 0; s < n; ++s) row_q[static_cast<std::size_t>(h) * n + s] = s * 32 + h;
+  }
+  DeviceBuffer<RowAttentionItem> d_items(items);
+  DeviceBuffer<std::int32_t> d_row_q(row_q);
+  std::vector<std::int32_t> pages(prefix / page);
+  std::iota(pages.begin(), pages.end(), 0);
+  DeviceBuffer<std::int32_t> d_pages(pages), d_indptr(std::vector<std::int32_t>{0, prefix / page});
+  RowAttentionProblem p;
+  p.shape = shape;
+  p.kv_dtype = DType::fp16;
+  p.num_items = 32;
+  p.items = d_items.get();
+  p.num_rows = n * 32;
+  p.row_q = d_row_q.get();
+  p.max_item_tokens = prefix;
+  p.max_item_rows = n;
+  p.q = q.get();
+  p.o = o.get();
+  p.lse = lse.get();
+  const auto run = [&](auto kv, const char* layout) {
+    using KV = decltype(kv);
+    RowAttentionPlan plan;
+    DB_CUDA_CHECK(plan_row_attention<KV>(p, {}, &plan));
+    DeviceBuffer<std::uint8_t> ws(std::max<std::size_t>(plan.workspace_bytes, 1));
+    DB_CUDA_CHECK(init_row_attention_workspace(plan, ws.get(), nullptr));
+    const double us = median_us([&](cudaStream_t st) { return run_row_attention<KV>(kv, p, plan, ws.get(), st); });
+    const double flops = 4.0 * prefix * 128.0 * n * 32;
+    std::printf("prefix fp16 32/32 d128 N %4d P %5d %-10s splits %3d rows/block %d: %8.1f us  %6.1f TFLOP/s  %6.0f GB/s\n",
+                n, prefix, layout, plan.splits, plan.rows_per_block, us, flops / us / 1e6, 2.0 * elems * 2 / us / 1e3);
+  };
+  run(ContiguousKV<__half>::make(k.get(), v.get(), 32, prefix, 128), "contiguous");
+  run(PagedKV<__half>{k.get(), v.get(), d_pages.get(), d_indptr.get(), page, 32, 128}, "paged16");
+}
+
+}  // namespace
+}  // namespace decode_bench
+
+int main(int argc, char** argv) {
+  using namespace decode_bench;
+  if (argc > 1) g_reps = std::atoi(argv[1]);
+  L2Flusher flusher(0);
+  g_flusher = &flusher;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (bool paged : {false, true}) {
+      decode_point(1, 65536, paged, dtype);
+      decode_point(16, 4096, paged, dtype);
+      decode_point(64, 1024, paged, dtype);
+    }
+  for (int n : {64, 256})
+    for (int prefix : {1024, 8192, 32768}) prefix_point(n, prefix, 16);
+  return 0;
+}

@@ -1,0 +1,159 @@
+#pragma once
+// A row-attention problem with fresh random data for GPU tests: sequences laid out contiguously or
+// over shuffled pages, items (kv_seq, kv_head, n rows, token range) whose rows read random query
+// vectors through row_q (rows of many sequences, the shared-prefix shape), outputs poisoned, run
+// through plan_row_attention / run_row_attention and checked row by row against the float64
+// reference over the item's range.
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "harness/device_buffer.hpp"
+#include "harness/verify.hpp"
+#include "kernels/cpu_reference.hpp"
+#include "kernels/row_attention.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench::testing {
+
+struct RowCaseItem {
+  int seq = 0, kv_head = 0, rows = 1;
+  std::int64_t token_begin = 0, token_end = 0;
+};
+
+struct RowCase {
+  DecodeShape shape{4, 1, 128};
+  std::vector<std::int32_t> lengths{64};  // tokens stored per sequence
+  std::vector<RowCaseItem> items;
+  int page_size = 0;  // 0: contiguous
+  int splits = 0;     // 0: automatic
+  RowAttentionPath path = RowAttentionPath::automatic;
+  bool identity_rows = false;  // row_q = nullptr (row r reads q row r)
+  std::uint64_t seed = 1;
+};
+
+struct RowCaseResult {
+  VerificationResult verification;
+  RowAttentionPlan plan;
+  cudaError_t status = cudaSuccess;
+};
+
+template <class Elem>
+RowCaseResult run_row_case(const RowCase& c) {
+  std::mt19937_64 rng(c.seed);
+  const DecodeShape& s = c.shape;
+  const int seqs = static_cast<int>(c.lengths.size());
+  const std::int64_t slot_len = std::max<std::int64_t>(*std::max_element(c.lengths.begin(), c.lengths.end()), 1);
+  const std::size_t D = s.head_dim;
+  const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * D;
+  std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
+  const auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  const int q_rows = seqs * s.heads_q;
+  std::vector<float> q = random_values<float>(static_cast<std::size_t>(q_rows) * D, rng, -2.f, 2.f);
+
+  std::vector<RowAttentionItem> items;
+  std::vector<std::int32_t> row_q;
+  std::int64_t max_tokens = 0;
+  int max_rows = 0;
+  std::uniform_int_distribution<int> pick(0, q_rows - 1);
+  for (const auto& it : c.items) {
+    const int first = static_cast<int>(row_q.size());
+    for (int r = 0; r < it.rows; ++r) row_q.push_back(c.identity_rows ? first + r : pick(rng));
+    items.push_back({it.seq, it.kv_head, first, first + it.rows, it.token_begin, it.token_end});
+    max_tokens = std::max(max_tokens, it.token_end - it.token_begin);
+    max_rows = std::max(max_rows, it.rows);
+  }
+  const int num_rows = static_cast<int>(row_q.size());
+
+  std::vector<Elem> pk, pv;
+  std::vector<std::int32_t> page_indices, indptr{0};
+  if (c.page_size > 0) {
+    std::int64_t total_pages = 0;
+    for (auto len : c.lengths) total_pages += (len + c.page_size - 1) / c.page_size;
+    std::vector<std::int32_t> order(std::max<std::int64_t>(total_pages, 1));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    page_indices.assign(order.begin(), order.begin() + total_pages);
+    for (auto len : c.lengths) indptr.push_back(indptr.back() + (len + c.page_size - 1) / c.page_size);
+    const std::size_t arena = order.size() * s.heads_kv * c.page_size * D;
+    pk = random_values<Elem>(arena, rng);
+    pv = random_values<Elem>(arena, rng);
+    const PagedKV<Elem> host_paged{pk.data(), pv.data(), page_indices.data(), indptr.data(), c.page_size, s.heads_kv,
+                                   s.head_dim};
+    for (int b = 0; b < seqs; ++b)
+      for (int g = 0; g < s.heads_kv; ++g)
+        for (std::int64_t t = 0; t < c.lengths[b]; ++t) {
+          std::copy_n(k.begin() + host_contig.row_offset(b, g, t), D, pk.begin() + host_paged.row_offset(b, g, t));
+          std::copy_n(v.begin() + host_contig.row_offset(b, g, t), D, pv.begin() + host_paged.row_offset(b, g, t));
+        }
+  }
+
+  DeviceBuffer<float> d_q(q), d_o(std::max<std::size_t>(static_cast<std::size_t>(num_rows) * D, 1)),
+      d_lse(std::max(num_rows, 1));
+  DeviceBuffer<RowAttentionItem> d_items(std::max<std::size_t>(items.size(), 1));
+  if (!items.empty())
+    cudaMemcpy(d_items.get(), items.data(), items.size() * sizeof(RowAttentionItem), cudaMemcpyHostToDevice);
+  DeviceBuffer<std::int32_t> d_row_q(row_q.empty() ? std::vector<std::int32_t>{0} : row_q);
+  RowAttentionProblem problem;
+  problem.shape = s;
+  problem.kv_dtype = dtype_of<Elem>::value;
+  problem.num_items = static_cast<int>(items.size());
+  problem.items = d_items.get();
+  problem.num_rows = num_rows;
+  problem.row_q = c.identity_rows ? nullptr : d_row_q.get();
+  problem.max_item_tokens = max_tokens;
+  problem.max_item_rows = max_rows;
+  problem.q = d_q.get();
+  problem.o = d_o.get();
+  problem.lse = d_lse.get();
+
+  RowCaseResult result;
+  const auto launch = [&](const auto& kv) {
+    using KV = std::decay_t<decltype(kv)>;
+    result.status = plan_row_attention<KV>(problem, {c.path, c.splits}, &result.plan);
+    if (result.status != cudaSuccess) return;
+    DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(result.plan.workspace_bytes, 1));
+    workspace.poison();
+    result.status = init_row_attention_workspace(result.plan, workspace.get(), nullptr);
+    for (int launch = 0; launch < 2 && result.status == cudaSuccess; ++launch) {  // twice: counters reset
+      d_o.poison();
+      d_lse.poison();
+      result.status = run_row_attention<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+      if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+    }
+  };
+  if (c.page_size > 0) {
+    DeviceBuffer<Elem> dk(pk), dv(pv);
+    DeviceBuffer<std::int32_t> d_pages(page_indices.empty() ? std::vector<std::int32_t>{0} : page_indices),
+        d_indptr(indptr);
+    launch(PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim});
+  } else {
+    DeviceBuffer<Elem> dk(k), dv(v);
+    launch(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim));
+  }
+  if (result.status != cudaSuccess) return result;
+
+  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  result.verification.passed = true;
+  // One reference per row: q placed at its item's KV head of an H_kv-head MHA problem.
+  const DecodeShape one{s.heads_kv, s.heads_kv, s.head_dim};
+  std::vector<float> qh(static_cast<std::size_t>(s.heads_kv) * D);
+  for (const auto& it : items)
+    for (int r = it.row_begin; r < it.row_end; ++r) {
+      std::fill(qh.begin(), qh.end(), 0.f);
+      std::copy_n(q.begin() + static_cast<std::size_t>(row_q[r]) * D, D, qh.begin() + static_cast<std::size_t>(it.kv_head) * D);
+      const ReferenceOutput full = reference_decode_range(host_contig, it.kv_seq, it.token_begin, it.token_end, qh, one);
+      ReferenceOutput ref;
+      const auto h = static_cast<std::size_t>(it.kv_head);
+      ref.o.assign(full.o.begin() + h * D, full.o.begin() + (h + 1) * D);
+      ref.o_abs.assign(full.o_abs.begin() + h * D, full.o_abs.begin() + (h + 1) * D);
+      ref.lse = {full.lse[h]};
+      accumulate(result.verification,
+                 verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(r) * D, D),
+                               std::span<const float>(lse.data() + r, 1), ref, dtype_of<Elem>::value));
+    }
+  return result;
+}
+
+}  // namespace decode_bench::testing
