@@ -17,6 +17,7 @@ log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 log configure + build
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+  -DDECODE_BENCH_BUILD_TESTS="$([ "$mode" = multi ] && echo OFF || echo ON)" \
   > "$out/configure.log" 2>&1 && cmake --build "$build" -j"$(nproc)" > "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/nvidia-smi.csv" 2>&1
@@ -51,9 +52,12 @@ case "$mode" in
     sweep quick --preset quick
     [ "${SKIP_PEER:-0}" = 1 ] || { log peer; python3 scripts/peer_sdpa.py --out "$out/peer-sdpa.json" > "$out/peer.log" 2>&1; tail -3 "$out/peer.log"; }
     ;;
-  multi)
+  multi)  # one GPU against all of them (issue: many GPUs), then the noise pair and a slowed run on GPU 0
     sweep h100-gpu0 --preset h100 --device 0
     sweep h100-all --preset h100 --devices all
+    sweep h100-gpu0-b --preset h100 --device 0
+    DECODE_BENCH_FD_SPLIT_SCALE=0.25 sweep h100-gpu0-slowed --preset h100 --device 0 --experiment contiguous_long \
+      --experiment single_head_long --experiment paged_vs_contiguous
     ;;
   *) echo "usage: reference_runs.sh h100|multi" >&2; exit 2 ;;
 esac
