@@ -2,7 +2,8 @@
 # ctest: cmake/GitVersion.cmake's order of commit sources, on throw-away trees without .git.
 # Usage: git_version_check.sh SOURCE_DIR OUT_DIR
 #   none -> "unknown"; .decode-bench-commit (sha, "dirty") -> commit_file; the environment beats
-#   the file; -DDECODE_BENCH_GIT_SHA beats the environment; a sha that is not hex stops cmake.
+#   the file; -DDECODE_BENCH_GIT_SHA beats the environment; the file beats a (stale) git history,
+#   with a warning; git alone -> git; a sha that is not hex stops cmake.
 set -uo pipefail
 src=$1 out=$2
 rm -rf "$out"
@@ -43,6 +44,20 @@ expect env "$other" false environment
 DECODE_BENCH_GIT_SHA=$other configure option -DDECODE_BENCH_GIT_SHA=ABCDEF1 -DDECODE_BENCH_GIT_DIRTY=ON ||
   fail "option: cmake failed"
 expect option abcdef1 true cmake_option
+
+# A tree with its own (stale) git history and a stamp: the stamp wins, and configure warns.
+if command -v git >/dev/null; then
+  git -C "$out/tree" init -q && git -C "$out/tree" -c user.name=t -c user.email=t@t add CMakeLists.txt &&
+    git -C "$out/tree" -c user.name=t -c user.email=t@t commit -qm stale || fail "stale: git init failed"
+  configure stale || fail "stale: cmake failed"
+  expect stale "$sha" true commit_file
+  tr -s " \n" " " <"$out/stale.log" | grep -q "names $sha but git HEAD is" || fail "stale: no warning: $(cat "$out/stale.log")"
+  rm "$out/tree/.decode-bench-commit"
+  configure git || fail "git: cmake failed"
+  header git | grep -q "kGitSource = \"git\"" || fail "git: source is not git"
+  rm -rf "$out/tree/.git"
+  printf '%s\ndirty\n' "$sha" >"$out/tree/.decode-bench-commit"
+fi
 
 if DECODE_BENCH_GIT_SHA="not a sha" configure bad; then fail "bad: cmake accepted 'not a sha'"; fi
 grep -q "is 'not a sha', not a hex git sha" "$out/bad.log" || fail "bad: unclear message: $(cat "$out/bad.log")"
