@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/decode_launch.hpp"
 #include "kernels/decode_problem.hpp"
 
 namespace decode_bench::sweeps {
@@ -29,11 +30,20 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
   if (p.value("kernel", std::string()) == "baseline" && dtype.rfind("fp8", 0) == 0)
     return "dtype " + dtype + ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)";
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
-  if (!head_dim_supported(shape.head_dim))
-    return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
-  if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
-    return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) + " / heads_kv " +
-           std::to_string(shape.heads_kv) + ") has no compiled kernel (1, 2, 4, 8)";
+  if (p.value("kernel", std::string()) == "baseline") {
+    if (!head_dim_supported(shape.head_dim))
+      return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
+    if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
+      return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) +
+             " / heads_kv " + std::to_string(shape.heads_kv) + ") has no compiled baseline kernel (1, 2, 4, 8)";
+    return std::nullopt;
+  }
+  // flash_decode / batch_decode: the kernels' own rule (grouped FP16/BF16 shapes take the
+  // tensor-core row-attention path, kernels/decode_support.cpp).
+  DecodeProblem problem;
+  problem.shape = shape;
+  problem.kv_dtype = parse_dtype(dtype).value_or(DType::fp16);
+  if (auto why = decode_unsupported_reason(problem)) return why;
   return std::nullopt;
 }
 

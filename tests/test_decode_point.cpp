@@ -81,14 +81,21 @@ TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {
-  EXPECT_EQ(reason_for({{"head_dim", 96}}), "head_dim 96 has no compiled kernel (64, 128, 256)");
+  EXPECT_EQ(reason_for({{"head_dim", 96}}), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
 }
 
-TEST(DecodePointUnsupported, GqaGroupNamesBothHeadCounts) {
-  EXPECT_EQ(reason_for({{"heads_q", 3}, {"heads_kv", 1}}),
-            "GQA group 3 (heads_q 3 / heads_kv 1) has no compiled kernel (1, 2, 4, 8)");
-  EXPECT_EQ(reason_for({{"heads_q", 128}, {"heads_kv", 8}}),
-            "GQA group 16 (heads_q 128 / heads_kv 8) has no compiled kernel (1, 2, 4, 8)");
+// Grouped FP16/BF16 shapes run on the tensor-core path (groups 1-16, MQA up to 128 query heads);
+// FP32 and FP8 keep the CUDA-core kernel's groups 1, 2, 4, 8; the baseline names both head counts.
+TEST(DecodePointUnsupported, GqaGroupsFollowTheKernelsRule) {
+  EXPECT_EQ(reason_for({{"heads_q", 28}, {"heads_kv", 4}}), "<supported>");
+  EXPECT_EQ(reason_for({{"heads_q", 128}, {"heads_kv", 8}}), "<supported>");
+  EXPECT_EQ(reason_for({{"heads_q", 71}, {"heads_kv", 1}, {"head_dim", 64}}), "<supported>");
+  const std::string fp32 = reason_for({{"heads_q", 3}, {"heads_kv", 1}, {"dtype", "fp32"}});
+  EXPECT_EQ(fp32.rfind("GQA group 3 has no compiled kernel", 0), 0u) << fp32;
+  const std::string wide = reason_for({{"heads_q", 272}, {"heads_kv", 8}});
+  EXPECT_EQ(wide.rfind("GQA group 34 has no compiled kernel", 0), 0u) << wide;
+  EXPECT_EQ(reason_for({{"heads_q", 3}, {"heads_kv", 1}, {"kernel", "baseline"}}),
+            "GQA group 3 (heads_q 3 / heads_kv 1) has no compiled baseline kernel (1, 2, 4, 8)");
 }
 
 // Several problems: the prefix is reported first (it rules out every kernel in this build).
