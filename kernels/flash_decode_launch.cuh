@@ -55,7 +55,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
   // One KV head per block unless asked: on the H100, 2, 4 and 8 heads per block were slower at
   // every page size and contiguous too (32 x 64K FP16: 349 -> 368 us contiguous, 362 -> 374 us at
-  // shuffled page 1; docs/kernel-notes.md, session 6).
+  // shuffled page 1; docs/kernel-notes.md, commit 328fb71).
   const int heads_per_block = options.heads_per_block > 0 ? options.heads_per_block : 1;
   if (!heads_per_block_fit<Tr>(heads_per_block, p.shape.heads_kv)) return cudaErrorInvalidValue;
   const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration

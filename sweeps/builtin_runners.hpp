@@ -1,6 +1,6 @@
 #pragma once
-// What `decode-bench sweep` plugs into the driver on a real GPU. The lead wires the kernel
-// runners and the harness's device/ceilings measurements here; the driver itself never needs them.
+// What `decode-bench sweep` plugs into the driver on a real GPU: the kernel
+// runners and the harness's device/ceilings measurements; the driver itself never needs them.
 #include "sweeps/driver.hpp"
 #include "sweeps/point_runner.hpp"
 

@@ -24,7 +24,7 @@
 
 namespace decode_bench::sweeps {
 
-// Where the document's machine-dependent blocks come from (the lead wires the GPU versions).
+// Where the document's machine-dependent blocks come from (sweeps/builtin_runners.cpp has the GPU versions).
 struct DriverHooks {
   std::function<nlohmann::json()> device_info;                      // results "device" block
   std::function<nlohmann::json()> ceilings;                         // results "ceilings" block
