@@ -22,6 +22,7 @@
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
 namespace decode_bench::sweeps {
@@ -234,6 +235,9 @@ class SharedPrefixRunner final : public PointRunner {
     const DecodePoint& d = sp.decode;
     SharedPrefixState<T> st = [&] {
       NvtxRange range("build " + point.id);
+      // Both pools (device and host mirror), their forks and appends, and the data: one phase,
+      // since the host-side fill and upload happen inside the builder's appends.
+      PhaseTimer phase(ctx.phases, kPhaseDataFill);
       return build_state<T>(sp, ctx.stream);
     }();
     const int n = sp.spec.batch;
@@ -295,6 +299,7 @@ class SharedPrefixRunner final : public PointRunner {
     // 1. Verify: poisoned outputs and workspace, one launch, whole sequences against the reference.
     {
       NvtxRange range("verify " + point.id);
+      PhaseTimer phase(ctx.phases, kPhaseVerification);
       o.poison();
       lse.poison();
       workspace.poison();
@@ -303,7 +308,9 @@ class SharedPrefixRunner final : public PointRunner {
       DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
     }
     const std::vector<int> seqs = sequences_to_verify(sp);
+    PhaseTimer reference_phase(ctx.phases, kPhaseReference);  // the host float64 reference and comparison
     const VerificationResult verification = verify_sequences(sp, st, seqs, o.download(), lse.download());
+    reference_phase.stop();
     result["verification"] = verification.to_json();
     result["verification"]["sequences_checked"] = seqs.size();
     result["verification"]["sequences"] = n;
@@ -320,7 +327,9 @@ class SharedPrefixRunner final : public PointRunner {
     // 2. Time the launch (both phases and the merge; cold: L2 flushed before each).
     TimingOptions topt;
     topt.mode = parse_timing_mode(d.timing);
+    PhaseTimer timing_phase(ctx.phases, kPhaseTiming);
     const TimingResult timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
+    timing_phase.stop();
     if (!timing.ok()) {
       if (timing.sticky_error) throw CudaError(static_cast<cudaError_t>(timing.cuda_error), point.id + ": " + timing.error);
       result["status"] = std::string(kStatusError);
@@ -341,7 +350,10 @@ class SharedPrefixRunner final : public PointRunner {
 
     // 3. Count: a separate profiled pass of the one-stream launch (the same kernels; the range
     // profiler replays a range, which two concurrent streams would not make clearer).
-    result["counters"] = profile(ctx, serial, result["model"]);
+    if (d.counters) {  // the counters axis / --no-counters, as for the decode runner
+      PhaseTimer phase(ctx.phases, kPhaseCounters);
+      result["counters"] = profile(ctx, serial, result["model"]);
+    }
     return result;
   }
 
