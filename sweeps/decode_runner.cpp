@@ -1,11 +1,7 @@
 #include "sweeps/decode_runner.hpp"
 
 #include <type_traits>
-#include <variant>
 
-#include "harness/counters/derived_metrics.hpp"
-#include "harness/counters/metric_table.hpp"
-#include "harness/counters/range_profiler.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/l2_flush.hpp"
@@ -16,6 +12,7 @@
 #include "kernels/traffic_model.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/counter_pass.hpp"
 #include "sweeps/decode_end_to_end.hpp"
 #include "sweeps/decode_point.hpp"
 #include "sweeps/decode_state.hpp"
@@ -25,11 +22,6 @@ namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
-using counters::counters_unavailable;
-using counters::derive_counters;
-using counters::metric_names_with_extras;
-using counters::RangeProfiler;
-using counters::raw_map;
 
 json plan_json(const DecodePlan& plan) {
   return {{"path", std::string(decode_path_name(plan.path))},
@@ -159,7 +151,7 @@ class GpuDecodeRunner final : public PointRunner {
       // 3. Count: a separate profiled pass (never the timed one), L2 flushed before each replay.
       if (!d.end_to_end && d.counters) {
         PhaseTimer phase(ctx.phases, kPhaseCounters);
-        result["counters"] = profile(ctx, launch, result["model"]);
+        result["counters"] = counters_.profile(ctx, launch, result["model"], *flusher_);
       }
     };
     if (d.paged)
@@ -169,23 +161,9 @@ class GpuDecodeRunner final : public PointRunner {
     return result;
   }
 
-  json profile(RunContext& ctx, const std::function<cudaError_t(cudaStream_t)>& launch, const json& model) {
-    if (!profiler_) profiler_.emplace(RangeProfiler::create(ctx.device, metric_names_with_extras("")));
-    if (const auto* reason = std::get_if<std::string>(&*profiler_)) return counters_unavailable(*reason);
-    try {
-      const json raw = std::get<RangeProfiler>(*profiler_).profile(launch, ctx.stream,
-                                                                    [this](cudaStream_t s) { flusher_->flush(s); });
-      json counters = derive_counters(raw_map(raw), model);
-      counters["passes"] = raw.value("passes", 0);
-      return counters;
-    } catch (const std::exception& e) {
-      return counters_unavailable(e.what());
-    }
-  }
-
   std::string kernel_;
   std::unique_ptr<L2Flusher> flusher_;
-  std::optional<std::variant<RangeProfiler, std::string>> profiler_;
+  CounterPass counters_;
 };
 
 }  // namespace

@@ -5,11 +5,7 @@
 #include <cmath>
 #include <random>
 #include <thread>
-#include <variant>
 
-#include "harness/counters/derived_metrics.hpp"
-#include "harness/counters/metric_table.hpp"
-#include "harness/counters/range_profiler.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/l2_flush.hpp"
@@ -22,6 +18,7 @@
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/counter_pass.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
@@ -352,30 +349,15 @@ class SharedPrefixRunner final : public PointRunner {
     // profiler replays a range, which two concurrent streams would not make clearer).
     if (d.counters) {  // the counters axis / --no-counters, as for the decode runner
       PhaseTimer phase(ctx.phases, kPhaseCounters);
-      result["counters"] = profile(ctx, serial, result["model"]);
+      result["counters"] = counters_.profile(ctx, serial, result["model"], *flusher_);
     }
     return result;
-  }
-
-  json profile(RunContext& ctx, const LaunchFn& launch, const json& model) {
-    using namespace counters;
-    if (!profiler_) profiler_.emplace(RangeProfiler::create(ctx.device, metric_names_with_extras("")));
-    if (const auto* reason = std::get_if<std::string>(&*profiler_)) return counters_unavailable(*reason);
-    try {
-      const json raw = std::get<RangeProfiler>(*profiler_).profile(launch, ctx.stream,
-                                                                    [this](cudaStream_t s) { flusher_->flush(s); });
-      json c = derive_counters(raw_map(raw), model);
-      c["passes"] = raw.value("passes", 0);
-      return c;
-    } catch (const std::exception& e) {
-      return counters_unavailable(e.what());
-    }
   }
 
   bool composed_;
   std::unique_ptr<L2Flusher> flusher_;
   std::unique_ptr<OverlapResources> overlap_;
-  std::optional<std::variant<counters::RangeProfiler, std::string>> profiler_;
+  CounterPass counters_;
 };
 
 // kernel=batch_decode: prefix points over forked pages here, the rest to the decode runner.
