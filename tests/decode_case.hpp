@@ -81,28 +81,9 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   };
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * row, rng, -2.f, 2.f);
 
-  std::vector<Elem> pk, pv;
-  std::vector<std::int32_t> page_indices, indptr{0};
-  if (c.page_size > 0) {
-    std::int64_t total_pages = 0;
-    for (auto len : c.lengths) total_pages += (len + c.page_size - 1) / c.page_size;
-    std::vector<std::int32_t> order(std::max<std::int64_t>(total_pages, 1));
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    page_indices.assign(order.begin(), order.begin() + total_pages);
-    for (auto len : c.lengths) indptr.push_back(indptr.back() + (len + c.page_size - 1) / c.page_size);
-    const std::size_t arena = order.size() * s.heads_kv * c.page_size * row;
-    pk = random_values<Elem>(arena, rng);
-    pv = random_values<Elem>(arena, rng);
-    const PagedKV<Elem> host_paged{pk.data(), pv.data(), page_indices.data(), indptr.data(), c.page_size, s.heads_kv,
-                                   s.head_dim};
-    for (int b = 0; b < seqs; ++b)
-      for (int g = 0; g < s.heads_kv; ++g)
-        for (std::int64_t t = 0; t < c.lengths[b]; ++t) {
-          std::copy_n(k.begin() + host_contig.row_offset(b, g, t), row, pk.begin() + host_paged.row_offset(b, g, t));
-          std::copy_n(v.begin() + host_contig.row_offset(b, g, t), row, pv.begin() + host_paged.row_offset(b, g, t));
-        }
-  }
+  // Paged twin (page_size > 0): the same rows over shuffled pages.
+  const PagedSeq<Elem> paged =
+      c.page_size > 0 ? scatter_batch_to_pages(host_contig, c.lengths, s, c.page_size, rng) : PagedSeq<Elem>{};
 
   DeviceBuffer<float> d_q(q), d_o(static_cast<std::size_t>(seqs) * s.heads_q * row), d_lse(static_cast<std::size_t>(seqs) * s.heads_q);
   DeviceBuffer<std::int32_t> d_lens(c.lengths);
@@ -125,8 +106,8 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
     }
   };
   if (c.page_size > 0) {
-    DeviceBuffer<Elem> dk(pk), dv(pv);
-    DeviceBuffer<std::int32_t> d_pages(page_indices), d_indptr(indptr);
+    DeviceBuffer<Elem> dk(paged.k), dv(paged.v);
+    DeviceBuffer<std::int32_t> d_pages(paged.page_indices), d_indptr(paged.indptr);
     launch(with_device_scales(
         PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim}));
   } else {

@@ -71,4 +71,33 @@ PagedSeq<T> scatter_to_pages(const ContiguousSeq<T>& src, const DecodeShape& s, 
   return out;
 }
 
+// A batch in a contiguous slab (sequence b in slot b of `src`, lengths[b] tokens) scattered over
+// one page arena in a random physical order: the block tables of all sequences together are one
+// permutation of the arena's pages. Unused slots hold noise, not zeros.
+template <class T, class Len>
+PagedSeq<T> scatter_batch_to_pages(const ContiguousKV<T>& src, const std::vector<Len>& lengths, const DecodeShape& s,
+                                   int page_size, std::mt19937_64& rng) {
+  PagedSeq<T> out;
+  out.page_size = page_size;
+  out.indptr = {0};
+  for (auto len : lengths) out.indptr.push_back(out.indptr.back() + static_cast<std::int32_t>((len + page_size - 1) / page_size));
+  const std::int64_t total_pages = out.indptr.back();
+  std::vector<std::int32_t> order(std::max<std::int64_t>(total_pages, 1));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  out.page_indices.assign(order.begin(), order.begin() + total_pages);
+  const std::size_t arena = order.size() * s.heads_kv * page_size * s.head_dim;
+  out.k = random_values<T>(arena, rng);
+  out.v = random_values<T>(arena, rng);
+  const auto paged = out.view(s);
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (int g = 0; g < s.heads_kv; ++g)
+      for (std::int64_t t = 0; t < lengths[b]; ++t) {
+        const int seq = static_cast<int>(b);
+        std::copy_n(src.k + src.row_offset(seq, g, t), s.head_dim, out.k.begin() + paged.row_offset(seq, g, t));
+        std::copy_n(src.v + src.row_offset(seq, g, t), s.head_dim, out.v.begin() + paged.row_offset(seq, g, t));
+      }
+  return out;
+}
+
 }  // namespace decode_bench::testing
