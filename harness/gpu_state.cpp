@@ -1,11 +1,11 @@
 #include "harness/gpu_state.hpp"
 
-#include <chrono>
-#include <ctime>
 #include <string>
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+
+#include "harness/results_schema.hpp"
 
 namespace decode_bench {
 namespace {
@@ -54,15 +54,6 @@ const Nvml& nvml() {
   return loaded;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 bool from_nvml(int device, json& out) {
   const Nvml& n = nvml();
   if (!n.ok) return false;
@@ -88,7 +79,7 @@ bool from_nvml(int device, json& out) {
 }  // namespace
 
 json gpu_state_snapshot(int device) {
-  json out = {{"time", utc_now()}};
+  json out = {{"time", utc_timestamp()}};
   if (from_nvml(device, out)) return out;
   int sm_khz = 0, mem_khz = 0;
   if (cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device) != cudaSuccess ||

@@ -109,15 +109,6 @@ void check_version(const json& doc) {
   if (major < 1) throw SchemaError("schema_version", "unknown major version " + std::to_string(major));
 }
 
-std::string utc_timestamp() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 void validate_provenance(const json& meta) {
   if (meta.at("git").contains("source")) require(meta, "meta", kGitSourceField);
   if (meta.contains("build")) require(meta, "meta", kBuildFields);
@@ -129,6 +120,15 @@ void validate_provenance(const json& meta) {
 }
 
 }  // namespace
+
+std::string utc_timestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 json decode_bench_environment() {
   json env = json::object();

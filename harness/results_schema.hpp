@@ -18,6 +18,8 @@ inline constexpr int kResultsSchemaMajor = 1;
 // 1.1: an "ok" point may carry a `capacity` object instead of verification/timing/model.
 inline constexpr int kResultsSchemaMinor = 1;
 std::string results_schema_version();  // "1.1"
+// Now, UTC, as meta.timestamp and gpu_state times write it: "2026-11-23T02:39:47Z".
+std::string utc_timestamp();
 
 // Point status values. Only "ok" points carry timing (or, for capacity counts, a `capacity`
 // object); the others carry `reason`.
