@@ -3,15 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
 
 namespace decode_bench {
 namespace {
-
-#define SP_RETURN_IF_ERROR(call)                       \
-  do {                                                 \
-    if (const cudaError_t e_ = (call); e_ != cudaSuccess) return e_; \
-  } while (0)
 
 constexpr std::size_t kAlign = 256;
 std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
@@ -187,13 +183,10 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   // Sub-plans: sized from counts and host-known bounds; the device pointers live in the workspace.
   if (plan->has_prefix) {
     const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
-    if (const cudaError_t e = plan_row_attention<PagedKV<T>>(rp, options.prefix, &plan->prefix); e != cudaSuccess)
-      return e;
+    DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, options.prefix, &plan->prefix));
   }
   const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
-  if (const cudaError_t e = plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix);
-      e != cudaSuccess)
-    return e;
+  DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix));
 
   std::size_t at = 0;
   const auto take = [&at](std::size_t bytes) {
@@ -224,9 +217,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
 cudaError_t init_shared_prefix_workspace(const SharedPrefixPlan& plan, void* workspace, cudaStream_t stream) {
   if (!workspace || plan.workspace_bytes < plan.metadata.size()) return cudaErrorInvalidValue;
   auto* base = static_cast<std::byte*>(workspace);
-  SP_RETURN_IF_ERROR(cudaMemcpyAsync(base, plan.metadata.data(), plan.metadata.size(), cudaMemcpyHostToDevice, stream));
+  DB_RETURN_IF_ERROR(cudaMemcpyAsync(base, plan.metadata.data(), plan.metadata.size(), cudaMemcpyHostToDevice, stream));
   if (plan.has_prefix)
-    SP_RETURN_IF_ERROR(init_row_attention_workspace(plan.prefix, base + plan.prefix_ws_offset, stream));
+    DB_RETURN_IF_ERROR(init_row_attention_workspace(plan.prefix, base + plan.prefix_ws_offset, stream));
   return init_decode_workspace(plan.suffix, base + plan.suffix_ws_offset, stream);
 }
 
@@ -254,15 +247,15 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
   const bool two_streams = overlap && overlap->aux && overlap->fork && overlap->join;
   const cudaStream_t prefix_stream = two_streams ? overlap->aux : stream;
   if (two_streams) {
-    SP_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
-    SP_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
+    DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
+    DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
   }
   // The prefix phase is enqueued first so that, overlapped, its long compute-bound blocks start
   // before the suffix phase's memory-bound ones fill the remaining SMs.
-  SP_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, prefix_stream));
-  if (two_streams) SP_RETURN_IF_ERROR(cudaEventRecord(overlap->join, overlap->aux));
-  SP_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, stream));
-  if (two_streams) SP_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, overlap->join, 0));
+  DB_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, prefix_stream));
+  if (two_streams) DB_RETURN_IF_ERROR(cudaEventRecord(overlap->join, overlap->aux));
+  DB_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, stream));
+  if (two_streams) DB_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, overlap->join, 0));
   return launch_merge_level_states(problem.o, problem.lse, ptr.level_o, ptr.level_lse, ptr.merge_rows, plan.max_depth,
                                    plan.num_seqs * problem.shape.heads_q, problem.shape.head_dim, stream);
 }

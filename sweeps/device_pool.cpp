@@ -31,8 +31,6 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-bool finished(const json& record) { return record.value("status", "") != kStatusError; }
-
 // The "devices" list a previous run recorded (final document or sidecar header), if any.
 json recorded_devices(const std::filesystem::path& path) {
   try {
@@ -191,28 +189,12 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   std::vector<json> infos;
   for (const DeviceWorker& w : workers) infos.push_back(w.hooks.device_info ? w.hooks.device_info() : host_device_info());
 
-  std::map<std::string, std::size_t> planned;  // id -> position in plan.points
-  for (std::size_t i = 0; i < plan.points.size(); ++i) planned[plan.points[i].id] = i;
   json carried_devices = json::array();
   if (options.resume) {
-    json old_device;
-    std::vector<json> old;
-    try {
-      old = load_recorded_points(*options.resume, &old_device);
-    } catch (const std::exception& e) {
-      throw ConfigErrors("--resume", e.what());
-    }
-    const std::string old_name = old_device.is_object() ? old_device.value("name", "") : "";
-    if (!options.allow_mixed_devices && old_device.is_object())
-      for (std::size_t k = 0; k < workers.size(); ++k)
-        if (infos[k].value("name", "") != old_name)
-          throw ConfigErrors("--resume", "was recorded on '" + old_name + "', device " + std::to_string(workers[k].device) +
-                                             " of this run is '" + infos[k].value("name", "") +
-                                             "' (pass --allow-mixed-devices to combine them)");
-    for (json& p : old) {
-      const auto it = planned.find(p.value("id", ""));
-      if (it != planned.end() && finished(p)) s.recorded[it->second] = std::move(p);
-    }
+    std::vector<ResumeDevice> devices;
+    for (std::size_t k = 0; k < workers.size(); ++k)
+      devices.push_back({"device " + std::to_string(workers[k].device) + " of this run is", infos[k].value("name", "")});
+    s.recorded = resumed_points(plan, options, devices);
     out.resumed = s.recorded.size();
     carried_devices = recorded_devices(*options.resume);
   }

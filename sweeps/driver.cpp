@@ -133,6 +133,32 @@ json measure_point(const Point& point, const RunnerRegistry& runners, const Driv
   return std::move(r.record);
 }
 
+std::map<std::size_t, json> resumed_points(const Plan& plan, const SweepOptions& options,
+                                           const std::vector<ResumeDevice>& devices) {
+  json old_device;
+  std::vector<json> old;
+  try {
+    old = load_recorded_points(*options.resume, &old_device);
+  } catch (const std::exception& e) {
+    throw ConfigErrors("--resume", e.what());
+  }
+  if (!options.allow_mixed_devices && old_device.is_object()) {
+    const std::string old_name = old_device.value("name", "");
+    for (const ResumeDevice& d : devices)
+      if (d.name != old_name)
+        throw ConfigErrors("--resume", "was recorded on '" + old_name + "', " + d.label + " '" + d.name +
+                                           "' (pass --allow-mixed-devices to combine them)");
+  }
+  std::map<std::string, std::size_t> planned;  // id -> position in plan.points
+  for (std::size_t i = 0; i < plan.points.size(); ++i) planned[plan.points[i].id] = i;
+  std::map<std::size_t, json> recorded;
+  for (json& p : old) {
+    const auto it = planned.find(p.value("id", ""));
+    if (it != planned.end() && finished(p)) recorded[it->second] = std::move(p);
+  }
+  return recorded;
+}
+
 json host_device_info() {
   return {{"name", "host (no GPU)"}, {"compute_capability", "0.0"}, {"sm_count", 0},   {"l2_bytes", 0},
           {"memory_bytes", 0},       {"sm_clock_khz", 0},          {"memory_clock_khz", 0},
@@ -153,27 +179,10 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   ctx.ceilings = hooks.ceilings ? hooks.ceilings() : json::object();
   ctx.interrupted = options.interrupted;
 
-  std::map<std::string, std::size_t> planned;  // id -> position in plan.points
-  for (std::size_t i = 0; i < plan.points.size(); ++i) planned[plan.points[i].id] = i;
-
   // Carried points, keyed by plan position so the document keeps plan order.
   std::map<std::size_t, json> recorded;
   if (options.resume) {
-    json old_device;
-    std::vector<json> old;
-    try {
-      old = load_recorded_points(*options.resume, &old_device);
-    } catch (const std::exception& e) {
-      throw ConfigErrors("--resume", e.what());
-    }
-    const std::string now_name = ctx.device_info.value("name", "");
-    if (!options.allow_mixed_devices && old_device.is_object() && old_device.value("name", "") != now_name)
-      throw ConfigErrors("--resume", "was recorded on '" + old_device.value("name", "") + "', this run is on '" +
-                                           now_name + "' (pass --allow-mixed-devices to combine them)");
-    for (json& p : old) {
-      const auto it = planned.find(p.value("id", ""));
-      if (it != planned.end() && finished(p)) recorded[it->second] = std::move(p);
-    }
+    recorded = resumed_points(plan, options, {{"this run is on", ctx.device_info.value("name", "")}});
     out.resumed = recorded.size();
   }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -64,6 +65,20 @@ struct SweepOutcome {
 // Shared with the multi-device scheduler (sweeps/device_pool.hpp).
 nlohmann::json measure_point(const Point& point, const RunnerRegistry& runners, const DriverHooks& hooks,
                              RunContext& ctx, bool* stop);
+
+// One device of this run, for the --resume model check: how the message names it ("this run is
+// on", "device 1 of this run is") and its model name (device block "name").
+struct ResumeDevice {
+  std::string label;
+  std::string name;
+};
+
+// The finished points of options.resume that the plan still has, keyed by plan position. Throws
+// ConfigErrors on --resume for a file that cannot be read, or that was recorded on another GPU
+// model than any of `devices` (unless options.allow_mixed_devices). Shared with the multi-device
+// scheduler.
+std::map<std::size_t, nlohmann::json> resumed_points(const Plan& plan, const SweepOptions& options,
+                                                     const std::vector<ResumeDevice>& devices);
 
 // Throws ConfigErrors for an unusable --resume (missing file, other device); std::runtime_error
 // for I/O failures (the sidecar keeps what was done).

@@ -111,7 +111,9 @@ TEST(CompareSamples, PlantedTenPercentSlowdownIsCalledWhereItWasPlanted) {
       const bool planted = p.experiment == "kernels";
       EXPECT_EQ(p.regressed, planted) << metric << " " << p.id;
       // The interval, in the metric's own direction, lies wholly beyond 1.
-      if (planted) EXPECT_TRUE(metric == "timing.median_us" ? *p.lo > 1 : *p.hi < 1) << p.id;
+      if (planted) {
+        EXPECT_TRUE(metric == "timing.median_us" ? *p.lo > 1 : *p.hi < 1) << p.id;
+      }
     }
   }
 }

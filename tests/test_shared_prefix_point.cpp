@@ -1,0 +1,37 @@
+// Which shared-prefix points the runners refuse, and that each reason names the parameter.
+#include <gtest/gtest.h>
+
+#include "sweeps/shared_prefix_point.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+json supported() {
+  return {{"kernel", "shared_prefix"}, {"layout", "paged"}, {"dtype", "fp16"}, {"heads_q", 32}, {"heads_kv", 32},
+          {"head_dim", 128}, {"batch", 4}, {"prefix_len", 64}, {"suffix_len", 8}, {"page_size", 16}};
+}
+
+std::string reason_for(const json& change) {
+  json p = supported();
+  p.update(change);
+  return shared_prefix_point_unsupported(p).value_or("<supported>");
+}
+
+TEST(SharedPrefixPointUnsupported, EachReasonNamesItsParameter) {
+  EXPECT_EQ(reason_for(json::object()), "<supported>");
+  EXPECT_EQ(reason_for({{"dtype", "bf16"}}), "<supported>");
+  EXPECT_EQ(reason_for({{"dtype", "fp8_e4m3"}}),
+            "dtype fp8_e4m3: the shared-prefix phase (row attention) has no FP8 storage path yet");
+  EXPECT_EQ(reason_for({{"dtype", "fp8_e5m2"}}),
+            "dtype fp8_e5m2: the shared-prefix phase (row attention) has no FP8 storage path yet");
+  EXPECT_EQ(reason_for({{"layout", "contiguous"}}),
+            "layout contiguous: the sequences of a shared-prefix batch share pages, so it needs layout paged");
+  EXPECT_EQ(reason_for({{"prefix_len", 0}}), "shared_prefix with prefix_len 0: a shared-prefix batch needs prefix_len > 0");
+  EXPECT_EQ(reason_for({{"end_to_end", true}}), "end_to_end: shared-prefix points time the kernels only");
+  EXPECT_EQ(reason_for({{"length_dist", "uniform"}}).rfind("length_dist uniform:", 0), 0u);
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
