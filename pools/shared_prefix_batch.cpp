@@ -66,17 +66,22 @@ std::vector<std::vector<SequenceHandle>> build_shared_prefix_batch(std::span<Pag
   for (const PagedPool* p : pools)
     if (p->layout().token_bytes() != token_bytes || p->layout().dtype != pools.front()->layout().dtype)
       throw PoolError(PoolErrorKind::InvalidArgument, "build_shared_prefix_batch: the pools differ in layout");
-  std::vector<std::byte> k, v;
+  std::vector<std::byte> k_data, v_data;
+  const void* k = nullptr;  // the segment's data; nullptr without a fill (pages reserved only)
+  const void* v = nullptr;
   // One segment's data, generated once and written to every pool.
   const auto segment = [&](SharedSegment kind, int index, std::int64_t len) {
-    k.assign(static_cast<std::size_t>(len) * token_bytes, std::byte{0});
-    v.assign(k.size(), std::byte{0});
-    fill(kind, index, len, k.data(), v.data());
+    if (!fill) return;
+    k_data.assign(static_cast<std::size_t>(len) * token_bytes, std::byte{0});
+    v_data.assign(k_data.size(), std::byte{0});
+    fill(kind, index, len, k_data.data(), v_data.data());
+    k = k_data.data();
+    v = v_data.data();
   };
   const std::size_t n = pools.size();
   std::vector<SequenceHandle> roots(n);
   segment(SharedSegment::prefix, 0, spec.prefix_len);
-  for (std::size_t i = 0; i < n; ++i) roots[i] = pools[i]->admit(k.data(), v.data(), spec.prefix_len);
+  for (std::size_t i = 0; i < n; ++i) roots[i] = pools[i]->admit(k, v, spec.prefix_len);
 
   const std::vector<int> sizes = spec.group_sizes();
   std::vector<std::vector<SequenceHandle>> parents(n, std::vector<SequenceHandle>(sizes.size()));
@@ -88,7 +93,7 @@ std::vector<std::vector<SequenceHandle>> build_shared_prefix_batch(std::span<Pag
         continue;
       }
       parents[i][g] = pools[i]->fork(roots[i]);
-      pools[i]->append_tokens(parents[i][g], k.data(), v.data(), spec.group_prefix_len);
+      pools[i]->append_tokens(parents[i][g], k, v, spec.group_prefix_len);
     }
   }
   std::vector<std::vector<SequenceHandle>> handles(n);
@@ -98,7 +103,7 @@ std::vector<std::vector<SequenceHandle>> build_shared_prefix_batch(std::span<Pag
       segment(SharedSegment::suffix, seq, spec.suffix_len);
       for (std::size_t i = 0; i < n; ++i) {
         const SequenceHandle h = pools[i]->fork(parents[i][g]);
-        pools[i]->append_tokens(h, k.data(), v.data(), spec.suffix_len);
+        pools[i]->append_tokens(h, k, v, spec.suffix_len);
         handles[i].push_back(h);
       }
     }

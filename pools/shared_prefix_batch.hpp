@@ -47,7 +47,8 @@ using SharedSegmentFill =
     std::function<void(SharedSegment segment, int index, std::int64_t len, void* k, void* v)>;
 
 // Builds the batch in every pool of `pools` (same operations, same data: e.g. a device pool and
-// the host pool the reference reads) and returns each pool's handles in sequence order.
+// the host pool the reference reads) and returns each pool's handles in sequence order. An empty
+// `fill` reserves the pages only (the data is then written in place, sweeps/shared_prefix_fill.hpp).
 // Throws PoolError when a pool is too small.
 std::vector<std::vector<SequenceHandle>> build_shared_prefix_batch(std::span<PagedPool* const> pools,
                                                                    const SharedPrefixSpec& spec,

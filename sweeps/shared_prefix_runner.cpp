@@ -19,7 +19,10 @@
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
 #include "sweeps/counter_pass.hpp"
+#include "sweeps/decode_fill.hpp"
+#include "sweeps/decode_verify.hpp"
 #include "sweeps/phase_timer.hpp"
+#include "sweeps/shared_prefix_fill.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
 namespace decode_bench::sweeps {
@@ -33,32 +36,27 @@ using nlohmann::json;
 // sequences in a seeded random order until the budget is spent (the JSON records how many).
 constexpr double kVerifyBudget = 8.0e9;
 
-// Values in [-1, 1): splitmix64 per element, one stream per (segment, index, K or V).
-template <class T>
-void fill_segment(T* out, std::size_t count, std::uint64_t seed) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (std::size_t i = 0; i < count; ++i) {
-    x += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    out[i] = from_float<T>(static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0));
-  }
-}
-
-// The batch twice: in device memory for the kernels, in host memory for the reference (built by
-// the same fork/append operations from the same data, so block tables agree token for token).
+// The batch in device memory for the kernels, and (for --verify cpu) a host mirror for the float64
+// CPU reference, built by the same fork/append operations from the same data, so block tables
+// agree token for token. Data: generated in place on the device (default), or on the host and
+// uploaded through the appends (--fill host, and always with the host mirror); both give the same
+// values (sweeps/shared_prefix_fill.hpp).
 template <class T>
 struct SharedPrefixState {
-  std::unique_ptr<PagedPool> device_pool, host_pool;
+  std::unique_ptr<PagedPool> device_pool, host_pool;  // host_pool only with the mirror
   std::vector<SequenceHandle> device_handles, host_handles;
   SharedPrefixLayout layout;
-  std::vector<float> q;  // (N, H_q, D)
+  std::vector<float> q_host;  // (N, H_q, D), only with the mirror
+  DeviceBuffer<float> q;      // (N, H_q, D)
+};
+
+struct DataOptions {
+  bool host_mirror = false;  // host pool + CPU reference
+  bool host_fill = false;    // generate on the host and upload
 };
 
 template <class T>
-SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, cudaStream_t stream) {
+SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, const DataOptions& options, cudaStream_t stream) {
   const DecodePoint& d = sp.decode;
   SharedPrefixState<T> st;
   PagedPoolConfig cfg;
@@ -70,19 +68,22 @@ SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, cudaStream_t strea
   cfg.page_order = parse_page_order(d.page_order).value_or(PageOrder::sequential);
   cfg.order_seed = d.seed + 1;
   st.device_pool = std::make_unique<PagedPool>(cfg, make_device_backend(stream));
-  PagedPoolConfig host_cfg = cfg;
-  host_cfg.page_order = PageOrder::sequential;  // its own placement: the reference reads by block table
-  st.host_pool = std::make_unique<PagedPool>(host_cfg, make_host_backend());
-  PagedPool* pools[] = {st.device_pool.get(), st.host_pool.get()};
-  const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
-  const auto fill = [&](SharedSegment kind, int index, std::int64_t len, void* k, void* v) {
-    const std::uint64_t base = (d.seed * 1000003 + static_cast<std::uint64_t>(kind) * 7919 * 1000003 + index) * 2;
-    fill_segment(static_cast<T*>(k), row * len, base + 1);
-    fill_segment(static_cast<T*>(v), row * len, base + 2);
-  };
+  std::vector<PagedPool*> pools{st.device_pool.get()};
+  if (options.host_mirror) {
+    PagedPoolConfig host_cfg = cfg;
+    host_cfg.page_order = PageOrder::sequential;  // its own placement: the reference reads by block table
+    st.host_pool = std::make_unique<PagedPool>(host_cfg, make_host_backend());
+    pools.push_back(st.host_pool.get());
+  }
+  SharedSegmentFill fill;  // empty: pages reserved, data written on the device below
+  if (options.host_fill || options.host_mirror)
+    fill = [&](SharedSegment kind, int index, std::int64_t len, void* k, void* v) {
+      fill_shared_segment_host(static_cast<T*>(k), false, kind, index, len, d.shape.heads_kv, d.shape.head_dim, d.seed);
+      fill_shared_segment_host(static_cast<T*>(v), true, kind, index, len, d.shape.heads_kv, d.shape.head_dim, d.seed);
+    };
   auto handles = build_shared_prefix_batch(pools, sp.spec, fill);
   st.device_handles = std::move(handles[0]);
-  st.host_handles = std::move(handles[1]);
+  if (options.host_mirror) st.host_handles = std::move(handles[1]);
   st.layout = shared_prefix_layout(sp.spec, d.page_size);
   // The layout is derived from the spec; the pool is what the kernels read. They must agree: every
   // sequence of a level holds the same physical pages over the level's tokens.
@@ -96,8 +97,22 @@ SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, cudaStream_t strea
                                " does not share the pages of its level's tokens [" +
                                std::to_string(level.token_begin) + ", " + std::to_string(level.token_end) + ")");
     }
-  st.q.resize(static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim);
-  fill_segment(st.q.data(), st.q.size(), d.seed * 7919 + 5);
+  const std::size_t q_elems = static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim;
+  st.q = DeviceBuffer<float>(q_elems);
+  if (!fill) {
+    const auto in_place = st.device_pool->template batch<T>(st.device_handles);
+    DB_CUDA_CHECK(fill_shared_prefix_device(in_place.kv, in_place.seq_lens_device, sp.spec, st.layout,
+                                            d.shape.heads_kv, d.shape.head_dim, d.seed, stream));
+  }
+  if (options.host_mirror || options.host_fill) {
+    st.q_host.resize(q_elems);
+    fill_q_host(st.q_host, d.seed, sp.spec.batch, d.shape.heads_q, d.shape.head_dim);
+    st.q.upload(st.q_host);
+    if (!options.host_mirror) st.q_host.clear();
+  } else {
+    DB_CUDA_CHECK(fill_q_device(st.q.get(), d.seed, sp.spec.batch, d.shape.heads_q, d.shape.head_dim, stream));
+  }
+  st.device_pool->backend().synchronize();
   return st;
 }
 
@@ -141,7 +156,7 @@ VerificationResult verify_sequences(const SharedPrefixPoint& sp, SharedPrefixSta
     for (std::size_t i; (i = next.fetch_add(1)) < seqs.size();) {
       const int s = seqs[i];
       const auto ref = reference_decode(host.kv, s, host.lengths_host[s],
-                                        std::span<const float>(st.q.data() + s * hd, hd), shape);
+                                        std::span<const float>(st.q_host.data() + s * hd, hd), shape);
       each[i] = verify_decode(std::span<const float>(o.data() + s * hd, hd),
                               std::span<const float>(lse.data() + s * shape.heads_q, shape.heads_q), ref,
                               sp.decode.dtype);
@@ -230,16 +245,20 @@ class SharedPrefixRunner final : public PointRunner {
   json run_typed(const Point& point, const SharedPrefixPoint& sp, RunContext& ctx) {
     if (!flusher_) flusher_ = std::make_unique<L2Flusher>(ctx.device);
     const DecodePoint& d = sp.decode;
+    // The device reference covers every sequence; the host one (--verify cpu, or a head_dim the
+    // device reference cannot hold) a budgeted sample of them.
+    const bool host_mirror = ctx.verify_on_host || !device_reference_supports(d);
     SharedPrefixState<T> st = [&] {
       NvtxRange range("build " + point.id);
-      // Both pools (device and host mirror), their forks and appends, and the data: one phase,
-      // since the host-side fill and upload happen inside the builder's appends.
+      // The pools, their forks and appends, and the data: one phase (a host fill and its upload
+      // happen inside the builder's appends).
       PhaseTimer phase(ctx.phases, kPhaseDataFill);
-      return build_state<T>(sp, ctx.stream);
+      return build_state<T>(sp, {.host_mirror = host_mirror, .host_fill = ctx.fill_on_host}, ctx.stream);
     }();
     const int n = sp.spec.batch;
-    DeviceBuffer<float> q(st.q), o(static_cast<std::size_t>(n) * d.shape.heads_q * d.shape.head_dim),
+    DeviceBuffer<float> o(static_cast<std::size_t>(n) * d.shape.heads_q * d.shape.head_dim),
         lse(static_cast<std::size_t>(n) * d.shape.heads_q);
+    const DeviceBuffer<float>& q = st.q;
     const auto view = st.device_pool->template batch<T>(st.device_handles);
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st.device_pool->backend().synchronize();
@@ -304,12 +323,22 @@ class SharedPrefixRunner final : public PointRunner {
       DB_CUDA_CHECK(launch(ctx.stream));
       DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
     }
-    const std::vector<int> seqs = sequences_to_verify(sp);
-    PhaseTimer reference_phase(ctx.phases, kPhaseReference);  // the host float64 reference and comparison
-    const VerificationResult verification = verify_sequences(sp, st, seqs, o.download(), lse.download());
-    reference_phase.stop();
+    VerificationResult verification;
+    std::size_t checked = static_cast<std::size_t>(n);
+    if (host_mirror) {
+      const std::vector<int> seqs = sequences_to_verify(sp);
+      PhaseTimer reference_phase(ctx.phases, kPhaseReference);  // the host float64 reference and comparison
+      verification = verify_sequences(sp, st, seqs, o.download(), lse.download());
+      checked = seqs.size();
+    } else {
+      DecodePoint whole = d;  // the batch as the reference sees it: N whole sequences
+      whole.lengths.assign(n, static_cast<std::int32_t>(sp.spec.length()));
+      verification = verify_on_device(whole, view.kv, view.seq_lens_device, view.max_len, q.get(), o.get(), lse.get(),
+                                      ctx.stream, ctx.phases);
+    }
     result["verification"] = verification.to_json();
-    result["verification"]["sequences_checked"] = seqs.size();
+    result["verification"]["method"] = host_mirror ? kVerifyOnHost : kVerifyOnDevice;
+    result["verification"]["sequences_checked"] = checked;
     result["verification"]["sequences"] = n;
     result["model"] = model.to_json(composed_ ? "shared_prefix_unique_bytes+level_states"
                                               : "shared_prefix_unique_bytes+prefix_reread");

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "pools/shared_prefix_batch.hpp"
+#include "sweeps/shared_prefix_fill.hpp"
 #include "tests/pool_test_support.hpp"
 
 namespace decode_bench {
@@ -181,6 +182,25 @@ TEST(SharedPrefixBuild, TooSmallAPoolIsRefusedWithOutOfPages) {
   } catch (const PoolError& e) {
     EXPECT_EQ(e.kind(), PoolErrorKind::OutOfPages) << e.what();
   }
+}
+
+// The device fill's ownership rule: a sequence writes from the end of the last level it shares
+// without being that level's first sequence. P = 37, Pg = 21, page 16, groups of 3, 2, 2: the
+// whole batch shares [0, 32), each group [32, 48) (the copied page holding the prefix's tail and
+// the group prefix's head).
+TEST(SharedPrefixFill, EachSharedPageHasOneWriter) {
+  const SharedPrefixSpec spec{.batch = 7, .prefix_len = 37, .group_prefix_len = 21, .groups = 3, .suffix_len = 11};
+  const SharedPrefixLayout layout = shared_prefix_layout(spec, 16);
+  EXPECT_EQ(sweeps::shared_prefix_write_from(layout), (std::vector<std::int64_t>{0, 48, 48, 32, 48, 32, 48}));
+  // One level: sequence 0 writes it, the others start at its end; one sequence: no levels at all.
+  const SharedPrefixSpec one{.batch = 3, .prefix_len = 40, .suffix_len = 5};
+  EXPECT_EQ(sweeps::shared_prefix_write_from(shared_prefix_layout(one, 16)), (std::vector<std::int64_t>{0, 32, 32}));
+  const SharedPrefixSpec single{.batch = 1, .prefix_len = 40, .suffix_len = 5};
+  EXPECT_EQ(sweeps::shared_prefix_write_from(shared_prefix_layout(single, 16)), (std::vector<std::int64_t>{0}));
+  // Segment codes: distinct per (kind, index).
+  EXPECT_NE(sweeps::shared_segment_code(SharedSegment::prefix, 0), sweeps::shared_segment_code(SharedSegment::suffix, 0));
+  EXPECT_NE(sweeps::shared_segment_code(SharedSegment::group_prefix, 1),
+            sweeps::shared_segment_code(SharedSegment::suffix, 1));
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "kernels/shared_prefix.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/shared_prefix_batch.hpp"
+#include "sweeps/decode_fill.hpp"
+#include "sweeps/shared_prefix_fill.hpp"
 #include "sweeps/shared_prefix_runner.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/random_kv.hpp"
@@ -132,6 +134,85 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"fp32_two_levels_gqa", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 1},
              8, {8, 2, 256}, DType::fp32}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// The device fill writes what the host fill uploads, token for token through each pool's own block
+// tables (two pools with different page orders): every prefix level, the partial pages copied on
+// write, and the suffixes; shared pages are written once, by their level's first sequence.
+TEST(SharedPrefixFillGpu, DeviceFillEqualsHostFill) {
+  DB_REQUIRE_GPU();
+  const SharedPrefixSpec spec{.batch = 7, .prefix_len = 37, .group_prefix_len = 21, .groups = 3, .suffix_len = 11};
+  const int page_size = 16;
+  const KVLayout layout{2, 64, DType::bf16};
+  const auto make = [&](std::uint64_t order_seed) {
+    const PagedPoolConfig cfg{.layout = layout, .page_size = page_size,
+                              .num_pages = static_cast<std::int32_t>(shared_prefix_pages(spec, page_size)),
+                              .max_seq_len = spec.length(),
+                              .max_seqs = spec.batch + static_cast<std::int32_t>(spec.group_sizes().size()) + 1,
+                              .page_order = PageOrder::shuffled, .order_seed = order_seed};
+    return std::make_unique<PagedPool>(cfg, make_device_backend(nullptr));
+  };
+  const std::uint64_t seed = 11;
+  auto uploaded = make(3), in_place = make(4);
+  PagedPool* up[] = {uploaded.get()};
+  const auto up_handles = build_shared_prefix_batch(up, spec, [&](SharedSegment kind, int index, std::int64_t len, void* k, void* v) {
+    sweeps::fill_shared_segment_host(static_cast<__nv_bfloat16*>(k), false, kind, index, len, layout.heads_kv, layout.head_dim, seed);
+    sweeps::fill_shared_segment_host(static_cast<__nv_bfloat16*>(v), true, kind, index, len, layout.heads_kv, layout.head_dim, seed);
+  });
+  PagedPool* ip[] = {in_place.get()};
+  const auto ip_handles = build_shared_prefix_batch(ip, spec, {});
+  const SharedPrefixLayout shared = shared_prefix_layout(spec, page_size);
+  const auto view = in_place->batch<__nv_bfloat16>(ip_handles[0]);
+  ASSERT_EQ(sweeps::fill_shared_prefix_device(view.kv, view.seq_lens_device, spec, shared, layout.heads_kv,
+                                              layout.head_dim, seed, in_place->stream()),
+            cudaSuccess);
+  uploaded->backend().synchronize();
+  const std::size_t row = layout.row_bytes();
+  std::vector<std::byte> k_a(row), v_a(row), k_b(row), v_b(row), k_first(row);
+  for (int s = 0; s < spec.batch; ++s)
+    for (std::int64_t t = 0; t < spec.length(); ++t) {
+      uploaded->read_token(up_handles[0][s], t, k_a.data(), v_a.data());
+      in_place->read_token(ip_handles[0][s], t, k_b.data(), v_b.data());
+      ASSERT_EQ(k_a, k_b) << "K of sequence " << s << " token " << t;
+      ASSERT_EQ(v_a, v_b) << "V of sequence " << s << " token " << t;
+      if (t < spec.prefix_len) {  // the prefix reads the same in every sequence (copied tail included)
+        std::vector<std::byte> v0(row);
+        in_place->read_token(ip_handles[0][0], t, k_first.data(), v0.data());
+        ASSERT_EQ(k_b, k_first) << "prefix token " << t << " of sequence " << s;
+      }
+    }
+}
+
+// Both runners on one small shared-prefix point, every data and verification path: device fill
+// and reference (the default: all sequences), host fill, and the host mirror with the CPU
+// reference (--verify cpu): each verified, timed, with a bound.
+TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
+  DB_REQUIRE_GPU();
+  const nlohmann::json params = {{"layout", "paged"},   {"dtype", "bf16"},       {"heads_q", 8},
+                                 {"heads_kv", 2},       {"head_dim", 64},        {"batch", 5},
+                                 {"prefix_len", 45},    {"group_prefix_len", 17}, {"groups", 2},
+                                 {"suffix_len", 3},     {"T", 65},               {"page_size", 16},
+                                 {"page_order", "shuffled"}, {"timing", "hot"}, {"seed", 9}};
+  auto shared = sweeps::make_shared_prefix_runner();
+  auto batch = sweeps::make_batch_decode_runner(nullptr);
+  for (const auto& [verify_on_host, fill_on_host] : {std::pair{false, false}, {false, true}, {true, false}}) {
+    sweeps::RunContext ctx;
+    ctx.verify_on_host = verify_on_host;
+    ctx.fill_on_host = fill_on_host;
+    ctx.ceilings = {{"dram_read", {{"value", 3000.0}}}, {"fp16_tensor", {{"value", 600.0}}}};
+    for (auto* runner : {shared.get(), batch.get()}) {
+      nlohmann::json p = params;
+      p["kernel"] = runner->name();
+      const sweeps::Point point{"e", p, "e/" + runner->name(), 0};
+      const nlohmann::json r = runner->run(point, ctx);
+      SCOPED_TRACE(runner->name() + (verify_on_host ? " verify cpu" : " verify gpu") +
+                   (fill_on_host ? " fill host" : " fill device"));
+      EXPECT_EQ(r.value("status", ""), std::string(kStatusOk)) << r.dump();
+      EXPECT_EQ(r["verification"]["method"], verify_on_host ? "cpu" : "gpu");
+      EXPECT_EQ(r["verification"]["sequences_checked"], 5);
+      EXPECT_GT(r["verification"]["max_abs_error"].get<double>(), 0.0);  // real data, a real comparison
+    }
+  }
+}
 
 // Both runners on one small shared-prefix point: verified over every sequence, timed, a bound.
 TEST(SharedPrefixRunnerGpu, BothKernelsRunAndVerifyAPoint) {

@@ -1,0 +1,126 @@
+#include "sweeps/shared_prefix_fill.hpp"
+
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "harness/device_buffer.hpp"
+#include "kernels/kv_generator.hpp"
+#include "sweeps/decode_fill.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+template <class T>
+__host__ __device__ __forceinline__ T stored_value(float x);
+template <>
+__host__ __device__ __forceinline__ float stored_value<float>(float x) { return x; }
+template <>
+__host__ __device__ __forceinline__ __half stored_value<__half>(float x) { return __float2half_rn(x); }
+template <>
+__host__ __device__ __forceinline__ __nv_bfloat16 stored_value<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// Segment coordinates of token t of a sequence in group `group` (see the header).
+struct SegmentToken {
+  std::uint32_t code;
+  std::int64_t token;
+};
+
+__host__ __device__ __forceinline__ std::uint32_t segment_code(SharedSegment kind, int index) {
+  return (static_cast<std::uint32_t>(kind) << 24) | static_cast<std::uint32_t>(index);
+}
+
+__device__ __forceinline__ SegmentToken segment_of(std::int64_t t, int seq, int group, std::int64_t prefix_len,
+                                                   std::int64_t group_prefix_len) {
+  if (t < prefix_len) return {segment_code(SharedSegment::prefix, 0), t};
+  if (t < prefix_len + group_prefix_len) return {segment_code(SharedSegment::group_prefix, group), t - prefix_len};
+  return {segment_code(SharedSegment::suffix, seq), t - prefix_len - group_prefix_len};
+}
+
+// One warp per row (sequence, KV head, token), rows over a grid-stride loop; rows before the
+// sequence's write_from are another sequence's to write.
+template <class T>
+__global__ void fill_shared_prefix_kernel(PagedKV<T> kv, const std::int32_t* seq_lens, const std::int32_t* group_of,
+                                          const std::int64_t* write_from, int batch, std::int64_t max_len,
+                                          int heads_kv, int head_dim, std::int64_t prefix_len,
+                                          std::int64_t group_prefix_len, std::uint64_t seed) {
+  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
+    const std::int64_t t = r % max_len;
+    const int h = static_cast<int>((r / max_len) % heads_kv);
+    const int s = static_cast<int>(r / (max_len * heads_kv));
+    if (t >= seq_lens[s] || t < write_from[s]) continue;
+    const SegmentToken at = segment_of(t, s, group_of[s], prefix_len, group_prefix_len);
+    const std::int64_t offset = kv.row_offset(s, h, t);
+    T* k = const_cast<T*>(kv.k) + offset;
+    T* v = const_cast<T*>(kv.v) + offset;
+    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, static_cast<int>(at.code), h, at.token);
+    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, static_cast<int>(at.code), h, at.token);
+    for (int i = lane; i < head_dim; i += 32) {
+      k[i] = stored_value<T>(generated_value(key_k, i));
+      v[i] = stored_value<T>(generated_value(key_v, i));
+    }
+  }
+}
+
+}  // namespace
+
+std::uint32_t shared_segment_code(SharedSegment kind, int index) { return segment_code(kind, index); }
+
+std::vector<std::int64_t> shared_prefix_write_from(const SharedPrefixLayout& layout) {
+  std::vector<std::int64_t> from(layout.num_seqs(), 0);
+  for (const SharedLevel& level : layout.levels)
+    for (int s = level.first_seq + 1; s < level.first_seq + level.num_seqs; ++s)
+      from[s] = std::max(from[s], level.token_end);
+  return from;
+}
+
+template <class T>
+cudaError_t fill_shared_prefix_device(const PagedKV<T>& kv, const std::int32_t* seq_lens, const SharedPrefixSpec& spec,
+                                      const SharedPrefixLayout& layout, int heads_kv, int head_dim,
+                                      std::uint64_t point_seed, cudaStream_t stream) {
+  const int batch = spec.batch;
+  std::vector<std::int32_t> group_of;
+  const std::vector<int> sizes = spec.group_sizes();
+  for (std::size_t g = 0; g < sizes.size(); ++g) group_of.insert(group_of.end(), sizes[g], static_cast<int>(g));
+  const DeviceBuffer<std::int32_t> groups(group_of);
+  const DeviceBuffer<std::int64_t> from(shared_prefix_write_from(layout));
+  const std::int64_t max_len = spec.length();
+  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
+  if (rows == 0) return cudaSuccess;
+  const int blocks = static_cast<int>(std::min<std::int64_t>((rows + 7) / 8, 65536));
+  fill_shared_prefix_kernel<<<blocks, 256, 0, stream>>>(kv, seq_lens, groups.get(), from.get(), batch, max_len,
+                                                        heads_kv, head_dim, spec.prefix_len, spec.group_prefix_len,
+                                                        kv_seed(point_seed));
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  return cudaStreamSynchronize(stream);  // before the tables above are freed
+}
+
+template <class T>
+void fill_shared_segment_host(T* out, bool is_v, SharedSegment kind, int index, std::int64_t len, int heads_kv,
+                              int head_dim, std::uint64_t point_seed) {
+  const GeneratedTensor which = is_v ? GeneratedTensor::v : GeneratedTensor::k;
+  const int code = static_cast<int>(segment_code(kind, index));
+  std::size_t at = 0;
+  for (int h = 0; h < heads_kv; ++h)
+    for (std::int64_t t = 0; t < len; ++t) {
+      const std::uint64_t key = generated_row_key(kv_seed(point_seed), which, code, h, t);
+      for (int i = 0; i < head_dim; ++i) out[at++] = stored_value<T>(generated_value(key, i));
+    }
+}
+
+#define DECODE_BENCH_INSTANTIATE_SHARED_FILL(T)                                                                     \
+  template cudaError_t fill_shared_prefix_device<T>(const PagedKV<T>&, const std::int32_t*, const SharedPrefixSpec&, \
+                                                    const SharedPrefixLayout&, int, int, std::uint64_t, cudaStream_t); \
+  template void fill_shared_segment_host<T>(T*, bool, SharedSegment, int, std::int64_t, int, int, std::uint64_t);
+DECODE_BENCH_INSTANTIATE_SHARED_FILL(float)
+DECODE_BENCH_INSTANTIATE_SHARED_FILL(__half)
+DECODE_BENCH_INSTANTIATE_SHARED_FILL(__nv_bfloat16)
+#undef DECODE_BENCH_INSTANTIATE_SHARED_FILL
+
+}  // namespace decode_bench::sweeps
