@@ -99,9 +99,34 @@ template <> struct Vec16<__nv_fp8_e5m2> {
 
 // E4M3 (bias 7) placed as sign | 0eeee | mmm0000000 in an FP16 (bias 15) reads as the value times
 // 2^-8 for normals and subnormals alike (E4M3 subnormals land on FP16 subnormals), hence
-// kUnitScale = 256.
+// kUnitScale = 256. DECODE_BENCH_E4M3_HW_CVT=1 instead converts byte pairs with sm_89+'s
+// cvt.rn.f16x2.e4m3x2 (exact, one instruction per two elements against about four integer
+// operations) — a build-time variant measured against the integer path in docs/kernel-notes.md.
+#ifndef DECODE_BENCH_E4M3_HW_CVT
+#define DECODE_BENCH_E4M3_HW_CVT 0
+#endif
 template <> struct Vec16<__nv_fp8_e4m3> {
   static constexpr int kElems = 16;
+#if DECODE_BENCH_E4M3_HW_CVT
+  static constexpr float kUnitScale = 1.f;
+  __device__ __forceinline__ static void to_float(const uint4& v, float (&out)[16]) {
+    const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      unsigned pair[2];  // {b0, b1} and {b2, b3} as half2, the lower byte in the lower half
+      asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(pair[0]) : "h"(static_cast<unsigned short>(words[i] & 0xffffu)));
+      asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(pair[1]) : "h"(static_cast<unsigned short>(words[i] >> 16)));
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        __half2 h;
+        memcpy(&h, &pair[j], 4);
+        const float2 f = __half22float2(h);
+        out[4 * i + 2 * j] = f.x;
+        out[4 * i + 2 * j + 1] = f.y;
+      }
+    }
+  }
+#else
   static constexpr float kUnitScale = 256.f;
   __device__ __forceinline__ static void to_float(const uint4& v, float (&out)[16]) {
     const unsigned words[4] = {v.x, v.y, v.z, v.w};
@@ -114,6 +139,7 @@ template <> struct Vec16<__nv_fp8_e4m3> {
     }
     fp8_halves_to_float(lo, hi, out);
   }
+#endif
 };
 
 }  // namespace decode_bench::device
