@@ -1,13 +1,13 @@
 #pragma once
-// FP8 K/V on the host: the formats' limits, quantization with a per-KV-head scale, and random
-// data with realistic magnitudes for the sweeps and tests. Kernels and the reference never
-// quantize; they read the stored bytes and multiply by the accessor's scale (kv_accessor.hpp).
+// FP8 K/V on the host: the formats' limits, quantization with a per-KV-head scale, and the random
+// per-head scales of the sweeps and tests (their random bytes: kernels/fp8_generator.hpp). Kernels
+// and the reference never quantize; they read the stored bytes and multiply by the accessor's
+// scale (kv_accessor.hpp).
 //
 // Scales: one float per KV head for K and one for V, value = stored * scale, with
 // scale = amax / format max (amax = the head's largest magnitude), so the head's largest value
 // lands on the format's largest finite value. A per-tensor scale is the case of all heads equal.
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "kernels/dtype.hpp"
@@ -34,8 +34,9 @@ float fp8_scale_for(DType t, float amax);
 // is a bug upstream, and quantizing it would hide it.
 template <class T> T quantize_fp8(float x, float scale);
 
-// The same rounding (nearest even, saturating, x finite) in integer arithmetic: the generator's
-// fast path, checked against cuda_fp8.h's conversion in tests/test_fp8.cpp.
+// The same rounding (nearest even, saturating, x finite) in integer arithmetic
+// (kernels/fp8_encode.hpp, the generator's path on host and device), checked against cuda_fp8.h's
+// conversion in tests/test_fp8.cpp.
 std::uint8_t fp8_encode(DType t, float x);
 
 // stored * scale, exactly (every FP8 value times a float is exact in double).
@@ -47,16 +48,8 @@ struct Fp8Scales {
 
 // Per-head scales for random data: the K amax of head g is 2^e with e uniform in [-1, 3]
 // (0.5 .. 8: keys carry outlier channels and differ by head), the V amax 2^e with e in [-2, 1].
-// Deterministic in seed.
+// Deterministic in seed. The random stored bytes that go with them (in units of the format, so
+// independent of the scale) come from kernels/fp8_generator.hpp.
 Fp8Scales fp8_random_head_scales(DType t, int heads_kv, std::uint64_t seed);
-
-// Fills out: (H_kv, len, D) stored values of one sequence (the pools' host layout), head g
-// quantized with scales[g]. The values, in units of the head's amax: mostly a bell shape
-// (Irwin-Hall of 4 uniforms, sigma 0.2, clipped to 1), 1/256 of them near the maximum
-// (0.94 .. 1 amax, so the format's largest values occur) and 1/256 exact subnormals; signs random;
-// none zero. Deterministic in seed.
-template <class T>
-void fill_fp8_random(std::span<T> out, int heads_kv, std::int64_t len, int head_dim, std::span<const float> scales,
-                     std::uint64_t seed);
 
 }  // namespace decode_bench

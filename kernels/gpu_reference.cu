@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kernels/kv_accessor.hpp"
 
@@ -19,6 +20,9 @@ constexpr int kMaxHeadDim = 48 * 1024 / (8 * (1 + 2 * kWarps));
 __device__ __forceinline__ double stored_to_double(float x) { return x; }
 __device__ __forceinline__ double stored_to_double(__half x) { return __half2float(x); }
 __device__ __forceinline__ double stored_to_double(__nv_bfloat16 x) { return __bfloat162float(x); }
+// FP8 through cuda_fp8.h's conversion (via FP16, exact: every E4M3 and E5M2 value is an FP16 value).
+__device__ __forceinline__ double stored_to_double(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
+__device__ __forceinline__ double stored_to_double(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
 
 __device__ __forceinline__ double warp_sum(double x) {
   for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
@@ -31,17 +35,22 @@ struct Geometry {
   double scale;
 };
 
-// Block (b * H_q + h, c): tokens [c * chunk_tokens, min(len, (c + 1) * chunk_tokens)).
+// Block (b * H_q + h, c): tokens [c * chunk_tokens, min(len, (c + 1) * chunk_tokens)), with the
+// KV head's dequantization scales (1 unless FP8).
 struct BlockRange {
   int seq, head, kv_head;
   std::int64_t begin, end;
+  double k_scale, v_scale;
 };
 
-__device__ BlockRange block_range(const Geometry& g, const std::int32_t* seq_lens) {
+template <class KV>
+__device__ BlockRange block_range(const KV& kv, const Geometry& g, const std::int32_t* seq_lens) {
   BlockRange r;
   r.seq = blockIdx.x / g.heads_q;
   r.head = blockIdx.x % g.heads_q;
   r.kv_head = r.head / g.group;
+  r.k_scale = kv_scale(kv.k_scale, r.kv_head);
+  r.v_scale = kv_scale(kv.v_scale, r.kv_head);
   const std::int64_t len = seq_lens[r.seq];
   r.begin = min(len, blockIdx.y * g.chunk_tokens);
   r.end = min(len, r.begin + g.chunk_tokens);
@@ -54,12 +63,13 @@ __device__ void load_q(double* q_s, const float* q, const Geometry& g, const Blo
   __syncthreads();
 }
 
-// s_t = (q . k_t) * scale, every lane of the warp gets it.
+// s_t = (q . k_t) * scale, every lane of the warp gets it. Each K element is dequantized as the CPU
+// reference does (stored * k_scale, exact in double) before its product with q.
 template <class KV>
 __device__ double score(const KV& kv, const double* q_s, const Geometry& g, const BlockRange& r, std::int64_t t) {
   const auto* k = kv.k + kv.row_offset(r.seq, r.kv_head, t);
   double dot = 0;
-  for (int i = threadIdx.x % 32; i < g.head_dim; i += 32) dot += q_s[i] * stored_to_double(k[i]);
+  for (int i = threadIdx.x % 32; i < g.head_dim; i += 32) dot += q_s[i] * (stored_to_double(k[i]) * r.k_scale);
   return warp_sum(dot) * g.scale;
 }
 
@@ -69,7 +79,7 @@ __global__ void chunk_max_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
   extern __shared__ double smem[];
   double* q_s = smem;
   __shared__ double warp_max[kWarps];
-  const BlockRange r = block_range(g, seq_lens);
+  const BlockRange r = block_range(kv, g, seq_lens);
   load_q(q_s, q, g, r);
   const int warp = threadIdx.x / 32;
   double m = -INFINITY;
@@ -92,7 +102,7 @@ __global__ void chunk_sum_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
   double* q_s = smem;
   double* acc = smem + g.head_dim;  // (kWarps, 2, D)
   __shared__ double warp_w[kWarps];
-  const BlockRange r = block_range(g, seq_lens);
+  const BlockRange r = block_range(kv, g, seq_lens);
   load_q(q_s, q, g, r);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   double m = -INFINITY;
@@ -106,7 +116,7 @@ __global__ void chunk_sum_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
     w_sum += w;
     const auto* v = kv.v + kv.row_offset(r.seq, r.kv_head, t);
     for (int i = lane; i < g.head_dim; i += 32) {
-      const double x = stored_to_double(v[i]);
+      const double x = stored_to_double(v[i]) * r.v_scale;
       o_w[i] += w * x;
       a_w[i] += w * fabs(x);
     }
@@ -200,6 +210,10 @@ DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<__nv_bfloat16>)
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(PagedKV<float>)
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(PagedKV<__half>)
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(PagedKV<__nv_bfloat16>)
+DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<__nv_fp8_e4m3>)
+DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<__nv_fp8_e5m2>)
+DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(PagedKV<__nv_fp8_e4m3>)
+DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(PagedKV<__nv_fp8_e5m2>)
 #undef DECODE_BENCH_INSTANTIATE_GPU_REFERENCE
 
 }  // namespace decode_bench

@@ -2,7 +2,8 @@
 // Float64 reference for one decode step on the device: the same math as kernels/cpu_reference.hpp
 // (per query head h, KV head g = h / group: scores s_t = (q_h . k_{g,t}) * scale, their maximum m,
 // w_t = exp(s_t - m), sum = sum_t w_t, o_h = sum_t w_t v_t / sum, o_abs_h = sum_t w_t |v_t| / sum,
-// lse_h = m + log(sum)), for every sequence of a batch, through the kernels' accessors. Only the
+// lse_h = m + log(sum)), for every sequence of a batch, through the kernels' accessors, every
+// stored element read exactly and times the accessor's per-KV-head scale (FP8; 1 otherwise). Only the
 // order of the double additions differs (token chunks run in parallel), so it agrees with the
 // CPU reference to ~1e-15 relative.
 //

@@ -3,7 +3,8 @@
 //   value = f(seed, tensor, sequence, head, token, dim)
 // so a contiguous pool and its paged twin (any page size, any page order) hold identical data,
 // and the host (for the CPU reference) and the device (filling pools in place) produce the same
-// floats bit for bit. Values lie in (-0.99, 0.99) and are never zero in any storage type: the
+// floats bit for bit (FP8 caches: the bytes of kernels/fp8_generator.hpp from the same bits).
+// Values lie in (-0.99, 0.99) and are never zero in any storage type: the
 // margin below 1 keeps bf16/fp16 rounding from reaching +-1, and the odd numerator keeps them
 // away from 0.
 #include <cstdint>
@@ -30,10 +31,16 @@ DB_HD std::uint64_t generated_row_key(std::uint64_t seed, GeneratedTensor tensor
                        static_cast<std::uint64_t>(token));
 }
 
+// The 64 random bits of element `dim` of the row (FP8 caches map them to a byte,
+// kernels/fp8_generator.hpp; the other types to the float below).
+DB_HD std::uint64_t generated_bits(std::uint64_t row_key, int dim) {
+  return generator_mix(row_key + static_cast<std::uint64_t>(dim + 1) * 0x9E3779B97F4A7C15ull);
+}
+
 // Element `dim` of the row: (2u + 1) / 2^23 - 1 with a 23-bit u is exact in float and never 0,
 // then one rounding by the 0.99 factor (identical on host and device: IEEE multiply).
 DB_HD float generated_value(std::uint64_t row_key, int dim) {
-  const std::uint64_t z = generator_mix(row_key + static_cast<std::uint64_t>(dim + 1) * 0x9E3779B97F4A7C15ull);
+  const std::uint64_t z = generated_bits(row_key, dim);
   const float odd = static_cast<float>(2 * (z >> 41) + 1);  // < 2^24: exact
   return (odd * 0x1.0p-23f - 1.0f) * 0.99f;
 }

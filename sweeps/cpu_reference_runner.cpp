@@ -7,6 +7,7 @@
 
 #include "harness/results_schema.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/traffic_model.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_point.hpp"
@@ -53,8 +54,14 @@ class CpuReferenceRunner final : public PointRunner {
     fill_kv_host<T>(v, true, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
     fill_q_host(q, d.seed, 1, d.shape.heads_q, d.shape.head_dim);
     fill_phase.stop();
-    const auto kv = ContiguousKV<T>::make(k.data(), v.data(), d.shape.heads_kv, std::max<std::int64_t>(d.max_len(), 1),
-                                          d.shape.head_dim);
+    auto kv = ContiguousKV<T>::make(k.data(), v.data(), d.shape.heads_kv, std::max<std::int64_t>(d.max_len(), 1),
+                                    d.shape.head_dim);
+    Fp8Scales scales;  // FP8: the decode points' per-head scales, so the reference does the same work
+    if constexpr (dtype_is_fp8(dtype_of<T>::value)) {
+      scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
+      kv.k_scale = scales.k.data();
+      kv.v_scale = scales.v.data();
+    }
     std::vector<double> samples;
     {
       PhaseTimer phase(ctx.phases, kPhaseTiming);

@@ -1,11 +1,13 @@
 #include "sweeps/decode_fill.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "kernels/fp8_generator.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/kv_generator.hpp"
 
@@ -20,12 +22,16 @@ template <>
 __host__ __device__ __forceinline__ __half stored<__half>(float x) { return __float2half_rn(x); }
 template <>
 __host__ __device__ __forceinline__ __nv_bfloat16 stored<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-// FP8 (cpu_reference points only: decode points quantize with per-head scales on the host,
-// kernels/fp8_quantize.hpp): the generator's value rounded to the format, unscaled.
-template <>
-__host__ __device__ __forceinline__ __nv_fp8_e4m3 stored<__nv_fp8_e4m3>(float x) { return __nv_fp8_e4m3(x); }
-template <>
-__host__ __device__ __forceinline__ __nv_fp8_e5m2 stored<__nv_fp8_e5m2>(float x) { return __nv_fp8_e5m2(x); }
+
+// Element `dim` of a row: the generator's float rounded to T, or for FP8 the generator's byte (in
+// units of the format; the per-head scales give it its magnitude, kernels/fp8_generator.hpp).
+template <class T>
+__host__ __device__ __forceinline__ T generated_element(std::uint64_t row_key, int dim) {
+  if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>)
+    return fp8_generated<T>(row_key, dim);
+  else
+    return stored<T>(generated_value(row_key, dim));
+}
 
 // One warp per row (sequence, head, token) of K and V, rows over a grid-stride loop.
 template <class KV>
@@ -46,8 +52,8 @@ __global__ void fill_kv_kernel(KV kv, const std::int32_t* seq_lens, int batch, s
     const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, s, h, t);
     const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, s, h, t);
     for (int i = lane; i < head_dim; i += 32) {
-      k[i] = stored<T>(generated_value(key_k, i));
-      v[i] = stored<T>(generated_value(key_v, i));
+      k[i] = generated_element<T>(key_k, i);
+      v[i] = generated_element<T>(key_v, i);
     }
   }
 }
@@ -76,7 +82,7 @@ void fill_kv_host(std::span<T> out, bool is_v, std::uint64_t point_seed, int seq
   for (int h = 0; h < heads_kv; ++h)
     for (std::int64_t t = 0; t < len; ++t) {
       const std::uint64_t key = generated_row_key(kv_seed(point_seed), which, seq, h, t);
-      for (int i = 0; i < head_dim; ++i) out[at++] = stored<T>(generated_value(key, i));
+      for (int i = 0; i < head_dim; ++i) out[at++] = generated_element<T>(key, i);
     }
 }
 
@@ -117,8 +123,8 @@ cudaError_t fill_q_device(float* q, std::uint64_t point_seed, int batch, int hea
 DECODE_BENCH_INSTANTIATE_FILL(float)
 DECODE_BENCH_INSTANTIATE_FILL(__half)
 DECODE_BENCH_INSTANTIATE_FILL(__nv_bfloat16)
-template void fill_kv_host<__nv_fp8_e4m3>(std::span<__nv_fp8_e4m3>, bool, std::uint64_t, int, int, std::int64_t, int);
-template void fill_kv_host<__nv_fp8_e5m2>(std::span<__nv_fp8_e5m2>, bool, std::uint64_t, int, int, std::int64_t, int);
+DECODE_BENCH_INSTANTIATE_FILL(__nv_fp8_e4m3)
+DECODE_BENCH_INSTANTIATE_FILL(__nv_fp8_e5m2)
 #undef DECODE_BENCH_INSTANTIATE_FILL
 
 }  // namespace decode_bench::sweeps

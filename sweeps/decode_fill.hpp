@@ -2,7 +2,9 @@
 // The data of a decode point, from kernels/kv_generator.hpp: on the device, written in place
 // through the pool's accessor (no host image, no upload), or on the host in the pool's admit
 // layout (for the CPU reference and the host-fill path). Both give the same values for the same
-// (seed, sequence, head, token, dim), so contiguous and paged twins hold identical data.
+// (seed, sequence, head, token, dim), so contiguous and paged twins hold identical data. FP8 caches
+// get the bytes of kernels/fp8_generator.hpp (stored values; the caller's per-KV-head scales, from
+// fp8_random_head_scales, give them their magnitudes).
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -97,13 +97,9 @@ class GpuDecodeRunner final : public PointRunner {
           DB_CUDA_CHECK(launch(ctx.stream));
           DB_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
         }
-        if constexpr (kIsFp8<T>) {
-          verification = verify_on_host(d, st, o, lse, ctx.phases);  // device_reference_supports: no FP8
-        } else {
-          verification = verify_on_host_ ? verify_on_host(d, st, o, lse, ctx.phases)
-                                          : verify_on_device(d, kv, view.seq_lens_device, view.max_len, st.q.get(),
-                                                             o.get(), lse.get(), ctx.stream, ctx.phases);
-        }
+        verification = verify_on_host_ ? verify_on_host(d, st, o, lse, ctx.phases)
+                                        : verify_on_device(d, kv, view.seq_lens_device, view.max_len, st.q.get(),
+                                                           o.get(), lse.get(), ctx.stream, ctx.phases);
       }
       std::vector<std::int32_t> pages_per_seq;
       if (d.paged)

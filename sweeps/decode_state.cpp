@@ -46,7 +46,6 @@ std::unique_ptr<KVPool> make_pool(const DecodePoint& d, cudaStream_t stream) {
 // the view's block-table gather runs).
 template <class T>
 void fill_on_device(const DecodePoint& d, DecodeState<T>& st) {
-  static_assert(!kIsFp8<T>, "FP8 caches are filled on the host (quantized with per-head scales)");
   const int batch = static_cast<int>(d.lengths.size());
   const auto fill = [&](const auto& view) {
     DB_CUDA_CHECK(fill_kv_device(view.kv, view.seq_lens_device, batch, view.max_len, d.shape.heads_kv,
@@ -67,8 +66,8 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
   const int batch = static_cast<int>(d.lengths.size());
   const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
   const std::size_t q_elems = static_cast<std::size_t>(batch) * d.shape.heads_q * d.shape.head_dim;
-  const bool host_fill = options.fill_on_host || kIsFp8<T>;
-  const bool host_copy = options.host_copy || kIsFp8<T>;
+  const bool host_fill = options.fill_on_host;
+  const bool host_copy = options.host_copy;
   {
     PhaseTimer phase(phases, kPhasePoolBuild);
     st.pool = make_pool(d, stream);
@@ -79,7 +78,7 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
     }
   }
   PhaseTimer phase(phases, kPhaseDataFill);
-  if constexpr (kIsFp8<T>) {
+  if constexpr (kIsFp8<T>) {  // the generator's bytes are in units of the format; these give them magnitudes
     st.scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
     st.k_scale = DeviceBuffer<float>(st.scales.k);
     st.v_scale = DeviceBuffer<float>(st.scales.v);
@@ -88,15 +87,8 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
     for (int b = 0; b < batch; ++b) {
       st.k.emplace_back(row * d.lengths[b]);
       st.v.emplace_back(row * d.lengths[b]);
-      if constexpr (kIsFp8<T>) {  // realistic magnitudes quantized with the per-head scales
-        fill_fp8_random<T>(std::span<T>(st.k.back()), d.shape.heads_kv, d.lengths[b], d.shape.head_dim, st.scales.k,
-                           d.seed * 1000003 + 2 * b + 1);
-        fill_fp8_random<T>(std::span<T>(st.v.back()), d.shape.heads_kv, d.lengths[b], d.shape.head_dim, st.scales.v,
-                           d.seed * 1000003 + 2 * b + 2);
-      } else {
-        fill_kv_host<T>(st.k.back(), false, d.seed, b, d.shape.heads_kv, d.lengths[b], d.shape.head_dim);
-        fill_kv_host<T>(st.v.back(), true, d.seed, b, d.shape.heads_kv, d.lengths[b], d.shape.head_dim);
-      }
+      fill_kv_host<T>(st.k.back(), false, d.seed, b, d.shape.heads_kv, d.lengths[b], d.shape.head_dim);
+      fill_kv_host<T>(st.v.back(), true, d.seed, b, d.shape.heads_kv, d.lengths[b], d.shape.head_dim);
       if (host_fill)
         st.handles.push_back(st.pool->admit(std::span<const T>(st.k.back()), std::span<const T>(st.v.back()), d.lengths[b]));
     }
@@ -106,7 +98,7 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
   if (host_fill) {
     st.q.upload(st.q_host);
   } else {
-    if constexpr (!kIsFp8<T>) fill_on_device(d, st);
+    fill_on_device(d, st);
     DB_CUDA_CHECK(fill_q_device(st.q.get(), d.seed, batch, d.shape.heads_q, d.shape.head_dim, st.pool->stream()));
   }
   if (!host_copy) {  // the host image was only the upload's source

@@ -2,9 +2,10 @@
 // The KV state of one decode point: the pool (contiguous or paged, device memory), its sequences,
 // q on the device, and (when the CPU reference or the host fill needs them) host copies of K, V
 // and q. The values come from sweeps/decode_fill.hpp, generated on the device in place by
-// default, or on the host and uploaded through admit (fill_on_host). FP8 caches always take the
-// host path: their values are quantized with per-KV-head scales (kernels/fp8_quantize.hpp), which
-// only the host generator does, and the float64 reference reads them with the host scales.
+// default, or on the host and uploaded through admit (fill_on_host). FP8 caches take either path
+// too (the generator's bytes, kernels/fp8_generator.hpp) and add per-KV-head scales
+// (fp8_random_head_scales), on the host for the CPU reference and on the device for kernels and the
+// GPU reference.
 #include <cstdint>
 #include <memory>
 #include <vector>

@@ -14,7 +14,7 @@
 namespace decode_bench::sweeps {
 
 bool device_reference_supports(const DecodePoint& d) {
-  return !dtype_is_fp8(d.dtype) && d.shape.head_dim <= gpu_reference_max_head_dim();
+  return d.shape.head_dim <= gpu_reference_max_head_dim();
 }
 
 template <class KV>
@@ -75,12 +75,8 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
 DECODE_BENCH_INSTANTIATE_VERIFY(float)
 DECODE_BENCH_INSTANTIATE_VERIFY(__half)
 DECODE_BENCH_INSTANTIATE_VERIFY(__nv_bfloat16)
-template VerificationResult verify_on_host<__nv_fp8_e4m3>(const DecodePoint&, const DecodeState<__nv_fp8_e4m3>&,
-                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
-                                                          PhaseSeconds&);
-template VerificationResult verify_on_host<__nv_fp8_e5m2>(const DecodePoint&, const DecodeState<__nv_fp8_e5m2>&,
-                                                          const DeviceBuffer<float>&, const DeviceBuffer<float>&,
-                                                          PhaseSeconds&);
+DECODE_BENCH_INSTANTIATE_VERIFY(__nv_fp8_e4m3)
+DECODE_BENCH_INSTANTIATE_VERIFY(__nv_fp8_e5m2)
 #undef DECODE_BENCH_INSTANTIATE_VERIFY
 
 }  // namespace decode_bench::sweeps

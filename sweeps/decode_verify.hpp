@@ -20,8 +20,8 @@ namespace decode_bench::sweeps {
 inline constexpr const char* kVerifyOnDevice = "gpu";
 inline constexpr const char* kVerifyOnHost = "cpu";
 
-// Whether the device reference can take this point: not FP8 (its per-head scales are applied by
-// the host reference only), and a head_dim its shared memory holds.
+// Whether the device reference can take this point: a head_dim its shared memory holds (every
+// dtype; FP8 through the accessor's device scales).
 bool device_reference_supports(const DecodePoint& d);
 
 // o: (B, H_q, D), lse: (B, H_q) in device memory, written by the launch; st.q on the device.

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "harness/device_buffer.hpp"
 #include "harness/verify.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/fp8_quantize.hpp"
+#include "sweeps/decode_fill.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -48,8 +50,8 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * row;
   std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
   auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
-  // FP8: realistic magnitudes quantized with per-head (or per-tensor) scales; the reference reads
-  // the same bytes through the host scales, the kernels through device copies.
+  // FP8: the generator's bytes (kernels/fp8_generator.hpp) with per-head (or per-tensor) scales; the
+  // reference reads the same bytes through the host scales, the kernels through device copies.
   Fp8Scales scales;
   if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
     scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
@@ -59,10 +61,10 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
     }
     const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * row;
     for (int b = 0; b < seqs; ++b) {
-      fill_fp8_random<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
-                            scales.k, c.seed * 131 + 2 * b);
-      fill_fp8_random<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
-                            scales.v, c.seed * 131 + 2 * b + 1);
+      sweeps::fill_kv_host<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), false, c.seed, b, s.heads_kv,
+                                 slot_len, s.head_dim);
+      sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, c.seed, b, s.heads_kv,
+                                 slot_len, s.head_dim);
     }
     host_contig.k_scale = scales.k.data();
     host_contig.v_scale = scales.v.data();

@@ -1,6 +1,6 @@
 // FP8 K/V on the host: dtype names, quantization round trips (every finite encoding, saturation,
-// subnormals, refusal of NaN), the data generator's properties, the reference's dequantization
-// against closed forms, the traffic model, pool bytes and capacity.
+// subnormals, refusal of NaN), the data generator's bytes and properties and the per-head scales,
+// the reference's dequantization against closed forms, the traffic model, pool bytes and capacity.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,15 +8,19 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_generator.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/capacity.hpp"
 #include "pools/kv_layout.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/decode_fill.hpp"
 #include "sweeps/memory_estimate.hpp"
 
 namespace decode_bench {
@@ -145,52 +149,108 @@ TEST(Fp8Quantize, FastEncodeMatchesTheCudaConversion) {
   }
 }
 
-// The generator: per-head values up to the head's amax, the format's largest values and its
-// subnormals present, no zero and no special encoding, many distinct values, deterministic.
+// The generator (kernels/fp8_generator.hpp) at hand-made bits: the kind byte, the magnitude bits
+// and the sign bit do what its comment says.
+template <bool kE4M3>
+void expect_generated_codes() {
+  const std::uint64_t sign = std::uint64_t{1} << 63;
+  const std::uint8_t max_code = kE4M3 ? 0x7e : 0x7b;
+  // Kind 0, u = 0: exactly the format's maximum; u -> 1: 0.9375 max (E4M3 416, E5M2 rounds up to the max).
+  EXPECT_EQ(fp8_generated_code<kE4M3>(0), max_code);
+  EXPECT_EQ(fp8_generated_code<kE4M3>(0 | sign), max_code | 0x80);
+  EXPECT_EQ(fp8_generated_code<kE4M3>(std::uint64_t{0xffffff} << 8), kE4M3 ? 0x7d : 0x7b);
+  // Kind 1: the subnormal 1 + (magnitude bits mod the number of subnormals).
+  for (std::uint64_t m = 0; m < 10; ++m)
+    EXPECT_EQ(fp8_generated_code<kE4M3>(1 | (m << 8)), 1 + m % (kE4M3 ? 7 : 3)) << "m = " << m;
+  // The bell at its centre (four 12-bit fields of 2048: sum exactly 2) rounds to 0 and becomes the
+  // smallest subnormal; at its edge (all fields 0: |0 - 2| * 0.3464 = 0.6928 max) E4M3 310.4 -> 320,
+  // E5M2 39727.9 -> 40960.
+  const std::uint64_t centre = (2048ull << 8) | (2048ull << 20) | (2048ull << 32) | (2048ull << 44);
+  EXPECT_EQ(fp8_generated_code<kE4M3>(2 | centre), 0x01);
+  EXPECT_EQ(fp8_generated_code<kE4M3>(2 | centre | sign), 0x81);
+  using T = std::conditional_t<kE4M3, __nv_fp8_e4m3, __nv_fp8_e5m2>;
+  EXPECT_EQ(to_double(from_bits<T>(fp8_generated_code<kE4M3>(255))), kE4M3 ? 320.0 : 40960.0);
+}
+TEST(Fp8Generator, KindsMagnitudesAndSignsFromTheBits) {
+  expect_generated_codes<true>();
+  expect_generated_codes<false>();
+}
+
+// The generator's bytes as the sweeps fill them (sweeps/decode_fill.hpp), 4 heads x 1024 tokens x
+// 128 dims: no zero and no special encoding, magnitudes within the format's maximum and the
+// maximum present, 1/256 near the maximum and 1/256 subnormals, the bell's sigma 0.2 of the
+// maximum, balanced signs, many distinct values; deterministic, and every coordinate matters.
 template <class T>
 void expect_generator_properties() {
   const DType t = dtype_of<T>::value;
   const Fp8Limits lim = fp8_limits(t);
   const int heads = 4, len = 1024, d = 128;
-  const Fp8Scales scales = fp8_random_head_scales(t, heads, 7);
-  ASSERT_EQ(scales.k.size(), 4u);
-  std::vector<T> out(static_cast<std::size_t>(heads) * len * d);
-  fill_fp8_random<T>(std::span<T>(out), heads, len, d, scales.k, 3);
-  for (int g = 0; g < heads; ++g) {
-    const double amax = static_cast<double>(scales.k[g]) * lim.max;
-    EXPECT_GE(amax, 0.5 - 1e-6);
-    EXPECT_LE(amax, 8.0 + 1e-6);
-    std::set<unsigned char> distinct;
-    int near_max = 0, subnormal = 0;
-    double seen_max = 0;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(len) * d; ++i) {
-      const T x = out[g * static_cast<std::size_t>(len) * d + i];
-      const unsigned char b = bits_of(x);
-      ASSERT_FALSE(is_special(t, b)) << dtype_name(t) << " byte " << int(b);
-      ASSERT_NE(b & 0x7f, 0) << "a zero";
-      distinct.insert(b);
-      const double v = std::abs(dequantize_fp8(x, scales.k[g]));
-      seen_max = std::max(seen_max, v);
-      near_max += v >= 0.9 * amax;
-      subnormal += std::abs(to_double(x)) < lim.min_normal;
+  const std::size_t n = static_cast<std::size_t>(heads) * len * d;
+  std::vector<T> out(n);
+  sweeps::fill_kv_host<T>(std::span<T>(out), false, 3, 0, heads, len, d);
+  std::set<unsigned char> distinct;
+  std::size_t near_max = 0, subnormal = 0, positive = 0, bell = 0;
+  double seen_max = 0, bell_squares = 0;
+  for (const T x : out) {
+    const unsigned char b = bits_of(x);
+    ASSERT_FALSE(is_special(t, b)) << dtype_name(t) << " byte " << int(b);
+    ASSERT_NE(b & 0x7f, 0) << "a zero";
+    distinct.insert(b);
+    const double v = to_double(x), a = std::abs(v);
+    seen_max = std::max(seen_max, a);
+    positive += v > 0;
+    subnormal += a < lim.min_normal;
+    if (a >= 0.9 * lim.max) {
+      ++near_max;  // the bell never reaches 0.9: it ends at 0.6928 max
+    } else {
+      ++bell;
+      bell_squares += (a / lim.max) * (a / lim.max);
     }
-    EXPECT_LE(seen_max, amax * (1 + 1e-6));
-    EXPECT_GE(seen_max, amax * 0.99);
-    EXPECT_GT(near_max, 100);   // 1/256 of 131072, about 512
-    EXPECT_GT(subnormal, 100);
-    EXPECT_GT(distinct.size(), 100u);
   }
-  std::vector<T> again(out.size()), other(out.size());
-  fill_fp8_random<T>(std::span<T>(again), heads, len, d, scales.k, 3);
-  fill_fp8_random<T>(std::span<T>(other), heads, len, d, scales.k, 4);
-  EXPECT_EQ(std::memcmp(out.data(), again.data(), out.size()), 0);
-  EXPECT_NE(std::memcmp(out.data(), other.data(), out.size()), 0);
-  EXPECT_THROW(fill_fp8_random<T>(std::span<T>(out), heads, len, d, std::span<const float>(scales.k).first(3), 3),
-               std::invalid_argument);
+  SCOPED_TRACE(dtype_name(t));
+  EXPECT_EQ(seen_max, lim.max);
+  // Expected n / 256 = 2048 each (binomial sd 45); the bell adds subnormals only at its exact
+  // centre (probability ~1.6e-4), which the bound allows.
+  EXPECT_NEAR(static_cast<double>(near_max) / n, 1.0 / 256, 0.25 / 256);
+  EXPECT_NEAR(static_cast<double>(subnormal) / n, 1.0 / 256, 0.25 / 256);
+  // Irwin-Hall of 4: variance 4/12, times 0.3464^2 = 0.04; FP8 rounding moves the RMS by < 1%.
+  EXPECT_NEAR(std::sqrt(bell_squares / bell), 0.2, 0.006);
+  EXPECT_NEAR(static_cast<double>(positive) / n, 0.5, 0.005);  // sd 0.0007
+  EXPECT_GT(distinct.size(), t == DType::fp8_e4m3 ? 150u : 80u);  // of 254 / 248 finite encodings
+
+  const auto fill = [&](std::uint64_t seed, bool is_v, int seq) {
+    std::vector<T> x(n);
+    sweeps::fill_kv_host<T>(std::span<T>(x), is_v, seed, seq, heads, len, d);
+    return x;
+  };
+  EXPECT_EQ(std::memcmp(out.data(), fill(3, false, 0).data(), n), 0) << "not deterministic";
+  EXPECT_NE(std::memcmp(out.data(), fill(4, false, 0).data(), n), 0) << "seed ignored";
+  EXPECT_NE(std::memcmp(out.data(), fill(3, true, 0).data(), n), 0) << "K equals V";
+  EXPECT_NE(std::memcmp(out.data(), fill(3, false, 1).data(), n), 0) << "sequence ignored";
 }
 TEST(Fp8Generator, RealisticValuesWithMaximaAndSubnormals) {
   expect_generator_properties<__nv_fp8_e4m3>();
   expect_generator_properties<__nv_fp8_e5m2>();
+}
+
+// The per-head scales that go with the bytes: K amax 2^[-1, 3], V amax 2^[-2, 1], per head, deterministic.
+TEST(Fp8Generator, HeadScalesSpanTheirRanges) {
+  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    const Fp8Scales s = fp8_random_head_scales(t, 64, 7);
+    ASSERT_EQ(s.k.size(), 64u);
+    ASSERT_EQ(s.v.size(), 64u);
+    std::set<float> distinct(s.k.begin(), s.k.end());
+    EXPECT_GT(distinct.size(), 60u);
+    const float max = fp8_limits(t).max;
+    for (int g = 0; g < 64; ++g) {
+      EXPECT_GE(s.k[g] * max, 0.5f * (1 - 1e-6f));
+      EXPECT_LE(s.k[g] * max, 8.f * (1 + 1e-6f));
+      EXPECT_GE(s.v[g] * max, 0.25f * (1 - 1e-6f));
+      EXPECT_LE(s.v[g] * max, 2.f * (1 + 1e-6f));
+    }
+    EXPECT_EQ(fp8_random_head_scales(t, 64, 7).k, s.k);
+    EXPECT_NE(fp8_random_head_scales(t, 64, 8).k, s.k);
+  }
 }
 
 // The reference dequantizes: two tokens, one head, D = 2, against the closed form in double.

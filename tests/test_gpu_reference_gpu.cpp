@@ -3,6 +3,8 @@
 //     the host generator's values token by token, so contiguous and paged twins hold the same data;
 //   - the float64 GPU reference equals the CPU reference (o, o_abs, lse) on small and odd shapes
 //     (D = 1, 5, 257; GQA groups 1..4; lengths 0, 1, odd, several chunks), through both accessors;
+//   - both for FP8 too (E4M3, E5M2): the generator's bytes on the device equal the host's, and the
+//     references agree with non-unit per-KV-head scales (fp8_random_head_scales) applied;
 //   - the comparison on the device gives the same summary as verify_decode + accumulate.
 #include <cmath>
 #include <cstring>
@@ -11,10 +13,12 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "harness/device_buffer.hpp"
 #include "harness/gpu_verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/gpu_reference.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/memory_backend.hpp"
@@ -59,6 +63,19 @@ std::vector<Case> cases() {
   };
 }
 
+// FP8 adds the shapes the sweeps run: GQA group 4, D = 64 / 128 / 256, length 1 and lengths that
+// are no multiple of the page, over shuffled pages.
+std::vector<Case> fp8_cases() {
+  return {
+      {{8, 2, 64}, {1, 1000, 17}, 0},
+      {{8, 2, 64}, {1, 1000, 17}, 16, PageOrder::shuffled},
+      {{16, 4, 128}, {4099, 1}, 0},
+      {{16, 4, 128}, {4099, 1}, 16, PageOrder::shuffled},
+      {{4, 1, 256}, {300, 1, 33}, 0},
+      {{4, 1, 256}, {300, 1, 33}, 7, PageOrder::shuffled},
+  };
+}
+
 template <class T>
 std::unique_ptr<KVPool> make_pool(const Case& c, DType dtype) {
   const KVLayout layout{c.shape.heads_kv, c.shape.head_dim, dtype};
@@ -91,6 +108,21 @@ void check_case(const Case& c, DType dtype) {
   SCOPED_TRACE(describe(c) + " dtype " + std::string(dtype_name(dtype)));
   constexpr std::uint64_t kSeed = 42;
   const int batch = static_cast<int>(c.lengths.size());
+  // FP8: the sweep's per-head scales (K amax 0.5 .. 8, V amax 0.25 .. 2), host and device copies.
+  Fp8Scales scales;
+  if (dtype_is_fp8(dtype)) scales = fp8_random_head_scales(dtype, c.shape.heads_kv, kSeed);
+  DeviceBuffer<float> k_scale, v_scale;
+  if (!scales.k.empty()) {
+    k_scale = DeviceBuffer<float>(scales.k);
+    v_scale = DeviceBuffer<float>(scales.v);
+  }
+  const auto with_scales = [&](auto kv, bool device) {
+    if (!scales.k.empty()) {
+      kv.k_scale = device ? k_scale.get() : scales.k.data();
+      kv.v_scale = device ? v_scale.get() : scales.v.data();
+    }
+    return kv;
+  };
   auto pool = make_pool<T>(c, dtype);
   std::vector<SequenceHandle> handles;
   for (auto l : c.lengths) handles.push_back(pool->admit(nullptr, nullptr, l));
@@ -107,8 +139,8 @@ void check_case(const Case& c, DType dtype) {
     pool->backend().synchronize();
     DeviceBuffer<double> workspace(
         std::max<std::size_t>(1, gpu_reference_workspace_doubles(c.shape, batch, view.max_len)));
-    ASSERT_EQ(gpu_reference_decode(view.kv, c.shape, batch, view.max_len, view.seq_lens_device, q.get(), workspace.get(),
-                                   {o.get(), o_abs.get(), lse.get()}, nullptr),
+    ASSERT_EQ(gpu_reference_decode(with_scales(view.kv, true), c.shape, batch, view.max_len, view.seq_lens_device,
+                                   q.get(), workspace.get(), {o.get(), o_abs.get(), lse.get()}, nullptr),
               cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   });
@@ -134,13 +166,17 @@ void check_case(const Case& c, DType dtype) {
           const std::size_t r = static_cast<std::size_t>(h) * c.shape.head_dim + i;
           mismatches += std::memcmp(&k[at], &k_row[r], sizeof(T)) != 0 || std::memcmp(&v[at], &v_row[r], sizeof(T)) != 0;
           const double x = to_double(k[at]);
-          EXPECT_TRUE(x >= -1.0 && x < 1.0 && x != 0.0) << x;
+          if (dtype_is_fp8(dtype))  // stored values: within the format's maximum, never 0
+            EXPECT_TRUE(std::abs(x) <= fp8_limits(dtype).max && x != 0.0) << x;
+          else
+            EXPECT_TRUE(x >= -1.0 && x < 1.0 && x != 0.0) << x;
         }
     }
     EXPECT_EQ(mismatches, 0) << "device-filled K/V differ from the host generator";
 
-    const auto host = ContiguousKV<T>::make(k.data(), v.data(), c.shape.heads_kv, std::max(c.lengths[b], 1),
-                                            c.shape.head_dim);
+    const auto contiguous =
+        ContiguousKV<T>::make(k.data(), v.data(), c.shape.heads_kv, std::max(c.lengths[b], 1), c.shape.head_dim);
+    const auto host = with_scales(contiguous, false);
     const auto ref = reference_decode(host, 0, c.lengths[b], std::span<const float>(q_host.data() + b * hd, hd), c.shape);
     for (std::size_t i = 0; i < hd; ++i) {
       EXPECT_NEAR(o_dev[b * hd + i], ref.o[i], 1e-12 * std::max(1.0, ref.o_abs[i])) << "o[" << i << "]";
@@ -161,6 +197,16 @@ TEST(GpuReferenceGpu, DeviceFillAndReferenceMatchTheHostOnes) {
     check_case<float>(c, DType::fp32);
     check_case<__half>(c, DType::fp16);
     check_case<__nv_bfloat16>(c, DType::bf16);
+  }
+}
+
+TEST(GpuReferenceGpu, Fp8DeviceFillAndScaledReferenceMatchTheHostOnes) {
+  DB_REQUIRE_GPU();
+  std::vector<Case> all = cases();
+  for (const Case& c : fp8_cases()) all.push_back(c);
+  for (const Case& c : all) {
+    check_case<__nv_fp8_e4m3>(c, DType::fp8_e4m3);
+    check_case<__nv_fp8_e5m2>(c, DType::fp8_e5m2);
   }
 }
 
@@ -209,6 +255,7 @@ TEST(GpuReferenceGpu, DeviceComparisonEqualsTheHostRule) {
   EXPECT_FALSE(check("one o element off by 0.01", DType::fp16).passed);
   lse[2] += 1.0f;
   EXPECT_FALSE(check("and one lse off by 1", DType::fp32).passed);
+  EXPECT_EQ(check("FP8: the FP32 bound of harness/verify", DType::fp8_e4m3).tolerance, 1e-5);
   o[40] = NAN;
   lse[4] = 0.0f;  // an empty head must stay -inf
   const auto r = check("a NaN and a finite lse for an empty head", DType::fp16);
