@@ -106,29 +106,39 @@ class Sampler {
     }
     const bool graph = plan_.method == TimingMethod::graph;
     const double per_launch = 1.0 / plan_.launches_per_sample;
-    int current = 0;
-    if (error_ == cudaSuccess && !cold())  // hot: an untimed launch first, so the first start event
-      error_ = graph ? cudaGraphLaunch(graph_exec_, stream_) : launch_(stream_);  // does not wait for the host
-    if (error_ == cudaSuccess) error_ = enqueue_sample(events_[current], graph);
+    if (error_ == cudaSuccess && !pending_) {
+      if (!cold())  // hot: an untimed launch first, so the first start event does not wait for the host
+        error_ = graph ? cudaGraphLaunch(graph_exec_, stream_) : launch_(stream_);
+      if (error_ == cudaSuccess) error_ = enqueue_sample(events_[current_], graph);
+      pending_ = error_ == cudaSuccess;
+    }
     for (auto _ : state) {
       if (error_ != cudaSuccess) {
         state.SetIterationTime(1.0);
         continue;
       }
       float ms = 0;
-      cudaError_t err = enqueue_sample(events_[current ^ 1], graph);  // the next one is queued first
-      if (err == cudaSuccess) err = wait_sample(events_[current], ms);
+      cudaError_t err = enqueue_sample(events_[current_ ^ 1], graph);  // the next one is queued first
+      if (err == cudaSuccess) err = wait_sample(events_[current_], ms);
       if (err != cudaSuccess) {
         error_ = err;
         state.SetIterationTime(1.0);
         continue;
       }
       state.SetIterationTime(1e-3 * ms * per_launch);
-      current ^= 1;
+      current_ ^= 1;
     }
-    // The sample queued last is never read; wait for it so the next run starts on an idle stream.
-    const cudaError_t drain = cudaStreamSynchronize(stream_);
+    // The sample queued last stays in flight and is the first one the next call (GB's next
+    // repetition) reads: one unread launch per measurement instead of one per repetition, which
+    // for a 240 ms kernel was 5 of its 13 launches (docs/harness.md).
+  }
+
+  // After the last repetition: waits for the sample left in flight, so the stream is idle.
+  cudaError_t finish() {
+    pending_ = false;
+    const cudaError_t drain = stream_ ? cudaStreamSynchronize(stream_) : cudaSuccess;
     if (error_ == cudaSuccess) error_ = drain;
+    return error_;
   }
 
   cudaError_t error() const { return error_; }
@@ -161,6 +171,8 @@ class Sampler {
   TimingPlan plan_;
   double warmup_launch_us_ = 0;
   bool prepared_ = false;
+  bool pending_ = false;  // a sample is queued on events_[current_] and not yet read
+  int current_ = 0;
   cudaError_t error_ = cudaSuccess;
 };
 
@@ -211,6 +223,7 @@ TimingResult time_launches(std::string_view name, const LaunchFn& launch, const 
   CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter, ".");  // the filter was applied above, to the plain name
   benchmark::ClearRegisteredBenchmarks();
+  sampler.finish();
 
   result.plan = sampler.plan();
   result.warmup_launch_us = sampler.warmup_launch_us();

@@ -184,6 +184,29 @@ TEST(TimingGpu, LaunchErrorFailsThePointButNotTheRun) {
   EXPECT_TRUE(good.ok()) << good.error;
 }
 
+// A slow kernel's measurement launches it warm-up + probe + one per sample + the one sample left
+// in flight after the last repetition, in either mode (hot adds one untimed launch up front): the
+// sample queued behind a repetition's last one is read by the next repetition, not discarded.
+TEST(TimingGpu, SlowKernelLaunchCountIsWarmupProbeSamplesAndOne) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  KnownSpin spin(3000);  // 3 ms: one launch per repetition at min_rep_time_ms 2
+  for (const TimingMode mode : {TimingMode::cold, TimingMode::hot}) {
+    TimingOptions o;
+    o.mode = mode;
+    o.repetitions = 4;
+    o.warmup = 2;
+    int launches = 0;
+    const TimingResult r = time_launches(
+        "spin_3ms", [&](cudaStream_t st) { ++launches; return spin.launch(st); }, o, flusher, nullptr);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.samples_us.size(), 4u);
+    EXPECT_EQ(r.iterations_per_repetition, 1);
+    EXPECT_EQ(launches, 2 + 1 + 4 + 1 + (mode == TimingMode::hot ? 1 : 0)) << to_string(mode);
+    EXPECT_NEAR(r.stats.median, spin.nominal_us, 0.05 * spin.nominal_us) << spin.describe(r);
+  }
+}
+
 TEST(TimingGpu, FilteredOutPointLaunchesNothing) {
   DB_REQUIRE_GPU();
   L2Flusher flusher(0);
