@@ -26,6 +26,7 @@ constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, flo
 struct KernelChoice {
   const void* kernel = nullptr;
   std::size_t shared_bytes = 0;
+  std::size_t max_shared_bytes = 0;  // the most any plan of this kernel asks for (its opt-in limit)
   int tile = 0;
   int stages = 0;
 };
@@ -39,11 +40,13 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
       if (stages <= 0) stages = Tr::kMaxStages;
       if (stages < 2 || stages > Tr::kMaxStages) return {};
       return {reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>),
-              Tr::shared_bytes(rows_per_block, stages), Tr::kTile, stages};
+              Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages), Tr::kTile,
+              stages};
     }
   }
   return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
-          device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kTile, 2};
+          device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kSharedBytes,
+          device::RowSimtTraits<KV, D>::kTile, 2};
 }
 
 template <class KV>
@@ -97,18 +100,18 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
-    // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed).
+    // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It
+    // is set to the kernel's largest size, never this plan's: one kernel serves plans of different
+    // rows and stages (a shared-prefix phase of 64 rows and a grouped decode of 16 in the same
+    // launch sequence), and a later plan must not lower the limit under an earlier one's launch.
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(c.shared_bytes)));
+                                            static_cast<int>(c.max_shared_bytes)));
     DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, 128, c.shared_bytes));
     if (blocks > per_sm) k = c, per_sm = blocks;
     if (per_sm >= 1) break;
   }
   if (k.kernel == nullptr) return cudaErrorInvalidValue;
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
-  // The attribute must allow the chosen (possibly larger) size even if a smaller one was set last.
-  DB_RETURN_IF_ERROR(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(k.shared_bytes)));
 
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
