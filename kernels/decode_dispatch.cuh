@@ -1,8 +1,8 @@
 #pragma once
 // plan_decode / run_decode for one accessor type. Included only by kernels/instantiate/*.cu,
 // one file per (layout, storage type), so the ten instantiations compile in parallel.
-// FP8 storage runs only through flash-decode: the 3-kernel baseline is never instantiated for it,
-// and plan_decode refuses it (decode_kernel_unsupported_reason says why).
+// FP8 storage runs only through flash_decode (either path): the 3-kernel baseline is never
+// instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
 
@@ -33,14 +33,14 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
     return cudaErrorInvalidValue;
   if (decode_kernel_unsupported_reason(kernel, problem)) return cudaErrorInvalidValue;
   *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
+  if (kernel == DecodeKernel::flash_decode &&
+      (options.path == DecodePath::tensor_core ||
+       (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
+    return plan_decode_rows<KV>(problem, options, plan);
+  if (kernel == DecodeKernel::flash_decode && !gqa_group_supported(problem.shape.group())) return cudaErrorInvalidValue;
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
-    return plan_flash_decode<KV>(problem, options, plan);  // no tensor-core FP8 path yet
+    return plan_flash_decode<KV>(problem, options, plan);  // the baseline was refused above
   } else {
-    if (kernel == DecodeKernel::flash_decode &&
-        (options.path == DecodePath::tensor_core ||
-         (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
-      return plan_decode_rows<KV>(problem, options, plan);
-    if (kernel == DecodeKernel::flash_decode && !gqa_group_supported(problem.shape.group())) return cudaErrorInvalidValue;
     return kernel == DecodeKernel::baseline ? plan_baseline<KV>(problem, plan)
                                             : plan_flash_decode<KV>(problem, options, plan);
   }
@@ -50,12 +50,12 @@ template <class KV>
 cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,
                        cudaStream_t stream) {
   if (problem.kv_dtype != dtype_of<typename KV::value_type>::value) return cudaErrorInvalidValue;
+  if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
+    return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
     if (plan.kernel == DecodeKernel::baseline) return cudaErrorInvalidValue;
     return run_flash_decode<KV>(kv, problem, plan, workspace, stream);
   } else {
-    if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
-      return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
     return plan.kernel == DecodeKernel::baseline ? run_baseline<KV>(kv, problem, plan, workspace, stream)
                                                  : run_flash_decode<KV>(kv, problem, plan, workspace, stream);
   }

@@ -6,7 +6,7 @@
 //
 // Instantiated for ContiguousKV<T> and PagedKV<T>, T in {float, __half, __nv_bfloat16,
 // __nv_fp8_e4m3, __nv_fp8_e5m2}. FP8 accessors carry per-KV-head dequantization scales
-// (kv_accessor.hpp); only flash_decode takes FP8 (the baseline refuses it).
+// (kv_accessor.hpp); only flash_decode (either path) takes FP8 (the baseline refuses it).
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -22,7 +22,9 @@ namespace decode_bench {
 // Which kernel family runs a flash_decode plan. tensor_core: the grouped query heads of each
 // (sequence, KV head) as one row-attention item (kernels/row_attention.hpp, mma.sync), for FP16 /
 // BF16 storage at GQA groups >= kRowAttentionMinGroup and groups the CUDA-core kernel has no
-// compiled tiling for (3, 5-7, 9-16, MQA up to 128 query heads).
+// compiled tiling for (3, 5-7, 9-16, MQA up to 128 query heads). FP8 storage takes it
+// automatically only at the groups without a CUDA-core tiling (decode_prefers_tensor_core), and
+// anywhere in 1-16 / MQA when DecodeOptions::path pins it.
 enum class DecodePath { automatic, cuda_core, tensor_core };
 constexpr std::string_view decode_path_name(DecodePath p) {
   return p == DecodePath::tensor_core ? "tensor_core" : p == DecodePath::cuda_core ? "cuda_core" : "automatic";

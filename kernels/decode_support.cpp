@@ -10,7 +10,7 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
     return "head_dim " + std::to_string(p.shape.head_dim) + " has no compiled kernel (supported: 64, 128, 256)";
   if (!gqa_group_supported(p.shape.group()) && !decode_tensor_core_supported(p))
     return "GQA group " + std::to_string(p.shape.group()) +
-           " has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA with up to "
+           " has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16/FP8 storage also 3-16, and MQA with up to "
            "128 query heads)";
   if (p.num_seqs < 1) return "num_seqs must be >= 1";
   if (p.max_len < 0 || p.max_len >= (std::int64_t{1} << 31)) return "sequence lengths must be in [0, 2^31)";
@@ -26,14 +26,16 @@ std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel,
 }
 
 bool decode_tensor_core_supported(const DecodeProblem& p) {
-  if (p.kv_dtype != DType::fp16 && p.kv_dtype != DType::bf16) return false;
+  if (p.kv_dtype == DType::fp32) return false;
   if (!p.shape.invalid_reason().empty() || !head_dim_supported(p.shape.head_dim)) return false;
   const int group = p.shape.group();
   return (group >= 1 && group <= 16) || (p.shape.heads_kv == 1 && p.shape.heads_q <= 128);
 }
 
 bool decode_prefers_tensor_core(const DecodeProblem& p) {
-  return decode_tensor_core_supported(p) && (p.shape.group() >= kRowAttentionMinGroup || !gqa_group_supported(p.shape.group()));
+  // FP8: the CUDA-core kernel wherever it has a tiling (the tensor-core path was not measured faster).
+  const bool grouped = p.shape.group() >= kRowAttentionMinGroup && !dtype_is_fp8(p.kv_dtype);
+  return decode_tensor_core_supported(p) && (grouped || !gqa_group_supported(p.shape.group()));
 }
 
 RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {

@@ -24,10 +24,11 @@
 // (seq = i / H_kv, kv_head = i % H_kv, rows [seq * H_q + kv_head * G, + G), tokens [0, seq_lens[seq]))
 // with num_items = num_seqs * H_kv and num_rows = num_seqs * H_q (how plan_decode uses it).
 //
-// Supported (row_attention_unsupported_reason): head_dim 64, 128, 256; FP32 / FP16 / BF16 storage
-// (tensor_core: FP16 / BF16 only); 1 <= rows per item; ranges below 2^31 tokens; q rows 16-byte
-// aligned (D floats each). The planner sizes a workspace: (num_rows x splits) partial states and
-// one counter per (item, row block) when splits > 1, else none.
+// Supported (row_attention_unsupported_reason): head_dim 64, 128, 256; FP32 / FP16 / BF16 / FP8
+// (E4M3, E5M2) storage (tensor_core: all but FP32); 1 <= rows per item; ranges below 2^31 tokens; q rows 16-byte
+// aligned (D floats each). FP8: value = stored x the accessor's per-KV-head k_scale / v_scale
+// (kernels/kv_accessor.hpp; one item is one KV head). The planner sizes a workspace:
+// (num_rows x splits) partial states and one counter per (item, row block) when splits > 1, else none.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -68,7 +69,7 @@ struct RowAttentionProblem {
 enum class RowAttentionPath {
   automatic,    // the planner chooses (and records its choice in the plan)
   simt,         // CUDA cores, any storage type (FP32 storage takes this path)
-  tensor_core,  // mma.sync m16n8k16, FP32 accumulation (FP16 / BF16 storage)
+  tensor_core,  // mma.sync m16n8k16, FP32 accumulation (FP16 / BF16 / FP8 storage)
 };
 
 struct RowAttentionOptions {

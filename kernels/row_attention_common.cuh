@@ -1,11 +1,12 @@
 #pragma once
 // Device pieces both row-attention paths share (kernels/row_attention_mma.cuh, _simt.cuh):
 // the kernel arguments, item lookup, the split of an item's token range, the cp.async staging of
-// K/V tiles (raw storage bytes, swizzled, converted only where they are used) and the epilogue
-// that writes a row's state or a split partial and lets the last split block merge.
+// K/V tiles (raw storage bytes, FP8 included, swizzled, converted only where they are used) and
+// the epilogue that writes a row's state or a split partial and lets the last split block merge.
 #include <cstdint>
 
 #include "kernels/cp_async.cuh"
+#include "kernels/row_attention_fp8.cuh"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_locator.cuh"
 #include "kernels/split_merge.cuh"
@@ -57,25 +58,38 @@ __device__ __forceinline__ void split_range(const ItemView& it, int s, int split
   end = min(begin + chunk, it.token_begin + len);
 }
 
+// Where 16-byte chunk c of tile row r sits within the row (kChunks per row). 2- and 4-byte
+// storage: c ^ (r & 7), so the 8 rows an ldmatrix (or 8 lanes reading one chunk column) touch land
+// in distinct banks. FP8: the pattern its fragment loads need (fp8_chunk_slot, row_attention_fp8.cuh).
+template <class T, int kChunks>
+__device__ __forceinline__ int kv_chunk_slot(int r, int c) {
+  if constexpr (sizeof(T) == 1) {
+    static_assert(kChunks >= 4, "FP8 rows of at least 64 bytes");
+    return fp8_chunk_slot<kChunks>(r, c);
+  } else {
+    static_assert(kChunks >= 8, "swizzle over 8 chunks");
+    return c ^ (r & 7);
+  }
+}
+
 // Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled) of K and V into shared memory:
-//   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + (c ^ (r & 7)),
-// so the 8 rows an ldmatrix (or 8 lanes reading one chunk column) touch land in distinct banks.
+//   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
 // Storage bytes are copied as they are: conversion happens where the values are consumed
-// (StorageOps in row_attention_mma.cuh, Vec16 in the SIMT path).
+// (MmaStorage and the FP8 fragment loads in row_attention_mma.cuh, Vec16 in the SIMT path).
 template <class KV, int D, int kTile, int kThreads>
 __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                               std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
   using T = typename KV::value_type;
   constexpr int kElems = 16 / sizeof(T);
   constexpr int kChunks = D / kElems;
-  static_assert(kChunks >= 8 && (kTile * kChunks) % kThreads == 0, "swizzle and thread tiling");
+  static_assert((kTile * kChunks) % kThreads == 0, "thread tiling");
 #pragma unroll 4
   for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
     const int r = i / kChunks, c = i - r * kChunks;
     const std::int64_t t = t0 + r;
     const bool valid = t < t_end;
     const std::int64_t off = loc.offset(loc.fetch(valid ? t : t0)) + c * kElems;  // t0 < t_end: mapped
-    const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
+    const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
     cp_async_16B(k_smem + dst, kv.k + off, valid);
     cp_async_16B(v_smem + dst, kv.v + off, valid);
   }

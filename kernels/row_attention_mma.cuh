@@ -1,5 +1,5 @@
 #pragma once
-// Tensor-core row attention (FP16 / BF16 storage): mma.sync m16n8k16, FP32 accumulation.
+// Tensor-core row attention (FP16 / BF16 / FP8 storage): mma.sync m16n8k16, FP32 accumulation.
 //
 // A block (4 warps) holds rows_per_block = 16 x WR query rows of one item and streams one token
 // split of the item's K/V through shared memory (cp.async, 2 or 3 stages of 64-token tiles),
@@ -20,6 +20,13 @@
 // split into hi + lo bf16 parts (x = hi + lo to 16 bits) and each product is two mmas (hi and lo
 // against the exact K / V values), giving FP16-like accuracy at twice the mma count; the mma
 // work is far below the memory time in decode, and the prefix roof for BF16 is half FP16's.
+//
+// FP8 (E4M3 / E5M2, value = stored x per-KV-head scale): tiles stay FP8 bytes in shared memory and
+// widen exactly to FP16 B fragments (kernels/row_attention_fp8.cuh); the FP16 mma runs on them.
+// The reference reads the same stored bytes, so harness/verify.cpp holds FP8 to FP32's 1e-5: q and
+// P are split hi + lo FP16 parts as for BF16 (22 significant bits), q pre-multiplied by 16 and P
+// by 256 (powers of two, undone in FP32) so that the lo parts stay FP16 normals. One item is one KV
+// head: the K scale multiplies its scores, the V scale its output, in FP32.
 #include <cstdint>
 
 #include <cuda_bf16.h>
@@ -37,6 +44,8 @@ template <class T> struct MmaStorage;
 
 template <> struct MmaStorage<__half> {
   static constexpr bool kSplit = false;
+  static constexpr bool kFp8 = false;
+  static constexpr float kQBoost = 1.f, kPBoost = 1.f;  // exact pre-scales of q and P (FP8 only)
   __device__ __forceinline__ static std::uint32_t pack(float a, float b) {
     const __half2 h = __floats2half2_rn(a, b);
     return *reinterpret_cast<const std::uint32_t*>(&h);
@@ -56,6 +65,8 @@ template <> struct MmaStorage<__half> {
 
 template <> struct MmaStorage<__nv_bfloat16> {
   static constexpr bool kSplit = true;
+  static constexpr bool kFp8 = false;
+  static constexpr float kQBoost = 1.f, kPBoost = 1.f;
   __device__ __forceinline__ static std::uint32_t pack(float a, float b) {
     const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<const std::uint32_t*>(&h);
@@ -72,6 +83,15 @@ template <> struct MmaStorage<__nv_bfloat16> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 };
+
+// FP8: the FP16 mma and packing on widened fragments, q and P split hi + lo.
+struct MmaStorageFp8 : MmaStorage<__half> {
+  static constexpr bool kSplit = true;
+  static constexpr bool kFp8 = true;
+  static constexpr float kQBoost = 16.f, kPBoost = 256.f;
+};
+template <> struct MmaStorage<__nv_fp8_e4m3> : MmaStorageFp8 {};
+template <> struct MmaStorage<__nv_fp8_e5m2> : MmaStorageFp8 {};
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -91,15 +111,15 @@ struct RowMmaTraits {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTile = 64;                    // tokens per stage
-  static constexpr int kMaxStages = D >= 256 ? 2 : 3; // 32 KiB (D = 128) of K+V per stage
-  static constexpr int kChunks = D / 8;               // 16-byte chunks per row
-  static constexpr int kTileBytes = kTile * D * 2;    // one of K, V
+  static constexpr int kTileBytes = kTile * D * static_cast<int>(sizeof(T));  // one of K, V
+  static constexpr int kMaxStages = 2 * kTileBytes >= 64 * 1024 ? 2 : 3;  // FP16 D = 128: 32 KiB per stage
+  static constexpr int kChunks = D / 8;               // 16-byte chunks per row of Q (FP16) and of FP16/BF16 K/V
+  static constexpr int kKvChunks = D * static_cast<int>(sizeof(T)) / 16;  // per K/V row (FP8: D / 16)
   static constexpr int kQParts = Ops::kSplit ? 2 : 1; // hi (+ lo) copies of Q
   static constexpr int kMaxRows = 16 * kWarps;
-  static constexpr int kMinPipeBytes = 2 * 2 * kTileBytes;
   // Dynamic shared memory: the K/V stages, then Q (rows_per_block x D per part). The epilogue
-  // reuses the stages for each warp's (O, m, l): 4 x 16 x (D + 2) floats.
-  static_assert(kWarps * 16 * (D + 2) * 4 <= kMinPipeBytes, "epilogue fits in the stages");
+  // reuses both for each warp's (O, m, l): 4 x 16 x (D + 2) floats.
+  static_assert(kWarps * 16 * (D + 2) * 4 <= 2 * 2 * kTileBytes + kQParts * 16 * D * 2, "epilogue fits");
   static constexpr std::size_t pipe_bytes(int stages) { return static_cast<std::size_t>(stages) * 2 * kTileBytes; }
   static constexpr std::size_t shared_bytes(int rows_per_block, int stages) {
     return pipe_bytes(stages) + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
@@ -111,7 +131,8 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
                                                                const FastDivmod page_div) {
   using Tr = RowMmaTraits<KV, D>;
   using Ops = typename Tr::Ops;
-  constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks;
+  using T = typename Tr::T;
+  constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kKvChunks = Tr::kKvChunks;
   const int stages = args.stages;  // 2 .. Tr::kMaxStages K/V tiles in shared memory
   extern __shared__ __align__(128) unsigned char smem[];
 
@@ -146,14 +167,25 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
     if (r < nrows) {
       const int row = row0 + r;
       const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
-      const float4* src = reinterpret_cast<const float4*>(args.q + qrow * D + c * 8);
-      const float4 a = src[0], b = src[1];
-      x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
+      if constexpr (Ops::kFp8) {
+        // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * D + q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j));
+          x[2 * j] = v.x;
+          x[2 * j + 1] = v.y;
+        }
+      } else {
+        const float4* src = reinterpret_cast<const float4*>(args.q + qrow * D + c * 8);
+        const float4 a = src[0], b = src[1];
+        x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
+      }
     }
+    const float q_mul = args.q_scale * Ops::kQBoost;
     std::uint32_t hi[4], lo[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const float a = x[2 * j] * args.q_scale, b = x[2 * j + 1] * args.q_scale;
+      const float a = x[2 * j] * q_mul, b = x[2 * j + 1] * q_mul;
       hi[j] = Ops::pack(a, b);
       const float2 h = Ops::unpack(hi[j]);
       lo[j] = Ops::pack(a - h.x, b - h.y);
@@ -186,6 +218,14 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   const int k_tok = (lane & 7) + ((lane >> 4) << 3), k_chunk = (lane >> 3) & 1;
   const int v_tok = (lane & 7) + ((lane >> 3) & 1) * 8, v_chunk = lane >> 4;
 
+  // FP8: this item's (one KV head's) dequantization scales, with the widening's unit scale and the
+  // q / P boosts folded in: scores x k_mul, the normalised output x out_mul.
+  float k_mul = 1.f, out_mul = 1.f;
+  if constexpr (Ops::kFp8) {
+    k_mul = kv_scale(kv.k_scale, item.kv_head) * fp8_pair_unit_scale<T>() / Ops::kQBoost;
+    out_mul = kv_scale(kv.v_scale, item.kv_head) * fp8_pair_unit_scale<T>() / Ops::kPBoost;
+  }
+
   for (int tile = 0; tile < num_tiles; ++tile) {
     if (stages >= 3) cp_async_wait<1>();
     else cp_async_wait<0>();
@@ -207,24 +247,53 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
     for (int c = 0; c < 4; ++c)
 #pragma unroll
       for (int j = 0; j < 2; ++j) s[c][j][0] = s[c][j][1] = s[c][j][2] = s[c][j][3] = 0.f;
+    if constexpr (Ops::kFp8) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t a[4], a_lo[4];
-      const int qc = 2 * kk + q_chunk;
-      const std::uint32_t qa = q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
-      ldmatrix_x4(a, qa);
-      if constexpr (Ops::kSplit) ldmatrix_x4(a_lo, qa + q_part_bytes);
+      for (int span = 0; span < D / 64; ++span) {
+        std::uint32_t a[4][4], a_lo[4][4];
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        if (c < nsub) {
-          const int tok = wt * sub + c * 16 + k_tok, kc = 2 * kk + k_chunk;
-          std::uint32_t b[4];
-          ldmatrix_x4(b, ks + static_cast<std::uint32_t>(tok * kChunks + (kc ^ (tok & 7))) * 16u);
-          Ops::mma(s[c][0], a, b[0], b[1]);
-          Ops::mma(s[c][1], a, b[2], b[3]);
-          if constexpr (Ops::kSplit) {
-            Ops::mma(s[c][0], a_lo, b[0], b[1]);
-            Ops::mma(s[c][1], a_lo, b[2], b[3]);
+        for (int i = 0; i < 4; ++i) {
+          const int qc = 2 * (4 * span + i) + q_chunk;
+          const std::uint32_t qa = q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
+          ldmatrix_x4(a[i], qa);
+          ldmatrix_x4(a_lo[i], qa + q_part_bytes);
+        }
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          if (c < nsub) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+              std::uint32_t b[4][2];
+              load_k_fragments<T, kKvChunks>(ks, wt * sub + c * 16 + j * 8 + g, span, tq, b);
+#pragma unroll
+              for (int i = 0; i < 4; ++i) {
+                Ops::mma(s[c][j], a[i], b[i][0], b[i][1]);
+                Ops::mma(s[c][j], a_lo[i], b[i][0], b[i][1]);
+              }
+            }
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t a[4], a_lo[4];
+        const int qc = 2 * kk + q_chunk;
+        const std::uint32_t qa = q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
+        ldmatrix_x4(a, qa);
+        if constexpr (Ops::kSplit) ldmatrix_x4(a_lo, qa + q_part_bytes);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          if (c < nsub) {
+            const int tok = wt * sub + c * 16 + k_tok, kc = 2 * kk + k_chunk;
+            std::uint32_t b[4];
+            ldmatrix_x4(b, ks + static_cast<std::uint32_t>(tok * kChunks + (kc ^ (tok & 7))) * 16u);
+            Ops::mma(s[c][0], a, b[0], b[1]);
+            Ops::mma(s[c][1], a, b[2], b[3]);
+            if constexpr (Ops::kSplit) {
+              Ops::mma(s[c][0], a_lo, b[0], b[1]);
+              Ops::mma(s[c][1], a_lo, b[2], b[3]);
+            }
           }
         }
       }
@@ -240,6 +309,7 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const std::int64_t t = tile_t0 + wt * sub + c * 16 + j * 8 + 2 * tq + (e & 1);
+            if constexpr (Ops::kFp8) s[c][j][e] *= k_mul;
             if (t >= t_end) s[c][j][e] = -INFINITY;
             mx[e >> 1] = fmaxf(mx[e >> 1], s[c][j][e]);
           }
@@ -276,37 +346,52 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
             p[j][e] = exp2f(s[c][j][e] - base[e >> 1]);
             l_run[e >> 1] += p[j][e];
           }
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) p[j][e] *= Ops::kPBoost;  // l_run summed the unboosted weights
         std::uint32_t a[4] = {Ops::pack(p[0][0], p[0][1]), Ops::pack(p[0][2], p[0][3]), Ops::pack(p[1][0], p[1][1]),
                               Ops::pack(p[1][2], p[1][3])};
         std::uint32_t a_lo[4];
         if constexpr (Ops::kSplit) {
-          const float* pf = &p[0][0];
 #pragma unroll
           for (int w = 0; w < 4; ++w) {
             const float2 h = Ops::unpack(a[w]);
             const int j = w >> 1, e = (w & 1) * 2;
-            (void)pf;
             a_lo[w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
           }
         }
-        const int tok = wt * sub + c * 16 + v_tok;
+        if constexpr (Ops::kFp8) {
 #pragma unroll
-        for (int dn = 0; dn < D / 16; ++dn) {
-          const int vc = 2 * dn + v_chunk;
-          std::uint32_t b[4];
-          ldmatrix_x4_trans(b, vs + static_cast<std::uint32_t>(tok * kChunks + (vc ^ (tok & 7))) * 16u);
-          Ops::mma(o_acc[2 * dn], a, b[0], b[1]);
-          Ops::mma(o_acc[2 * dn + 1], a, b[2], b[3]);
-          if constexpr (Ops::kSplit) {
-            Ops::mma(o_acc[2 * dn], a_lo, b[0], b[1]);
-            Ops::mma(o_acc[2 * dn + 1], a_lo, b[2], b[3]);
+          for (int blk = 0; blk < D / 32; ++blk) {
+            std::uint32_t b[4][2];
+            load_v_fragments<T, kKvChunks>(vs, wt * sub + c * 16, blk, g, tq, b);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              Ops::mma(o_acc[4 * blk + q], a, b[q][0], b[q][1]);
+              Ops::mma(o_acc[4 * blk + q], a_lo, b[q][0], b[q][1]);
+            }
+          }
+        } else {
+          const int tok = wt * sub + c * 16 + v_tok;
+#pragma unroll
+          for (int dn = 0; dn < D / 16; ++dn) {
+            const int vc = 2 * dn + v_chunk;
+            std::uint32_t b[4];
+            ldmatrix_x4_trans(b, vs + static_cast<std::uint32_t>(tok * kChunks + (vc ^ (tok & 7))) * 16u);
+            Ops::mma(o_acc[2 * dn], a, b[0], b[1]);
+            Ops::mma(o_acc[2 * dn + 1], a, b[2], b[3]);
+            if constexpr (Ops::kSplit) {
+              Ops::mma(o_acc[2 * dn], a_lo, b[0], b[1]);
+              Ops::mma(o_acc[2 * dn + 1], a_lo, b[2], b[3]);
+            }
           }
         }
       }
     }
   }
   cp_async_wait<0>();
-  __syncthreads();  // the stages are free: reuse them for the cross-warp merge
+  __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
 
   // Each warp's unnormalised (O, m, l) of its 16 rows: O at [warp][16][D], then m and l.
   float* red_o = reinterpret_cast<float*>(smem);
@@ -318,11 +403,27 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
   }
   if (active) {
+    if constexpr (Ops::kFp8) {
+      // Columns 2tq, 2tq + 1 of n8 blocks 4 blk + 0..3 are dims 32 blk + 8 tq + 0..3 and + 4..7 (o_dim_of).
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      float* r0 = red_o + (warp * 16 + g) * D + n * 8 + 2 * tq;
-      *reinterpret_cast<float2*>(r0) = make_float2(o_acc[n][0], o_acc[n][1]);
-      *reinterpret_cast<float2*>(r0 + 8 * D) = make_float2(o_acc[n][2], o_acc[n][3]);
+      for (int blk = 0; blk < D / 32; ++blk) {
+        const float(&o0)[4] = o_acc[4 * blk];
+        const float(&o1)[4] = o_acc[4 * blk + 1];
+        const float(&o2)[4] = o_acc[4 * blk + 2];
+        const float(&o3)[4] = o_acc[4 * blk + 3];
+        float* r0 = red_o + (warp * 16 + g) * D + o_dim_of(4 * blk, 2 * tq);
+        reinterpret_cast<float4*>(r0)[0] = make_float4(o0[0], o1[0], o2[0], o3[0]);
+        reinterpret_cast<float4*>(r0)[1] = make_float4(o0[1], o1[1], o2[1], o3[1]);
+        reinterpret_cast<float4*>(r0 + 8 * D)[0] = make_float4(o0[2], o1[2], o2[2], o3[2]);
+        reinterpret_cast<float4*>(r0 + 8 * D)[1] = make_float4(o0[3], o1[3], o2[3], o3[3]);
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        float* r0 = red_o + (warp * 16 + g) * D + n * 8 + 2 * tq;
+        *reinterpret_cast<float2*>(r0) = make_float2(o_acc[n][0], o_acc[n][1]);
+        *reinterpret_cast<float2*>(r0 + 8 * D) = make_float2(o_acc[n][2], o_acc[n][3]);
+      }
     }
     if (tq == 0) {
       red_m[warp * 16 + g] = m_run[0];
@@ -353,7 +454,7 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
         acc.w += sc * ow.w;
       }
     }
-    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const float inv = l > 0.f ? out_mul / l : 0.f;
     const int row = row0 + r;
     reinterpret_cast<float4*>(state_o(args, row, blockIdx.y, D))[d4] =
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);

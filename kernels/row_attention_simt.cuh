@@ -1,6 +1,7 @@
 #pragma once
-// CUDA-core row attention: any storage type (FP32 storage runs here; FP16 / BF16 can, as a
-// fallback and a cross-check of the tensor-core path). Same items, splits and epilogue as the
+// CUDA-core row attention: any storage type (FP32 storage runs here; FP16 / BF16 / FP8 can, as a
+// fallback and a cross-check of the tensor-core path). FP8: the item's K scale (and Vec16's unit
+// scale) is folded into its pre-scaled q rows, the V scale into the output, as in flash_decode. Same items, splits and epilogue as the
 // mma path. A block (4 warps) holds 16 rows of one item, 4 per warp, and streams the item's
 // split through shared memory in tiles of 32 tokens (two stages, cp.async), each tile read once
 // for the 16 rows. Per tile a warp scores lane = token against its 4 rows (K chunks converted
@@ -48,13 +49,15 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::uint32_t smem_base = shared_address(smem);
   float* q_s = reinterpret_cast<float*>(smem + Tr::kStages * 2 * Tr::kTileBytes);  // (kRows, D), log2-scaled
+  const float q_mul = args.q_scale * kv_scale(kv.k_scale, item.kv_head) * Vec16<T>::kUnitScale;
+  const float out_mul = kv_scale(kv.v_scale, item.kv_head) * Vec16<T>::kUnitScale;
   for (int i = threadIdx.x; i < Tr::kRows * D; i += Tr::kThreads) {
     const int r = i / D, d = i - r * D;
     float x = 0.f;
     if (r < nrows) {
       const int row = row0 + r;
       const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
-      x = args.q[qrow * D + d] * args.q_scale;
+      x = args.q[qrow * D + d] * q_mul;
     }
     q_s[i] = x;
   }
@@ -94,7 +97,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     for (int r = 0; r < kR; ++r) s[r] = 0.f;
     for (int c = 0; c < kChunks; ++c) {
       float kf[kElems];
-      Vec16<T>::to_float(load_shared_16B(ks + static_cast<std::uint32_t>(lane * kChunks + (c ^ (lane & 7))) * 16u), kf);
+      Vec16<T>::to_float(
+          load_shared_16B(ks + static_cast<std::uint32_t>(lane * kChunks + kv_chunk_slot<T, kChunks>(lane, c)) * 16u), kf);
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const float* qr = q_s + (warp * kR + r) * D + c * kElems;
@@ -133,7 +137,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
         const int c = lane + 32 * j;
         if (c < kChunks) {
           float vf[kElems];
-          Vec16<T>::to_float(load_shared_16B(vs + static_cast<std::uint32_t>(t * kChunks + (c ^ (t & 7))) * 16u), vf);
+          Vec16<T>::to_float(
+              load_shared_16B(vs + static_cast<std::uint32_t>(t * kChunks + kv_chunk_slot<T, kChunks>(t, c)) * 16u), vf);
 #pragma unroll
           for (int r = 0; r < kR; ++r)
 #pragma unroll
@@ -150,7 +155,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     const int br = warp * kR + r;
     if (br >= nrows) continue;
     const int row = row0 + br;
-    const float inv = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
+    const float inv = l_run[r] > 0.f ? out_mul / l_run[r] : 0.f;
     float* o = state_o(args, row, blockIdx.y, D);
 #pragma unroll
     for (int j = 0; j < Tr::kChunksPerLane; ++j) {

@@ -15,7 +15,8 @@
 // plan_shared_prefix is host-only (outside timed regions); init_shared_prefix_workspace uploads
 // the plan's metadata and zeroes what the sub-kernels need zeroed; run_shared_prefix only
 // launches (stream-ordered, graph-capturable). Instantiated for PagedKV<T>, T in {float, __half,
-// __nv_bfloat16}.
+// __nv_bfloat16, __nv_fp8_e4m3, __nv_fp8_e5m2} (FP8: the accessor's per-KV-head scales serve both
+// phases).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -3,7 +3,8 @@
 // over shuffled pages, items (kv_seq, kv_head, n rows, token range) whose rows read random query
 // vectors through row_q (rows of many sequences, the shared-prefix shape), outputs poisoned, run
 // through plan_row_attention / run_row_attention and checked row by row against the float64
-// reference over the item's range.
+// reference over the item's range. FP8: realistic magnitudes (fill_fp8_random) under per-KV-head
+// scales (fp8_random_head_scales), read by the reference through the same bytes and scales.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -12,6 +13,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/row_attention.hpp"
 #include "tests/random_kv.hpp"
 
@@ -48,7 +50,32 @@ RowCaseResult run_row_case(const RowCase& c) {
   const std::size_t D = s.head_dim;
   const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * D;
   std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
-  const auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
+  Fp8Scales scales;
+  if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
+    scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
+    const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * D;
+    for (int b = 0; b < seqs; ++b) {
+      fill_fp8_random<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
+                            scales.k, c.seed * 131 + 2 * b);
+      fill_fp8_random<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
+                            scales.v, c.seed * 131 + 2 * b + 1);
+    }
+    host_contig.k_scale = scales.k.data();
+    host_contig.v_scale = scales.v.data();
+  }
+  DeviceBuffer<float> d_k_scale, d_v_scale;
+  if (!scales.k.empty()) {
+    d_k_scale = DeviceBuffer<float>(scales.k);
+    d_v_scale = DeviceBuffer<float>(scales.v);
+  }
+  const auto with_device_scales = [&](auto kv) {
+    if (!scales.k.empty()) {
+      kv.k_scale = d_k_scale.get();
+      kv.v_scale = d_v_scale.get();
+    }
+    return kv;
+  };
   const int q_rows = seqs * s.heads_q;
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(q_rows) * D, rng, -2.f, 2.f);
 
@@ -108,10 +135,11 @@ RowCaseResult run_row_case(const RowCase& c) {
     DeviceBuffer<Elem> dk(paged.k), dv(paged.v);
     DeviceBuffer<std::int32_t> d_pages(paged.page_indices.empty() ? std::vector<std::int32_t>{0} : paged.page_indices),
         d_indptr(paged.indptr);
-    launch(PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim});
+    launch(with_device_scales(
+        PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim}));
   } else {
     DeviceBuffer<Elem> dk(k), dv(v);
-    launch(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim));
+    launch(with_device_scales(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim)));
   }
   if (result.status != cudaSuccess) return result;
 

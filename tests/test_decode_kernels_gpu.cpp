@@ -184,7 +184,7 @@ TEST(DecodeUnsupportedReason, NamesTheOffendingValue) {
   p = ok;
   p.shape.heads_q = 48;  // group 24
   EXPECT_EQ(reason(p),
-            "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA "
+            "GQA group 24 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16/FP8 storage also 3-16, and MQA "
             "with up to 128 query heads)");
   p = ok;
   p.num_seqs = 0;

@@ -1,5 +1,6 @@
 // Row attention (kernels/row_attention.hpp) against the float64 reference, both paths, every storage
-// type: grouped-decode items (one item per KV head, <= 16 rows), shared-prefix items (hundreds to
+// type (FP8 E4M3 / E5M2 with realistic magnitudes and per-KV-head scales, held to FP32's tolerance
+// since the reference reads the same bytes): grouped-decode items (one item per KV head, <= 16 rows), shared-prefix items (hundreds to
 // thousands of rows gathered from many sequences via row_q), ranges starting past 0 and not multiples
 // of the tile or page, empty ranges, shuffled pages, one and many splits; and grouped decode through
 // plan_decode / run_decode on the tensor-core path. Outputs poisoned before each launch. GPU tests
@@ -23,8 +24,8 @@ testing::RowCaseResult run_any(DType dtype, const RowCase& c) {
     case DType::fp32: return testing::run_row_case<float>(c);
     case DType::fp16: return testing::run_row_case<__half>(c);
     case DType::bf16: return testing::run_row_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2: break;  // row attention has no FP8 storage path yet
+    case DType::fp8_e4m3: return testing::run_row_case<__nv_fp8_e4m3>(c);
+    case DType::fp8_e5m2: return testing::run_row_case<__nv_fp8_e5m2>(c);
   }
   ADD_FAILURE() << "no row-attention case for dtype " << dtype_name(dtype);
   return {};
@@ -61,8 +62,12 @@ struct Variant {
 constexpr Variant kVariants[] = {{DType::fp32, RowAttentionPath::simt},
                                  {DType::fp16, RowAttentionPath::tensor_core},
                                  {DType::bf16, RowAttentionPath::tensor_core},
+                                 {DType::fp8_e4m3, RowAttentionPath::tensor_core},
+                                 {DType::fp8_e5m2, RowAttentionPath::tensor_core},
                                  {DType::fp16, RowAttentionPath::simt},
-                                 {DType::bf16, RowAttentionPath::simt}};
+                                 {DType::bf16, RowAttentionPath::simt},
+                                 {DType::fp8_e4m3, RowAttentionPath::simt},
+                                 {DType::fp8_e5m2, RowAttentionPath::simt}};
 
 TEST(RowAttentionGpu, RowCountsHeadDimsAndRanges) {
   DB_REQUIRE_GPU();
@@ -107,10 +112,11 @@ TEST(RowAttentionGpu, SharedPrefixManyRows) {
   std::uint64_t seed = 300;
   // 1000+ rows for the paths' main storage types only: the float64 reference of each row over the
   // prefix dominates the test's time (all variants x all row counts took 120 s on the H100 host).
+  // FP8 gets its many rows from the 256-row automatic-split cases below.
   for (const auto& var : kVariants)
     for (int page : {0, 16})
       for (int rows : {64, 1031}) {
-        if (rows > 64 && (page == 0 || var.dtype == DType::bf16)) continue;
+        if (rows > 64 && (page == 0 || var.dtype == DType::bf16 || dtype_is_fp8(var.dtype))) continue;
         RowCase c;
         c.shape = {8, 2, 128};
         c.lengths = std::vector<std::int32_t>(130, 1);
@@ -131,7 +137,28 @@ TEST(RowAttentionGpu, SharedPrefixManyRows) {
     c.items = {{0, 0, 256, 0, 8191}};
     expect_verified(DType::fp16, c);
     expect_verified(DType::bf16, c);
+    expect_verified(DType::fp8_e4m3, c);
+    expect_verified(DType::fp8_e5m2, c);
   }
+}
+
+// FP8 on the tensor cores with the fused split merge, both row layouts of the block (1 x 4 and
+// 4 x 1 warps) and the narrowest and widest rows: small enough for compute-sanitizer.
+TEST(RowAttentionGpu, Fp8SplitsAndPages) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 500;
+  for (DType dtype : {DType::fp8_e4m3, DType::fp8_e5m2})
+    for (int d : {64, 256}) {
+      RowCase c;
+      c.shape = {8, 2, d};
+      c.lengths = {300, 1000};
+      c.page_size = 7;
+      c.splits = 3;
+      c.path = RowAttentionPath::tensor_core;
+      c.seed = ++seed;
+      c.items = {{1, 1, 4, 37, 1000}, {0, 0, 70, 5, 300}, {1, 0, 3, 500, 500}};
+      expect_verified(dtype, c);
+    }
 }
 
 TEST(RowAttentionGpu, IdentityRowsAndNoItems) {
@@ -148,7 +175,15 @@ TEST(RowAttentionGpu, IdentityRowsAndNoItems) {
 
 // Grouped decode through plan_decode / run_decode: the tensor-core path at any group and MQA.
 testing::DecodeCaseResult run_decode_any(DType dtype, const testing::DecodeCase& c) {
-  return dtype == DType::fp16 ? testing::run_decode_case<__half>(c) : testing::run_decode_case<__nv_bfloat16>(c);
+  switch (dtype) {
+    case DType::fp16: return testing::run_decode_case<__half>(c);
+    case DType::bf16: return testing::run_decode_case<__nv_bfloat16>(c);
+    case DType::fp8_e4m3: return testing::run_decode_case<__nv_fp8_e4m3>(c);
+    case DType::fp8_e5m2: return testing::run_decode_case<__nv_fp8_e5m2>(c);
+    case DType::fp32: break;
+  }
+  ADD_FAILURE() << "no tensor-core decode for dtype " << dtype_name(dtype);
+  return {};
 }
 
 void expect_decode_tc(DType dtype, const testing::DecodeCase& c) {
@@ -177,7 +212,23 @@ TEST(RowAttentionGpu, GroupedDecodeTensorCorePath) {
           c.launches = 2;
           expect_decode_tc(dtype, c);
         }
-  for (DType dtype : {DType::fp16, DType::bf16})
+  // FP8 (pinned path): groups 1 / 3 / 4 / 8, head dims, contiguous and shuffled pages; per-head
+  // scales, and one per-tensor scale.
+  for (DType dtype : {DType::fp8_e4m3, DType::fp8_e5m2})
+    for (int group : {1, 3, 4, 8})
+      for (int d : {64, 128, 256})
+        for (int page : {0, 16}) {
+          testing::DecodeCase c;
+          c.shape = {2 * group, 2, d};
+          c.lengths = {0, 1, 77, 1000};
+          c.page_size = page;
+          c.path = DecodePath::tensor_core;
+          c.seed = ++seed;
+          c.launches = 2;
+          c.per_tensor_scale = group == 8 && d == 128;
+          expect_decode_tc(dtype, c);
+        }
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (int splits : {0, 1, 9}) {
       testing::DecodeCase mqa;  // MQA: 64 query heads on one KV head
       mqa.shape = {64, 1, 128};
@@ -242,7 +293,7 @@ TEST(RowAttentionUnsupported, DecodeGroupsOnTheTensorCorePath) {
   DecodeProblem p = fp16;
   p.kv_dtype = DType::fp32;
   EXPECT_EQ(decode_unsupported_reason(p).value_or("<supported>"),
-            "GQA group 7 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16 storage also 3-16, and MQA "
+            "GQA group 7 has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16/FP8 storage also 3-16, and MQA "
             "with up to 128 query heads)");
   p = fp16;
   p.shape = {128, 1, 128};  // MQA, 128 query heads
@@ -255,6 +306,18 @@ TEST(RowAttentionUnsupported, DecodeGroupsOnTheTensorCorePath) {
   EXPECT_FALSE(decode_prefers_tensor_core(p));
   p.shape = {32, 8, 128};  // group 4 takes the tensor-core path
   EXPECT_TRUE(decode_prefers_tensor_core(p));
+  // FP8: the tensor-core path can take groups 1-16 and MQA; automatically only where the CUDA-core
+  // kernel has no tiling.
+  for (DType dtype : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    DecodeProblem f{{32, 8, 128}, dtype, 16, 4096};
+    EXPECT_TRUE(decode_tensor_core_supported(f));
+    EXPECT_FALSE(decode_prefers_tensor_core(f));  // group 4: flash-decode's CUDA-core kernel
+    f.shape = {28, 4, 128};  // group 7
+    EXPECT_FALSE(decode_unsupported_reason(f).has_value());
+    EXPECT_TRUE(decode_prefers_tensor_core(f));
+    f.shape = {64, 1, 128};  // MQA
+    EXPECT_TRUE(decode_prefers_tensor_core(f));
+  }
 }
 
 }  // namespace

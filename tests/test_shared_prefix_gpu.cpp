@@ -1,7 +1,7 @@
 // Composable shared-prefix decode on the GPU against the float64 reference over every whole
 // sequence (prefix levels + suffix), outputs and workspace poisoned first: awkward prefix lengths,
 // tiny and odd batches, GQA groups, head dims, shuffled pages, two levels with unequal groups,
-// every storage type, phases on one stream and overlapped on two. Then both sweep runners on
+// every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two. Then both sweep runners on
 // shared-prefix points (kernel shared_prefix, and batch_decode over the same forked pages).
 #include <random>
 
@@ -9,6 +9,7 @@
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/shared_prefix_batch.hpp"
@@ -45,13 +46,30 @@ void run_case(const Case& c) {
   std::mt19937_64 rng(17);
   const std::size_t row = static_cast<std::size_t>(c.shape.heads_kv) * c.shape.head_dim;
   PagedPool* pools[] = {&device, &host};
+  // FP8: realistic magnitudes under per-KV-head scales, the same scales for every segment.
+  Fp8Scales scales;
+  if constexpr (dtype_is_fp8(dtype_of<T>::value)) scales = fp8_random_head_scales(c.dtype, c.shape.heads_kv, 23);
+  std::uint64_t fill_seed = 0;
   const auto handles = build_shared_prefix_batch(pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) {
-    const auto kv = testing::random_values<T>(2 * row * len, rng);
-    std::copy(kv.begin(), kv.begin() + row * len, static_cast<T*>(k));
-    std::copy(kv.begin() + row * len, kv.end(), static_cast<T*>(v));
+    if constexpr (dtype_is_fp8(dtype_of<T>::value)) {
+      const std::size_t n = row * len;  // (H_kv, len, D)
+      fill_fp8_random<T>(std::span<T>(static_cast<T*>(k), n), c.shape.heads_kv, len, c.shape.head_dim, scales.k, ++fill_seed);
+      fill_fp8_random<T>(std::span<T>(static_cast<T*>(v), n), c.shape.heads_kv, len, c.shape.head_dim, scales.v, ++fill_seed);
+    } else {
+      const auto kv = testing::random_values<T>(2 * row * len, rng);
+      std::copy(kv.begin(), kv.begin() + row * len, static_cast<T*>(k));
+      std::copy(kv.begin() + row * len, kv.end(), static_cast<T*>(v));
+    }
   });
   const SharedPrefixLayout layout = shared_prefix_layout(c.spec, c.page_size);
-  const auto view = device.batch<T>(handles[0]);
+  auto view = device.batch<T>(handles[0]);
+  DeviceBuffer<float> d_k_scale, d_v_scale;
+  if (!scales.k.empty()) {
+    d_k_scale = DeviceBuffer<float>(scales.k);
+    d_v_scale = DeviceBuffer<float>(scales.v);
+    view.kv.k_scale = d_k_scale.get();
+    view.kv.v_scale = d_v_scale.get();
+  }
   device.backend().synchronize();
 
   const int n = c.spec.batch;
@@ -83,7 +101,9 @@ void run_case(const Case& c) {
     cudaStreamDestroy(streams.aux);
   }
   const auto o_host = o.download(), lse_host = lse.download();
-  const auto ref_view = host.batch<T>(handles[1]);
+  auto ref_view = host.batch<T>(handles[1]);
+  ref_view.kv.k_scale = scales.k.empty() ? nullptr : scales.k.data();
+  ref_view.kv.v_scale = scales.v.empty() ? nullptr : scales.v.data();
   for (int s = 0; s < n; ++s) {
     const auto ref = reference_decode(ref_view.kv, s, c.spec.length(), std::span<const float>(q_host.data() + s * hd, hd),
                                       c.shape);
@@ -103,8 +123,8 @@ TEST_P(SharedPrefixGpu, MatchesTheReferenceOverWholeSequences) {
     case DType::fp32: return run_case<float>(c);
     case DType::fp16: return run_case<__half>(c);
     case DType::bf16: return run_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2: FAIL() << c.name << ": no FP8 shared-prefix case is defined";
+    case DType::fp8_e4m3: return run_case<__nv_fp8_e4m3>(c);
+    case DType::fp8_e5m2: return run_case<__nv_fp8_e5m2>(c);
   }
 }
 
@@ -131,6 +151,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"bf16", one_level(6, 120, 11), 16, {8, 4, 128}, DType::bf16},
         Case{"bf16_two_levels_one_stream", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
              16, {8, 8, 128}, DType::bf16, PageOrder::shuffled, false},
+        Case{"fp8_e4m3_two_levels_gqa", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {16, 4, 128}, DType::fp8_e4m3},
+        Case{"fp8_e5m2_mqa_head_dim_64", one_level(6, 130, 9), 16, {8, 1, 64}, DType::fp8_e5m2},
+        Case{"fp8_e4m3_head_dim_256_one_stream", one_level(5, 100, 7), 16, {8, 2, 256}, DType::fp8_e4m3,
+             PageOrder::shuffled, false},
         Case{"fp32_two_levels_gqa", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 1},
              8, {8, 2, 256}, DType::fp32}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });

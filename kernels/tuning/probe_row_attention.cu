@@ -1,7 +1,8 @@
 // Timing probe of row attention (docs/kernel-notes.md, "Row attention"): grouped decode at
 // 32 q / 8 KV heads, d = 128, on both decode paths (CUDA-core flash-decode vs the tensor-core row
-// kernel), contiguous and paged (page 16, pages in order), and the shared-prefix phase (one item
-// per KV head, N rows each, 32 KV heads, prefix P). Cold L2 (the harness's read flush before each
+// kernel), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
+// phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are
+// finite bytes with unit scales (the scale changes no work). Cold L2 (the harness's read flush before each
 // launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
 //   decode-row-probe [repetitions]
 #include <cstdio>
@@ -35,6 +36,29 @@ void fill(DeviceBuffer<T>& b, unsigned salt) {
   fill_kernel<<<1024, 256>>>(b.get(), b.size(), salt);
   DB_CUDA_CHECK(cudaGetLastError());
 }
+// n values of the storage type `dtype` in a byte buffer.
+void fill_as(DeviceBuffer<std::uint8_t>& b, std::size_t n, DType dtype, unsigned salt) {
+  switch (dtype) {
+    case DType::fp16: fill_kernel<<<1024, 256>>>(reinterpret_cast<__half*>(b.get()), n, salt); break;
+    case DType::bf16: fill_kernel<<<1024, 256>>>(reinterpret_cast<__nv_bfloat16*>(b.get()), n, salt); break;
+    case DType::fp8_e4m3: fill_kernel<<<1024, 256>>>(reinterpret_cast<__nv_fp8_e4m3*>(b.get()), n, salt); break;
+    case DType::fp8_e5m2: fill_kernel<<<1024, 256>>>(reinterpret_cast<__nv_fp8_e5m2*>(b.get()), n, salt); break;
+    case DType::fp32: fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(b.get()), n, salt); break;
+  }
+  DB_CUDA_CHECK(cudaGetLastError());
+}
+
+// Calls f with a null pointer of the storage type of dtype (fp32 is not probed).
+template <class F>
+void with_storage(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::fp16: return f(static_cast<__half*>(nullptr));
+    case DType::bf16: return f(static_cast<__nv_bfloat16*>(nullptr));
+    case DType::fp8_e4m3: return f(static_cast<__nv_fp8_e4m3*>(nullptr));
+    case DType::fp8_e5m2: return f(static_cast<__nv_fp8_e5m2*>(nullptr));
+    case DType::fp32: break;
+  }
+}
 
 int g_reps = 15;
 L2Flusher* g_flusher = nullptr;
@@ -55,9 +79,9 @@ double median_us(const std::function<cudaError_t(cudaStream_t)>& launch) {
 void decode_point(int seqs, int len, bool paged, DType dtype) {
   const DecodeShape shape{32, 8, 128};
   const std::size_t elems = static_cast<std::size_t>(seqs) * shape.heads_kv * len * shape.head_dim;
-  DeviceBuffer<__half> k(elems), v(elems);  // bf16 runs reinterpret the same bits (finite values)
-  fill(k, 1);
-  fill(v, 2);
+  DeviceBuffer<std::uint8_t> k(elems * dtype_bytes(dtype)), v(elems * dtype_bytes(dtype));
+  fill_as(k, elems, dtype, 1);
+  fill_as(v, elems, dtype, 2);
   DeviceBuffer<float> q(static_cast<std::size_t>(seqs) * 32 * 128), o(q.size()), lse(static_cast<std::size_t>(seqs) * 32);
   fill(q, 3);
   DeviceBuffer<std::int32_t> lens(std::vector<std::int32_t>(seqs, len));
@@ -67,7 +91,7 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
   for (int s = 0; s <= seqs; ++s) indptr[s] = s * pages_per_seq;
   DeviceBuffer<std::int32_t> d_pages(pages), d_indptr(indptr);
   const DecodeProblem p{shape, dtype, seqs, len, lens.get(), q.get(), o.get(), lse.get()};
-  const double bytes = 2.0 * elems * 2;
+  const double bytes = 2.0 * elems * dtype_bytes(dtype);
   for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core}) {
     const auto run = [&](auto kv) {
       using KV = decltype(kv);
@@ -96,19 +120,18 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
       else
         run(ContiguousKV<T>::make(kp, vp, shape.heads_kv, len, shape.head_dim));
     };
-    if (dtype == DType::fp16) go(static_cast<__half*>(nullptr));
-    else go(static_cast<__nv_bfloat16*>(nullptr));
+    with_storage(dtype, go);
   }
 }
 
 // Shared-prefix phase: 32 KV heads (MHA), N sequences share a P-token prefix stored once (slot 0):
 // one item per KV head with N rows (row_q gathers head h of every sequence).
-void prefix_point(int n, int prefix, int page) {
+void prefix_point(int n, int prefix, int page, DType dtype) {
   const DecodeShape shape{32, 32, 128};
   const std::size_t elems = static_cast<std::size_t>(shape.heads_kv) * prefix * shape.head_dim;
-  DeviceBuffer<__half> k(elems), v(elems);
-  fill(k, 4);
-  fill(v, 5);
+  DeviceBuffer<std::uint8_t> k(elems * dtype_bytes(dtype)), v(elems * dtype_bytes(dtype));
+  fill_as(k, elems, dtype, 4);
+  fill_as(v, elems, dtype, 5);
   DeviceBuffer<float> q(static_cast<std::size_t>(n) * 32 * 128), o(q.size()), lse(static_cast<std::size_t>(n) * 32);
   fill(q, 6);
   std::vector<RowAttentionItem> items(32);
@@ -124,7 +147,7 @@ void prefix_point(int n, int prefix, int page) {
   DeviceBuffer<std::int32_t> d_pages(pages), d_indptr(std::vector<std::int32_t>{0, prefix / page});
   RowAttentionProblem p;
   p.shape = shape;
-  p.kv_dtype = DType::fp16;
+  p.kv_dtype = dtype;
   p.num_items = 32;
   p.items = d_items.get();
   p.num_rows = n * 32;
@@ -142,11 +165,17 @@ void prefix_point(int n, int prefix, int page) {
     DB_CUDA_CHECK(init_row_attention_workspace(plan, ws.get(), nullptr));
     const double us = median_us([&](cudaStream_t st) { return run_row_attention<KV>(kv, p, plan, ws.get(), st); });
     const double flops = 4.0 * prefix * 128.0 * n * 32;
-    std::printf("prefix fp16 32/32 d128 N %4d P %5d %-10s splits %3d rows/block %d: %8.1f us  %6.1f TFLOP/s  %6.0f GB/s\n",
-                n, prefix, layout, plan.splits, plan.rows_per_block, us, flops / us / 1e6, 2.0 * elems * 2 / us / 1e3);
+    std::printf("prefix %s 32/32 d128 N %4d P %5d %-10s splits %3d rows/block %d: %8.1f us  %6.1f TFLOP/s  %6.0f GB/s\n",
+                std::string(dtype_name(dtype)).c_str(), n, prefix, layout, plan.splits, plan.rows_per_block, us,
+                flops / us / 1e6, 2.0 * elems * dtype_bytes(dtype) / us / 1e3);
   };
-  run(ContiguousKV<__half>::make(k.get(), v.get(), 32, prefix, 128), "contiguous");
-  run(PagedKV<__half>{k.get(), v.get(), d_pages.get(), d_indptr.get(), page, 32, 128}, "paged16");
+  with_storage(dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* kp = reinterpret_cast<const T*>(k.get());
+    const T* vp = reinterpret_cast<const T*>(v.get());
+    run(ContiguousKV<T>::make(kp, vp, 32, prefix, 128), "contiguous");
+    run(PagedKV<T>{kp, vp, d_pages.get(), d_indptr.get(), page, 32, 128}, "paged16");
+  });
 }
 
 }  // namespace
@@ -157,13 +186,14 @@ int main(int argc, char** argv) {
   if (argc > 1) g_reps = std::atoi(argv[1]);
   L2Flusher flusher(0);
   g_flusher = &flusher;
-  for (DType dtype : {DType::fp16, DType::bf16})
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (bool paged : {false, true}) {
       decode_point(1, 65536, paged, dtype);
       decode_point(16, 4096, paged, dtype);
       decode_point(64, 1024, paged, dtype);
     }
-  for (int n : {64, 256})
-    for (int prefix : {1024, 8192, 32768}) prefix_point(n, prefix, 16);
+  for (DType dtype : {DType::fp16, DType::fp8_e4m3})
+    for (int n : {64, 256})
+      for (int prefix : {1024, 8192, 32768}) prefix_point(n, prefix, 16, dtype);
   return 0;
 }
