@@ -66,7 +66,8 @@ __device__ __forceinline__ int o_dim_of(int n, int col) { return (n >> 2) * 32 +
 template <class T, int kChunks>
 __device__ __forceinline__ void load_k_fragments(std::uint32_t tile, int tok, int span, int tq,
                                                  std::uint32_t (&b)[4][2]) {
-  const uint4 w = load_shared_16B(tile + static_cast<std::uint32_t>(tok * kChunks + fp8_chunk_slot<kChunks>(tok, 4 * span + tq)) * 16u);
+  const int slot = tok * kChunks + fp8_chunk_slot<kChunks>(tok, 4 * span + tq);
+  const uint4 w = load_shared_16B(tile + static_cast<std::uint32_t>(slot) * 16u);
   const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -86,8 +87,8 @@ __device__ __forceinline__ void load_v_fragments(std::uint32_t tile, int tok0, i
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int tok = tok0 + 2 * tq + (k & 1) + (k >> 1) * 8;  // k slots 2tq, 2tq+1, 2tq+8, 2tq+9
-    w[k] = load_shared_u32(tile + static_cast<std::uint32_t>(tok * kChunks + fp8_chunk_slot<kChunks>(tok, chunk)) * 16u +
-                           in_chunk);
+    const int slot = tok * kChunks + fp8_chunk_slot<kChunks>(tok, chunk);
+    w[k] = load_shared_u32(tile + static_cast<std::uint32_t>(slot) * 16u + in_chunk);
   }
 #pragma unroll
   for (int q = 0; q < 4; ++q) {

@@ -171,7 +171,8 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
         // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * D + q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j));
+          const int d = q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j);
+          const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * D + d);
           x[2 * j] = v.x;
           x[2 * j + 1] = v.y;
         }

@@ -1,12 +1,13 @@
 #pragma once
 // CUDA-core row attention: any storage type (FP32 storage runs here; FP16 / BF16 / FP8 can, as a
 // fallback and a cross-check of the tensor-core path). FP8: the item's K scale (and Vec16's unit
-// scale) is folded into its pre-scaled q rows, the V scale into the output, as in flash_decode. Same items, splits and epilogue as the
-// mma path. A block (4 warps) holds 16 rows of one item, 4 per warp, and streams the item's
-// split through shared memory in tiles of 32 tokens (two stages, cp.async), each tile read once
-// for the 16 rows. Per tile a warp scores lane = token against its 4 rows (K chunks converted
-// through Vec16<T>, the one storage conversion), runs the online softmax with warp shuffles and
-// accumulates P V with each lane owning 16-byte column chunks of the output.
+// scale) is folded into its pre-scaled q rows, the V scale into the output, as in flash_decode.
+// Same items, splits and epilogue as the mma path. A block (4 warps) holds 16 rows of one item,
+// 4 per warp, and streams the item's split through shared memory in tiles of 32 tokens (two
+// stages, cp.async), each tile read once for the 16 rows. Per tile a warp scores lane = token
+// against its 4 rows (K chunks converted through Vec16<T>, the one storage conversion), runs the
+// online softmax with warp shuffles and accumulates P V with each lane owning 16-byte column
+// chunks of the output.
 #include <cstdint>
 
 #include "kernels/row_attention_common.cuh"
@@ -97,8 +98,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     for (int r = 0; r < kR; ++r) s[r] = 0.f;
     for (int c = 0; c < kChunks; ++c) {
       float kf[kElems];
-      Vec16<T>::to_float(
-          load_shared_16B(ks + static_cast<std::uint32_t>(lane * kChunks + kv_chunk_slot<T, kChunks>(lane, c)) * 16u), kf);
+      const int slot = lane * kChunks + kv_chunk_slot<T, kChunks>(lane, c);
+      Vec16<T>::to_float(load_shared_16B(ks + static_cast<std::uint32_t>(slot) * 16u), kf);
 #pragma unroll
       for (int r = 0; r < kR; ++r) {
         const float* qr = q_s + (warp * kR + r) * D + c * kElems;
@@ -137,8 +138,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
         const int c = lane + 32 * j;
         if (c < kChunks) {
           float vf[kElems];
-          Vec16<T>::to_float(
-              load_shared_16B(vs + static_cast<std::uint32_t>(t * kChunks + kv_chunk_slot<T, kChunks>(t, c)) * 16u), vf);
+          const int slot = t * kChunks + kv_chunk_slot<T, kChunks>(t, c);
+          Vec16<T>::to_float(load_shared_16B(vs + static_cast<std::uint32_t>(slot) * 16u), vf);
 #pragma unroll
           for (int r = 0; r < kR; ++r)
 #pragma unroll

@@ -3,8 +3,9 @@
 // over shuffled pages, items (kv_seq, kv_head, n rows, token range) whose rows read random query
 // vectors through row_q (rows of many sequences, the shared-prefix shape), outputs poisoned, run
 // through plan_row_attention / run_row_attention and checked row by row against the float64
-// reference over the item's range. FP8: realistic magnitudes (fill_fp8_random) under per-KV-head
-// scales (fp8_random_head_scales), read by the reference through the same bytes and scales.
+// reference over the item's range. FP8: the benchmark generator's bytes (kernels/fp8_generator.hpp,
+// realistic magnitudes) under per-KV-head scales (fp8_random_head_scales), read by the reference
+// through the same bytes and scales.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -14,6 +15,7 @@
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
 #include "kernels/fp8_quantize.hpp"
+#include "sweeps/decode_fill.hpp"
 #include "kernels/row_attention.hpp"
 #include "tests/random_kv.hpp"
 
@@ -56,10 +58,10 @@ RowCaseResult run_row_case(const RowCase& c) {
     scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
     const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * D;
     for (int b = 0; b < seqs; ++b) {
-      fill_fp8_random<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
-                            scales.k, c.seed * 131 + 2 * b);
-      fill_fp8_random<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), s.heads_kv, slot_len, s.head_dim,
-                            scales.v, c.seed * 131 + 2 * b + 1);
+      sweeps::fill_kv_host<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), false, c.seed, b, s.heads_kv,
+                                 slot_len, s.head_dim);
+      sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, c.seed, b, s.heads_kv,
+                                 slot_len, s.head_dim);
     }
     host_contig.k_scale = scales.k.data();
     host_contig.v_scale = scales.v.data();

@@ -1,8 +1,9 @@
 // Composable shared-prefix decode on the GPU against the float64 reference over every whole
 // sequence (prefix levels + suffix), outputs and workspace poisoned first: awkward prefix lengths,
 // tiny and odd batches, GQA groups, head dims, shuffled pages, two levels with unequal groups,
-// every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two. Then both sweep runners on
-// shared-prefix points (kernel shared_prefix, and batch_decode over the same forked pages).
+// every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two.
+// Then both sweep runners on shared-prefix points (kernel shared_prefix, and batch_decode over the
+// same forked pages).
 #include <random>
 
 #include "harness/device_buffer.hpp"
@@ -46,15 +47,17 @@ void run_case(const Case& c) {
   std::mt19937_64 rng(17);
   const std::size_t row = static_cast<std::size_t>(c.shape.heads_kv) * c.shape.head_dim;
   PagedPool* pools[] = {&device, &host};
-  // FP8: realistic magnitudes under per-KV-head scales, the same scales for every segment.
+  // FP8: the generator's bytes (one seed per segment) under per-KV-head scales shared by all segments.
   Fp8Scales scales;
   if constexpr (dtype_is_fp8(dtype_of<T>::value)) scales = fp8_random_head_scales(c.dtype, c.shape.heads_kv, 23);
   std::uint64_t fill_seed = 0;
   const auto handles = build_shared_prefix_batch(pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) {
     if constexpr (dtype_is_fp8(dtype_of<T>::value)) {
       const std::size_t n = row * len;  // (H_kv, len, D)
-      fill_fp8_random<T>(std::span<T>(static_cast<T*>(k), n), c.shape.heads_kv, len, c.shape.head_dim, scales.k, ++fill_seed);
-      fill_fp8_random<T>(std::span<T>(static_cast<T*>(v), n), c.shape.heads_kv, len, c.shape.head_dim, scales.v, ++fill_seed);
+      const int hkv = c.shape.heads_kv, d = c.shape.head_dim;
+      ++fill_seed;
+      sweeps::fill_kv_host<T>(std::span<T>(static_cast<T*>(k), n), false, fill_seed, 0, hkv, len, d);
+      sweeps::fill_kv_host<T>(std::span<T>(static_cast<T*>(v), n), true, fill_seed, 0, hkv, len, d);
     } else {
       const auto kv = testing::random_values<T>(2 * row * len, rng);
       std::copy(kv.begin(), kv.begin() + row * len, static_cast<T*>(k));
