@@ -8,20 +8,10 @@
 #include "harness/device_buffer.hpp"
 #include "kernels/kv_generator.hpp"
 #include "sweeps/decode_fill.hpp"
+#include "sweeps/generated_element.cuh"
 
 namespace decode_bench::sweeps {
 namespace {
-
-template <class T>
-__host__ __device__ __forceinline__ T stored_value(float x);
-template <>
-__host__ __device__ __forceinline__ float stored_value<float>(float x) { return x; }
-template <>
-__host__ __device__ __forceinline__ __half stored_value<__half>(float x) { return __float2half_rn(x); }
-template <>
-__host__ __device__ __forceinline__ __nv_bfloat16 stored_value<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // Segment coordinates of token t of a sequence in group `group` (see the header).
 struct SegmentToken {
@@ -62,8 +52,8 @@ __global__ void fill_shared_prefix_kernel(PagedKV<T> kv, const std::int32_t* seq
     const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, static_cast<int>(at.code), h, at.token);
     const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, static_cast<int>(at.code), h, at.token);
     for (int i = lane; i < head_dim; i += 32) {
-      k[i] = stored_value<T>(generated_value(key_k, i));
-      v[i] = stored_value<T>(generated_value(key_v, i));
+      k[i] = generated_element<T>(key_k, i);
+      v[i] = generated_element<T>(key_v, i);
     }
   }
 }
@@ -110,7 +100,7 @@ void fill_shared_segment_host(T* out, bool is_v, SharedSegment kind, int index, 
   for (int h = 0; h < heads_kv; ++h)
     for (std::int64_t t = 0; t < len; ++t) {
       const std::uint64_t key = generated_row_key(kv_seed(point_seed), which, code, h, t);
-      for (int i = 0; i < head_dim; ++i) out[at++] = stored_value<T>(generated_value(key, i));
+      for (int i = 0; i < head_dim; ++i) out[at++] = generated_element<T>(key, i);
     }
 }
 
@@ -121,6 +111,8 @@ void fill_shared_segment_host(T* out, bool is_v, SharedSegment kind, int index, 
 DECODE_BENCH_INSTANTIATE_SHARED_FILL(float)
 DECODE_BENCH_INSTANTIATE_SHARED_FILL(__half)
 DECODE_BENCH_INSTANTIATE_SHARED_FILL(__nv_bfloat16)
+DECODE_BENCH_INSTANTIATE_SHARED_FILL(__nv_fp8_e4m3)
+DECODE_BENCH_INSTANTIATE_SHARED_FILL(__nv_fp8_e5m2)
 #undef DECODE_BENCH_INSTANTIATE_SHARED_FILL
 
 }  // namespace decode_bench::sweeps

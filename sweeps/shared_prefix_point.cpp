@@ -10,8 +10,6 @@ std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json&
     return "layout " + layout + ": the sequences of a shared-prefix batch share pages, so it needs layout paged";
   if (const std::string dist = p.value("length_dist", std::string("fixed")); dist != "fixed")
     return "length_dist " + dist + ": a shared-prefix batch has fixed lengths (prefix_len + group_prefix_len + suffix_len)";
-  if (const std::string dtype = p.value("dtype", std::string("fp16")); dtype.rfind("fp8", 0) == 0)
-    return "dtype " + dtype + ": the shared-prefix phase (row attention) has no FP8 storage path yet";
   if (p.value("end_to_end", false)) return std::string("end_to_end: shared-prefix points time the kernels only");
   nlohmann::json plain = p;
   plain["prefix_len"] = 0;

@@ -14,6 +14,7 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/fp8_quantize.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
@@ -48,6 +49,17 @@ struct SharedPrefixState {
   SharedPrefixLayout layout;
   std::vector<float> q_host;  // (N, H_q, D), only with the mirror
   DeviceBuffer<float> q;      // (N, H_q, D)
+  // FP8: per-KV-head dequantization scales (the pools store bytes only), host and device.
+  Fp8Scales scales;
+  DeviceBuffer<float> k_scale, v_scale;
+
+  // An accessor of either pool with the scales attached (unchanged for FP32/FP16/BF16).
+  PagedKV<T> with_scales(PagedKV<T> kv, bool device) const {
+    if (scales.k.empty()) return kv;
+    kv.k_scale = device ? k_scale.get() : scales.k.data();
+    kv.v_scale = device ? v_scale.get() : scales.v.data();
+    return kv;
+  }
 };
 
 struct DataOptions {
@@ -97,6 +109,11 @@ SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, const DataOptions&
                                " does not share the pages of its level's tokens [" +
                                std::to_string(level.token_begin) + ", " + std::to_string(level.token_end) + ")");
     }
+  if constexpr (kIsFp8<T>) {  // the generator's bytes are in units of the format; these give their magnitude
+    st.scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
+    st.k_scale = DeviceBuffer<float>(st.scales.k);
+    st.v_scale = DeviceBuffer<float>(st.scales.v);
+  }
   const std::size_t q_elems = static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim;
   st.q = DeviceBuffer<float>(q_elems);
   if (!fill) {
@@ -155,7 +172,7 @@ VerificationResult verify_sequences(const SharedPrefixPoint& sp, SharedPrefixSta
   const auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < seqs.size();) {
       const int s = seqs[i];
-      const auto ref = reference_decode(host.kv, s, host.lengths_host[s],
+      const auto ref = reference_decode(st.with_scales(host.kv, false), s, host.lengths_host[s],
                                         std::span<const float>(st.q_host.data() + s * hd, hd), shape);
       each[i] = verify_decode(std::span<const float>(o.data() + s * hd, hd),
                               std::span<const float>(lse.data() + s * shape.heads_q, shape.heads_q), ref,
@@ -234,8 +251,8 @@ class SharedPrefixRunner final : public PointRunner {
       case DType::fp32: return run_typed<float>(point, sp, ctx);
       case DType::fp16: return run_typed<__half>(point, sp, ctx);
       case DType::bf16: return run_typed<__nv_bfloat16>(point, sp, ctx);
-      case DType::fp8_e4m3:
-      case DType::fp8_e5m2: break;  // refused by cannot_run (shared_prefix_point_unsupported)
+      case DType::fp8_e4m3: return run_typed<__nv_fp8_e4m3>(point, sp, ctx);
+      case DType::fp8_e5m2: return run_typed<__nv_fp8_e5m2>(point, sp, ctx);
     }
     return {};
   }
@@ -260,6 +277,7 @@ class SharedPrefixRunner final : public PointRunner {
         lse(static_cast<std::size_t>(n) * d.shape.heads_q);
     const DeviceBuffer<float>& q = st.q;
     const auto view = st.device_pool->template batch<T>(st.device_handles);
+    const PagedKV<T> kv = st.with_scales(view.kv, true);  // what the kernels and the reference read
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st.device_pool->backend().synchronize();
 
@@ -274,14 +292,14 @@ class SharedPrefixRunner final : public PointRunner {
     const DecodeProblem problem{d.shape, d.dtype, n, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
     if (composed_) {
       const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = d.blocks}};
-      DB_CUDA_CHECK(plan_shared_prefix<T>(view.kv, sp_problem, st.layout, options, &sp_plan));
+      DB_CUDA_CHECK(plan_shared_prefix<T>(kv, sp_problem, st.layout, options, &sp_plan));
       workspace = DeviceBuffer<std::uint8_t>(sp_plan.workspace_bytes);
       if (sp.overlap && sp_plan.has_prefix && !overlap_) overlap_ = std::make_unique<OverlapResources>();
       const SharedPrefixStreams* streams = sp.overlap && sp_plan.has_prefix ? &overlap_->s : nullptr;
       launch = [&, streams](cudaStream_t s) {
-        return run_shared_prefix<T>(view.kv, sp_problem, sp_plan, workspace.get(), s, streams);
+        return run_shared_prefix<T>(kv, sp_problem, sp_plan, workspace.get(), s, streams);
       };
-      serial = [&](cudaStream_t s) { return run_shared_prefix<T>(view.kv, sp_problem, sp_plan, workspace.get(), s, nullptr); };
+      serial = [&](cudaStream_t s) { return run_shared_prefix<T>(kv, sp_problem, sp_plan, workspace.get(), s, nullptr); };
       init_workspace = [&](cudaStream_t s) { return init_shared_prefix_workspace(sp_plan, workspace.get(), s); };
       model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, true, sp_plan.suffix.num_splits);
       const char* path = sp_plan.prefix.path == RowAttentionPath::tensor_core ? "tensor_core" : "simt";
@@ -303,7 +321,7 @@ class SharedPrefixRunner final : public PointRunner {
     } else {
       DB_CUDA_CHECK(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {.splits = d.blocks}, &plan));
       workspace = DeviceBuffer<std::uint8_t>(plan.workspace_bytes);
-      launch = [&](cudaStream_t s) { return run_decode<PagedKV<T>>(view.kv, problem, plan, workspace.get(), s); };
+      launch = [&](cudaStream_t s) { return run_decode<PagedKV<T>>(kv, problem, plan, workspace.get(), s); };
       serial = launch;
       init_workspace = [&](cudaStream_t s) { return init_decode_workspace(plan, workspace.get(), s); };
       model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, false, plan.num_splits);
@@ -333,7 +351,7 @@ class SharedPrefixRunner final : public PointRunner {
     } else {
       DecodePoint whole = d;  // the batch as the reference sees it: N whole sequences
       whole.lengths.assign(n, static_cast<std::int32_t>(sp.spec.length()));
-      verification = verify_on_device(whole, view.kv, view.seq_lens_device, view.max_len, q.get(), o.get(), lse.get(),
+      verification = verify_on_device(whole, kv, view.seq_lens_device, view.max_len, q.get(), o.get(), lse.get(),
                                       ctx.stream, ctx.phases);
     }
     result["verification"] = verification.to_json();

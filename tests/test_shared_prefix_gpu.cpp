@@ -210,9 +210,9 @@ TEST(SharedPrefixFillGpu, DeviceFillEqualsHostFill) {
     }
 }
 
-// Both runners on one small shared-prefix point, every data and verification path: device fill
-// and reference (the default: all sequences), host fill, and the host mirror with the CPU
-// reference (--verify cpu): each verified, timed, with a bound.
+// Both runners on one small shared-prefix point, BF16 and FP8 (per-head scales), every data and
+// verification path: device fill and reference (the default: all sequences), host fill, and the
+// host mirror with the CPU reference (--verify cpu): each verified, timed, with a bound.
 TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
   DB_REQUIRE_GPU();
   const nlohmann::json params = {{"layout", "paged"},   {"dtype", "bf16"},       {"heads_q", 8},
@@ -223,6 +223,7 @@ TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
                                  {"counters", false}};  // the CUPTI pass is BothKernelsRunAndVerifyAPoint's
   auto shared = sweeps::make_shared_prefix_runner();
   auto batch = sweeps::make_batch_decode_runner(nullptr);
+  for (const char* dtype : {"bf16", "fp8_e4m3"})
   for (const auto& [verify_on_host, fill_on_host] : {std::pair{false, false}, {false, true}, {true, false}}) {
     sweeps::RunContext ctx;
     ctx.verify_on_host = verify_on_host;
@@ -231,9 +232,10 @@ TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
     for (auto* runner : {shared.get(), batch.get()}) {
       nlohmann::json p = params;
       p["kernel"] = runner->name();
+      p["dtype"] = dtype;
       const sweeps::Point point{"e", p, "e/" + runner->name(), 0};
       const nlohmann::json r = runner->run(point, ctx);
-      SCOPED_TRACE(runner->name() + (verify_on_host ? " verify cpu" : " verify gpu") +
+      SCOPED_TRACE(runner->name() + " " + dtype + (verify_on_host ? " verify cpu" : " verify gpu") +
                    (fill_on_host ? " fill host" : " fill device"));
       EXPECT_EQ(r.value("status", ""), std::string(kStatusOk)) << r.dump();
       EXPECT_EQ(r["verification"]["method"], verify_on_host ? "cpu" : "gpu");

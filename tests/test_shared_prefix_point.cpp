@@ -22,10 +22,8 @@ std::string reason_for(const json& change) {
 TEST(SharedPrefixPointUnsupported, EachReasonNamesItsParameter) {
   EXPECT_EQ(reason_for(json::object()), "<supported>");
   EXPECT_EQ(reason_for({{"dtype", "bf16"}}), "<supported>");
-  EXPECT_EQ(reason_for({{"dtype", "fp8_e4m3"}}),
-            "dtype fp8_e4m3: the shared-prefix phase (row attention) has no FP8 storage path yet");
-  EXPECT_EQ(reason_for({{"dtype", "fp8_e5m2"}}),
-            "dtype fp8_e5m2: the shared-prefix phase (row attention) has no FP8 storage path yet");
+  EXPECT_EQ(reason_for({{"dtype", "fp8_e4m3"}}), "<supported>");  // row attention and flash-decode take FP8
+  EXPECT_EQ(reason_for({{"dtype", "fp8_e5m2"}}), "<supported>");
   EXPECT_EQ(reason_for({{"layout", "contiguous"}}),
             "layout contiguous: the sequences of a shared-prefix batch share pages, so it needs layout paged");
   EXPECT_EQ(reason_for({{"prefix_len", 0}}), "shared_prefix with prefix_len 0: a shared-prefix batch needs prefix_len > 0");
