@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_balance.hpp"
@@ -40,6 +41,11 @@ template <class Tr>
 constexpr bool heads_per_block_fit(int heads_per_block, int heads_kv) {
   return heads_per_block >= 1 && Tr::kWarps % heads_per_block == 0 && heads_kv % heads_per_block == 0;
 }
+
+template <class KV>
+struct is_paged_accessor : std::false_type {};
+template <class T>
+struct is_paged_accessor<PagedKV<T>> : std::true_type {};
 
 // Bytes of a work-list plan's items in the workspace, padded so the partials after them stay
 // 16-byte (float4) aligned.
@@ -89,8 +95,14 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     plan->work_items = work.items;
     plan->chunk_bound = work.chunk_bound;
     plan->num_splits = plan->active_splits = work.max_splits;
-    plan->chunk = tile;
-    plan->interleaved = work.max_splits > 1;
+    // Splits of a sequence take turns tile by tile (contiguous caches: the access order of a
+    // grid-stride read), or each take one range of chunk_bound tokens (paged caches: a block then
+    // walks consecutive block-table entries, where interleaved tiles would look one up per tile).
+    const WorkChunksOverride chunks = flash_decode_work_chunks_override();
+    const bool tiles = chunks == WorkChunksOverride::automatic ? !is_paged_accessor<KV>::value
+                                                               : chunks == WorkChunksOverride::tiles;
+    plan->chunk = tiles ? tile : work.chunk_bound;
+    plan->interleaved = tiles && work.max_splits > 1;
     // Workspace: [split counters, zeroed once][work items][partial o][partial lse], regions padded
     // to 256 bytes; counters and partials only when some sequence is split.
     plan->workspace_init_bytes =
@@ -215,7 +227,11 @@ struct PlanFlashDecode {
       const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
       if (take_short) {
         *plan = DecodePlan{};
-        DB_RETURN_IF_ERROR((plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(p, options, plan)));
+        DecodeOptions short_options = options;
+        const int heads = flash_decode_short_heads();  // 1 unless DECODE_BENCH_FD_SHORT_HEADS
+        if (options.heads_per_block <= 0 && heads > 1 && p.shape.heads_kv % heads == 0) short_options.heads_per_block = heads;
+        DB_RETURN_IF_ERROR(
+            (plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(p, short_options, plan)));
         plan->tiling = DecodeTiling::short_batch;
       }
     }

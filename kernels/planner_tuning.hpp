@@ -12,6 +12,12 @@
 //                                   other on the same points; other groups keep the standard one.
 //   DECODE_BENCH_FD_BALANCE=B       1 (default) | 0: 0 plans ragged batches like uniform ones
 //                                   (every sequence split alike by the longest), for the comparison.
+//   DECODE_BENCH_FD_WORK_CHUNKS=C   tiles | ranges | auto (default): how the splits of a sequence in
+//                                   a work-list plan share it: taking turns tile by tile, or one
+//                                   contiguous range of the chunk bound each. auto: tiles for
+//                                   contiguous caches, ranges for paged ones.
+//   DECODE_BENCH_FD_SHORT_HEADS=H   1 (default) | 2 | 4: KV heads per block of the short tiling
+//                                   (its 4 warps in H groups), where H divides H_kv.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -52,6 +58,31 @@ inline TilingOverride flash_decode_tiling_override() {
   if (t == "standard") return TilingOverride::standard;
   if (t == "short") return TilingOverride::short_batch;
   throw std::invalid_argument(std::string(kTilingEnv) + "='" + t + "': must be auto, standard or short");
+}
+
+enum class WorkChunksOverride { automatic, tiles, ranges };
+inline constexpr const char* kWorkChunksEnv = "DECODE_BENCH_FD_WORK_CHUNKS";
+
+// Throws std::invalid_argument naming the variable when it is set to anything else.
+inline WorkChunksOverride flash_decode_work_chunks_override() {
+  const char* text = std::getenv(kWorkChunksEnv);
+  if (!text || !*text) return WorkChunksOverride::automatic;
+  const std::string t = text;
+  if (t == "auto") return WorkChunksOverride::automatic;
+  if (t == "tiles") return WorkChunksOverride::tiles;
+  if (t == "ranges") return WorkChunksOverride::ranges;
+  throw std::invalid_argument(std::string(kWorkChunksEnv) + "='" + t + "': must be auto, tiles or ranges");
+}
+
+inline constexpr const char* kShortHeadsEnv = "DECODE_BENCH_FD_SHORT_HEADS";
+
+// Throws std::invalid_argument naming the variable when it is set to anything but 1, 2 or 4.
+inline int flash_decode_short_heads() {
+  const char* text = std::getenv(kShortHeadsEnv);
+  if (!text || !*text) return 1;
+  const std::string t = text;
+  if (t == "1" || t == "2" || t == "4") return t[0] - '0';
+  throw std::invalid_argument(std::string(kShortHeadsEnv) + "='" + t + "': must be 1, 2 or 4");
 }
 
 inline bool flash_decode_balance_enabled() {

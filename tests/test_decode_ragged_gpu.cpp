@@ -87,12 +87,30 @@ TEST(DecodeShortBatchGpu, ShortTilingAtEveryHeadDimAndStorageType) {
                            static_cast<std::uint64_t>(d + page)};
         const DecodePlan plan = expect_verified(dtype, c);
         EXPECT_EQ(plan.tiling, DecodeTiling::short_batch) << describe(dtype, c);
-        EXPECT_EQ(plan.num_splits, 1) << describe(dtype, c);
       }
   // Group 2 has no short tiling; the same batch stays on the standard one.
   const DecodePlan g2 = expect_verified(DType::fp32, {DecodeKernel::flash_decode, {32, 16, 128},
                                                       std::vector<std::int32_t>(8, 32), 0, 0, 3});
   EXPECT_EQ(g2.tiling, DecodeTiling::standard);
+}
+
+// The short tiling with 2 and 4 KV heads per block (its 4 warps split among them), on the short
+// batch and on a zipf batch through the work list, contiguous and paged.
+TEST(DecodeShortBatchGpu, ShortTilingWithSeveralHeadsPerBlock) {
+  DB_REQUIRE_GPU();
+  for (const char* heads : {"2", "4"}) {
+    const ScopedEnv pin(kShortHeadsEnv, heads);
+    for (int page : {0, 16}) {
+      const DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, std::vector<std::int32_t>(8, 32), page, 0, 64};
+      const DecodePlan plan = expect_verified(DType::fp16, c);
+      EXPECT_EQ(plan.tiling, DecodeTiling::short_batch);
+      EXPECT_EQ(plan.heads_per_block, heads[0] - '0');
+      DecodeCase z{DecodeKernel::flash_decode, {8, 8, 128}, zipf_batch_with_extremes(64, 65, 16), page, 0, 66};
+      z.host_lengths = true;
+      z.launches = 2;
+      EXPECT_EQ(expect_verified(DType::bf16, z).heads_per_block, heads[0] - '0');
+    }
+  }
 }
 
 // The short tiling pinned on shapes the planner would not give it: split long sequences (the fused
@@ -135,22 +153,27 @@ TEST(DecodeRaggedBatchGpu, ZipfBatchesWithExtremeLengths) {
   }
 }
 
-// Long sequences among short ones, both tilings pinned (MHA, one KV head, d = 256): dozens of
-// splits for the longest, several for others, none for the rest.
+// Long sequences among short ones, both tilings and both ways of sharing a sequence among its
+// splits pinned (MHA, one KV head, d = 256): dozens of splits for the longest, several for others,
+// none for the rest.
 TEST(DecodeRaggedBatchGpu, LongAndShortSequencesOnBothTilings) {
   DB_REQUIRE_GPU();
   const std::vector<std::int32_t> lengths{0, 12000, 1, 3, 3000, 129, 0, 700, 17};
-  for (const char* tiling : {"standard", "short"}) {
-    const ScopedEnv pin(kTilingEnv, tiling);
-    for (int page : {0, 16}) {
-      DecodeCase c{DecodeKernel::flash_decode, {1, 1, 256}, lengths, page, 0, 81};
-      c.host_lengths = true;
-      c.launches = 3;
-      const DecodePlan plan = expect_verified(DType::fp16, c);
-      EXPECT_GT(plan.num_splits, 1) << tiling;
-      EXPECT_EQ(plan.tiling, std::string(tiling) == "short" ? DecodeTiling::short_batch : DecodeTiling::standard);
+  for (const char* tiling : {"standard", "short"})
+    for (const char* chunks : {"tiles", "ranges"}) {
+      const ScopedEnv pin(kTilingEnv, tiling), pin_chunks(kWorkChunksEnv, chunks);
+      SCOPED_TRACE(std::string(tiling) + " tiling, work chunks " + chunks);
+      for (int page : {0, 16}) {
+        DecodeCase c{DecodeKernel::flash_decode, {1, 1, 256}, lengths, page, 0, 81};
+        c.host_lengths = true;
+        c.launches = 3;
+        const DecodePlan plan = expect_verified(DType::fp16, c);
+        EXPECT_GT(plan.num_splits, 1) << tiling;
+        EXPECT_EQ(plan.interleaved, std::string(chunks) == "tiles");
+        EXPECT_EQ(plan.chunk, std::string(chunks) == "tiles" ? plan.tile_tokens : plan.chunk_bound);
+        EXPECT_EQ(plan.tiling, std::string(tiling) == "short" ? DecodeTiling::short_batch : DecodeTiling::standard);
+      }
     }
-  }
   // Without host lengths, or with the balance off, the same batch runs on the uniform plan.
   const ScopedEnv off(kBalanceEnv, "0");
   DecodeCase c{DecodeKernel::flash_decode, {1, 1, 256}, lengths, 16, 0, 82};

@@ -74,6 +74,26 @@ TEST(PlannerTuning, TilingAndBalanceKnobsParseAndNameTheVariable) {
     ScopedEnv env(kBalanceEnv, "0");
     EXPECT_FALSE(flash_decode_balance_enabled());
   }
+  for (auto [text, want] : {std::pair{"auto", WorkChunksOverride::automatic}, std::pair{"tiles", WorkChunksOverride::tiles},
+                            std::pair{"ranges", WorkChunksOverride::ranges}}) {
+    ScopedEnv env(kWorkChunksEnv, text);
+    EXPECT_EQ(flash_decode_work_chunks_override(), want) << text;
+  }
+  for (auto [text, want] : {std::pair{"1", 1}, std::pair{"2", 2}, std::pair{"4", 4}}) {
+    ScopedEnv env(kShortHeadsEnv, text);
+    EXPECT_EQ(flash_decode_short_heads(), want) << text;
+  }
+  for (auto [name, bad] : {std::pair{kWorkChunksEnv, "pages"}, std::pair{kShortHeadsEnv, "3"}}) {
+    ScopedEnv env(name, bad);
+    const auto parse = [&] { return std::string(name) == kWorkChunksEnv ? (void)flash_decode_work_chunks_override()
+                                                                         : (void)flash_decode_short_heads(); };
+    try {
+      parse();
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
   ScopedEnv tiling(kTilingEnv, "tiny"), balance(kBalanceEnv, "yes");
   try {
     (void)flash_decode_tiling_override();
