@@ -71,6 +71,7 @@ bool prefer_short_tiling(const TilingQuery& q) {
   if (q.group != 1 || q.pinned || q.standard_tile < 1) return false;
   const std::int64_t short_len = 2 * static_cast<std::int64_t>(q.standard_tile);
   if (lengths_are_ragged(q.lengths)) {
+    if (q.paged) return false;
     const auto short_seqs = std::count_if(q.lengths.begin(), q.lengths.end(), [&](std::int32_t l) { return l <= short_len; });
     return 2 * static_cast<std::int64_t>(short_seqs) >= static_cast<std::int64_t>(q.lengths.size());
   }

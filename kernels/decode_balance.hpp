@@ -58,9 +58,11 @@ bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 // The tiling choice of the CUDA-core flash-decode for GQA group 1 (the only group with a compiled
 // short tiling). A uniform batch takes the short tiling when its standard blocks already fill a
 // wave or more without splitting (head_blocks >= standard_slots) and each streams at most two
-// standard tiles; a ragged batch when at least half its sequences are that short (zipf batches:
-// most blocks are tiny, the long sequences are split anyway). Never when the caller pinned splits or
-// heads per block (probes compare the standard tiling under those).
+// standard tiles; a ragged batch in a contiguous cache when at least half its sequences are that
+// short (zipf batches: most blocks are tiny, the long sequences are split anyway). Not a ragged
+// batch in a paged cache: there the short tiling streamed the long items at 0.82-0.83 of the DRAM
+// ceiling against 0.91 for the standard one (H100, docs/kernel-notes.md). Never when the caller
+// pinned splits or heads per block (probes compare the standard tiling under those).
 struct TilingQuery {
   int group = 1;
   bool pinned = false;               // DecodeOptions::splits or heads_per_block set
@@ -69,6 +71,7 @@ struct TilingQuery {
   int standard_tile = 0;             // tokens per standard block iteration
   std::span<const std::int32_t> lengths;  // host lengths; empty: only max_len is known
   std::int64_t max_len = 0;
+  bool paged = false;                // the cache is paged
 };
 bool prefer_short_tiling(const TilingQuery& q);
 

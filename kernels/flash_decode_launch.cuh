@@ -42,11 +42,6 @@ constexpr bool heads_per_block_fit(int heads_per_block, int heads_kv) {
   return heads_per_block >= 1 && Tr::kWarps % heads_per_block == 0 && heads_kv % heads_per_block == 0;
 }
 
-template <class KV>
-struct is_paged_accessor : std::false_type {};
-template <class T>
-struct is_paged_accessor<PagedKV<T>> : std::true_type {};
-
 // Bytes of a work-list plan's items in the workspace, padded so the partials after them stay
 // 16-byte (float4) aligned.
 inline std::size_t padded_work_items_bytes(const DecodePlan& plan) {
@@ -95,12 +90,10 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     plan->work_items = work.items;
     plan->chunk_bound = work.chunk_bound;
     plan->num_splits = plan->active_splits = work.max_splits;
-    // Splits of a sequence take turns tile by tile (contiguous caches: the access order of a
-    // grid-stride read), or each take one range of chunk_bound tokens (paged caches: a block then
-    // walks consecutive block-table entries, where interleaved tiles would look one up per tile).
-    const WorkChunksOverride chunks = flash_decode_work_chunks_override();
-    const bool tiles = chunks == WorkChunksOverride::automatic ? !is_paged_accessor<KV>::value
-                                                               : chunks == WorkChunksOverride::tiles;
+    // Splits of a sequence take turns tile by tile (the access order of a grid-stride read), not
+    // one range of chunk_bound tokens each: on the H100 zipf batch of docs/kernel-notes.md ranges
+    // were as fast or slower in every case (paged, standard tiling: 519 against 443 us).
+    const bool tiles = flash_decode_work_chunks_override() != WorkChunksOverride::ranges;
     plan->chunk = tiles ? tile : work.chunk_bound;
     plan->interleaved = tiles && work.max_splits > 1;
     // Workspace: [split counters, zeroed once][work items][partial o][partial lse], regions padded
@@ -145,6 +138,11 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
                                                                          (Tr::kHeadDim + 1) * sizeof(float);
   return cudaSuccess;
 }
+
+template <class KV>
+struct is_paged_accessor : std::false_type {};
+template <class T>
+struct is_paged_accessor<PagedKV<T>> : std::true_type {};
 
 // Page size of a paged accessor as a fast divider; contiguous accessors have none.
 template <class T>
@@ -224,6 +222,7 @@ struct PlanFlashDecode {
       q.standard_tile = plan->tile_tokens;
       if (p.host_seq_lens) q.lengths = std::span<const std::int32_t>(p.host_seq_lens, p.num_seqs);
       q.max_len = p.max_len;
+      q.paged = is_paged_accessor<KV>::value;
       const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
       if (take_short) {
         *plan = DecodePlan{};

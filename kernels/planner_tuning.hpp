@@ -12,10 +12,9 @@
 //                                   other on the same points; other groups keep the standard one.
 //   DECODE_BENCH_FD_BALANCE=B       1 (default) | 0: 0 plans ragged batches like uniform ones
 //                                   (every sequence split alike by the longest), for the comparison.
-//   DECODE_BENCH_FD_WORK_CHUNKS=C   tiles | ranges | auto (default): how the splits of a sequence in
-//                                   a work-list plan share it: taking turns tile by tile, or one
-//                                   contiguous range of the chunk bound each. auto: tiles for
-//                                   contiguous caches, ranges for paged ones.
+//   DECODE_BENCH_FD_WORK_CHUNKS=C   tiles | ranges | auto (default, = tiles): how the splits of a
+//                                   sequence in a work-list plan share it: taking turns tile by
+//                                   tile, or one contiguous range of the chunk bound each.
 //   DECODE_BENCH_FD_SHORT_HEADS=H   1 (default) | 2 | 4: KV heads per block of the short tiling
 //                                   (its 4 warps in H groups), where H divides H_kv.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.

@@ -167,6 +167,9 @@ TEST(DecodeTilingChoice, ShortBatchesTakeTheShortTiling) {
   EXPECT_FALSE(prefer_short_tiling(h100(64, 32, 1024)));  // 0.97 of the ceiling on the standard tiling
   EXPECT_FALSE(prefer_short_tiling(h100(1, 32, 65536)));  // long MHA: split over a wave
   EXPECT_FALSE(prefer_short_tiling(h100(2, 32, 32)));     // 64 blocks: less than a wave, split instead
+  TilingQuery paged = h100(64, 32, 32);
+  paged.paged = true;  // uniform short batches take it in paged caches too
+  EXPECT_TRUE(prefer_short_tiling(paged));
   TilingQuery g2 = h100(64, 32, 32);
   g2.group = 2;  // no short tiling compiled
   EXPECT_FALSE(prefer_short_tiling(g2));
@@ -187,6 +190,9 @@ TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {
   TilingQuery q = h100(64, 32, *std::max_element(z.begin(), z.end()));
   q.lengths = z;
   EXPECT_TRUE(prefer_short_tiling(q));  // most zipf(1.2) lengths are a few tokens
+  q.paged = true;
+  EXPECT_FALSE(prefer_short_tiling(q));  // paged ragged batches stream faster on the standard tiling
+  q.paged = false;
   q.lengths = u;
   q.max_len = *std::max_element(u.begin(), u.end());
   EXPECT_FALSE(prefer_short_tiling(q));  // uniform on [1, 2047]: 1 in 8 at most 256

@@ -95,9 +95,11 @@ TEST(DecodeShortBatchGpu, ShortTilingAtEveryHeadDimAndStorageType) {
 }
 
 // The short tiling with 2 and 4 KV heads per block (its 4 warps split among them), on the short
-// batch and on a zipf batch through the work list, contiguous and paged.
+// batch and on a zipf batch through the work list (the tiling pinned: paged ragged batches would
+// take the standard one), contiguous and paged.
 TEST(DecodeShortBatchGpu, ShortTilingWithSeveralHeadsPerBlock) {
   DB_REQUIRE_GPU();
+  const ScopedEnv pin_tiling(kTilingEnv, "short");
   for (const char* heads : {"2", "4"}) {
     const ScopedEnv pin(kShortHeadsEnv, heads);
     for (int page : {0, 16}) {
@@ -128,7 +130,8 @@ TEST(DecodeShortBatchGpu, PinnedShortTilingOnSplitAndRaggedShapes) {
 }
 
 // Zipf batches with the extremes through the work-list plan: MHA in every storage type (the
-// short tiling), GQA groups 2, 4 and 8 in FP32 (the standard tiling), contiguous and shuffled pages.
+// short tiling contiguous, the standard one paged), GQA groups 2, 4 and 8 in FP32 (the standard
+// tiling), contiguous and shuffled pages.
 TEST(DecodeRaggedBatchGpu, ZipfBatchesWithExtremeLengths) {
   DB_REQUIRE_GPU();
   const auto lengths = zipf_batch_with_extremes(64, 71);
@@ -140,7 +143,8 @@ TEST(DecodeRaggedBatchGpu, ZipfBatchesWithExtremeLengths) {
       const DecodePlan plan = expect_verified(dtype, c);
       EXPECT_FALSE(plan.work_items.empty()) << describe(dtype, c);
       EXPECT_GT(plan.num_splits, 1) << describe(dtype, c) << ": the 100x-median sequence must be split";
-      EXPECT_EQ(plan.tiling, DecodeTiling::short_batch) << describe(dtype, c);
+      EXPECT_TRUE(plan.interleaved) << describe(dtype, c);
+      EXPECT_EQ(plan.tiling, page == 0 ? DecodeTiling::short_batch : DecodeTiling::standard) << describe(dtype, c);
     }
     for (int group : {2, 4, 8}) {
       DecodeCase c{DecodeKernel::flash_decode, {2 * group, 2, 64}, lengths, page, 0, static_cast<std::uint64_t>(73 + group)};
