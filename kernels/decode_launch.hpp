@@ -65,7 +65,8 @@ struct DecodePlan {
   DecodeTiling tiling = DecodeTiling::standard;  // path cuda_core: the compiled tiling
   // Ragged batches with host lengths (DecodeProblem::host_seq_lens): one block per (work item, head
   // block), each item a split of one sequence (kernels/decode_balance.hpp); num_splits is then the
-  // largest split count, chunk one tile. Empty: the uniform grid. init_decode_workspace uploads them.
+  // largest split count, chunk one tile (chunk_bound under DECODE_BENCH_FD_WORK_CHUNKS=ranges).
+  // Empty: the uniform grid. init_decode_workspace uploads them.
   std::vector<DecodeWorkItem> work_items;
   std::int64_t chunk_bound = 0;   // work list: tokens of one KV head per item at most
   std::size_t workspace_bytes = 0;
