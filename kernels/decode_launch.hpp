@@ -10,9 +10,11 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime.h>
 
+#include "kernels/decode_balance.hpp"
 #include "kernels/decode_problem.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/row_attention.hpp"
@@ -30,6 +32,14 @@ constexpr std::string_view decode_path_name(DecodePath p) {
   return p == DecodePath::tensor_core ? "tensor_core" : p == DecodePath::cuda_core ? "cuda_core" : "automatic";
 }
 inline constexpr int kRowAttentionMinGroup = 3;
+
+// The CUDA-core flash-decode's compiled tilings (kernels/flash_decode_traits.cuh): standard, and
+// short (GQA group 1 only: few warps and small stages, several blocks per SM; kernels/decode_balance.hpp
+// says when plans take it).
+enum class DecodeTiling { standard, short_batch };
+constexpr std::string_view decode_tiling_name(DecodeTiling t) {
+  return t == DecodeTiling::short_batch ? "short" : "standard";
+}
 
 // Planning choices a caller may pin; the defaults leave each to the planner.
 struct DecodeOptions {
@@ -54,6 +64,13 @@ struct DecodePlan {
   bool fused_merge = false;       // flash_decode: the last split block of a head block merges (no second kernel)
   DecodePath path = DecodePath::cuda_core;  // flash_decode: the kernel family chosen (never automatic)
   RowAttentionPlan rows;          // path tensor_core: the row-attention plan (num_splits etc. mirror it)
+  DecodeTiling tiling = DecodeTiling::standard;  // path cuda_core: the compiled tiling
+  // Ragged batches with host lengths (DecodeProblem::host_seq_lens): one block per (work item, head
+  // block), each item a split of one sequence (kernels/decode_balance.hpp); num_splits is then the
+  // largest split count, chunk one tile (chunk_bound under DECODE_BENCH_FD_WORK_CHUNKS=ranges).
+  // Empty: the uniform grid. init_decode_workspace uploads them.
+  std::vector<DecodeWorkItem> work_items;
+  std::int64_t chunk_bound = 0;   // work list: tokens of one KV head per item at most
   std::size_t workspace_bytes = 0;
   // The first workspace_init_bytes of the workspace must be zero before the first run on it
   // (init_decode_workspace); every complete run leaves them zero again.
@@ -77,8 +94,9 @@ template <class KV>
 cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const DecodeOptions& options,
                         DecodePlan* plan);
 
-// Zeroes the part of a fresh workspace the kernels expect zero (the fused merge's counters). Call
-// once after allocating (or poisoning) it, outside any timed region.
+// Zeroes the part of a fresh workspace the kernels expect zero (the fused merge's counters) and
+// uploads a work-list plan's items after it (host memory: the call returns once they are copied).
+// Call once after allocating (or poisoning) it, outside any timed region.
 cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream);
 
 template <class KV>

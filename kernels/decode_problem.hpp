@@ -31,6 +31,9 @@ struct DecodeProblem {
   const float* q = nullptr;
   float* o = nullptr;
   float* lse = nullptr;
+  // Optional host copy of seq_lens (num_seqs): with it, flash_decode plans a ragged batch as a
+  // load-balanced work list (kernels/decode_balance.hpp); without, every sequence is split alike.
+  const std::int32_t* host_seq_lens = nullptr;
 };
 
 // Head dims and GQA group sizes with compiled kernels; others are reported as unsupported.

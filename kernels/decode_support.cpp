@@ -57,9 +57,17 @@ RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {
 }
 
 cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream) {
-  if (plan.workspace_init_bytes == 0) return cudaSuccess;
-  if (workspace == nullptr || plan.workspace_init_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;
-  return cudaMemsetAsync(workspace, 0, plan.workspace_init_bytes, stream);
+  const std::size_t items_bytes = plan.work_items.size() * sizeof(DecodeWorkItem);
+  if (plan.workspace_init_bytes == 0 && items_bytes == 0) return cudaSuccess;
+  if (workspace == nullptr || plan.workspace_init_bytes + items_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;
+  if (plan.workspace_init_bytes > 0) {
+    if (const cudaError_t e = cudaMemsetAsync(workspace, 0, plan.workspace_init_bytes, stream); e != cudaSuccess) return e;
+  }
+  if (items_bytes == 0) return cudaSuccess;
+  // Work items sit right after the counters (plan_flash_decode_with lays them out so). A copy from
+  // pageable memory has taken the host bytes when it returns, so the plan may go away after.
+  char* const items = static_cast<char*>(workspace) + plan.workspace_init_bytes;
+  return cudaMemcpyAsync(items, plan.work_items.data(), items_bytes, cudaMemcpyHostToDevice, stream);
 }
 
 }  // namespace decode_bench

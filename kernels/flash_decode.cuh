@@ -1,7 +1,9 @@
 #pragma once
 // Split-K flash-decode (Flash-Decoding; seed paper Algorithm 1), generalised to GQA and batches.
 //   grid  = (num_splits, H_kv / HB, num_seqs), block = Tr::kWarps warps, Tr::kSharedBytes dynamic
-//   smem, HB = heads_per_block KV heads per block (its warps in HB equal groups, one per head)
+//   smem, HB = heads_per_block KV heads per block (its warps in HB equal groups, one per head);
+//   work-list plans (ragged batches, kernels/decode_balance.hpp): grid = (H_kv / HB, items), item
+//   i naming the block's sequence, split and the sequence's own split count
 //   block (split, b, s) streams the chunks split, split + num_splits, ... (chunk tokens each) of
 //   sequence s, KV heads b * HB ... b * HB + HB - 1, once, for all GROUP query heads that share
 //   each, keeping an online softmax per query head (the plan chooses one long chunk per block or
@@ -21,6 +23,7 @@
 
 #include "kernels/attention_state.hpp"
 #include "kernels/cp_async.cuh"
+#include "kernels/decode_balance.hpp"
 #include "kernels/fast_divmod.hpp"
 #include "kernels/flash_decode_traits.cuh"
 #include "kernels/row_locator.cuh"
@@ -37,11 +40,14 @@ struct FlashDecodeArgs {
   const std::int32_t* lens;   // (num_seqs)
   float* o;                   // (num_seqs, H_q, D)             when num_splits == 1
   float* lse;                 // (num_seqs, H_q)                when num_splits == 1
-  float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1
-  float* partial_lse;         // (num_seqs, H_q, num_splits)    when num_splits > 1
+  float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1; work lists:
+                              // (H_q, n, D) per sequence split n > 1 ways, at BlockWork::partial_row
+  float* partial_lse;         // (num_seqs, H_q, num_splits)    likewise, one float per state
   unsigned* split_counters;   // (num_seqs, H_kv / HB) when the merge is fused: zero before the
                               // launch, left zero by it (the last split of each head block resets it)
+  const DecodeWorkItem* items;  // work-list plans: (gridDim.y); nullptr: the uniform grid above
   int heads_q;
+  int head_blocks;            // H_kv / HB
   int warps_per_head;         // kWarps / HB
   int num_splits;
   int chunk;                  // tokens per split, a multiple of the tile size
@@ -97,15 +103,37 @@ __device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, const T
   }
 }
 
+// What one block computes: split `split` of the `num_splits` of sequence `seq`, for the KV heads of
+// head block `head_block`. Uniform plans read it off the block index (every sequence split alike),
+// work-list plans off their item.
+struct BlockWork {
+  int seq, split, num_splits, head_block;
+  std::int64_t partial_base;
+
+  __device__ __forceinline__ static BlockWork of_block(const FlashDecodeArgs& args) {
+    if (args.items == nullptr)
+      return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.x), args.num_splits, static_cast<int>(blockIdx.y),
+              static_cast<std::int64_t>(blockIdx.z) * args.num_splits};
+    const DecodeWorkItem item = args.items[blockIdx.y];
+    return {item.seq, item.split, item.num_splits, static_cast<int>(blockIdx.x), item.partial_base};
+  }
+  // Row of query head h's partial state of this split; a sequence's num_splits rows per head are
+  // contiguous (what merge_split_states reads). Uniform plans: (seq * H_q + h) * num_splits + split.
+  __device__ __forceinline__ std::int64_t partial_row(int heads_q, int h) const {
+    return partial_base * heads_q + static_cast<std::int64_t>(h) * num_splits + split;
+  }
+};
+
 // The tiles one block visits, in order: those of its chunk, then the first tile of the chunk
 // num_splits further on, until the sequence ends.
 struct TileCursor {
   std::int64_t begin, chunk_begin, chunk_end;
+  int num_splits;
 
   __device__ __forceinline__ void advance(const FlashDecodeArgs& args, int tile, std::int64_t len) {
     begin += tile;
     if (begin >= chunk_end) {
-      chunk_begin += static_cast<std::int64_t>(args.num_splits) * args.chunk;
+      chunk_begin += static_cast<std::int64_t>(num_splits) * args.chunk;
       begin = chunk_begin;
       chunk_end = chunk_begin + args.chunk < len ? chunk_begin + args.chunk : len;
     }
@@ -286,8 +314,8 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
 // (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
 template <class Tr>
 __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
-                                                 const FlashDecodeArgs& args, const float* v_scale, int seq,
-                                                 int first_kv_head, int split) {
+                                                 const FlashDecodeArgs& args, const float* v_scale,
+                                                 const BlockWork& work, int first_kv_head) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -351,12 +379,12 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
     const float out = empty ? 0.f : acc / l * out_scale;
     const float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
     const int h = (first_kv_head + slot) * GROUP + g;
-    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + h;
-    if (args.num_splits == 1) {
+    const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + h;
+    if (work.num_splits == 1) {
       args.o[head_index * D + d] = out;
       if (d == 0) args.lse[head_index] = lse;
     } else {
-      const std::int64_t part = head_index * args.num_splits + split;
+      const std::int64_t part = work.partial_row(args.heads_q, h);
       args.partial_o[part * D + d] = out;
       if (d == 0) args.partial_lse[part] = lse;
     }
@@ -368,14 +396,15 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
 // HB * GROUP query heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
 // pattern of the CUDA samples).
 template <class Tr>
-__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, int seq, int first_kv_head) {
+__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, const BlockWork& work,
+                                                    int first_kv_head) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   __shared__ bool last;
   __threadfence();  // this thread's partial stores are visible before the count below
   __syncthreads();
   if (threadIdx.x == 0) {
-    unsigned* counter = args.split_counters + static_cast<std::int64_t>(seq) * gridDim.y + blockIdx.y;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(args.num_splits) - 1;
+    unsigned* counter = args.split_counters + static_cast<std::int64_t>(work.seq) * args.head_blocks + work.head_block;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(work.num_splits) - 1;
     if (last) *counter = 0;  // every split of this head block has counted: ready for the next launch
   }
   __syncthreads();
@@ -383,9 +412,10 @@ __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args,
   __threadfence();
   const int query_heads = Tr::kWarps / args.warps_per_head * GROUP;
   for (int h = 0; h < query_heads; ++h) {
-    const std::int64_t head_index = static_cast<std::int64_t>(seq) * args.heads_q + first_kv_head * GROUP + h;
-    const std::int64_t first = head_index * args.num_splits;
-    merge_split_states<D, Tr::kThreads>(args.partial_o + first * D, args.partial_lse + first, args.num_splits,
+    const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + first_kv_head * GROUP + h;
+    const std::int64_t first = BlockWork{work.seq, 0, work.num_splits, work.head_block, work.partial_base}.partial_row(
+        args.heads_q, first_kv_head * GROUP + h);
+    merge_split_states<D, Tr::kThreads>(args.partial_o + first * D, args.partial_lse + first, work.num_splits,
                                         args.o + head_index * D, args.lse + head_index);
   }
 }
@@ -394,9 +424,10 @@ template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
-  const int split = blockIdx.x, seq = blockIdx.z;
+  const BlockWork work = BlockWork::of_block(args);
+  const int split = work.split, seq = work.seq;
   const TileRows<Tr> rows(args.warps_per_head);
-  const int first_kv_head = blockIdx.y * (Tr::kWarps / args.warps_per_head);
+  const int first_kv_head = work.head_block * (Tr::kWarps / args.warps_per_head);
   const int kv_head = first_kv_head + rows.head_slot;
   const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
 
@@ -433,12 +464,12 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     // chunk = one tile interleaves the blocks tile by tile, so at any moment all blocks read
     // within a narrow window of the sequence (the access pattern of a grid-stride read).
     const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
-    const TileCursor first{begin, begin, end};
+    const TileCursor first{begin, begin, end, work.num_splits};
     if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, rows, args, first, len, q, st);
     else stream_tiles_pipelined<Tr>(kv, loc, rows, args, first, len, q, st);
   }
-  reduce_and_store<Tr>(st, args, kv.v_scale, seq, first_kv_head, split);
-  if (args.split_counters != nullptr) merge_if_last_split<Tr>(args, seq, first_kv_head);
+  reduce_and_store<Tr>(st, args, kv.v_scale, work, first_kv_head);
+  if (args.split_counters != nullptr && work.num_splits > 1) merge_if_last_split<Tr>(args, work, first_kv_head);
 }
 
 // The stand-alone merge (plans with fused_merge off, for tuning probes): one block per

@@ -3,8 +3,12 @@
 // the split heuristic, and the launch (the split kernel, whose last block per head merges; or, with
 // fused_merge off, a separate merge kernel after it).
 #include <algorithm>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
 
 #include "harness/cuda_check.hpp"
+#include "kernels/decode_balance.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode.cuh"
 #include "kernels/planner_tuning.hpp"
@@ -38,6 +42,12 @@ constexpr bool heads_per_block_fit(int heads_per_block, int heads_kv) {
   return heads_per_block >= 1 && Tr::kWarps % heads_per_block == 0 && heads_kv % heads_per_block == 0;
 }
 
+// Bytes of a work-list plan's items in the workspace, padded so the partials after them stay
+// 16-byte (float4) aligned.
+inline std::size_t padded_work_items_bytes(const DecodePlan& plan) {
+  return (plan.work_items.size() * sizeof(DecodeWorkItem) + 255) / 256 * 256;
+}
+
 // Plan and launch for one explicit tiling (traits); the public entry points below pick the tuned
 // traits for the runtime head dim and group, tuning probes pass others.
 template <class Tr, class KV>
@@ -61,6 +71,40 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration
   const std::int64_t len = std::max<std::int64_t>(p.max_len, 1);
   const std::int64_t head_blocks = static_cast<std::int64_t>(p.num_seqs) * (p.shape.heads_kv / heads_per_block);
+  plan->kernel = DecodeKernel::flash_decode;
+  plan->heads_per_block = heads_per_block;
+  plan->tile_tokens = tile;
+  plan->blocks_per_sm = per_sm;
+  plan->fused_merge = options.fused_merge;
+  // Ragged batch with host lengths and nothing pinned: the load-balanced work list.
+  const std::span<const std::int32_t> host_lens =
+      p.host_seq_lens ? std::span<const std::int32_t>(p.host_seq_lens, p.num_seqs) : std::span<const std::int32_t>{};
+  if (options.splits <= 0 && options.fused_merge && lengths_are_ragged(host_lens) &&
+      static_cast<std::int64_t>(host_lens.size()) <= kMaxWorkItems && flash_decode_balance_enabled()) {
+    BalancedWork work;
+    try {
+      work = balance_decode_work(host_lens, p.shape.heads_kv / heads_per_block, sms * per_sm, tile);
+    } catch (const std::invalid_argument&) {
+      return cudaErrorInvalidValue;  // a negative host length
+    }
+    plan->work_items = work.items;
+    plan->chunk_bound = work.chunk_bound;
+    plan->num_splits = plan->active_splits = work.max_splits;
+    // Splits of a sequence take turns tile by tile (the access order of a grid-stride read), not
+    // one range of chunk_bound tokens each: on the H100 zipf batch of docs/kernel-notes.md ranges
+    // were as fast or slower in every case (paged, standard tiling: 519 against 443 us).
+    const bool tiles = flash_decode_work_chunks_override() != WorkChunksOverride::ranges;
+    plan->chunk = tiles ? tile : work.chunk_bound;
+    plan->interleaved = tiles && work.max_splits > 1;
+    // Workspace: [split counters, zeroed once][work items][partial o][partial lse], regions padded
+    // to 256 bytes; counters and partials only when some sequence is split.
+    plan->workspace_init_bytes =
+        work.partial_splits > 0 ? (static_cast<std::size_t>(head_blocks) * sizeof(unsigned) + 255) / 256 * 256 : 0;
+    plan->workspace_bytes = plan->workspace_init_bytes + padded_work_items_bytes(*plan) +
+                            static_cast<std::size_t>(work.partial_splits) * p.shape.heads_q * (Tr::kHeadDim + 1) *
+                                sizeof(float);
+    return cudaSuccess;
+  }
   int splits = options.splits;
   if (splits <= 0) {
     // One full wave of blocks over all (sequence, head block) pairs, but no chunk shorter than two
@@ -80,17 +124,12 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   // ceiling, and 32 x 64K at 2838 instead of 2513 GB/s (docs/kernel-notes.md).
   const bool interleave = splits > 1 && chunk > tile;
   if (interleave) chunk = tile;
-  plan->kernel = DecodeKernel::flash_decode;
   plan->num_splits = splits;
-  plan->heads_per_block = heads_per_block;
   plan->active_splits = static_cast<int>(std::min<std::int64_t>(splits, (len + chunk - 1) / chunk));
   plan->chunk = chunk;
   plan->interleaved = interleave;
-  plan->tile_tokens = tile;
-  plan->blocks_per_sm = per_sm;
   // Workspace (splits > 1): [split counters, zeroed once][partial o][partial lse]; the counters
   // region is padded to 256 bytes so the partials stay 16-byte (float4) aligned.
-  plan->fused_merge = options.fused_merge;
   plan->workspace_init_bytes =
       splits == 1 ? 0 : (static_cast<std::size_t>(head_blocks) * sizeof(unsigned) + 255) / 256 * 256;
   plan->workspace_bytes = splits == 1 ? 0
@@ -99,6 +138,11 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
                                                                          (Tr::kHeadDim + 1) * sizeof(float);
   return cudaSuccess;
 }
+
+template <class KV>
+struct is_paged_accessor : std::false_type {};
+template <class T>
+struct is_paged_accessor<PagedKV<T>> : std::true_type {};
 
 // Page size of a paged accessor as a fast divider; contiguous accessors have none.
 template <class T>
@@ -119,28 +163,43 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   args.o = p.o;
   args.lse = p.lse;
   args.heads_q = p.shape.heads_q;
+  args.head_blocks = p.shape.heads_kv / heads_per_block;
   args.warps_per_head = Tr::kWarps / heads_per_block;
   args.num_splits = plan.num_splits;
   args.chunk = static_cast<int>(plan.chunk);
   args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kLog2e;
   args.page_div = page_divider(kv);
-  if (plan.num_splits > 1) {
+  const bool work_list = !plan.work_items.empty();
+  if (work_list) {
+    // Items first (the heads of one item launch together, the longest items first).
+    if (workspace == nullptr || !plan.fused_merge || plan.work_items.size() > kMaxWorkItems) return cudaErrorInvalidValue;
+    char* const base = static_cast<char*>(workspace);
+    if (plan.workspace_init_bytes > 0) args.split_counters = reinterpret_cast<unsigned*>(base);
+    args.items = reinterpret_cast<const DecodeWorkItem*>(base + plan.workspace_init_bytes);
+    args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes + padded_work_items_bytes(plan));
+    const std::size_t partial_states =
+        (plan.workspace_bytes - plan.workspace_init_bytes - padded_work_items_bytes(plan)) / ((D + 1) * sizeof(float));
+    args.partial_lse = args.partial_o + partial_states * D;
+  } else if (plan.num_splits > 1) {
     if (workspace == nullptr) return cudaErrorInvalidValue;
     char* const base = static_cast<char*>(workspace);
     if (plan.fused_merge) args.split_counters = reinterpret_cast<unsigned*>(base);
     args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes);
     args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_seqs) * p.shape.heads_q * plan.num_splits * D;
   }
-  const dim3 grid(plan.num_splits, p.shape.heads_kv / heads_per_block, p.num_seqs);
+  const dim3 grid = work_list ? dim3(p.shape.heads_kv / heads_per_block, static_cast<unsigned>(plan.work_items.size()), 1)
+                              : dim3(plan.num_splits, p.shape.heads_kv / heads_per_block, p.num_seqs);
   device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
   DB_RETURN_IF_ERROR(cudaGetLastError());
-  if (plan.num_splits > 1 && !plan.fused_merge) {
+  if (!work_list && plan.num_splits > 1 && !plan.fused_merge) {
     device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
     DB_RETURN_IF_ERROR(cudaGetLastError());
   }
   return cudaSuccess;
 }
 
+// Plans with the standard tiling, then (GQA group 1) replans with the short one where
+// prefer_short_tiling says so or DECODE_BENCH_FD_TILING pins it.
 template <class KV>
 struct PlanFlashDecode {
   const DecodeProblem& p;
@@ -148,7 +207,34 @@ struct PlanFlashDecode {
   DecodePlan* plan;
   template <int D, int GROUP>
   cudaError_t run() const {
-    return plan_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(p, options, plan);
+    using T = typename KV::value_type;
+    DB_RETURN_IF_ERROR((plan_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV>(p, options, plan)));
+    if constexpr (GROUP == 1) {
+      const TilingOverride pin = flash_decode_tiling_override();
+      int dev = 0, sms = 0;
+      DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      TilingQuery q;
+      q.group = GROUP;
+      q.pinned = options.splits > 0 || options.heads_per_block > 0;
+      q.head_blocks = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+      q.standard_slots = static_cast<std::int64_t>(sms) * plan->blocks_per_sm;
+      q.standard_tile = plan->tile_tokens;
+      if (p.host_seq_lens) q.lengths = std::span<const std::int32_t>(p.host_seq_lens, p.num_seqs);
+      q.max_len = p.max_len;
+      q.paged = is_paged_accessor<KV>::value;
+      const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
+      if (take_short) {
+        *plan = DecodePlan{};
+        DecodeOptions short_options = options;
+        const int heads = flash_decode_short_heads();  // 1 unless DECODE_BENCH_FD_SHORT_HEADS
+        if (options.heads_per_block <= 0 && heads > 1 && p.shape.heads_kv % heads == 0) short_options.heads_per_block = heads;
+        DB_RETURN_IF_ERROR(
+            (plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(p, short_options, plan)));
+        plan->tiling = DecodeTiling::short_batch;
+      }
+    }
+    return cudaSuccess;
   }
 };
 
@@ -161,8 +247,14 @@ struct RunFlashDecode {
   cudaStream_t stream;
   template <int D, int GROUP>
   cudaError_t run() const {
-    return run_flash_decode_with<device::FlashDecodeTraits<typename KV::value_type, D, GROUP>, KV>(kv, p, plan,
-                                                                                                   workspace, stream);
+    using T = typename KV::value_type;
+    if (plan.tiling == DecodeTiling::short_batch) {
+      if constexpr (GROUP == 1)
+        return run_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(kv, p, plan, workspace, stream);
+      else
+        return cudaErrorInvalidValue;  // compiled for group 1 only
+    }
+    return run_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV>(kv, p, plan, workspace, stream);
   }
 };
 

@@ -51,4 +51,18 @@ struct FlashDecodeTraits {
   static_assert(kStages == 0 || kStages >= 2, "a pipeline needs one stage in use and at least one in flight");
 };
 
+// The short tiling (plans take it for GQA group 1 when blocks are many and short, or batches ragged:
+// kernels/decode_balance.hpp): 4 warps, 4 rows per row group (fewer when a lane holds several
+// vectors of a row), 2 stages. FP16, d = 128: 32-token tiles, 32 KiB of stages, so several blocks
+// share an SM and their load latencies overlap, where the standard group-1 tiling (8 warps, 128 KiB)
+// fits one. One tiling for every storage type and head dim, compiled for group 1 only.
+template <class T, int D>
+constexpr int short_tiling_unroll() {
+  constexpr int row_vecs = D / (16 / static_cast<int>(sizeof(T)));
+  constexpr int vecs_per_lane = row_vecs < 32 ? 1 : row_vecs / 32;
+  return 4 / vecs_per_lane > 0 ? 4 / vecs_per_lane : 1;
+}
+template <class T, int D, int GROUP>
+using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, 2>;
+
 }  // namespace decode_bench::device

@@ -7,6 +7,16 @@
 //                                   idle on long sequences: a deliberately slowed kernel, to check
 //                                   that `decode-bench compare` calls a regression. Default 1.
 //                                   An explicit `blocks` (DecodeOptions::splits) is not scaled.
+//   DECODE_BENCH_FD_TILING=T        standard | short | auto (default): pins the CUDA-core tiling
+//                                   where both are compiled (GQA group 1), to measure one against the
+//                                   other on the same points; other groups keep the standard one.
+//   DECODE_BENCH_FD_BALANCE=B       1 (default) | 0: 0 plans ragged batches like uniform ones
+//                                   (every sequence split alike by the longest), for the comparison.
+//   DECODE_BENCH_FD_WORK_CHUNKS=C   tiles | ranges | auto (default, = tiles): how the splits of a
+//                                   sequence in a work-list plan share it: taking turns tile by
+//                                   tile, or one contiguous range of the chunk bound each.
+//   DECODE_BENCH_FD_SHORT_HEADS=H   1 (default) | 2 | 4: KV heads per block of the short tiling
+//                                   (its 4 warps in H groups), where H divides H_kv.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -32,6 +42,55 @@ inline double flash_decode_split_scale() {
 // The planner's split count after the scale: max(1, round(splits x scale)).
 inline int scaled_splits(int splits, double scale) {
   return std::max(1, static_cast<int>(std::lround(splits * scale)));
+}
+
+enum class TilingOverride { automatic, standard, short_batch };
+inline constexpr const char* kTilingEnv = "DECODE_BENCH_FD_TILING";
+inline constexpr const char* kBalanceEnv = "DECODE_BENCH_FD_BALANCE";
+
+// Throws std::invalid_argument naming the variable when it is set to anything else.
+inline TilingOverride flash_decode_tiling_override() {
+  const char* text = std::getenv(kTilingEnv);
+  if (!text || !*text) return TilingOverride::automatic;
+  const std::string t = text;
+  if (t == "auto") return TilingOverride::automatic;
+  if (t == "standard") return TilingOverride::standard;
+  if (t == "short") return TilingOverride::short_batch;
+  throw std::invalid_argument(std::string(kTilingEnv) + "='" + t + "': must be auto, standard or short");
+}
+
+enum class WorkChunksOverride { automatic, tiles, ranges };
+inline constexpr const char* kWorkChunksEnv = "DECODE_BENCH_FD_WORK_CHUNKS";
+
+// Throws std::invalid_argument naming the variable when it is set to anything else.
+inline WorkChunksOverride flash_decode_work_chunks_override() {
+  const char* text = std::getenv(kWorkChunksEnv);
+  if (!text || !*text) return WorkChunksOverride::automatic;
+  const std::string t = text;
+  if (t == "auto") return WorkChunksOverride::automatic;
+  if (t == "tiles") return WorkChunksOverride::tiles;
+  if (t == "ranges") return WorkChunksOverride::ranges;
+  throw std::invalid_argument(std::string(kWorkChunksEnv) + "='" + t + "': must be auto, tiles or ranges");
+}
+
+inline constexpr const char* kShortHeadsEnv = "DECODE_BENCH_FD_SHORT_HEADS";
+
+// Throws std::invalid_argument naming the variable when it is set to anything but 1, 2 or 4.
+inline int flash_decode_short_heads() {
+  const char* text = std::getenv(kShortHeadsEnv);
+  if (!text || !*text) return 1;
+  const std::string t = text;
+  if (t == "1" || t == "2" || t == "4") return t[0] - '0';
+  throw std::invalid_argument(std::string(kShortHeadsEnv) + "='" + t + "': must be 1, 2 or 4");
+}
+
+inline bool flash_decode_balance_enabled() {
+  const char* text = std::getenv(kBalanceEnv);
+  if (!text || !*text) return true;
+  const std::string t = text;
+  if (t == "1") return true;
+  if (t == "0") return false;
+  throw std::invalid_argument(std::string(kBalanceEnv) + "='" + t + "': must be 0 or 1");
 }
 
 }  // namespace decode_bench

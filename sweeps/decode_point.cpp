@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/decode_launch.hpp"
 #include "kernels/decode_problem.hpp"
@@ -17,9 +18,19 @@ std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& p) {
   if (const std::int64_t prefix = p.value("prefix_len", std::int64_t{0}); prefix > 0)
     return "prefix_len " + std::to_string(prefix) + ": shared-prefix points run under kernel shared_prefix or "
            "batch_decode (layout paged)";
-  if (p.value("length_dist", std::string("fixed")) == "zipf")
-    return std::string("length_dist zipf is supported by `capacity`, not by the decode runners in this build");
+  if (p.value("length_dist", std::string("fixed")) == "zipf") {
+    try {
+      (void)zipf_lengths_of(p);
+    } catch (const std::invalid_argument& e) {
+      return "length_dist zipf with T " + std::to_string(p.value("T", std::int64_t{4096})) + " and zipf_alpha " +
+             std::to_string(p.value("zipf_alpha", 1.5)) + ": " + e.what();
+    }
+  }
   return std::nullopt;
+}
+
+LengthDistribution zipf_lengths_of(const nlohmann::json& p) {
+  return LengthDistribution::zipf(static_cast<double>(p.value("T", std::int64_t{4096})), p.value("zipf_alpha", 1.5));
 }
 
 std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
@@ -63,11 +74,17 @@ DecodePoint parse_decode_point(const nlohmann::json& p) {
   d.seed = p.value("seed", std::uint64_t{0});
   const int batch = p.value("batch", 1);
   const std::int64_t T = p.value("T", std::int64_t{4096});
-  if (p.value("length_dist", std::string("fixed")) == "uniform") {
+  const std::string dist = p.value("length_dist", std::string("fixed"));
+  if (dist == "uniform") {
     // Mean T: lengths uniform on [1, 2T - 1].
     std::mt19937_64 rng(d.seed + 17);
     std::uniform_int_distribution<std::int64_t> len(1, std::max<std::int64_t>(1, 2 * T - 1));
     for (int b = 0; b < batch; ++b) d.lengths.push_back(static_cast<std::int32_t>(len(rng)));
+  } else if (dist == "zipf") {
+    // Mean T (of the distribution, not of this draw): P(len = k) ~ k^-alpha on 1..N, the capacity
+    // runner's distribution (pools/length_distribution.hpp), seeded like the uniform draw.
+    LengthSampler sampler(zipf_lengths_of(p), d.seed + 17);
+    for (int b = 0; b < batch; ++b) d.lengths.push_back(static_cast<std::int32_t>(sampler.next()));
   } else {
     d.lengths.assign(batch, static_cast<std::int32_t>(T));
   }

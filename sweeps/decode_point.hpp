@@ -10,6 +10,7 @@
 
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
+#include "pools/length_distribution.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -31,8 +32,11 @@ struct DecodePoint {
 };
 
 // Why no decode runner (the CPU reference included) can produce these sequence lengths: a shared
-// prefix or zipf lengths; or nullopt.
+// prefix, or zipf lengths whose mean T is out of reach for zipf_alpha; or nullopt.
 std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& params);
+// The zipf distribution of a length_dist = zipf point (mean T, exponent zipf_alpha); throws
+// std::invalid_argument with the reason when the mean is out of reach.
+LengthDistribution zipf_lengths_of(const nlohmann::json& params);
 // Why the GPU decode runners cannot run this point (the reasons above, then kernel shapes), or nullopt.
 std::optional<std::string> decode_point_unsupported(const nlohmann::json& params);
 DecodePoint parse_decode_point(const nlohmann::json& params);

@@ -29,7 +29,9 @@ json plan_json(const DecodePlan& plan) {
           {"heads_per_block", plan.heads_per_block}, {"chunk", plan.chunk},
           {"tile_tokens", plan.tile_tokens},         {"interleaved", plan.interleaved},
           {"fused_merge", plan.fused_merge},         {"blocks_per_sm", plan.blocks_per_sm},
-          {"workspace_bytes", plan.workspace_bytes}};
+          {"workspace_bytes", plan.workspace_bytes},
+          {"tiling", std::string(decode_tiling_name(plan.tiling))},
+          {"work_items", plan.work_items.size()},    {"chunk_bound", plan.chunk_bound}};
 }
 
 // A point: build the KV state (pool_build, data_fill), one checked launch on poisoned outputs
@@ -78,7 +80,8 @@ class GpuDecodeRunner final : public PointRunner {
       // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
       // shuffled page-1 points at T = 2^18 failed verification on the H100).
       st.pool->backend().synchronize();
-      const DecodeProblem problem{d.shape, d.dtype, batch, view.max_len, view.seq_lens_device, st.q.get(), o.get(), lse.get()};
+      const DecodeProblem problem{d.shape,    d.dtype, batch,   view.max_len,     view.seq_lens_device,
+                                  st.q.get(), o.get(), lse.get(), d.lengths.data()};
       DecodePlan plan;
       DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = d.blocks}, &plan));
       DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);

@@ -1,10 +1,12 @@
 #include "sweeps/memory_estimate.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/dtype.hpp"
 #include "pools/shared_prefix_batch.hpp"
+#include "sweeps/decode_point.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -19,7 +21,16 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   const std::uint64_t T = p.value("T", 1);
   const std::uint64_t prefix = p.value("prefix_len", 0);
   const bool variable = p.value("length_dist", "fixed") != "fixed";
-  const std::uint64_t max_len = variable ? 2 * T - 1 : T;
+  // Zipf: the support's top, which a draw may reach (far above 2T - 1 for heavy tails).
+  const bool zipf = p.value("length_dist", "fixed") == "zipf";
+  std::uint64_t max_len = variable ? 2 * T - 1 : T;
+  if (zipf) {
+    try {
+      max_len = static_cast<std::uint64_t>(zipf_lengths_of(p).hi);
+    } catch (const std::invalid_argument&) {
+      // out of reach: decode_lengths_unsupported skips the point with the reason
+    }
+  }
   const std::uint64_t token_bytes = 2 * heads_kv * head_dim * dtype_bytes;  // one K row + one V row
 
   std::uint64_t kv_tokens = 0, table_bytes = 0;

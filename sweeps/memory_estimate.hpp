@@ -10,7 +10,8 @@
 namespace decode_bench::sweeps {
 
 // K+V = 2 * tokens * heads_kv * head_dim * dtype_bytes, where tokens per sequence is
-//   contiguous: ceil(max_len * fragmentation)   (max_len = T, or 2T-1 for uniform/zipf lengths)
+//   contiguous: ceil(max_len * fragmentation)   (max_len = T, 2T-1 for uniform lengths, the top of
+//               the support for zipf lengths)
 //   paged:      ceil(len / page_size) * page_size (+1 page for variable lengths; shared prefixes once,
 //               as pools/shared_prefix_batch.hpp builds them)
 // cpu_reference needs no device memory; capacity needs its budget_bytes.

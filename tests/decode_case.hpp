@@ -29,6 +29,7 @@ struct DecodeCase {
   int heads_per_block = 0;  // 0: automatic
   bool per_tensor_scale = false;  // FP8: every KV head gets the same scale (else one per head)
   DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family
+  bool host_lengths = false;  // pass the lengths on the host too (ragged batches: the work-list plan)
 };
 
 struct DecodeCaseResult {
@@ -90,6 +91,7 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   DeviceBuffer<float> d_q(q), d_o(static_cast<std::size_t>(seqs) * s.heads_q * row), d_lse(static_cast<std::size_t>(seqs) * s.heads_q);
   DeviceBuffer<std::int32_t> d_lens(c.lengths);
   DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
+  if (c.host_lengths) problem.host_seq_lens = c.lengths.data();
   DecodeCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;

@@ -1,9 +1,13 @@
 // Why the GPU decode runners skip a valid point (sweeps/decode_point.hpp), host-side: each reason
 // names the parameter and its value, since the reason is all a "skipped" point records.
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "sweeps/decode_point.hpp"
 #include "sweeps/decode_runner.hpp"
+#include "sweeps/memory_estimate.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -52,10 +56,29 @@ TEST(DecodePointUnsupported, SharedPrefixNamesPrefixLen) {
             "prefix_len 1024: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
 }
 
-TEST(DecodePointUnsupported, ZipfLengthsNameLengthDist) {
-  const std::string r = reason_for({{"length_dist", "zipf"}, {"zipf_alpha", 1.5}});
-  EXPECT_NE(r.find("length_dist zipf"), std::string::npos) << r;
-  EXPECT_NE(r.find("capacity"), std::string::npos) << r;  // where zipf lengths are supported
+// Zipf lengths run in the decode runners: drawn from the capacity runner's distribution (mean T,
+// exponent zipf_alpha), reproducibly from the seed; a mean out of reach names T and zipf_alpha.
+TEST(DecodePointUnsupported, ZipfLengthsRunAndAreDrawnFromTheSeed) {
+  EXPECT_EQ(reason_for({{"length_dist", "zipf"}, {"zipf_alpha", 1.2}, {"T", 1024}}), "<supported>");
+  const json p = {{"length_dist", "zipf"}, {"zipf_alpha", 1.2}, {"T", 1024}, {"batch", 64}, {"seed", 3}};
+  const DecodePoint a = parse_decode_point(p), b = parse_decode_point(p);
+  EXPECT_EQ(a.lengths, b.lengths);
+  ASSERT_EQ(a.lengths.size(), 64u);
+  const auto support = LengthDistribution::zipf(1024, 1.2).hi;
+  for (auto len : a.lengths) {
+    EXPECT_GE(len, 1);
+    EXPECT_LE(len, support);
+  }
+  std::vector<std::int32_t> sorted = a.lengths;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_LT(sorted[32], 64) << "zipf(1.2) with mean 1K: most sequences are short";
+  EXPECT_GT(a.max_len(), 4096) << "and a few are long";
+  json other = p;
+  other["seed"] = 4;
+  EXPECT_NE(parse_decode_point(other).lengths, a.lengths);
+  const std::string r = reason_for({{"length_dist", "zipf"}, {"zipf_alpha", 3.0}, {"T", 1000000}});
+  EXPECT_EQ(r.rfind("length_dist zipf with T 1000000 and zipf_alpha 3", 0), 0u) << r;
+  EXPECT_NE(r.find("out of reach"), std::string::npos) << r;
 }
 
 TEST(DecodePointUnsupported, EndToEndNeedsTheContiguousLayout) {
@@ -64,9 +87,9 @@ TEST(DecodePointUnsupported, EndToEndNeedsTheContiguousLayout) {
   EXPECT_EQ(reason_for({{"end_to_end", true}, {"layout", "contiguous"}}), "<supported>");
 }
 
-// The CPU reference times the lengths it is given; zipf or prefix lengths would be timed as fixed
-// ones, so it refuses them with the same reasons as the GPU runners.
-TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
+// The CPU reference times the lengths it is given: zipf lengths as drawn; prefix lengths would be
+// timed as fixed ones, so it refuses them with the same reason as the GPU runners.
+TEST(DecodePointUnsupported, TheCpuReferenceTakesZipfAndRefusesPrefixLengths) {
   const auto cpu = make_cpu_reference_runner();
   const auto reason = [&](const json& change) {
     json p = supported();
@@ -76,8 +99,19 @@ TEST(DecodePointUnsupported, TheCpuReferenceRefusesZipfAndPrefixLengths) {
     return r ? *r : "<supported>";
   };
   EXPECT_EQ(reason(json::object()), "<supported>");
-  EXPECT_NE(reason({{"length_dist", "zipf"}}).find("length_dist zipf"), std::string::npos);
+  EXPECT_EQ(reason({{"length_dist", "zipf"}, {"zipf_alpha", 1.2}, {"T", 1024}}), "<supported>");
   EXPECT_EQ(reason({{"prefix_len", 64}}), "prefix_len 64: shared-prefix points run under kernel shared_prefix or batch_decode (layout paged)");
+}
+
+// A zipf point's contiguous slabs are sized by the longest draw, which can reach the support's top.
+TEST(DecodePointMemory, ZipfSlabsAreSizedByTheSupport) {
+  const json p = {{"kernel", "flash_decode"}, {"layout", "contiguous"}, {"length_dist", "zipf"}, {"zipf_alpha", 1.2},
+                  {"T", 1024}, {"batch", 64}, {"heads_q", 32}, {"heads_kv", 32}, {"head_dim", 128}, {"dtype", "fp16"}};
+  const std::uint64_t token = 2 * 32 * 128 * 2, hi = LengthDistribution::zipf(1024, 1.2).hi;
+  EXPECT_GE(estimate_device_bytes(p), 64 * hi * token);
+  json fixed = p;
+  fixed["length_dist"] = "fixed";
+  EXPECT_EQ(estimate_device_bytes(fixed), 64 * 1024 * token + 2 * 64 * 32 * 128 * 4);  // K/V slabs + q and o
 }
 
 TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {

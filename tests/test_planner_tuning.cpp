@@ -59,6 +59,56 @@ TEST(PlannerTuning, ScaledSplitsRoundAndKeepAtLeastOne) {
   EXPECT_EQ(scaled_splits(10, 2.0), 20);
 }
 
+TEST(PlannerTuning, TilingAndBalanceKnobsParseAndNameTheVariable) {
+  {
+    ScopedEnv tiling(kTilingEnv, nullptr), balance(kBalanceEnv, nullptr);
+    EXPECT_EQ(flash_decode_tiling_override(), TilingOverride::automatic);
+    EXPECT_TRUE(flash_decode_balance_enabled());
+  }
+  for (auto [text, want] : {std::pair{"auto", TilingOverride::automatic}, std::pair{"standard", TilingOverride::standard},
+                            std::pair{"short", TilingOverride::short_batch}}) {
+    ScopedEnv env(kTilingEnv, text);
+    EXPECT_EQ(flash_decode_tiling_override(), want) << text;
+  }
+  {
+    ScopedEnv env(kBalanceEnv, "0");
+    EXPECT_FALSE(flash_decode_balance_enabled());
+  }
+  for (auto [text, want] : {std::pair{"auto", WorkChunksOverride::automatic}, std::pair{"tiles", WorkChunksOverride::tiles},
+                            std::pair{"ranges", WorkChunksOverride::ranges}}) {
+    ScopedEnv env(kWorkChunksEnv, text);
+    EXPECT_EQ(flash_decode_work_chunks_override(), want) << text;
+  }
+  for (auto [text, want] : {std::pair{"1", 1}, std::pair{"2", 2}, std::pair{"4", 4}}) {
+    ScopedEnv env(kShortHeadsEnv, text);
+    EXPECT_EQ(flash_decode_short_heads(), want) << text;
+  }
+  for (auto [name, bad] : {std::pair{kWorkChunksEnv, "pages"}, std::pair{kShortHeadsEnv, "3"}}) {
+    ScopedEnv env(name, bad);
+    const auto parse = [&] { return std::string(name) == kWorkChunksEnv ? (void)flash_decode_work_chunks_override()
+                                                                         : (void)flash_decode_short_heads(); };
+    try {
+      parse();
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  ScopedEnv tiling(kTilingEnv, "tiny"), balance(kBalanceEnv, "yes");
+  try {
+    (void)flash_decode_tiling_override();
+    ADD_FAILURE() << "accepted tiny";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_TILING='tiny'"), std::string::npos) << e.what();
+  }
+  try {
+    (void)flash_decode_balance_enabled();
+    ADD_FAILURE() << "accepted yes";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_BALANCE='yes'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env(kSplitScaleEnv, "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");

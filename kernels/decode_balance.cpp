@@ -1,0 +1,81 @@
+#include "kernels/decode_balance.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace decode_bench {
+namespace {
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+}  // namespace
+
+bool lengths_are_ragged(std::span<const std::int32_t> lengths) {
+  return !lengths.empty() && std::any_of(lengths.begin(), lengths.end(), [&](std::int32_t l) { return l != lengths[0]; });
+}
+
+BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head_blocks, int slots, int tile) {
+  if (lengths.empty()) throw std::invalid_argument("balance_decode_work: no sequences");
+  if (static_cast<std::int64_t>(lengths.size()) > kMaxWorkItems)
+    throw std::invalid_argument("balance_decode_work: " + std::to_string(lengths.size()) +
+                                " sequences, more than the grid's " + std::to_string(kMaxWorkItems) + " item rows");
+  if (head_blocks < 1 || slots < 1 || tile < 1)
+    throw std::invalid_argument("balance_decode_work: head_blocks, slots and tile must be >= 1");
+  std::int64_t total = 0;
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    if (lengths[b] < 0)
+      throw std::invalid_argument("balance_decode_work: length " + std::to_string(lengths[b]) + " of sequence " +
+                                  std::to_string(b) + " is negative");
+    total += lengths[b];
+  }
+  const std::int64_t shares = static_cast<std::int64_t>(slots) * kBalanceSharesPerSlot;
+  const std::int64_t share = (total * head_blocks + shares - 1) / shares;
+  BalancedWork w;
+  w.chunk_bound = round_up(std::max<std::int64_t>(share, 2 * static_cast<std::int64_t>(tile)), tile);
+  const auto splits_of = [&](std::int32_t len) {
+    return std::max<std::int64_t>(1, (len + w.chunk_bound - 1) / w.chunk_bound);
+  };
+  const auto count_items = [&] {
+    std::int64_t n = 0;
+    for (auto len : lengths) n += splits_of(len);
+    return n;
+  };
+  while (count_items() > kMaxWorkItems) w.chunk_bound *= 2;
+
+  // Items in sequence order with their partial bases, then ordered by work (tokens of one KV head
+  // per item, the longest first; ties keep sequence order).
+  std::vector<std::int64_t> work;
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    const std::int64_t n = splits_of(lengths[b]);
+    for (std::int64_t s = 0; s < n; ++s) {
+      w.items.push_back({static_cast<std::int32_t>(b), static_cast<std::int32_t>(s), static_cast<std::int32_t>(n),
+                         static_cast<std::int32_t>(n > 1 ? w.partial_splits : 0)});
+      work.push_back((lengths[b] + n - 1) / n);
+    }
+    if (n > 1) w.partial_splits += n;
+    w.max_splits = std::max(w.max_splits, static_cast<int>(n));
+  }
+  std::vector<std::size_t> order(w.items.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  std::vector<DecodeWorkItem> sorted;
+  sorted.reserve(order.size());
+  for (auto i : order) sorted.push_back(w.items[i]);
+  w.items = std::move(sorted);
+  return w;
+}
+
+bool prefer_short_tiling(const TilingQuery& q) {
+  if (q.group != 1 || q.pinned || q.standard_tile < 1) return false;
+  const std::int64_t short_len = 2 * static_cast<std::int64_t>(q.standard_tile);
+  if (lengths_are_ragged(q.lengths)) {
+    if (q.paged) return false;
+    const auto short_seqs = std::count_if(q.lengths.begin(), q.lengths.end(), [&](std::int32_t l) { return l <= short_len; });
+    return 2 * static_cast<std::int64_t>(short_seqs) >= static_cast<std::int64_t>(q.lengths.size());
+  }
+  return q.head_blocks >= q.standard_slots && q.max_len <= short_len;
+}
+
+}  // namespace decode_bench

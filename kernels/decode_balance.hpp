@@ -1,0 +1,78 @@
+#pragma once
+// Host-side planning of the CUDA-core flash-decode for short and ragged batches (pure functions,
+// no CUDA calls, so host tests check every choice).
+//
+// Ragged batches (lengths known on the host): the work-list plan of FlashInfer's load-balanced
+// scheduler (seed 003, Algorithm 1). Every sequence is cut into n_b = ceil(L_b / C) splits with one
+// chunk bound C for the whole batch, so no block streams more than C tokens of one KV head whatever
+// the length mix; C follows from the batch's total work over the GPU's block slots. Each split is a
+// work item (one block per item and KV head block); the items are ordered longest first, so the
+// block scheduler hands out the long ones before the short ones fill the gaps. Splits of a
+// sequence take turns tile by tile (the access order of a grid-stride read, as in the uniform
+// plan) and are merged by log-sum-exp by the last one to finish. Partial states exist only for
+// sequences with n_b > 1: sum of those n_b x H_q states, bounded by the item count.
+//
+// Short batches: many (sequence, KV head) blocks with few tokens each. The standard tiling (8 warps,
+// 128 KiB of cp.async stages for GQA groups 1-2) fits one block per SM, so such a batch runs in
+// many waves of blocks that each pay a full load latency for a few KiB; the short tiling (4 warps,
+// 32 KiB of stages) fits several per SM, whose latencies overlap.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace decode_bench {
+
+// One block row of a work-list plan: split `split` of `num_splits` of sequence `seq`. Its partial
+// states (num_splits > 1) are rows partial_base * H_q + h * num_splits + split of the partials.
+struct DecodeWorkItem {
+  std::int32_t seq;
+  std::int32_t split;
+  std::int32_t num_splits;
+  std::int32_t partial_base;
+};
+static_assert(sizeof(DecodeWorkItem) == 16, "uploaded as-is into the workspace");
+
+// Grid rows are items (gridDim.y), so a plan has at most this many.
+inline constexpr std::int64_t kMaxWorkItems = 65535;
+
+struct BalancedWork {
+  std::int64_t chunk_bound = 0;          // C: tokens of one KV head at most per item (a multiple of tile)
+  std::vector<DecodeWorkItem> items;     // longest work first
+  std::int64_t partial_splits = 0;       // sum of n_b over sequences with n_b > 1
+  int max_splits = 1;                    // max n_b
+};
+
+// lengths: tokens per sequence (>= 0). head_blocks: blocks per item (H_kv / heads per block).
+// slots: blocks the GPU holds at once (SMs x blocks per SM). tile: tokens per block iteration.
+// C = the per-slot share of all head_blocks x sum(L) tokens over kBalanceSharesPerSlot, at least
+// two tiles (below that a split's partial write and merge cost more than its parallelism returns),
+// rounded up to whole tiles; doubled while the items would exceed kMaxWorkItems.
+// Throws std::invalid_argument for a negative length, no sequences or more than kMaxWorkItems, or
+// non-positive sizes.
+inline constexpr int kBalanceSharesPerSlot = 2;
+BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head_blocks, int slots, int tile);
+
+// Whether a batch is ragged enough to plan as a work list: lengths differ.
+bool lengths_are_ragged(std::span<const std::int32_t> lengths);
+
+// The tiling choice of the CUDA-core flash-decode for GQA group 1 (the only group with a compiled
+// short tiling). A uniform batch takes the short tiling when its standard blocks already fill a
+// wave or more without splitting (head_blocks >= standard_slots) and each streams at most two
+// standard tiles; a ragged batch in a contiguous cache when at least half its sequences are that
+// short (zipf batches: most blocks are tiny, the long sequences are split anyway). Not a ragged
+// batch in a paged cache: there the short tiling streamed the long items at 0.82-0.83 of the DRAM
+// ceiling against 0.91 for the standard one (H100, docs/kernel-notes.md). Never when the caller
+// pinned splits or heads per block (probes compare the standard tiling under those).
+struct TilingQuery {
+  int group = 1;
+  bool pinned = false;               // DecodeOptions::splits or heads_per_block set
+  std::int64_t head_blocks = 0;      // sequences x KV heads
+  std::int64_t standard_slots = 0;   // SMs x standard blocks per SM
+  int standard_tile = 0;             // tokens per standard block iteration
+  std::span<const std::int32_t> lengths;  // host lengths; empty: only max_len is known
+  std::int64_t max_len = 0;
+  bool paged = false;                // the cache is paged
+};
+bool prefer_short_tiling(const TilingQuery& q);
+
+}  // namespace decode_bench
