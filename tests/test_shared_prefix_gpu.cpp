@@ -194,8 +194,8 @@ TEST(SharedPrefixFillGpu, DeviceFillEqualsHostFill) {
                                               layout.head_dim, seed, in_place->stream()),
             cudaSuccess);
   uploaded->backend().synchronize();
-  const std::size_t row = layout.row_bytes();
-  std::vector<std::byte> k_a(row), v_a(row), k_b(row), v_b(row), k_first(row);
+  const std::size_t token = layout.token_bytes();  // read_token writes (H_kv, D)
+  std::vector<std::byte> k_a(token), v_a(token), k_b(token), v_b(token), k_first(token), v_first(token);
   for (int s = 0; s < spec.batch; ++s)
     for (std::int64_t t = 0; t < spec.length(); ++t) {
       uploaded->read_token(up_handles[0][s], t, k_a.data(), v_a.data());
@@ -203,9 +203,9 @@ TEST(SharedPrefixFillGpu, DeviceFillEqualsHostFill) {
       ASSERT_EQ(k_a, k_b) << "K of sequence " << s << " token " << t;
       ASSERT_EQ(v_a, v_b) << "V of sequence " << s << " token " << t;
       if (t < spec.prefix_len) {  // the prefix reads the same in every sequence (copied tail included)
-        std::vector<std::byte> v0(row);
-        in_place->read_token(ip_handles[0][0], t, k_first.data(), v0.data());
+        in_place->read_token(ip_handles[0][0], t, k_first.data(), v_first.data());
         ASSERT_EQ(k_b, k_first) << "prefix token " << t << " of sequence " << s;
+        ASSERT_EQ(v_b, v_first) << "prefix token " << t << " of sequence " << s;
       }
     }
 }
