@@ -5,6 +5,7 @@ DRAM read ceiling and measured FP16 tensor-core roof. Both read the JSON only; w
 no pair, the figures are skipped through `note`."""
 from collections import defaultdict
 
+import numpy as np
 import matplotlib
 
 matplotlib.use("Agg")
@@ -56,11 +57,21 @@ def shared_prefix_speedup(doc, out_dir, note):
         return note("shared_prefix_speedup_vs_prefix_len", "no shared_prefix point with a batch_decode point of its shape")
     overlaps = {param(s, "prefix_overlap", True) for s, _ in pairs}
     series = defaultdict(list)
+    order = {}  # label -> (N, S, label): legends in numeric order, not text order (1024 before 128)
     for pair in pairs:
-        series[_series_label(pair[0], overlaps)].append((param(pair[0], "prefix_len"), speedup(pair)))
+        label = _series_label(pair[0], overlaps)
+        series[label].append((param(pair[0], "prefix_len"), speedup(pair)))
+        order[label] = (param(pair[0], "batch", 1), param(pair[0], "suffix_len") or 0, label)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label in sorted(series, key=lambda s: (int(s.split(",")[0][2:]), s)):
-        ax.plot(*zip(*sorted(series[label])), marker="o", ms=4, label=label)
+    # One colour per batch size N, one line style per suffix length S, so 15 series stay apart.
+    batches = sorted({key[0] for key in order.values()})
+    suffixes = sorted({key[1] for key in order.values()})
+    colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(len(batches), 1)))
+    styles = ["-", "--", ":", "-."]
+    for label in sorted(series, key=lambda s: order[s]):
+        n, suffix, _ = order[label]
+        ax.plot(*zip(*sorted(series[label])), marker="o", ms=4, label=label, color=colours[batches.index(n)],
+                linestyle=styles[suffixes.index(suffix) % len(styles)])
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
