@@ -14,29 +14,13 @@
 namespace decode_bench::sweeps {
 namespace {
 
-// One warp per row (sequence, head, token) of K and V, rows over a grid-stride loop.
+// Every token t < seq_lens[s] of every sequence, its own coordinates (s, h, t).
 template <class KV>
 __global__ void fill_kv_kernel(KV kv, const std::int32_t* seq_lens, int batch, std::int64_t max_len, int heads_kv,
                                int head_dim, std::uint64_t seed) {
-  using T = typename KV::value_type;
-  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  const int lane = threadIdx.x % 32;
-  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
-    const std::int64_t t = r % max_len;
-    const int h = static_cast<int>((r / max_len) % heads_kv);
-    const int s = static_cast<int>(r / (max_len * heads_kv));
-    if (t >= seq_lens[s]) continue;
-    const std::int64_t at = kv.row_offset(s, h, t);
-    T* k = const_cast<T*>(kv.k) + at;
-    T* v = const_cast<T*>(kv.v) + at;
-    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, s, h, t);
-    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, s, h, t);
-    for (int i = lane; i < head_dim; i += 32) {
-      k[i] = generated_element<T>(key_k, i);
-      v[i] = generated_element<T>(key_v, i);
-    }
-  }
+  for_each_row_by_warp(batch, heads_kv, max_len, [&](int s, int h, std::int64_t t, int lane) {
+    if (t < seq_lens[s]) write_generated_row(kv, s, h, t, s, t, head_dim, seed, lane);
+  });
 }
 
 __global__ void fill_q_kernel(float* q, std::uint64_t seed, int batch, int heads_q, int head_dim) {

@@ -37,25 +37,11 @@ __global__ void fill_shared_prefix_kernel(PagedKV<T> kv, const std::int32_t* seq
                                           const std::int64_t* write_from, int batch, std::int64_t max_len,
                                           int heads_kv, int head_dim, std::int64_t prefix_len,
                                           std::int64_t group_prefix_len, std::uint64_t seed) {
-  const std::int64_t rows = static_cast<std::int64_t>(batch) * heads_kv * max_len;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  const int lane = threadIdx.x % 32;
-  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
-    const std::int64_t t = r % max_len;
-    const int h = static_cast<int>((r / max_len) % heads_kv);
-    const int s = static_cast<int>(r / (max_len * heads_kv));
-    if (t >= seq_lens[s] || t < write_from[s]) continue;
+  for_each_row_by_warp(batch, heads_kv, max_len, [&](int s, int h, std::int64_t t, int lane) {
+    if (t >= seq_lens[s] || t < write_from[s]) return;
     const SegmentToken at = segment_of(t, s, group_of[s], prefix_len, group_prefix_len);
-    const std::int64_t offset = kv.row_offset(s, h, t);
-    T* k = const_cast<T*>(kv.k) + offset;
-    T* v = const_cast<T*>(kv.v) + offset;
-    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, static_cast<int>(at.code), h, at.token);
-    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, static_cast<int>(at.code), h, at.token);
-    for (int i = lane; i < head_dim; i += 32) {
-      k[i] = generated_element<T>(key_k, i);
-      v[i] = generated_element<T>(key_v, i);
-    }
-  }
+    write_generated_row(kv, s, h, t, static_cast<int>(at.code), at.token, head_dim, seed, lane);
+  });
 }
 
 }  // namespace

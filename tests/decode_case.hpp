@@ -13,6 +13,7 @@
 #include "kernels/decode_launch.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
+#include "tests/fp8_case_data.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -53,35 +54,9 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
   // FP8: the generator's bytes (kernels/fp8_generator.hpp) with per-head (or per-tensor) scales; the
   // reference reads the same bytes through the host scales, the kernels through device copies.
-  Fp8Scales scales;
-  if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
-    scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
-    if (c.per_tensor_scale) {
-      scales.k.assign(s.heads_kv, scales.k[0]);
-      scales.v.assign(s.heads_kv, scales.v[0]);
-    }
-    const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * row;
-    for (int b = 0; b < seqs; ++b) {
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), false, c.seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, c.seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
-    }
-    host_contig.k_scale = scales.k.data();
-    host_contig.v_scale = scales.v.data();
-  }
-  DeviceBuffer<float> d_k_scale, d_v_scale;
-  if (!scales.k.empty()) {
-    d_k_scale = DeviceBuffer<float>(scales.k);
-    d_v_scale = DeviceBuffer<float>(scales.v);
-  }
-  const auto with_device_scales = [&](auto kv) {
-    if (!scales.k.empty()) {
-      kv.k_scale = d_k_scale.get();
-      kv.v_scale = d_v_scale.get();
-    }
-    return kv;
-  };
+  const CaseScales scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, c.seed, c.per_tensor_scale);
+  host_contig = scales.on_host(host_contig);
+  const auto with_device_scales = [&](auto kv) { return scales.on_device(kv); };
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * row, rng, -2.f, 2.f);
 
   // Paged twin (page_size > 0): the same rows over shuffled pages.

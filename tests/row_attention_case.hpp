@@ -17,6 +17,7 @@
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "kernels/row_attention.hpp"
+#include "tests/fp8_case_data.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -53,31 +54,9 @@ RowCaseResult run_row_case(const RowCase& c) {
   const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * D;
   std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
   auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
-  Fp8Scales scales;
-  if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
-    scales = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, c.seed);
-    const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * D;
-    for (int b = 0; b < seqs; ++b) {
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), false, c.seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, c.seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
-    }
-    host_contig.k_scale = scales.k.data();
-    host_contig.v_scale = scales.v.data();
-  }
-  DeviceBuffer<float> d_k_scale, d_v_scale;
-  if (!scales.k.empty()) {
-    d_k_scale = DeviceBuffer<float>(scales.k);
-    d_v_scale = DeviceBuffer<float>(scales.v);
-  }
-  const auto with_device_scales = [&](auto kv) {
-    if (!scales.k.empty()) {
-      kv.k_scale = d_k_scale.get();
-      kv.v_scale = d_v_scale.get();
-    }
-    return kv;
-  };
+  const CaseScales scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, c.seed, false);
+  host_contig = scales.on_host(host_contig);
+  const auto with_device_scales = [&](auto kv) { return scales.on_device(kv); };
   const int q_rows = seqs * s.heads_q;
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(q_rows) * D, rng, -2.f, 2.f);
 
