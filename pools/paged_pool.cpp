@@ -161,7 +161,7 @@ void PagedPool::append_token(SequenceHandle h, const void* k_row, const void* v_
   check_data_pair(k_row, v_row, "append_token");
   const std::int32_t slot = slots_.check(h, "append_token");
   check_append(h, slot, 1, "append_token");
-  append_one(h, slot, k_row, v_row);
+  append_one(h, slot, k_row, v_row, "append_token");
   write_length(slot);
 }
 
@@ -169,56 +169,28 @@ void PagedPool::extend(SequenceHandle h, std::int64_t n) {
   const std::int32_t slot = slots_.check(h, "extend");
   if (n < 0) throw PoolError(PoolErrorKind::InvalidArgument, "extend: n must be >= 0 (got " + std::to_string(n) + ")");
   check_append(h, slot, n, "extend");
-  for (std::int64_t i = 0; i < n; ++i) append_one(h, slot, nullptr, nullptr);
+  for (std::int64_t i = 0; i < n; ++i) append_one(h, slot, nullptr, nullptr, "extend");
   write_length(slot);
 }
 
-void PagedPool::append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row) {
+void PagedPool::append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row,
+                           const char* operation) {
   const std::int64_t t = lengths_[slot];
-  auto& row = tables_host_[slot];
   const std::int64_t slot_in_page = t % config_.page_size;
-  if (slot_in_page == 0) {
-    // Tail page full (or no page yet): one fresh page, one new table entry.
-    const std::int32_t page = take_page("append_token", h);
-    try {
-      row.push_back(page);
-      write_token(page, 0, k_row, v_row);
-      write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
-    } catch (...) {
-      if (!row.empty() && row.back() == page) row.pop_back();
+  const std::int32_t page = writable_tail(h, slot, operation);
+  try {
+    write_token(page, slot_in_page, k_row, v_row);
+  } catch (...) {
+    // A fresh page that never got its token goes back, so the table again matches the length (a
+    // copied tail stays: it holds the same tokens as the page it replaced).
+    if (slot_in_page == 0) {
+      tables_host_[slot].pop_back();
       pages_.release(page);
-      throw;
-    }
-    pages_.set_fill(page, 1);
-    ++table_epoch_;
-  } else {
-    std::int32_t tail = row.back();
-    if (pages_.refcount(tail) > 1) {
-      // Copy-on-write: the tail page is shared with a fork; the writer takes a private copy.
-      const std::int32_t copy = take_page("append_token (copy-on-write)", h);
-      try {
-        if (backend_->has_memory()) {
-          backend_->copy(page_row(k_, copy, 0), config_.page_bytes(), page_row(k_, tail, 0), config_.page_bytes(),
-                         config_.page_bytes(), 1);
-          backend_->copy(page_row(v_, copy, 0), config_.page_bytes(), page_row(v_, tail, 0), config_.page_bytes(),
-                         config_.page_bytes(), 1);
-        }
-        write_token(copy, slot_in_page, k_row, v_row);
-        row.back() = copy;
-        write_table_entry(slot, static_cast<std::int64_t>(row.size()) - 1);
-      } catch (...) {
-        row.back() = tail;
-        pages_.release(copy);
-        throw;
-      }
-      pages_.release(tail);
-      tail = copy;
       ++table_epoch_;
-    } else {
-      write_token(tail, slot_in_page, k_row, v_row);
     }
-    pages_.set_fill(tail, static_cast<std::int32_t>(slot_in_page + 1));
+    throw;
   }
+  pages_.set_fill(page, static_cast<std::int32_t>(slot_in_page + 1));
   lengths_[slot] = t + 1;
 }
 
@@ -240,8 +212,8 @@ std::int32_t PagedPool::writable_tail(SequenceHandle h, std::int32_t slot, const
   }
   const std::int32_t tail = row.back();
   if (pages_.refcount(tail) == 1) return tail;
-  // Copy-on-write, as in append_one: the writer takes a private copy of the shared tail.
-  const std::int32_t copy = take_page(operation, h);
+  // Copy-on-write: the writer takes a private copy of the shared tail.
+  const std::int32_t copy = take_page((std::string(operation) + " (copy-on-write)").c_str(), h);
   try {
     if (backend_->has_memory()) {
       backend_->copy(page_row(k_, copy, 0), config_.page_bytes(), page_row(k_, tail, 0), config_.page_bytes(),

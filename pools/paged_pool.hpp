@@ -130,8 +130,9 @@ class PagedPool final : public KVPool {
   // Pages an append of n tokens to `slot` takes: new pages plus one if the tail is copied.
   std::int64_t pages_needed_to_append(std::int32_t slot, std::int64_t n) const;
   void check_append(SequenceHandle h, std::int32_t slot, std::int64_t n, const char* operation) const;
-  // Appends one token (data optional) without writing the length word.
-  void append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row);
+  // One token (k_row, v_row may be null: reserve only) into writable_tail's page, without writing
+  // the length word.
+  void append_one(SequenceHandle h, std::int32_t slot, const void* k_row, const void* v_row, const char* operation);
   // The page that token lengths_[slot] goes into: a fresh one at a page boundary, else the tail,
   // copied first when it is shared. Updates the table row; the caller sets fill and length.
   std::int32_t writable_tail(SequenceHandle h, std::int32_t slot, const char* operation);
