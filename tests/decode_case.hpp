@@ -13,7 +13,7 @@
 #include "kernels/decode_launch.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
-#include "tests/fp8_case_data.hpp"
+#include "tests/case_kv.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -45,23 +45,11 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   const DecodeShape& s = c.shape;
   const int seqs = static_cast<int>(c.lengths.size());
   const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
-  const std::int64_t slot_len = std::max<std::int64_t>(max_len, 1);
   const std::size_t row = s.head_dim;
 
-  // Contiguous slab; the paged copy is built from it so both hold the same logical values.
-  const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * row;
-  std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
-  auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
-  // FP8: the generator's bytes (kernels/fp8_generator.hpp) with per-head (or per-tensor) scales; the
-  // reference reads the same bytes through the host scales, the kernels through device copies.
-  const CaseScales scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, c.seed, c.per_tensor_scale);
-  host_contig = scales.on_host(host_contig);
-  const auto with_device_scales = [&](auto kv) { return scales.on_device(kv); };
+  // K/V slab (FP8: the generator's bytes and scales) and, with page_size > 0, its paged twin.
+  const CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, c.per_tensor_scale, rng);
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * row, rng, -2.f, 2.f);
-
-  // Paged twin (page_size > 0): the same rows over shuffled pages.
-  const PagedSeq<Elem> paged =
-      c.page_size > 0 ? scatter_batch_to_pages(host_contig, c.lengths, s, c.page_size, rng) : PagedSeq<Elem>{};
 
   DeviceBuffer<float> d_q(q), d_o(static_cast<std::size_t>(seqs) * s.heads_q * row), d_lse(static_cast<std::size_t>(seqs) * s.heads_q);
   DeviceBuffer<std::int32_t> d_lens(c.lengths);
@@ -84,22 +72,14 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
       if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
     }
   };
-  if (c.page_size > 0) {
-    DeviceBuffer<Elem> dk(paged.k), dv(paged.v);
-    DeviceBuffer<std::int32_t> d_pages(paged.page_indices), d_indptr(paged.indptr);
-    launch(with_device_scales(
-        PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim}));
-  } else {
-    DeviceBuffer<Elem> dk(k), dv(v);
-    launch(with_device_scales(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim)));
-  }
+  kv_data.on_device(launch);
   if (result.status != cudaSuccess) return result;
 
   const std::vector<float> o = d_o.download(), lse = d_lse.download();
   result.verification.passed = true;
   for (int b = 0; b < seqs; ++b) {
     const std::span<const float> qb(q.data() + static_cast<std::size_t>(b) * s.heads_q * row, s.heads_q * row);
-    const ReferenceOutput ref = reference_decode(host_contig, b, c.lengths[b], qb, s);
+    const ReferenceOutput ref = reference_decode(kv_data.host, b, c.lengths[b], qb, s);
     accumulate(result.verification,
                verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(b) * s.heads_q * row, s.heads_q * row),
                              std::span<const float>(lse.data() + static_cast<std::size_t>(b) * s.heads_q, s.heads_q), ref,

@@ -17,7 +17,7 @@
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "kernels/row_attention.hpp"
-#include "tests/fp8_case_data.hpp"
+#include "tests/case_kv.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -49,14 +49,8 @@ RowCaseResult run_row_case(const RowCase& c) {
   std::mt19937_64 rng(c.seed);
   const DecodeShape& s = c.shape;
   const int seqs = static_cast<int>(c.lengths.size());
-  const std::int64_t slot_len = std::max<std::int64_t>(*std::max_element(c.lengths.begin(), c.lengths.end()), 1);
   const std::size_t D = s.head_dim;
-  const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * D;
-  std::vector<Elem> k = random_values<Elem>(slab, rng), v = random_values<Elem>(slab, rng);
-  auto host_contig = ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim);
-  const CaseScales scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, c.seed, false);
-  host_contig = scales.on_host(host_contig);
-  const auto with_device_scales = [&](auto kv) { return scales.on_device(kv); };
+  const CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
   const int q_rows = seqs * s.heads_q;
   std::vector<float> q = random_values<float>(static_cast<std::size_t>(q_rows) * D, rng, -2.f, 2.f);
 
@@ -73,10 +67,6 @@ RowCaseResult run_row_case(const RowCase& c) {
     max_rows = std::max(max_rows, it.rows);
   }
   const int num_rows = static_cast<int>(row_q.size());
-
-  // Paged twin (page_size > 0): the same rows over shuffled pages.
-  const PagedSeq<Elem> paged =
-      c.page_size > 0 ? scatter_batch_to_pages(host_contig, c.lengths, s, c.page_size, rng) : PagedSeq<Elem>{};
 
   DeviceBuffer<float> d_q(q), d_o(std::max<std::size_t>(static_cast<std::size_t>(num_rows) * D, 1)),
       d_lse(std::max(num_rows, 1));
@@ -112,16 +102,7 @@ RowCaseResult run_row_case(const RowCase& c) {
       if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
     }
   };
-  if (c.page_size > 0) {
-    DeviceBuffer<Elem> dk(paged.k), dv(paged.v);
-    DeviceBuffer<std::int32_t> d_pages(paged.page_indices.empty() ? std::vector<std::int32_t>{0} : paged.page_indices),
-        d_indptr(paged.indptr);
-    launch(with_device_scales(
-        PagedKV<Elem>{dk.get(), dv.get(), d_pages.get(), d_indptr.get(), c.page_size, s.heads_kv, s.head_dim}));
-  } else {
-    DeviceBuffer<Elem> dk(k), dv(v);
-    launch(with_device_scales(ContiguousKV<Elem>::make(dk.get(), dv.get(), s.heads_kv, slot_len, s.head_dim)));
-  }
+  kv_data.on_device(launch);
   if (result.status != cudaSuccess) return result;
 
   const std::vector<float> o = d_o.download(), lse = d_lse.download();
@@ -133,7 +114,7 @@ RowCaseResult run_row_case(const RowCase& c) {
     for (int r = it.row_begin; r < it.row_end; ++r) {
       std::fill(qh.begin(), qh.end(), 0.f);
       std::copy_n(q.begin() + static_cast<std::size_t>(row_q[r]) * D, D, qh.begin() + static_cast<std::size_t>(it.kv_head) * D);
-      const ReferenceOutput full = reference_decode_range(host_contig, it.kv_seq, it.token_begin, it.token_end, qh, one);
+      const ReferenceOutput full = reference_decode_range(kv_data.host, it.kv_seq, it.token_begin, it.token_end, qh, one);
       ReferenceOutput ref;
       const auto h = static_cast<std::size_t>(it.kv_head);
       ref.o.assign(full.o.begin() + h * D, full.o.begin() + (h + 1) * D);
