@@ -40,25 +40,37 @@ def main(argv=None):
     except ResultsError as e:
         print(f"plot_results: error: {e}", file=sys.stderr)
         return 2
-    os.makedirs(args.out, exist_ok=True)
-    skipped = {}
-
-    def note(name, why):
-        skipped[name] = why
-        print(f"plot_results: skipped {name}: {why}")
-
+    skipped, note = _start(args.out)
     set_caption(doc)
     figures = {}
     figures.update(make_rooflines(doc, args.out, note))
     figures.update(make_paper_figures(doc, args.out, note))
     figures.update(make_shared_prefix_figures(doc, args.out, note))
     report = write_report(doc, args.out, figures, skipped, args.results)
-    with open(os.path.join(args.out, "figures.json"), "w", encoding="utf-8") as f:
-        json.dump({"figures": figures, "skipped": skipped, "report": report, "descriptions": DESCRIPTIONS}, f, indent=2)
-    for name, files in figures.items():
-        print(f"plot_results: wrote {', '.join(files)}")
+    _finish(args.out, figures, skipped, report=report)
     print(f"plot_results: wrote {report}")
     return 0
+
+
+def _start(out_dir):
+    """Creates the output directory; returns the skipped-figure record and the `note` callback
+    every figure function takes."""
+    os.makedirs(out_dir, exist_ok=True)
+    skipped = {}
+
+    def note(name, why):
+        skipped[name] = why
+        print(f"plot_results: skipped {name}: {why}")
+
+    return skipped, note
+
+
+def _finish(out_dir, figures, skipped, **extra):
+    """Writes figures.json (figures, skipped, extra fields, descriptions) and lists the files."""
+    with open(os.path.join(out_dir, "figures.json"), "w", encoding="utf-8") as f:
+        json.dump({"figures": figures, "skipped": skipped, **extra, "descriptions": DESCRIPTIONS}, f, indent=2)
+    for files in figures.values():
+        print(f"plot_results: wrote {', '.join(files)}")
 
 
 def compare_main(args):
@@ -78,19 +90,9 @@ def compare_main(args):
     except ResultsError as e:
         print(f"plot_results: error: {e}", file=sys.stderr)
         return 2
-    os.makedirs(args.out, exist_ok=True)
-    skipped = {}
-
-    def note(name, why):
-        skipped[name] = why
-        print(f"plot_results: skipped {name}: {why}")
-
+    skipped, note = _start(args.out)
     set_caption(doc_b, f"A: {doc_a['device']['name']}, commit {str(doc_a['meta'].get('git', {}).get('sha', '?'))[:12]}")
-    figures = make_compare_figures(report, doc_a, doc_b, args.out, note)
-    with open(os.path.join(args.out, "figures.json"), "w", encoding="utf-8") as f:
-        json.dump({"figures": figures, "skipped": skipped, "descriptions": DESCRIPTIONS}, f, indent=2)
-    for files in figures.values():
-        print(f"plot_results: wrote {', '.join(files)}")
+    _finish(args.out, make_compare_figures(report, doc_a, doc_b, args.out, note), skipped)
     return 0
 
 

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .load import ceiling, experiment, gbps, ok_points, param  # noqa: E402
-from .style import numeric_key, save  # noqa: E402
+from .style import numeric_key, run_figures, save  # noqa: E402
 
 KERNEL_ORDER = ("cpu_reference", "baseline", "flash_decode")
 
@@ -226,9 +226,4 @@ FIGURES = (fig1_latency_vs_T, fig2_peak_throughput_per_blocks, fig3_kernel_throu
 
 
 def make_paper_figures(doc, out_dir, note):
-    made = {}
-    for figure in FIGURES:
-        files = figure(doc, out_dir, note)
-        if files:
-            made[files[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]] = files
-    return made
+    return run_figures(FIGURES, doc, out_dir, note)

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .load import ceiling, experiment, ok_points, param  # noqa: E402
-from .style import save  # noqa: E402
+from .style import run_figures, save  # noqa: E402
 
 # Parameters that tell the two kernels' points of one shape apart; everything else must match.
 _NOT_SHAPE = ("kernel", "prefix_overlap")
@@ -134,9 +134,4 @@ FIGURES = (shared_prefix_speedup, shared_prefix_roofline)
 
 
 def make_shared_prefix_figures(doc, out_dir, note):
-    made = {}
-    for figure in FIGURES:
-        files = figure(doc, out_dir, note)
-        if files:
-            made[files[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]] = files
-    return made
+    return run_figures(FIGURES, doc, out_dir, note)

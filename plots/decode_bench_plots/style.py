@@ -125,3 +125,14 @@ def save(fig, stem, name=None):
         fig.savefig(f, dpi=130)
     plt.close(fig)
     return files
+
+
+def run_figures(figures, doc, out_dir, note):
+    """Draws each figure function of `figures` (doc, out_dir, note) -> written files or None, and
+    returns {figure name: files} for those that were drawn (the name is the files' stem)."""
+    made = {}
+    for figure in figures:
+        files = figure(doc, out_dir, note)
+        if files:
+            made[files[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]] = files
+    return made
