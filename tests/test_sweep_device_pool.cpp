@@ -111,21 +111,22 @@ class DevicePool : public ::testing::Test {
 
   static Plan plan(Shard shard = {}) { return testing::plan_of(testing::one_experiment({{"T", {{"range", {1, 12}}}}}), {}, {}, shard); }
 
+  // `--resume file` on two fresh, healthy workers (the log and the runners of the first run cleared).
+  SweepOutcome resume_on_two_healthy_devices(const std::string& file) {
+    runner_of.clear();
+    log.runs.clear();
+    std::vector<DeviceWorker> again = {worker(0), worker(1)};
+    SweepOptions o = options(file);
+    o.resume = dir / file;
+    return run_sweep_on_devices(plan(), again, o);
+  }
+
   SweepOptions options(const std::string& file) {
-    SweepOptions o;
-    o.output = dir / file;
-    o.argv = {"decode-bench", "sweep", "--devices", "all"};
-    o.preset_label = "t";
-    o.interrupted = &interrupted;
-    return o;
+    return testing::sweep_options(dir / file, {"decode-bench", "sweep", "--devices", "all"}, &interrupted);
   }
 };
 
-std::vector<std::string> point_ids(const json& doc) {
-  std::vector<std::string> ids;
-  for (const auto& p : doc["points"]) ids.push_back(p["id"]);
-  return ids;
-}
+using testing::point_ids;
 
 TEST_F(DevicePool, WorkersShareThePlanEachPointOnceOnOneRecordedDevice) {
   const Plan p = plan();
@@ -216,12 +217,7 @@ TEST_F(DevicePool, AFailingGpuRecordsItsPointAndTheOthersFinishThePlan) {
   EXPECT_FALSE(out.document["devices"][0].contains("stop_reason"));
 
   // --resume runs the failed point again (on a healthy device) and keeps the rest.
-  runner_of.clear();
-  log.runs.clear();
-  std::vector<DeviceWorker> again = {worker(0), worker(1)};
-  SweepOptions o = options("r.json");
-  o.resume = dir / "r.json";
-  const SweepOutcome second = run_sweep_on_devices(plan(), again, o);
+  const SweepOutcome second = resume_on_two_healthy_devices("r.json");
   EXPECT_EQ(second.resumed, 11u);
   EXPECT_EQ(second.ran, 1u);
   EXPECT_EQ(second.failed, 0u);
@@ -264,12 +260,7 @@ TEST_F(DevicePool, InterruptKeepsWhatFinishedAndResumeRunsExactlyTheRest) {
   for (const auto& pt : first.document["points"]) first_ids.insert(pt["id"]);
 
   interrupted = false;
-  runner_of.clear();
-  log.runs.clear();
-  std::vector<DeviceWorker> again = {worker(0), worker(1)};
-  SweepOptions o = options("r.json");
-  o.resume = dir / "r.json";
-  const SweepOutcome second = run_sweep_on_devices(plan(), again, o);
+  const SweepOutcome second = resume_on_two_healthy_devices("r.json");
   EXPECT_TRUE(second.complete);
   EXPECT_EQ(second.resumed, kept);
   EXPECT_EQ(second.ran, 12u - kept);

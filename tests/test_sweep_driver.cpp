@@ -76,20 +76,11 @@ class SweepDriver : public ::testing::Test {
   }
 
   SweepOptions options(const std::string& file) {
-    SweepOptions o;
-    o.output = dir / file;
-    o.argv = {"decode-bench", "sweep"};
-    o.preset_label = "t";
-    o.interrupted = &interrupted;
-    return o;
+    return testing::sweep_options(dir / file, {"decode-bench", "sweep"}, &interrupted);
   }
 };
 
-std::vector<std::string> point_ids(const json& doc) {
-  std::vector<std::string> ids;
-  for (const auto& p : doc["points"]) ids.push_back(p["id"]);
-  return ids;
-}
+using testing::point_ids;
 
 // run.phases: the runner's phases as recorded, "other" = wall time minus them, the sweep's totals
 // in meta.sweep.phase_seconds, and the end-of-sweep summary on the progress stream.
