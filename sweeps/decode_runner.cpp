@@ -74,7 +74,7 @@ class GpuDecodeRunner final : public PointRunner {
     json result;
     const auto run_with = [&](const auto& view) {
       using KV = std::decay_t<decltype(view.kv)>;
-      const KV kv = st.with_scales(view.kv, true);
+      const KV kv = st.scales.attach(view.kv, true);
       // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
       // non-blocking one: ctx.stream is the legacy default); the decode runs on ctx.stream. Without
       // this wait a long page-1 table could still be in flight when the kernel reads it (it was:

@@ -79,9 +79,7 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
   }
   PhaseTimer phase(phases, kPhaseDataFill);
   if constexpr (kIsFp8<T>) {  // the generator's bytes are in units of the format; these give them magnitudes
-    st.scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
-    st.k_scale = DeviceBuffer<float>(st.scales.k);
-    st.v_scale = DeviceBuffer<float>(st.scales.v);
+    st.scales = KvScales::for_point(d.dtype, d.shape.heads_kv, d.seed);
   }
   if (host_fill || host_copy) {
     for (int b = 0; b < batch; ++b) {

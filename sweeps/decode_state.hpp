@@ -17,6 +17,7 @@
 #include "kernels/fp8_quantize.hpp"
 #include "pools/kv_pool.hpp"
 #include "sweeps/decode_point.hpp"
+#include "sweeps/kv_scales.hpp"
 #include "sweeps/phase_timer.hpp"
 
 namespace decode_bench::sweeps {
@@ -36,17 +37,7 @@ struct DecodeState {
   DeviceBuffer<float> q;             // (B, H_q, D)
   std::vector<std::vector<T>> k, v;  // host copies per sequence, (H_kv, len, D); empty unless host_copy
   std::vector<float> q_host;         // (B, H_q, D); empty unless host_copy
-  Fp8Scales scales;                  // FP8 only: per-KV-head K and V scales (host), empty otherwise
-  DeviceBuffer<float> k_scale, v_scale;  // their device copies
-
-  // An accessor with this state's dequantization scales: device ones for kernels, host ones for the reference.
-  template <class KV>
-  KV with_scales(KV kv, bool device) const {
-    if (scales.k.empty()) return kv;
-    kv.k_scale = device ? k_scale.get() : scales.k.data();
-    kv.v_scale = device ? v_scale.get() : scales.v.data();
-    return kv;
-  }
+  KvScales scales;                   // FP8 only: per-KV-head K and V scales, host and device
 };
 
 // Builds the pool (phase pool_build) and fills K, V and q (phase data_fill). Returns with every

@@ -49,7 +49,7 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
   total.passed = true;
   const std::size_t hd = static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim;
   for (std::size_t b = 0; b < d.lengths.size(); ++b) {
-    const auto host = st.with_scales(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
+    const auto host = st.scales.attach(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
                                                            std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
                                      false);
     const auto ref =

@@ -14,7 +14,6 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
-#include "kernels/fp8_quantize.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
@@ -49,17 +48,7 @@ struct SharedPrefixState {
   SharedPrefixLayout layout;
   std::vector<float> q_host;  // (N, H_q, D), only with the mirror
   DeviceBuffer<float> q;      // (N, H_q, D)
-  // FP8: per-KV-head dequantization scales (the pools store bytes only), host and device.
-  Fp8Scales scales;
-  DeviceBuffer<float> k_scale, v_scale;
-
-  // An accessor of either pool with the scales attached (unchanged for FP32/FP16/BF16).
-  PagedKV<T> with_scales(PagedKV<T> kv, bool device) const {
-    if (scales.k.empty()) return kv;
-    kv.k_scale = device ? k_scale.get() : scales.k.data();
-    kv.v_scale = device ? v_scale.get() : scales.v.data();
-    return kv;
-  }
+  KvScales scales;  // FP8: per-KV-head dequantization scales (the pools store bytes only)
 };
 
 struct DataOptions {
@@ -109,11 +98,8 @@ SharedPrefixState<T> build_state(const SharedPrefixPoint& sp, const DataOptions&
                                " does not share the pages of its level's tokens [" +
                                std::to_string(level.token_begin) + ", " + std::to_string(level.token_end) + ")");
     }
-  if constexpr (kIsFp8<T>) {  // the generator's bytes are in units of the format; these give their magnitude
-    st.scales = fp8_random_head_scales(d.dtype, d.shape.heads_kv, d.seed);
-    st.k_scale = DeviceBuffer<float>(st.scales.k);
-    st.v_scale = DeviceBuffer<float>(st.scales.v);
-  }
+  // FP8: the generator's bytes are in units of the format; the scales give them their magnitude.
+  st.scales = KvScales::for_point(d.dtype, d.shape.heads_kv, d.seed);
   const std::size_t q_elems = static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim;
   st.q = DeviceBuffer<float>(q_elems);
   if (!fill) {
@@ -172,7 +158,7 @@ VerificationResult verify_sequences(const SharedPrefixPoint& sp, SharedPrefixSta
   const auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < seqs.size();) {
       const int s = seqs[i];
-      const auto ref = reference_decode(st.with_scales(host.kv, false), s, host.lengths_host[s],
+      const auto ref = reference_decode(st.scales.attach(host.kv, false), s, host.lengths_host[s],
                                         std::span<const float>(st.q_host.data() + s * hd, hd), shape);
       each[i] = verify_decode(std::span<const float>(o.data() + s * hd, hd),
                               std::span<const float>(lse.data() + s * shape.heads_q, shape.heads_q), ref,
@@ -277,7 +263,7 @@ class SharedPrefixRunner final : public PointRunner {
         lse(static_cast<std::size_t>(n) * d.shape.heads_q);
     const DeviceBuffer<float>& q = st.q;
     const auto view = st.device_pool->template batch<T>(st.device_handles);
-    const PagedKV<T> kv = st.with_scales(view.kv, true);  // what the kernels and the reference read
+    const PagedKV<T> kv = st.scales.attach(view.kv, true);  // what the kernels and the reference read
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st.device_pool->backend().synchronize();
 
@@ -349,9 +335,8 @@ class SharedPrefixRunner final : public PointRunner {
       verification = verify_sequences(sp, st, seqs, o.download(), lse.download());
       checked = seqs.size();
     } else {
-      DecodePoint whole = d;  // the batch as the reference sees it: N whole sequences
-      whole.lengths.assign(n, static_cast<std::int32_t>(sp.spec.length()));
-      verification = verify_on_device(whole, kv, view.seq_lens_device, view.max_len, q.get(), o.get(), lse.get(),
+      // d.lengths: N whole sequences (parse_shared_prefix_point), as the reference sees them.
+      verification = verify_on_device(d, kv, view.seq_lens_device, view.max_len, q.get(), o.get(), lse.get(),
                                       ctx.stream, ctx.phases);
     }
     result["verification"] = verification.to_json();

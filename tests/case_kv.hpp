@@ -16,40 +16,21 @@
 #include "kernels/dtype.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
+#include "sweeps/kv_scales.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
 
-struct CaseScales {
-  Fp8Scales host;  // empty for non-FP8 storage
-  DeviceBuffer<float> k, v;
-
-  template <class KV> KV on_host(KV kv) const {
-    if (!host.k.empty()) {
-      kv.k_scale = host.k.data();
-      kv.v_scale = host.v.data();
-    }
-    return kv;
-  }
-  template <class KV> KV on_device(KV kv) const {
-    if (!host.k.empty()) {
-      kv.k_scale = k.get();
-      kv.v_scale = v.get();
-    }
-    return kv;
-  }
-};
-
 // k, v: `seqs` slots of (H_kv, slot_len, D) each.
 template <class Elem>
-CaseScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int seqs, const DecodeShape& s,
+sweeps::KvScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int seqs, const DecodeShape& s,
                          std::int64_t slot_len, std::uint64_t seed, bool per_tensor_scale = false) {
-  CaseScales scales;
+  sweeps::KvScales scales;
   if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
-    scales.host = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, seed);
+    Fp8Scales host = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, seed);
     if (per_tensor_scale) {
-      scales.host.k.assign(s.heads_kv, scales.host.k[0]);
-      scales.host.v.assign(s.heads_kv, scales.host.v[0]);
+      host.k.assign(s.heads_kv, host.k[0]);
+      host.v.assign(s.heads_kv, host.v[0]);
     }
     const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * s.head_dim;
     for (int b = 0; b < seqs; ++b) {
@@ -58,8 +39,7 @@ CaseScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int seqs, c
       sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, seed, b, s.heads_kv,
                                  slot_len, s.head_dim);
     }
-    scales.k = DeviceBuffer<float>(scales.host.k);
-    scales.v = DeviceBuffer<float>(scales.host.v);
+    scales.set(std::move(host));
   }
   return scales;
 }
@@ -70,7 +50,7 @@ struct CaseKv {
   std::int64_t slot_len = 1;  // tokens per slot: the longest sequence, at least 1
   int page_size = 0;          // 0: contiguous
   std::vector<Elem> k, v;     // (seqs, H_kv, slot_len, D) each
-  CaseScales scales;
+  sweeps::KvScales scales;
   ContiguousKV<Elem> host;    // the slab, scales attached: what the reference reads
   PagedSeq<Elem> paged;       // page_size > 0: the same rows over shuffled pages
 
@@ -84,7 +64,7 @@ struct CaseKv {
     k = random_values<Elem>(slab, rng);
     v = random_values<Elem>(slab, rng);
     scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, seed, per_tensor_scale);
-    host = scales.on_host(ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim));
+    host = scales.attach(ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim), false);
     if (page_size > 0) paged = scatter_batch_to_pages(host, lengths, s, page_size, rng);
   }
 
@@ -95,11 +75,11 @@ struct CaseKv {
       DeviceBuffer<Elem> dk(paged.k), dv(paged.v);
       DeviceBuffer<std::int32_t> pages(paged.page_indices.empty() ? std::vector<std::int32_t>{0} : paged.page_indices),
           indptr(paged.indptr);
-      launch(scales.on_device(
-          PagedKV<Elem>{dk.get(), dv.get(), pages.get(), indptr.get(), page_size, shape.heads_kv, shape.head_dim}));
+      launch(scales.attach(
+          PagedKV<Elem>{dk.get(), dv.get(), pages.get(), indptr.get(), page_size, shape.heads_kv, shape.head_dim}, true));
     } else {
       DeviceBuffer<Elem> dk(k), dv(v);
-      launch(scales.on_device(ContiguousKV<Elem>::make(dk.get(), dv.get(), shape.heads_kv, slot_len, shape.head_dim)));
+      launch(scales.attach(ContiguousKV<Elem>::make(dk.get(), dv.get(), shape.heads_kv, slot_len, shape.head_dim), true));
     }
   }
 };

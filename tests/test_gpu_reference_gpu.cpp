@@ -24,6 +24,7 @@
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
 #include "sweeps/decode_fill.hpp"
+#include "sweeps/kv_scales.hpp"
 #include "tests/gpu_test_support.hpp"
 
 namespace decode_bench {
@@ -109,20 +110,8 @@ void check_case(const Case& c, DType dtype) {
   constexpr std::uint64_t kSeed = 42;
   const int batch = static_cast<int>(c.lengths.size());
   // FP8: the sweep's per-head scales (K amax 0.5 .. 8, V amax 0.25 .. 2), host and device copies.
-  Fp8Scales scales;
-  if (dtype_is_fp8(dtype)) scales = fp8_random_head_scales(dtype, c.shape.heads_kv, kSeed);
-  DeviceBuffer<float> k_scale, v_scale;
-  if (!scales.k.empty()) {
-    k_scale = DeviceBuffer<float>(scales.k);
-    v_scale = DeviceBuffer<float>(scales.v);
-  }
-  const auto with_scales = [&](auto kv, bool device) {
-    if (!scales.k.empty()) {
-      kv.k_scale = device ? k_scale.get() : scales.k.data();
-      kv.v_scale = device ? v_scale.get() : scales.v.data();
-    }
-    return kv;
-  };
+  const sweeps::KvScales scales = sweeps::KvScales::for_point(dtype, c.shape.heads_kv, kSeed);
+  const auto with_scales = [&](auto kv, bool device) { return scales.attach(kv, device); };
   auto pool = make_pool<T>(c, dtype);
   std::vector<SequenceHandle> handles;
   for (auto l : c.lengths) handles.push_back(pool->admit(nullptr, nullptr, l));

@@ -15,6 +15,7 @@
 #include "pools/memory_backend.hpp"
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_fill.hpp"
+#include "sweeps/kv_scales.hpp"
 #include "sweeps/shared_prefix_fill.hpp"
 #include "sweeps/shared_prefix_runner.hpp"
 #include "tests/gpu_test_support.hpp"
@@ -48,8 +49,7 @@ void run_case(const Case& c) {
   const std::size_t row = static_cast<std::size_t>(c.shape.heads_kv) * c.shape.head_dim;
   PagedPool* pools[] = {&device, &host};
   // FP8: the generator's bytes (one seed per segment) under per-KV-head scales shared by all segments.
-  Fp8Scales scales;
-  if constexpr (dtype_is_fp8(dtype_of<T>::value)) scales = fp8_random_head_scales(c.dtype, c.shape.heads_kv, 23);
+  const sweeps::KvScales scales = sweeps::KvScales::for_point(c.dtype, c.shape.heads_kv, 23);
   std::uint64_t fill_seed = 0;
   const auto handles = build_shared_prefix_batch(pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) {
     if constexpr (dtype_is_fp8(dtype_of<T>::value)) {
@@ -66,13 +66,7 @@ void run_case(const Case& c) {
   });
   const SharedPrefixLayout layout = shared_prefix_layout(c.spec, c.page_size);
   auto view = device.batch<T>(handles[0]);
-  DeviceBuffer<float> d_k_scale, d_v_scale;
-  if (!scales.k.empty()) {
-    d_k_scale = DeviceBuffer<float>(scales.k);
-    d_v_scale = DeviceBuffer<float>(scales.v);
-    view.kv.k_scale = d_k_scale.get();
-    view.kv.v_scale = d_v_scale.get();
-  }
+  view.kv = scales.attach(view.kv, true);
   device.backend().synchronize();
 
   const int n = c.spec.batch;
@@ -105,8 +99,7 @@ void run_case(const Case& c) {
   }
   const auto o_host = o.download(), lse_host = lse.download();
   auto ref_view = host.batch<T>(handles[1]);
-  ref_view.kv.k_scale = scales.k.empty() ? nullptr : scales.k.data();
-  ref_view.kv.v_scale = scales.v.empty() ? nullptr : scales.v.data();
+  ref_view.kv = scales.attach(ref_view.kv, false);
   for (int s = 0; s < n; ++s) {
     const auto ref = reference_decode(ref_view.kv, s, c.spec.length(), std::span<const float>(q_host.data() + s * hd, hd),
                                       c.shape);
