@@ -1,5 +1,7 @@
 // Bad input to the pools: each gives a typed PoolError whose message names the problem, changes
 // nothing, and leaks nothing (pages free + used == total afterwards).
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "tests/pool_test_support.hpp"
@@ -181,6 +183,66 @@ TEST(AccountingBackend, CountsButRefusesDataAccess) {
   expect_pool_error([&] { pool.accessor<float>(h); }, PoolErrorKind::NoMemory, "accounting backend");
   float row[8];
   expect_pool_error([&] { pool.read_token(h, 0, row, row); }, PoolErrorKind::NoMemory, "accounting backend");
+}
+
+// A host backend whose uploads fail once armed, after `uploads_before_failure` more succeed (a
+// device upload that errors, say).
+class FailingUploadBackend final : public MemoryBackend {
+ public:
+  bool fail_uploads = false;
+  int uploads_before_failure = 0;
+  BackendKind kind() const override { return inner_->kind(); }
+  void* allocate(std::size_t bytes) override { return inner_->allocate(bytes); }
+  void deallocate(void* p) noexcept override { inner_->deallocate(p); }
+  void upload(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+              std::size_t height) override {
+    if (fail_uploads && uploads_before_failure-- <= 0) throw std::runtime_error("upload failed (injected)");
+    inner_->upload(dst, dst_pitch, src, src_pitch, width, height);
+  }
+  void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+            std::size_t height) override {
+    inner_->copy(dst, dst_pitch, src, src_pitch, width, height);
+  }
+  void download(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                std::size_t height) override {
+    inner_->download(dst, dst_pitch, src, src_pitch, width, height);
+  }
+  void gather_block_tables(const std::int32_t* tables, std::int64_t row_stride, const std::int32_t* slot_lengths,
+                           const std::int32_t* slots, const std::int32_t* indptr, int n, std::int32_t* out_pages,
+                           std::int32_t* out_lens) override {
+    inner_->gather_block_tables(tables, row_stride, slot_lengths, slots, indptr, n, out_pages, out_lens);
+  }
+  void synchronize() override { inner_->synchronize(); }
+
+ private:
+  std::unique_ptr<MemoryBackend> inner_ = make_host_backend();
+};
+
+// A token write that fails leaves the pool as it was: a fresh page taken for it goes back to the
+// free list (the table again matches the length), and the next append works and reads back.
+TEST(PagedAppendFailure, AFailedTokenWriteReturnsItsFreshPage) {
+  auto backend = std::make_unique<FailingUploadBackend>();
+  FailingUploadBackend* failing = backend.get();
+  PagedPool pool(small_paged(), std::move(backend));
+  std::mt19937_64 rng(9);
+  const KVLayout layout = small_paged().layout;
+  const testing::TokenRows rows = testing::random_tokens(layout, 5, rng);
+  const testing::TokenRows first_page{{rows.k.begin(), rows.k.begin() + 4}, {rows.v.begin(), rows.v.begin() + 4}};
+  const SequenceHandle h = testing::admit_rows(pool, first_page);  // one full page
+  const testing::PagedSnapshot before = testing::snapshot(pool, {h});
+  const std::int32_t free_before = pool.pages().free_count();
+  failing->fail_uploads = true;  // token 4 needs a fresh page: its table entry is written, its K row fails
+  failing->uploads_before_failure = 2;  // the table entry and the indptr word
+  EXPECT_THROW(pool.append_token(h, std::span<const float>(rows.k[4]), std::span<const float>(rows.v[4])),
+               std::runtime_error);
+  EXPECT_EQ(testing::snapshot(pool, {h}), before);
+  EXPECT_EQ(pool.pages().free_count(), free_before);
+  EXPECT_EQ(pool.length(h), 4);
+  failing->fail_uploads = false;
+  pool.append_token(h, std::span<const float>(rows.k[4]), std::span<const float>(rows.v[4]));
+  EXPECT_EQ(pool.length(h), 5);
+  EXPECT_EQ(pool.block_table(h).size(), 2u);
+  EXPECT_TRUE(testing::reads_back(pool, h, rows));
 }
 
 }  // namespace
