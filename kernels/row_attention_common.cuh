@@ -104,11 +104,112 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, int row, 
   return a.splits == 1 ? a.lse + row : a.partial_lse + static_cast<std::int64_t>(row) * a.splits + split;
 }
 
+// Folds the split partials of rows [row0, row0 + nrows) into their outputs, all rows at once:
+// the rows' split LSEs go to shared memory (scratch, scratch_floats floats of the block's free
+// dynamic shared memory), one warp per row turns them into weights, then every (row, 16-byte
+// column) sums its splits with several loads in flight. Folding one row at a time
+// (merge_split_states per row) cost two dependent L2 round trips and three barriers per row: a
+// shared prefix of 64 rows x 4 splits spent most of its 91 us there (H100, decode-row-probe,
+// commit 3156c58). Rows whose splits do not fit the scratch fall back to that per-row fold.
+template <int D, int kThreads>
+__device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, int nrows, float* scratch,
+                                           int scratch_floats) {
+  const int n = a.splits;
+  constexpr int kCols = D / 4, kWarps = kThreads / 32;
+  const int per_pass = scratch_floats / (n + 2);
+  if (per_pass < 1) {
+    for (int r = row0; r < row0 + nrows; ++r)
+      merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * n * D,
+                                      a.partial_lse + static_cast<std::int64_t>(r) * n, n,
+                                      a.o + static_cast<std::int64_t>(r) * D, a.lse + r);
+    return;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float4* po = reinterpret_cast<const float4*>(a.partial_o);
+  for (int first = row0; first < row0 + nrows; first += per_pass) {
+    const int rows = min(per_pass, row0 + nrows - first);
+    float* w = scratch;             // (rows, n): split LSEs, then weights exp(lse - m)
+    float* row_m = w + rows * n;    // (rows)
+    float* row_sum = row_m + rows;  // (rows)
+    // The pass's partial LSEs are one contiguous run: partial_lse is (num_rows, splits).
+    const float* lse_src = a.partial_lse + static_cast<std::int64_t>(first) * n;
+    for (int i = threadIdx.x; i < rows * n; i += kThreads) w[i] = lse_src[i];
+    __syncthreads();
+    for (int r = warp; r < rows; r += kWarps) {
+      float m = -INFINITY;
+      for (int s = lane; s < n; s += 32) m = fmaxf(m, w[r * n + s]);
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+      float sum = 0.f;
+      for (int s = lane; s < n; s += 32) {
+        const float e = m == -INFINITY ? 0.f : expf(w[r * n + s] - m);  // an empty split weighs 0
+        w[r * n + s] = e;
+        sum += e;
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) row_m[r] = m, row_sum[r] = sum;
+    }
+    __syncthreads();
+    // (row, column) pairs: pair i is row i / kCols, float4 column i % kCols.
+    const int pairs = rows * kCols;
+    const auto finish = [&](int i, float4 acc) {
+      const int r = i / kCols, c = i - r * kCols;
+      const float sum = row_sum[r];
+      const bool empty = row_m[r] == -INFINITY || sum == 0.f;
+      const float inv = empty ? 0.f : 1.f / sum;
+      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(first + r) * D)[c] =
+          make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+      if (c == 0) a.lse[first + r] = empty ? -INFINITY : row_m[r] + logf(sum);
+    };
+    const auto partial = [&](int i, int s) {
+      const int r = i / kCols, c = i - r * kCols;
+      return po[(static_cast<std::int64_t>(first + r) * n + s) * kCols + c];
+    };
+    if (pairs <= kThreads) {
+      // Few rows (grouped decode), often many splits: a pair per thread, 8 splits in flight.
+      if (threadIdx.x < pairs) {
+        const int i = threadIdx.x, r = i / kCols;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+        for (int s = 0; s < n; ++s) {
+          const float4 v = partial(i, s);
+          const float ww = w[r * n + s];
+          acc.x = fmaf(ww, v.x, acc.x), acc.y = fmaf(ww, v.y, acc.y);
+          acc.z = fmaf(ww, v.z, acc.z), acc.w = fmaf(ww, v.w, acc.w);
+        }
+        finish(i, acc);
+      }
+    } else {
+      // Many rows (a shared prefix), few splits: two pairs per thread, 4 splits each in flight.
+      for (int i0 = threadIdx.x; i0 < pairs; i0 += 2 * kThreads) {
+        const int i1 = min(i0 + kThreads, pairs - 1);  // a clamped duplicate is loaded, not written
+        const int r0 = i0 / kCols, r1 = i1 / kCols;
+        float4 acc0 = make_float4(0.f, 0.f, 0.f, 0.f), acc1 = acc0;
+#pragma unroll 4
+        for (int s = 0; s < n; ++s) {
+          const float4 v0 = partial(i0, s), v1 = partial(i1, s);
+          const float w0 = w[r0 * n + s], w1 = w[r1 * n + s];
+          acc0.x = fmaf(w0, v0.x, acc0.x), acc0.y = fmaf(w0, v0.y, acc0.y);
+          acc0.z = fmaf(w0, v0.z, acc0.z), acc0.w = fmaf(w0, v0.w, acc0.w);
+          acc1.x = fmaf(w1, v1.x, acc1.x), acc1.y = fmaf(w1, v1.y, acc1.y);
+          acc1.z = fmaf(w1, v1.z, acc1.z), acc1.w = fmaf(w1, v1.w, acc1.w);
+        }
+        finish(i0, acc0);
+        if (i0 + kThreads < pairs) finish(i1, acc1);
+      }
+    }
+    __syncthreads();  // the scratch is refilled by the next pass
+  }
+}
+
 // After every thread stored its rows' partials: the last split block of (item, row block) to
 // finish merges the rows [row0, row0 + nrows) (release/acquire through the counter, as in
-// flash_decode.cuh's fused merge) and resets the counter for the next launch.
+// flash_decode.cuh's fused merge) and resets the counter for the next launch. scratch: the
+// block's dynamic shared memory, free by now (merge_rows).
 template <int D, int kThreads>
-__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, int item, int row0, int nrows) {
+__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, int item, int row0, int nrows,
+                                              float* scratch, int scratch_floats) {
   if (a.splits == 1) return;
   __shared__ bool last;
   __threadfence();
@@ -121,10 +222,7 @@ __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, int ite
   __syncthreads();
   if (!last) return;
   __threadfence();
-  for (int r = row0; r < row0 + nrows; ++r)
-    merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * a.splits * D,
-                                    a.partial_lse + static_cast<std::int64_t>(r) * a.splits, a.splits,
-                                    a.o + static_cast<std::int64_t>(r) * D, a.lse + r);
+  merge_rows<D, kThreads>(a, row0, nrows, scratch, scratch_floats);
 }
 
 }  // namespace decode_bench::device

@@ -461,7 +461,8 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
     if (d4 == 0) *state_lse(args, row, blockIdx.y) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
-  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows);
+  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows, reinterpret_cast<float*>(smem),
+                                 static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)));
 }
 
 }  // namespace decode_bench::device

@@ -168,7 +168,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     if (lane == 0)
       *state_lse(args, row, blockIdx.y) = l_run[r] > 0.f ? (m_run[r] + log2f(l_run[r])) * 0.69314718055994531f : -INFINITY;
   }
-  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows);
+  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows, reinterpret_cast<float*>(smem),
+                                 static_cast<int>(Tr::kSharedBytes / sizeof(float)));
 }
 
 }  // namespace decode_bench::device

@@ -4,11 +4,14 @@
 // phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are
 // finite bytes with unit scales (the scale changes no work). Cold L2 (the harness's read flush before each
 // launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
-//   decode-row-probe [repetitions]
+//   decode-row-probe [repetitions [filter]]
+// repetitions 0: one launch per point, untimed (for ncu); filter: run only the points whose label
+// contains it (labels: "decode fp16 1x65536 contiguous cuda_core", "prefix fp16 N 64 P 1024 paged16").
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "harness/cuda_check.hpp"
@@ -61,9 +64,17 @@ void with_storage(DType dtype, F&& f) {
 }
 
 int g_reps = 15;
+const char* g_filter = "";
 L2Flusher* g_flusher = nullptr;
 
+bool selected(const std::string& label) { return label.find(g_filter) != std::string::npos; }
+
 double median_us(const std::function<cudaError_t(cudaStream_t)>& launch) {
+  if (g_reps == 0) {  // one untimed launch (a profiler's target)
+    DB_CUDA_CHECK(launch(nullptr));
+    DB_CUDA_CHECK(cudaDeviceSynchronize());
+    return 0;
+  }
   TimingOptions options;
   options.mode = TimingMode::cold;
   options.repetitions = g_reps;
@@ -93,6 +104,9 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
   const DecodeProblem p{shape, dtype, seqs, len, lens.get(), q.get(), o.get(), lse.get()};
   const double bytes = 2.0 * elems * dtype_bytes(dtype);
   for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core}) {
+    if (!selected("decode " + std::string(dtype_name(dtype)) + " " + std::to_string(seqs) + "x" + std::to_string(len) +
+                  (paged ? " paged16 " : " contiguous ") + std::string(decode_path_name(path))))
+      continue;
     const auto run = [&](auto kv) {
       using KV = decltype(kv);
       DecodePlan plan;
@@ -158,6 +172,9 @@ void prefix_point(int n, int prefix, int page, DType dtype) {
   p.o = o.get();
   p.lse = lse.get();
   const auto run = [&](auto kv, const char* layout) {
+    if (!selected("prefix " + std::string(dtype_name(dtype)) + " N " + std::to_string(n) + " P " +
+                  std::to_string(prefix) + " " + layout))
+      return;
     using KV = decltype(kv);
     RowAttentionPlan plan;
     DB_CUDA_CHECK(plan_row_attention<KV>(p, {}, &plan));
@@ -184,6 +201,7 @@ void prefix_point(int n, int prefix, int page, DType dtype) {
 int main(int argc, char** argv) {
   using namespace decode_bench;
   if (argc > 1) g_reps = std::atoi(argv[1]);
+  if (argc > 2) g_filter = argv[2];
   L2Flusher flusher(0);
   g_flusher = &flusher;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
