@@ -17,6 +17,10 @@
 //                                   tile, or one contiguous range of the chunk bound each.
 //   DECODE_BENCH_FD_SHORT_HEADS=H   1 (default) | 2 | 4: KV heads per block of the short tiling
 //                                   (its 4 warps in H groups), where H divides H_kv.
+//   DECODE_BENCH_ROW_TILING=T       auto (default) | narrow | wide: the tensor-core row attention's
+//                                   tiling: wide (8 warps x 2 row tiles) for items of more than 64
+//                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
+//                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -82,6 +86,20 @@ inline int flash_decode_short_heads() {
   const std::string t = text;
   if (t == "1" || t == "2" || t == "4") return t[0] - '0';
   throw std::invalid_argument(std::string(kShortHeadsEnv) + "='" + t + "': must be 1, 2 or 4");
+}
+
+enum class RowTilingOverride { automatic, narrow, wide };
+inline constexpr const char* kRowTilingEnv = "DECODE_BENCH_ROW_TILING";
+
+// Throws std::invalid_argument naming the variable when it is set to anything else.
+inline RowTilingOverride row_attention_tiling_override() {
+  const char* text = std::getenv(kRowTilingEnv);
+  if (!text || !*text) return RowTilingOverride::automatic;
+  const std::string t = text;
+  if (t == "auto") return RowTilingOverride::automatic;
+  if (t == "narrow") return RowTilingOverride::narrow;
+  if (t == "wide") return RowTilingOverride::wide;
+  throw std::invalid_argument(std::string(kRowTilingEnv) + "='" + t + "': must be auto, narrow or wide");
 }
 
 inline bool flash_decode_balance_enabled() {

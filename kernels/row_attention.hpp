@@ -72,19 +72,26 @@ enum class RowAttentionPath {
   tensor_core,  // mma.sync m16n8k16, FP32 accumulation (FP16 / BF16 / FP8 storage)
 };
 
+// The tensor-core tiling: narrow = 4 warps x 1 row tile of 16; wide = 8 warps x 2 row tiles
+// (FP16 / BF16 at head_dim <= 128). automatic: wide for items of more than 64 rows, or what
+// DECODE_BENCH_ROW_TILING pins (kernels/planner_tuning.hpp).
+enum class RowAttentionTiling { automatic, narrow, wide };
+
 struct RowAttentionOptions {
   RowAttentionPath path = RowAttentionPath::automatic;
   int splits = 0;  // blocks per item along its tokens; <= 0: the planner fills the GPU
+  RowAttentionTiling tiling = RowAttentionTiling::automatic;
 };
 
 struct RowAttentionPlan {
   RowAttentionPath path = RowAttentionPath::simt;
   int splits = 1;          // blocks per item along the tokens (1: no merge)
-  int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32 or 64; simt: 16)
+  int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32, 64; wide 64, 128, 256; simt: 16)
   int row_blocks = 0;      // blocks per item along its rows: ceil(max_item_rows / rows_per_block)
   int tile_tokens = 0;     // KV tokens per block iteration
   int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
   int blocks_per_sm = 0;   // occupancy of the kernel at this plan's shared memory
+  bool wide = false;       // tensor_core: 8 warps x 2 row tiles (rows_per_block 64 / 128 / 256), else 4 x 1
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
 };

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "harness/cuda_check.hpp"
+#include "kernels/planner_tuning.hpp"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
@@ -21,6 +22,8 @@ FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<st
 
 template <class KV>
 constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
+template <class KV, int D>
+constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D <= 128;
 
 // The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).
 struct KernelChoice {
@@ -29,32 +32,43 @@ struct KernelChoice {
   std::size_t max_shared_bytes = 0;  // the most any plan of this kernel asks for (its opt-in limit)
   int tile = 0;
   int stages = 0;
+  int threads = 0;
 };
 
-// stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two.
+// stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two. wide: the
+// tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 template <class KV, int D>
-KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages) {
+KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide) {
   if constexpr (kHasTensorCorePath<KV>) {
-    using Tr = device::RowMmaTraits<KV, D>;
     if (path == RowAttentionPath::tensor_core) {
-      if (stages <= 0) stages = Tr::kMaxStages;
-      if (stages < 2 || stages > Tr::kMaxStages) return {};
-      return {reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>),
-              Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages), Tr::kTile,
-              stages};
+      const auto pick = [&](auto traits, const void* kernel) -> KernelChoice {
+        using Tr = decltype(traits);
+        if (stages <= 0) stages = Tr::kMaxStages;
+        if (stages < 2 || stages > Tr::kMaxStages || rows_per_block > Tr::kMaxRows) return {};
+        return {kernel, Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages),
+                Tr::kTile, stages, Tr::kThreads};
+      };
+      if (wide) {
+        if constexpr (kHasWideTiling<KV, D>)
+          return pick(device::RowMmaWideTraits<KV, D>{},
+                      reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 8, 2>));
+        return {};
+      }
+      return pick(device::RowMmaTraits<KV, D>{}, reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>));
     }
   }
+  if (wide) return {};
   return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
           device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kSharedBytes,
-          device::RowSimtTraits<KV, D>::kTile, 2};
+          device::RowSimtTraits<KV, D>::kTile, 2, device::RowSimtTraits<KV, D>::kThreads};
 }
 
 template <class KV>
-KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages) {
+KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide) {
   switch (head_dim) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide);
     default: return {};
   }
 }
@@ -88,7 +102,25 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     path = kHasTensorCorePath<KV> ? RowAttentionPath::tensor_core : RowAttentionPath::simt;
   if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
   const int rows = std::max(p.max_item_rows, 1);
-  const int rows_per_block = path == RowAttentionPath::simt ? 16 : rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+  // Items of more than 64 rows (a shared prefix) take the wide tiling where it is compiled: 8 warps
+  // of 2 row tiles, 128 or 256 rows a block, so each K/V fragment serves two mma and each staged
+  // tile 4x the rows (DECODE_BENCH_ROW_TILING pins either tiling).
+  RowAttentionTiling tiling = options.tiling;
+  if (tiling == RowAttentionTiling::automatic) {
+    const RowTilingOverride pin = row_attention_tiling_override();
+    tiling = pin == RowTilingOverride::narrow ? RowAttentionTiling::narrow
+             : pin == RowTilingOverride::wide ? RowAttentionTiling::wide
+                                              : RowAttentionTiling::automatic;
+  }
+  const bool wide_ok = path == RowAttentionPath::tensor_core &&
+                       choose_kernel<KV>(p.shape.head_dim, path, 64, 0, true).kernel != nullptr;
+  const bool wide = wide_ok && tiling != RowAttentionTiling::narrow &&
+                    (rows > 64 || (tiling == RowAttentionTiling::wide && rows > 16));
+  const int rows_per_block = path == RowAttentionPath::simt ? 16
+                             : wide                         ? (rows <= 64 ? 64 : rows <= 128 ? 128 : 256)
+                             : rows <= 16                   ? 16
+                             : rows <= 32                   ? 32
+                                                            : 64;
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -97,7 +129,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // 2026-11-23): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
-    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages);
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
     // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It
@@ -106,7 +138,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     // launch sequence), and a later plan must not lower the limit under an earlier one's launch.
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(c.max_shared_bytes)));
-    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, 128, c.shared_bytes));
+    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, c.threads, c.shared_bytes));
     if (blocks > per_sm) k = c, per_sm = blocks;
     if (per_sm >= 1) break;
   }
@@ -128,6 +160,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->tile_tokens = k.tile;
   plan->stages = k.stages;
   plan->blocks_per_sm = per_sm;
+  plan->wide = wide;
   // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
   // [partial o (num_rows, splits, D)][partial lse (num_rows, splits)].
   if (splits > 1) {
@@ -147,7 +180,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
       row_attention_missing_pointers(p))
     return cudaErrorInvalidValue;
   if (p.num_items == 0) return cudaSuccess;
-  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages);
+  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};
@@ -175,7 +208,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   const dim3 grid(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
   const FastDivmod div = page_divider(kv);
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div)};
-  DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(128), params, k.shared_bytes, stream));
+  DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
   return cudaSuccess;
 }
 

@@ -1,15 +1,22 @@
 #pragma once
 // Tensor-core row attention (FP16 / BF16 / FP8 storage): mma.sync m16n8k16, FP32 accumulation.
 //
-// A block (4 warps) holds rows_per_block = 16 x WR query rows of one item and streams one token
-// split of the item's K/V through shared memory (cp.async, 2 or 3 stages of 64-token tiles),
-// each tile read from global memory once for all the block's rows. Warps are WR x WT (WR x WT = 4,
-// WR from the planner at run time): warp (wr, wt) computes row tile wr against the wt-th quarter,
-// half or whole of every tile. Grouped decode (<= 16 rows) is 1 x 4: all warps share one row tile
-// and split the tokens; a shared prefix (many rows) is 4 x 1: warps own row tiles and share every
-// K/V tile. Per tile and warp:
+// A block holds rows_per_block query rows of one item and streams one token split of the item's
+// K/V through shared memory (cp.async, 2 or 3 stages of 64-token tiles), each tile read from global
+// memory once for all the block's rows. Two tilings (template parameters, chosen by the planner):
+//   narrow: 4 warps of one 16-row tile each, rows_per_block = 16 x WR (WR x WT = 4 warps, WR from
+//           the planner at run time). Grouped decode (<= 16 rows) is 1 x 4: all warps share one row
+//           tile and split the tokens; 64 rows are 4 x 1: warps own row tiles and share every tile.
+//   wide:   8 warps of two 16-row tiles each (FP16 / BF16, D <= 128), rows_per_block 64 / 128 / 256
+//           as 2 x 4, 4 x 2 or 8 x 1 warps: each K / V fragment loaded from shared memory feeds two
+//           mma, and each staged tile serves 4x the rows, which cuts the instructions per mma of the
+//           compute-bound shared-prefix phase (ncu, commit cf8bc3f: 8.7 instructions per mma, one
+//           warp per scheduler issuing every 3 cycles, 23% of the tensor roof).
+// Per tile and warp, in groups of 64 tokens (narrow) or 32 (wide, so the S accumulators of two row
+// tiles fit beside O):
 //   S (16 x n) = Q K^T   by mma, Q pre-scaled by softmax_scale * log2(e) (log2-domain scores)
-//   online softmax on the accumulator fragments (row max / sum over the quad of lanes that hold a row)
+//   online softmax on the accumulator fragments (row max / sum over the quad of lanes that hold a
+//   row; O rescaled only when a row's max moved)
 //   O (16 x D) += P V    P re-packed from the S accumulators into A fragments of the storage type
 // At the end the WT warps of a row tile merge their (m, l, O) through shared memory and the block
 // writes each row's state (or its split partial; the last split block merges, row_attention_common).
@@ -104,11 +111,25 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
                : "r"(addr));
 }
 
-template <class KV, int D>
+// 2^x on the special-function unit, subnormal results flushed to zero. exp2f adds a range check
+// and two multiplies around the same instruction (FSETP, FMUL x 2 per call, ncu on the prefix
+// phase, commit cf8bc3f: 10% of the kernel's instructions); arguments here are <= 0 (scores minus
+// the running max) and weights below 2^-126 of the largest count for nothing in an FP32 sum.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// kWarpsT warps, each owning kMT row tiles of 16 rows (kMT = 2: every K/V fragment loaded from
+// shared memory serves two mma, and each staged tile serves 16 x kMT x kWarpsT rows).
+template <class KV, int D, int kWarpsT = 4, int kMT = 1>
 struct RowMmaTraits {
   using T = typename KV::value_type;
   using Ops = MmaStorage<T>;
-  static constexpr int kWarps = 4;
+  static constexpr int kWarps = kWarpsT;
+  static constexpr int kMTiles = kMT;                 // 16-row tiles per warp
+  static constexpr int kWarpRows = 16 * kMT;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTile = 64;                    // tokens per stage
   static constexpr int kTileBytes = kTile * D * static_cast<int>(sizeof(T));  // one of K, V
@@ -116,23 +137,35 @@ struct RowMmaTraits {
   static constexpr int kChunks = D / 8;               // 16-byte chunks per row of Q (FP16) and of FP16/BF16 K/V
   static constexpr int kKvChunks = D * static_cast<int>(sizeof(T)) / 16;  // per K/V row (FP8: D / 16)
   static constexpr int kQParts = Ops::kSplit ? 2 : 1; // hi (+ lo) copies of Q
-  static constexpr int kMaxRows = 16 * kWarps;
-  // Dynamic shared memory: the K/V stages, then Q (rows_per_block x D per part). The epilogue
-  // reuses both for each warp's (O, m, l): 4 x 16 x (D + 2) floats.
-  static_assert(kWarps * 16 * (D + 2) * 4 <= 2 * 2 * kTileBytes + kQParts * 16 * D * 2, "epilogue fits");
+  static constexpr int kMaxRows = kWarpRows * kWarps;
+  // Sub-tiles of 16 tokens scored before one online-softmax step: 64 tokens with one row tile per
+  // warp, 32 with two (the S accumulators of two row tiles x 64 tokens would not fit next to O).
+  static constexpr int kGroup = 4 / kMT;
+  static_assert(kMT == 1 || (kMT == 2 && !Ops::kFp8 && D <= 128), "two row tiles: FP16 / BF16, D <= 128");
   static constexpr std::size_t pipe_bytes(int stages) { return static_cast<std::size_t>(stages) * 2 * kTileBytes; }
+  // Dynamic shared memory: the K/V stages, then Q (rows_per_block x D per part); the epilogue
+  // reuses it for every warp's (O, m, l): kWarps x kWarpRows x (D + 2) floats.
+  static constexpr std::size_t epilogue_bytes() {
+    return static_cast<std::size_t>(kWarps) * kWarpRows * (D + 2) * sizeof(float);
+  }
   static constexpr std::size_t shared_bytes(int rows_per_block, int stages) {
-    return pipe_bytes(stages) + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
+    const std::size_t main = pipe_bytes(stages) + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
+    return main > epilogue_bytes() ? main : epilogue_bytes();
   }
 };
 
+// The wide tiling (kernels/row_attention_launch.cuh takes it for items of more than 64 rows).
 template <class KV, int D>
-__global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
-                                                               const FastDivmod page_div) {
-  using Tr = RowMmaTraits<KV, D>;
+using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
+
+template <class KV, int D, int kWarpsT = 4, int kMT = 1>
+__global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
+                                                                          const FastDivmod page_div) {
+  using Tr = RowMmaTraits<KV, D, kWarpsT, kMT>;
   using Ops = typename Tr::Ops;
   using T = typename Tr::T;
-  constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kKvChunks = Tr::kKvChunks;
+  constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kKvChunks = Tr::kKvChunks, kWarps = Tr::kWarps;
+  constexpr int kWarpRows = Tr::kWarpRows, kGroup = Tr::kGroup;
   const int stages = args.stages;  // 2 .. Tr::kMaxStages K/V tiles in shared memory
   extern __shared__ __align__(128) unsigned char smem[];
 
@@ -149,8 +182,10 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
   const auto tile_start = [&](int i) { return t_begin + static_cast<std::int64_t>(i) * kTile; };
 
+  // Warps are WR x WT: warp (wr, wt) owns rows [wr * kWarpRows, + kWarpRows) of the block and the
+  // wt-th part (sub tokens) of every tile.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wr_count = args.rows_per_block / 16, wt_count = Tr::kWarps / wr_count;
+  const int wr_count = args.rows_per_block / kWarpRows, wt_count = kWarps / wr_count;
   const int wr = warp / wt_count, wt = warp - wr * wt_count;
   const int sub = kTile / wt_count;  // tokens of each tile this warp takes: 16, 32 or 64
   const int nsub = sub / 16;
@@ -206,18 +241,26 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
     cp_async_commit();
   }
 
-  // Per-thread fragment state: rows g = lane / 4 and g + 8 of the warp's row tile.
+  // Per-thread fragment state: rows g = lane / 4 and g + 8 of each of the warp's row tiles.
   const int g = lane / 4, tq = lane % 4;
-  float o_acc[D / 8][4];
+  float o_acc[kMT][D / 8][4];
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n) o_acc[n][0] = o_acc[n][1] = o_acc[n][2] = o_acc[n][3] = 0.f;
-  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
-  const bool active = wr * 16 < nrows;  // a row tile of padding only skips the math
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) o_acc[mt][n][0] = o_acc[mt][n][1] = o_acc[mt][n][2] = o_acc[mt][n][3] = 0.f;
+  float m_run[kMT][2], l_run[kMT][2];
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) m_run[mt][0] = m_run[mt][1] = -INFINITY, l_run[mt][0] = l_run[mt][1] = 0.f;
+  const bool active = wr * kWarpRows < nrows;  // a warp of padding rows only skips the math
 
   // ldmatrix lane addresses (row / chunk offsets within a 16 x 16 operand block).
-  const int q_row = wr * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, q_chunk = lane >> 4;
+  const int q_row0 = wr * kWarpRows + (lane & 7) + ((lane >> 3) & 1) * 8, q_chunk = lane >> 4;
   const int k_tok = (lane & 7) + ((lane >> 4) << 3), k_chunk = (lane >> 3) & 1;
   const int v_tok = (lane & 7) + ((lane >> 3) & 1) * 8, v_chunk = lane >> 4;
+  const auto q_addr = [&](int mt, int qc) {
+    const int q_row = q_row0 + 16 * mt;
+    return q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
+  };
 
   // FP8: this item's (one KV head's) dequantization scales, with the widening's unit scale and the
   // q / P boosts folded in: scores x k_mul, the normalised output x out_mul.
@@ -241,150 +284,182 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
     if (!active) continue;
     const std::uint32_t ks = k_stage(tile % stages), vs = ks + Tr::kTileBytes;
     const std::int64_t tile_t0 = tile_start(tile);
+    // Only the split's last tile can hold tokens past its end: full tiles skip the masking.
+    const bool partial_tile = tile_t0 + kTile > t_end;
 
-    // S = Q K^T over this warp's sub-tiles of 16 tokens (two n8 accumulators each).
-    float s[4][2][4];
 #pragma unroll
-    for (int c = 0; c < 4; ++c)
+    for (int c0 = 0; c0 < 4; c0 += kGroup) {
+      if (c0 >= nsub) break;
+      // S = Q K^T over sub-tiles c0 .. c0 + kGroup - 1 of 16 tokens (two n8 accumulators each).
+      float s[kMT][kGroup][2][4];
 #pragma unroll
-      for (int j = 0; j < 2; ++j) s[c][j][0] = s[c][j][1] = s[c][j][2] = s[c][j][3] = 0.f;
-    if constexpr (Ops::kFp8) {
+      for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-      for (int span = 0; span < D / 64; ++span) {
-        std::uint32_t a[4][4], a_lo[4][4];
+        for (int c = 0; c < kGroup; ++c)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int qc = 2 * (4 * span + i) + q_chunk;
-          const std::uint32_t qa = q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
-          ldmatrix_x4(a[i], qa);
-          ldmatrix_x4(a_lo[i], qa + q_part_bytes);
+          for (int j = 0; j < 2; ++j) s[mt][c][j][0] = s[mt][c][j][1] = s[mt][c][j][2] = s[mt][c][j][3] = 0.f;
+      if constexpr (Ops::kFp8) {
+#pragma unroll
+        for (int span = 0; span < D / 64; ++span) {
+          std::uint32_t a[4][4], a_lo[4][4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const std::uint32_t qa = q_addr(0, 2 * (4 * span + i) + q_chunk);
+            ldmatrix_x4(a[i], qa);
+            ldmatrix_x4(a_lo[i], qa + q_part_bytes);
+          }
+#pragma unroll
+          for (int c = 0; c < kGroup; ++c) {
+            if (c0 + c < nsub) {
+#pragma unroll
+              for (int j = 0; j < 2; ++j) {
+                std::uint32_t b[4][2];
+                load_k_fragments<T, kKvChunks>(ks, wt * sub + (c0 + c) * 16 + j * 8 + g, span, tq, b);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                  Ops::mma(s[0][c][j], a[i], b[i][0], b[i][1]);
+                  Ops::mma(s[0][c][j], a_lo[i], b[i][0], b[i][1]);
+                }
+              }
+            }
+          }
         }
+      } else {
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          if (c < nsub) {
+        for (int kk = 0; kk < D / 16; ++kk) {
+          std::uint32_t a[kMT][4], a_lo[kMT][4];
 #pragma unroll
-            for (int j = 0; j < 2; ++j) {
-              std::uint32_t b[4][2];
-              load_k_fragments<T, kKvChunks>(ks, wt * sub + c * 16 + j * 8 + g, span, tq, b);
+          for (int mt = 0; mt < kMT; ++mt) {
+            const std::uint32_t qa = q_addr(mt, 2 * kk + q_chunk);
+            ldmatrix_x4(a[mt], qa);
+            if constexpr (Ops::kSplit) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
+          }
 #pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                Ops::mma(s[c][j], a[i], b[i][0], b[i][1]);
-                Ops::mma(s[c][j], a_lo[i], b[i][0], b[i][1]);
+          for (int c = 0; c < kGroup; ++c) {
+            if (c0 + c < nsub) {
+              const int tok = wt * sub + (c0 + c) * 16 + k_tok, kc = 2 * kk + k_chunk;
+              std::uint32_t b[4];
+              ldmatrix_x4(b, ks + static_cast<std::uint32_t>(tok * kChunks + (kc ^ (tok & 7))) * 16u);
+#pragma unroll
+              for (int mt = 0; mt < kMT; ++mt) {
+                Ops::mma(s[mt][c][0], a[mt], b[0], b[1]);
+                Ops::mma(s[mt][c][1], a[mt], b[2], b[3]);
+                if constexpr (Ops::kSplit) {
+                  Ops::mma(s[mt][c][0], a_lo[mt], b[0], b[1]);
+                  Ops::mma(s[mt][c][1], a_lo[mt], b[2], b[3]);
+                }
               }
             }
           }
         }
       }
-    } else {
+
+      // Online softmax in the log2 domain. Tokens past the split's end score -inf.
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t a[4], a_lo[4];
-        const int qc = 2 * kk + q_chunk;
-        const std::uint32_t qa = q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
-        ldmatrix_x4(a, qa);
-        if constexpr (Ops::kSplit) ldmatrix_x4(a_lo, qa + q_part_bytes);
+      for (int mt = 0; mt < kMT; ++mt) {
+        float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          if (c < nsub) {
-            const int tok = wt * sub + c * 16 + k_tok, kc = 2 * kk + k_chunk;
-            std::uint32_t b[4];
-            ldmatrix_x4(b, ks + static_cast<std::uint32_t>(tok * kChunks + (kc ^ (tok & 7))) * 16u);
-            Ops::mma(s[c][0], a, b[0], b[1]);
-            Ops::mma(s[c][1], a, b[2], b[3]);
-            if constexpr (Ops::kSplit) {
-              Ops::mma(s[c][0], a_lo, b[0], b[1]);
-              Ops::mma(s[c][1], a_lo, b[2], b[3]);
-            }
+        for (int c = 0; c < kGroup; ++c) {
+          if (c0 + c < nsub) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
+                if (partial_tile) {
+                  const std::int64_t t = tile_t0 + wt * sub + (c0 + c) * 16 + j * 8 + 2 * tq + (e & 1);
+                  if (t >= t_end) s[mt][c][j][e] = -INFINITY;
+                }
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[mt][c][j][e]);
+              }
+          }
+        }
+        float base[2], alpha[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+          const float m_new = fmaxf(m_run[mt][h], mx[h]);
+          base[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
+          alpha[h] = fast_exp2(m_run[mt][h] - base[h]);
+          m_run[mt][h] = m_new;
+          l_run[mt][h] *= alpha[h];
+        }
+        // The running max settles after a few tiles: rescale O only when some row's max moved
+        // (the multiplies were 1/8 of the prefix phase's instructions).
+        if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+          for (int n = 0; n < D / 8; ++n) {
+            o_acc[mt][n][0] *= alpha[0];
+            o_acc[mt][n][1] *= alpha[0];
+            o_acc[mt][n][2] *= alpha[1];
+            o_acc[mt][n][3] *= alpha[1];
+          }
+        }
+        // P in place of S (weights relative to the new max).
+#pragma unroll
+        for (int c = 0; c < kGroup; ++c) {
+          if (c0 + c < nsub) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const float p = fast_exp2(s[mt][c][j][e] - base[e >> 1]);
+                l_run[mt][e >> 1] += p;
+                s[mt][c][j][e] = p * Ops::kPBoost;  // l_run summed the unboosted weights
+              }
           }
         }
       }
-    }
 
-    // Online softmax in the log2 domain. Tokens past the split's end score -inf.
-    float mx[2] = {-INFINITY, -INFINITY};
+      // O += P V, 16 tokens (one k16 step) per sub-tile; each V fragment serves every row tile.
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      if (c < nsub) {
+      for (int c = 0; c < kGroup; ++c) {
+        if (c0 + c < nsub) {
+          std::uint32_t a[kMT][4], a_lo[kMT][4];
 #pragma unroll
-        for (int j = 0; j < 2; ++j)
+          for (int mt = 0; mt < kMT; ++mt) {
+            const float(&p)[2][4] = s[mt][c];
+            a[mt][0] = Ops::pack(p[0][0], p[0][1]);
+            a[mt][1] = Ops::pack(p[0][2], p[0][3]);
+            a[mt][2] = Ops::pack(p[1][0], p[1][1]);
+            a[mt][3] = Ops::pack(p[1][2], p[1][3]);
+            if constexpr (Ops::kSplit) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const std::int64_t t = tile_t0 + wt * sub + c * 16 + j * 8 + 2 * tq + (e & 1);
-            if constexpr (Ops::kFp8) s[c][j][e] *= k_mul;
-            if (t >= t_end) s[c][j][e] = -INFINITY;
-            mx[e >> 1] = fmaxf(mx[e >> 1], s[c][j][e]);
-          }
-      }
-    }
-    float base[2], alpha[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      const float m_new = fmaxf(m_run[h], mx[h]);
-      base[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
-      alpha[h] = exp2f(m_run[h] - base[h]);
-      m_run[h] = m_new;
-      l_run[h] *= alpha[h];
-    }
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o_acc[n][0] *= alpha[0];
-      o_acc[n][1] *= alpha[0];
-      o_acc[n][2] *= alpha[1];
-      o_acc[n][3] *= alpha[1];
-    }
-
-    // O += P V, 16 tokens (one k16 step) per sub-tile.
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      if (c < nsub) {
-        float p[2][4];
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            p[j][e] = exp2f(s[c][j][e] - base[e >> 1]);
-            l_run[e >> 1] += p[j][e];
-          }
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) p[j][e] *= Ops::kPBoost;  // l_run summed the unboosted weights
-        std::uint32_t a[4] = {Ops::pack(p[0][0], p[0][1]), Ops::pack(p[0][2], p[0][3]), Ops::pack(p[1][0], p[1][1]),
-                              Ops::pack(p[1][2], p[1][3])};
-        std::uint32_t a_lo[4];
-        if constexpr (Ops::kSplit) {
-#pragma unroll
-          for (int w = 0; w < 4; ++w) {
-            const float2 h = Ops::unpack(a[w]);
-            const int j = w >> 1, e = (w & 1) * 2;
-            a_lo[w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
-          }
-        }
-        if constexpr (Ops::kFp8) {
-#pragma unroll
-          for (int blk = 0; blk < D / 32; ++blk) {
-            std::uint32_t b[4][2];
-            load_v_fragments<T, kKvChunks>(vs, wt * sub + c * 16, blk, g, tq, b);
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-              Ops::mma(o_acc[4 * blk + q], a, b[q][0], b[q][1]);
-              Ops::mma(o_acc[4 * blk + q], a_lo, b[q][0], b[q][1]);
+              for (int w = 0; w < 4; ++w) {
+                const float2 h = Ops::unpack(a[mt][w]);
+                const int j = w >> 1, e = (w & 1) * 2;
+                a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
+              }
             }
           }
-        } else {
-          const int tok = wt * sub + c * 16 + v_tok;
+          if constexpr (Ops::kFp8) {
 #pragma unroll
-          for (int dn = 0; dn < D / 16; ++dn) {
-            const int vc = 2 * dn + v_chunk;
-            std::uint32_t b[4];
-            ldmatrix_x4_trans(b, vs + static_cast<std::uint32_t>(tok * kChunks + (vc ^ (tok & 7))) * 16u);
-            Ops::mma(o_acc[2 * dn], a, b[0], b[1]);
-            Ops::mma(o_acc[2 * dn + 1], a, b[2], b[3]);
-            if constexpr (Ops::kSplit) {
-              Ops::mma(o_acc[2 * dn], a_lo, b[0], b[1]);
-              Ops::mma(o_acc[2 * dn + 1], a_lo, b[2], b[3]);
+            for (int blk = 0; blk < D / 32; ++blk) {
+              std::uint32_t b[4][2];
+              load_v_fragments<T, kKvChunks>(vs, wt * sub + (c0 + c) * 16, blk, g, tq, b);
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                Ops::mma(o_acc[0][4 * blk + q], a[0], b[q][0], b[q][1]);
+                Ops::mma(o_acc[0][4 * blk + q], a_lo[0], b[q][0], b[q][1]);
+              }
+            }
+          } else {
+            const int tok = wt * sub + (c0 + c) * 16 + v_tok;
+#pragma unroll
+            for (int dn = 0; dn < D / 16; ++dn) {
+              const int vc = 2 * dn + v_chunk;
+              std::uint32_t b[4];
+              ldmatrix_x4_trans(b, vs + static_cast<std::uint32_t>(tok * kChunks + (vc ^ (tok & 7))) * 16u);
+#pragma unroll
+              for (int mt = 0; mt < kMT; ++mt) {
+                Ops::mma(o_acc[mt][2 * dn], a[mt], b[0], b[1]);
+                Ops::mma(o_acc[mt][2 * dn + 1], a[mt], b[2], b[3]);
+                if constexpr (Ops::kSplit) {
+                  Ops::mma(o_acc[mt][2 * dn], a_lo[mt], b[0], b[1]);
+                  Ops::mma(o_acc[mt][2 * dn + 1], a_lo[mt], b[2], b[3]);
+                }
+              }
             }
           }
         }
@@ -394,61 +469,67 @@ __global__ void __launch_bounds__(128) row_attention_mma_kernel(const KV kv, con
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
 
-  // Each warp's unnormalised (O, m, l) of its 16 rows: O at [warp][16][D], then m and l.
+  // Each warp's unnormalised (O, m, l) of its kWarpRows rows: O at [warp][kWarpRows][D], then m, l.
   float* red_o = reinterpret_cast<float*>(smem);
-  float* red_m = red_o + Tr::kWarps * 16 * D;
-  float* red_l = red_m + Tr::kWarps * 16;
+  float* red_m = red_o + kWarps * kWarpRows * D;
+  float* red_l = red_m + kWarps * kWarpRows;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
-    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-  }
-  if (active) {
-    if constexpr (Ops::kFp8) {
-      // Columns 2tq, 2tq + 1 of n8 blocks 4 blk + 0..3 are dims 32 blk + 8 tq + 0..3 and + 4..7 (o_dim_of).
+  for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-      for (int blk = 0; blk < D / 32; ++blk) {
-        const float(&o0)[4] = o_acc[4 * blk];
-        const float(&o1)[4] = o_acc[4 * blk + 1];
-        const float(&o2)[4] = o_acc[4 * blk + 2];
-        const float(&o3)[4] = o_acc[4 * blk + 3];
-        float* r0 = red_o + (warp * 16 + g) * D + o_dim_of(4 * blk, 2 * tq);
-        reinterpret_cast<float4*>(r0)[0] = make_float4(o0[0], o1[0], o2[0], o3[0]);
-        reinterpret_cast<float4*>(r0)[1] = make_float4(o0[1], o1[1], o2[1], o3[1]);
-        reinterpret_cast<float4*>(r0 + 8 * D)[0] = make_float4(o0[2], o1[2], o2[2], o3[2]);
-        reinterpret_cast<float4*>(r0 + 8 * D)[1] = make_float4(o0[3], o1[3], o2[3], o3[3]);
-      }
-    } else {
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        float* r0 = red_o + (warp * 16 + g) * D + n * 8 + 2 * tq;
-        *reinterpret_cast<float2*>(r0) = make_float2(o_acc[n][0], o_acc[n][1]);
-        *reinterpret_cast<float2*>(r0 + 8 * D) = make_float2(o_acc[n][2], o_acc[n][3]);
-      }
+    for (int h = 0; h < 2; ++h) {
+      l_run[mt][h] += __shfl_xor_sync(0xffffffffu, l_run[mt][h], 1);
+      l_run[mt][h] += __shfl_xor_sync(0xffffffffu, l_run[mt][h], 2);
     }
-    if (tq == 0) {
-      red_m[warp * 16 + g] = m_run[0];
-      red_m[warp * 16 + g + 8] = m_run[1];
-      red_l[warp * 16 + g] = l_run[0];
-      red_l[warp * 16 + g + 8] = l_run[1];
+  if (active) {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      const int wrow = warp * kWarpRows + mt * 16 + g;  // this thread's first row in red_o
+      if constexpr (Ops::kFp8) {
+        // Columns 2tq, 2tq + 1 of n8 blocks 4 blk + 0..3 are dims 32 blk + 8 tq + 0..3 and + 4..7 (o_dim_of).
+#pragma unroll
+        for (int blk = 0; blk < D / 32; ++blk) {
+          const float(&o0)[4] = o_acc[mt][4 * blk];
+          const float(&o1)[4] = o_acc[mt][4 * blk + 1];
+          const float(&o2)[4] = o_acc[mt][4 * blk + 2];
+          const float(&o3)[4] = o_acc[mt][4 * blk + 3];
+          float* r0 = red_o + wrow * D + o_dim_of(4 * blk, 2 * tq);
+          reinterpret_cast<float4*>(r0)[0] = make_float4(o0[0], o1[0], o2[0], o3[0]);
+          reinterpret_cast<float4*>(r0)[1] = make_float4(o0[1], o1[1], o2[1], o3[1]);
+          reinterpret_cast<float4*>(r0 + 8 * D)[0] = make_float4(o0[2], o1[2], o2[2], o3[2]);
+          reinterpret_cast<float4*>(r0 + 8 * D)[1] = make_float4(o0[3], o1[3], o2[3], o3[3]);
+        }
+      } else {
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+          float* r0 = red_o + wrow * D + n * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(r0) = make_float2(o_acc[mt][n][0], o_acc[mt][n][1]);
+          *reinterpret_cast<float2*>(r0 + 8 * D) = make_float2(o_acc[mt][n][2], o_acc[mt][n][3]);
+        }
+      }
+      if (tq == 0) {
+        red_m[wrow] = m_run[mt][0];
+        red_m[wrow + 8] = m_run[mt][1];
+        red_l[wrow] = l_run[mt][0];
+        red_l[wrow + 8] = l_run[mt][1];
+      }
     }
   }
   __syncthreads();
 
-  // Row r of the block sits in row tile r / 16, held by warps (r / 16) * WT + 0 .. WT - 1.
+  // Row r of the block sits in warp row tile r / kWarpRows, held by warps (r / kWarpRows) * WT + 0 .. WT - 1.
   for (int i = threadIdx.x; i < nrows * (D / 4); i += Tr::kThreads) {
     const int r = i / (D / 4), d4 = i - r * (D / 4);
-    const int w0 = (r / 16) * wt_count, rr = r % 16;
+    const int w0 = (r / kWarpRows) * wt_count, rr = r % kWarpRows;
     float m = -INFINITY;
-    for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * 16 + rr]);
+    for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * kWarpRows + rr]);
     float l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     if (m != -INFINITY) {
       for (int w = 0; w < wt_count; ++w) {
-        const float mw = red_m[(w0 + w) * 16 + rr];
+        const float mw = red_m[(w0 + w) * kWarpRows + rr];
         const float sc = mw == -INFINITY ? 0.f : exp2f(mw - m);
-        l += sc * red_l[(w0 + w) * 16 + rr];
-        const float4 ow = reinterpret_cast<const float4*>(red_o + ((w0 + w) * 16 + rr) * D)[d4];
+        l += sc * red_l[(w0 + w) * kWarpRows + rr];
+        const float4 ow = reinterpret_cast<const float4*>(red_o + ((w0 + w) * kWarpRows + rr) * D)[d4];
         acc.x += sc * ow.x;
         acc.y += sc * ow.y;
         acc.z += sc * ow.z;

@@ -297,6 +297,8 @@ class SharedPrefixRunner final : public PointRunner {
                                {"path", sp_plan.has_prefix ? path : "none"},
                                {"splits", sp_plan.prefix.splits},
                                {"rows_per_block", sp_plan.prefix.rows_per_block},
+                               {"tiling", sp_plan.prefix.wide ? "wide" : "narrow"},
+                               {"blocks_per_sm", sp_plan.prefix.blocks_per_sm},
                                {"tile_tokens", sp_plan.prefix.tile_tokens}}},
                    {"suffix", {{"max_len", sp_plan.max_suffix_len},
                                {"num_splits", sp_plan.suffix.num_splits},

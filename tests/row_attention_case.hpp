@@ -34,6 +34,7 @@ struct RowCase {
   int page_size = 0;  // 0: contiguous
   int splits = 0;     // 0: automatic
   RowAttentionPath path = RowAttentionPath::automatic;
+  RowAttentionTiling tiling = RowAttentionTiling::automatic;
   bool identity_rows = false;  // row_q = nullptr (row r reads q row r)
   std::uint64_t seed = 1;
 };
@@ -90,7 +91,7 @@ RowCaseResult run_row_case(const RowCase& c) {
   RowCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_row_attention<KV>(problem, {c.path, c.splits}, &result.plan);
+    result.status = plan_row_attention<KV>(problem, {c.path, c.splits, c.tiling}, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(result.plan.workspace_bytes, 1));
     workspace.poison();

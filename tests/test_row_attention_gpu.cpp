@@ -142,6 +142,36 @@ TEST(RowAttentionGpu, SharedPrefixManyRows) {
   }
 }
 
+// The two tensor-core tilings on the same cases: narrow (4 warps x 16 rows) and wide (8 warps x 2
+// row tiles, 64 / 128 / 256 rows a block, FP16 / BF16 at d <= 128; d = 256 must fall back to
+// narrow). Row counts around the block and warp sizes, an item of few rows beside one of many (padding
+// warps and row blocks), one and three splits, ranges not a multiple of the 64-token tile.
+TEST(RowAttentionGpu, WideAndNarrowTilings) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 700;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int d : {64, 128, 256})
+      for (RowAttentionTiling tiling : {RowAttentionTiling::narrow, RowAttentionTiling::wide})
+        for (int rows : {17, 64, 65, 129, 256, 300}) {
+          RowCase c;
+          c.shape = {8, 2, d};
+          c.lengths = std::vector<std::int32_t>(40, 3);
+          c.lengths[0] = 700;
+          c.page_size = rows % 2 == 0 ? 16 : 0;
+          c.splits = rows % 3 == 0 ? 3 : 1;
+          c.path = RowAttentionPath::tensor_core;
+          c.tiling = tiling;
+          c.seed = ++seed;
+          c.items = {{0, 0, rows, 3, 700}, {0, 1, 5, 0, 641}};
+          const auto r = run_any(dtype, c);
+          ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+          EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " rows " << rows << ": " << r.verification.summary();
+          const bool wide = tiling == RowAttentionTiling::wide && d <= 128;
+          EXPECT_EQ(r.plan.wide, wide) << describe(dtype, c) << " rows " << rows;
+          if (wide) EXPECT_EQ(r.plan.rows_per_block, rows <= 64 ? 64 : rows <= 128 ? 128 : 256);
+        }
+}
+
 // FP8 on the tensor cores with the fused split merge, both row layouts of the block (1 x 4 and
 // 4 x 1 warps) and the narrowest and widest rows: small enough for compute-sanitizer.
 TEST(RowAttentionGpu, Fp8SplitsAndPages) {
