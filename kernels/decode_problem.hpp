@@ -6,6 +6,7 @@
 //   lse:      (num_seqs, H_q)    fp32      natural-log log-sum-exp of the scaled scores
 //   seq_lens: (num_seqs)         int32     tokens of each sequence (0 allowed: empty state)
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "kernels/decode_shape.hpp"
@@ -36,8 +37,22 @@ struct DecodeProblem {
   const std::int32_t* host_seq_lens = nullptr;
 };
 
-// Head dims and GQA group sizes with compiled kernels; others are reported as unsupported.
-constexpr bool head_dim_supported(int d) { return d == 64 || d == 128 || d == 256; }
+// Head dims. Kernels are compiled for 64, 128 and 256 only (more would multiply the
+// instantiations); head dim d runs on the smallest compiled one >= d with the dims past d masked:
+// never read from memory (K/V chunks zero-filled, q dims zero), never written (o, partials). d must
+// be a multiple of 16, one 16-byte chunk of FP8 (two of FP16/BF16, four of FP32), so every row is
+// whole 16-byte chunks in every storage type and each chunk lies wholly inside d or past it.
+constexpr int kHeadDimStep = 16;
+constexpr int kMaxKernelHeadDim = 256;
+constexpr bool head_dim_supported(int d) { return d >= kHeadDimStep && d <= kMaxKernelHeadDim && d % kHeadDimStep == 0; }
+constexpr int compiled_head_dim(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+// "head_dim 72 is not supported (...)": the skip reason every planner and sweep reports.
+inline std::string head_dim_unsupported_reason(int d) {
+  return "head_dim " + std::to_string(d) +
+         " is not supported (supported: multiples of 16 from 16 to 256; kernels are compiled for 64, 128 and 256, "
+         "smaller head dims run on the next one up with the tail dims masked)";
+}
+// GQA group sizes with compiled CUDA-core kernels; others are reported as unsupported.
 constexpr bool gqa_group_supported(int g) { return g == 1 || g == 2 || g == 4 || g == 8; }
 
 }  // namespace decode_bench

@@ -7,7 +7,7 @@ namespace decode_bench {
 std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
   if (const std::string why = p.shape.invalid_reason(); !why.empty()) return why;
   if (!head_dim_supported(p.shape.head_dim))
-    return "head_dim " + std::to_string(p.shape.head_dim) + " has no compiled kernel (supported: 64, 128, 256)";
+    return head_dim_unsupported_reason(p.shape.head_dim);
   if (!gqa_group_supported(p.shape.group()) && !decode_tensor_core_supported(p))
     return "GQA group " + std::to_string(p.shape.group()) +
            " has no compiled kernel (supported: 1, 2, 4, 8; with FP16/BF16/FP8 storage also 3-16, and MQA with up to "

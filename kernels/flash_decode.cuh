@@ -16,6 +16,11 @@
 // unless asked (docs/kernel-notes.md, commit 328fb71).
 // Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
 // are exp2f; lse is converted back to natural log on output.
+// Head dims: the kernel compiled for D serves every runtime head dim h <= D (a multiple of 16,
+// kernels/decode_problem.hpp): the 16-byte vectors of a row at dims >= h are never loaded (zero in
+// registers or shared memory), their q dims are zero, so they add nothing to scores or outputs, and
+// o, lse and partials are (.., h) arrays of which only the h dims are written. Bytes read stay exactly
+// those of the h-dim rows.
 // Quantized caches (FP8): the KV head's K scale (kv.k_scale) and Vec16's unit scale are folded into
 // that pre-scaled q, and the V scale into the output (one multiply per output element), so the
 // inner loop only widens the stored values. The merge is linear in o, so partials carry it too.
@@ -36,17 +41,18 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 struct FlashDecodeArgs {
-  const float* q;             // (num_seqs, H_q, D)
+  const float* q;             // (num_seqs, H_q, h), h = head_dim <= D
   const std::int32_t* lens;   // (num_seqs)
-  float* o;                   // (num_seqs, H_q, D)             when num_splits == 1
+  float* o;                   // (num_seqs, H_q, h)             when num_splits == 1
   float* lse;                 // (num_seqs, H_q)                when num_splits == 1
-  float* partial_o;           // (num_seqs, H_q, num_splits, D) when num_splits > 1; work lists:
-                              // (H_q, n, D) per sequence split n > 1 ways, at BlockWork::partial_row
+  float* partial_o;           // (num_seqs, H_q, num_splits, h) when num_splits > 1; work lists:
+                              // (H_q, n, h) per sequence split n > 1 ways, at BlockWork::partial_row
   float* partial_lse;         // (num_seqs, H_q, num_splits)    likewise, one float per state
   unsigned* split_counters;   // (num_seqs, H_kv / HB) when the merge is fused: zero before the
                               // launch, left zero by it (the last split of each head block resets it)
   const DecodeWorkItem* items;  // work-list plans: (gridDim.y); nullptr: the uniform grid above
   int heads_q;
+  int head_dim;               // h: the problem's head dim, at most the compiled D
   int head_blocks;            // H_kv / HB
   int warps_per_head;         // kWarps / HB
   int num_splits;
@@ -89,6 +95,23 @@ template <class Tr>
 __device__ __forceinline__ int lane_vec_offset(int j) {
   return (j * Tr::kLanesPerRow + (threadIdx.x & 31) % Tr::kLanesPerRow) * Tr::kVec;
 }
+
+// Which of this lane's vectors lie inside the runtime head dim (the rest are the masked tail: never
+// loaded, zero), and their offsets, clamped to the row start for tail vectors so that even an
+// unread address stays inside the row.
+template <class Tr>
+struct LaneVecs {
+  bool in_dim[Tr::kVecsPerLane];
+  int offset[Tr::kVecsPerLane];
+
+  __device__ explicit LaneVecs(int head_dim) {
+#pragma unroll
+    for (int j = 0; j < Tr::kVecsPerLane; ++j) {
+      in_dim[j] = lane_vec_offset<Tr>(j) < head_dim;
+      offset[j] = in_dim[j] ? lane_vec_offset<Tr>(j) : 0;
+    }
+  }
+};
 
 // Resolves the rows of the tile at `base` (clamped to end - 1: rows past the end are masked
 // when used, but their addresses must stay inside the sequence).
@@ -219,6 +242,7 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
                                                           const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
                                                           RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane;
+  const LaneVecs<Tr> vecs(args.head_dim);
   typename RowLocator<KV>::Ticket tickets[U];
   fetch_tickets<Tr>(loc, rows, tickets, cur.begin, cur.chunk_end);
   while (true) {
@@ -230,9 +254,10 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
       const std::int64_t off = loc.offset(tickets[u]);
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
-        const std::int64_t e = off + lane_vec_offset<Tr>(j);
-        kreg[u][j] = valid ? load_stream_16B(kv.k + e) : make_uint4(0, 0, 0, 0);
-        vreg[u][j] = valid ? load_stream_16B(kv.v + e) : make_uint4(0, 0, 0, 0);
+        const std::int64_t e = off + vecs.offset[j];
+        const bool load = valid && vecs.in_dim[j];
+        kreg[u][j] = load ? load_stream_16B(kv.k + e) : make_uint4(0, 0, 0, 0);
+        vreg[u][j] = load ? load_stream_16B(kv.v + e) : make_uint4(0, 0, 0, 0);
       }
     }
     const TileCursor now = cur;
@@ -264,6 +289,7 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
   const auto slot = [stage_base](int stage, int u, int j, int kv_sel) -> std::uint32_t {
     return stage_base + 16u * (((stage * U * NV + u * NV + j) * 2 + kv_sel) * Tr::kThreads + threadIdx.x);
   };
+  const LaneVecs<Tr> vecs(args.head_dim);
   typename RowLocator<KV>::Ticket tickets[U];
   TileCursor load = cur;
   fetch_tickets<Tr>(loc, rows, tickets, load.begin, load.chunk_end);
@@ -276,9 +302,9 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
       const std::int64_t off = loc.offset(tickets[u]);
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
-        const std::int64_t e = off + lane_vec_offset<Tr>(j);
-        cp_async_16B(slot(stage, u, j, 0), kv.k + e, valid);
-        cp_async_16B(slot(stage, u, j, 1), kv.v + e, valid);
+        const std::int64_t e = off + vecs.offset[j];
+        cp_async_16B(slot(stage, u, j, 0), kv.k + e, valid && vecs.in_dim[j]);
+        cp_async_16B(slot(stage, u, j, 1), kv.v + e, valid && vecs.in_dim[j]);
       }
     }
     load.advance(args, rows.tile, len);
@@ -359,10 +385,12 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
   }
   __syncthreads();
 
-  // Each head's warps fold into one state per query head: (HB, GROUP, D) outputs.
+  // Each head's warps fold into one state per query head: (HB, GROUP, h) outputs (the dims past the
+  // head dim h hold zeros and are not written).
   const int warps_per_head = args.warps_per_head, heads = Tr::kWarps / warps_per_head;
-  for (int idx = threadIdx.x; idx < heads * GROUP * D; idx += Tr::kThreads) {
-    const int slot = idx / (GROUP * D), g = idx / D % GROUP, d = idx % D;
+  const int h_dim = args.head_dim;
+  for (int idx = threadIdx.x; idx < heads * GROUP * h_dim; idx += Tr::kThreads) {
+    const int slot = idx / (GROUP * h_dim), g = idx / h_dim % GROUP, d = idx % h_dim;
     const int w_begin = slot * warps_per_head, w_end = w_begin + warps_per_head;
     float m = -INFINITY;
     for (int w = w_begin; w < w_end; ++w) m = fmaxf(m, sm_m[w][g]);
@@ -381,11 +409,11 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
     const int h = (first_kv_head + slot) * GROUP + g;
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + h;
     if (work.num_splits == 1) {
-      args.o[head_index * D + d] = out;
+      args.o[head_index * h_dim + d] = out;
       if (d == 0) args.lse[head_index] = lse;
     } else {
       const std::int64_t part = work.partial_row(args.heads_q, h);
-      args.partial_o[part * D + d] = out;
+      args.partial_o[part * h_dim + d] = out;
       if (d == 0) args.partial_lse[part] = lse;
     }
   }
@@ -415,14 +443,15 @@ __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args,
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + first_kv_head * GROUP + h;
     const std::int64_t first = BlockWork{work.seq, 0, work.num_splits, work.head_block, work.partial_base}.partial_row(
         args.heads_q, first_kv_head * GROUP + h);
-    merge_split_states<D, Tr::kThreads>(args.partial_o + first * D, args.partial_lse + first, work.num_splits,
-                                        args.o + head_index * D, args.lse + head_index);
+    merge_split_states<D, Tr::kThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+                                        work.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
+                                        args.head_dim);
   }
 }
 
 template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
-  constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
+  constexpr int GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   const BlockWork work = BlockWork::of_block(args);
   const int split = work.split, seq = work.seq;
@@ -436,17 +465,18 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
   const std::int64_t end = begin + args.chunk < len ? begin + args.chunk : len;
 
   // This lane's slice of the GROUP query vectors, pre-scaled into the log2 domain and by the KV
-  // head's K dequantization scale.
+  // head's K dequantization scale; zero past the head dim.
   const float q_scale = args.q_scale * kv_scale(kv.k_scale, kv_head) * Vec16<typename Tr::Elem>::kUnitScale;
   float q[GROUP][E];
 #pragma unroll
   for (int g = 0; g < GROUP; ++g) {
-    const float* qh = args.q + (static_cast<std::int64_t>(seq) * args.heads_q + kv_head * GROUP + g) * D;
+    const float* qh = args.q + (static_cast<std::int64_t>(seq) * args.heads_q + kv_head * GROUP + g) * args.head_dim;
 #pragma unroll
-    for (int j = 0; j < NV; ++j)
+    for (int j = 0; j < NV; ++j) {
+      const int d0 = (j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec;
 #pragma unroll
-      for (int i = 0; i < Tr::kVec; ++i)
-        q[g][j * Tr::kVec + i] = qh[(j * Tr::kLanesPerRow + lane_in_row) * Tr::kVec + i] * q_scale;
+      for (int i = 0; i < Tr::kVec; ++i) q[g][j * Tr::kVec + i] = d0 < args.head_dim ? qh[d0 + i] * q_scale : 0.f;
+    }
   }
 
   RowState<GROUP, E> st;
@@ -481,8 +511,9 @@ template <int D>
 __global__ void __launch_bounds__(kMergeThreads) merge_partials_kernel(const FlashDecodeArgs args) {
   const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
   const std::int64_t first = head_index * args.num_splits;
-  merge_split_states<D, kMergeThreads>(args.partial_o + first * D, args.partial_lse + first, args.num_splits,
-                                       args.o + head_index * D, args.lse + head_index);
+  merge_split_states<D, kMergeThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+                                       args.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
+                                       args.head_dim);
 }
 
 }  // namespace decode_bench::device

@@ -16,7 +16,8 @@
 namespace decode_bench {
 
 // Calls f.template run<D, GROUP>() for the problem's runtime head dim and GQA group, or returns
-// cudaErrorInvalidValue when no kernel is compiled for them.
+// cudaErrorInvalidValue when no kernel is compiled for them. D is the compiled head dim that serves
+// head_dim (compiled_head_dim: the smallest of 64, 128, 256 not below it; the kernel masks the tail).
 template <class F>
 cudaError_t dispatch_head_dim_group(int head_dim, int group, const F& f) {
 #define DB_DISPATCH_GROUP(D)                                  \
@@ -27,7 +28,8 @@ cudaError_t dispatch_head_dim_group(int head_dim, int group, const F& f) {
     case 8: return f.template run<D, 8>();                    \
     default: return cudaErrorInvalidValue;                    \
   }
-  switch (head_dim) {
+  if (!head_dim_supported(head_dim)) return cudaErrorInvalidValue;
+  switch (compiled_head_dim(head_dim)) {
     case 64: DB_DISPATCH_GROUP(64)
     case 128: DB_DISPATCH_GROUP(128)
     case 256: DB_DISPATCH_GROUP(256)
@@ -129,7 +131,8 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   plan->chunk = chunk;
   plan->interleaved = interleave;
   // Workspace (splits > 1): [split counters, zeroed once][partial o][partial lse]; the counters
-  // region is padded to 256 bytes so the partials stay 16-byte (float4) aligned.
+  // region is padded to 256 bytes so the partials stay 16-byte (float4) aligned. Sized for the
+  // compiled D; partial rows of a smaller head dim h use h floats of each D.
   plan->workspace_init_bytes =
       splits == 1 ? 0 : (static_cast<std::size_t>(head_blocks) * sizeof(unsigned) + 255) / 256 * 256;
   plan->workspace_bytes = splits == 1 ? 0
@@ -163,6 +166,7 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   args.o = p.o;
   args.lse = p.lse;
   args.heads_q = p.shape.heads_q;
+  args.head_dim = p.shape.head_dim;
   args.head_blocks = p.shape.heads_kv / heads_per_block;
   args.warps_per_head = Tr::kWarps / heads_per_block;
   args.num_splits = plan.num_splits;

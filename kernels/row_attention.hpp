@@ -11,7 +11,7 @@
 //
 // Device arrays (all pointers are device pointers):
 //   items:  (num_items)            which rows attend to which token range of which KV head
-//   row_q:  (num_rows) int32       row r's query vector is q + row_q[r] * D, i.e. row_q[r] =
+//   row_q:  (num_rows) int32       row r's query vector is q + row_q[r] * D (D = head_dim), row_q[r] =
 //                                  seq * H_q + h; nullptr means row_q[r] = r
 //   q:      (num_seqs, H_q, D) fp32
 //   o:      (num_rows, D) fp32     written: the row's normalised output over its item's range
@@ -24,7 +24,8 @@
 // (seq = i / H_kv, kv_head = i % H_kv, rows [seq * H_q + kv_head * G, + G), tokens [0, seq_lens[seq]))
 // with num_items = num_seqs * H_kv and num_rows = num_seqs * H_q (how plan_decode uses it).
 //
-// Supported (row_attention_unsupported_reason): head_dim 64, 128, 256; FP32 / FP16 / BF16 / FP8
+// Supported (row_attention_unsupported_reason): head_dim a multiple of 16 up to 256 (compiled for
+// 64, 128, 256; smaller ones run on the next one up, tail dims masked); FP32 / FP16 / BF16 / FP8
 // (E4M3, E5M2) storage (tensor_core: all but FP32); 1 <= rows per item; ranges below 2^31 tokens; q rows 16-byte
 // aligned (D floats each). FP8: value = stored x the accessor's per-KV-head k_scale / v_scale
 // (kernels/kv_accessor.hpp; one item is one KV head). The planner sizes a workspace:

@@ -3,6 +3,9 @@
 // the kernel arguments, item lookup, the split of an item's token range, the cp.async staging of
 // K/V tiles (raw storage bytes, FP8 included, swizzled, converted only where they are used) and
 // the epilogue that writes a row's state or a split partial and lets the last split block merge.
+// Head dims: a kernel compiled for D serves every head dim h <= D (a multiple of 16,
+// kernels/decode_problem.hpp). K/V chunks at dims >= h are zero-filled, never read; q dims >= h are
+// zero; q, o and partials are (.., h) arrays and only their h dims are written.
 #include <cstdint>
 
 #include "kernels/cp_async.cuh"
@@ -21,12 +24,13 @@ struct RowAttentionArgs {
   float* o;
   float* lse;
   int heads_q, heads_kv, group;
+  int head_dim;                    // h, at most the compiled D: row length of q, o and partial_o
   float q_scale;                   // softmax_scale * log2(e): scores live in the log2 domain
   int splits;                      // blocks per item along its tokens (grid.y)
   int row_blocks;                  // blocks per item along its rows
   int rows_per_block;
   int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
-  float* partial_o;                // (num_rows, splits, D) when splits > 1
+  float* partial_o;                // (num_rows, splits, h) when splits > 1
   float* partial_lse;              // (num_rows, splits)
   unsigned* counters;              // (num_items, row_blocks), zero between launches
 };
@@ -72,7 +76,8 @@ __device__ __forceinline__ int kv_chunk_slot(int r, int c) {
   }
 }
 
-// Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled) of K and V into shared memory:
+// Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled, and chunks past the head dim
+// loc.head_dim: never read) of K and V into shared memory:
 //   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
 // Storage bytes are copied as they are: conversion happens where the values are consumed
 // (MmaStorage and the FP8 fragment loads in row_attention_mma.cuh, Vec16 in the SIMT path).
@@ -87,15 +92,18 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
   for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
     const int r = i / kChunks, c = i - r * kChunks;
     const std::int64_t t = t0 + r;
-    const bool valid = t < t_end;
-    const std::int64_t off = loc.offset(loc.fetch(valid ? t : t0)) + c * kElems;  // t0 < t_end: mapped
+    const bool in_dim = c * kElems < loc.head_dim;
+    const bool valid = t < t_end && in_dim;
+    // t0 < t_end: mapped; a tail chunk's unread address stays at its row's start
+    const std::int64_t off = loc.offset(loc.fetch(t < t_end ? t : t0)) + (in_dim ? c * kElems : 0);
     const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
     cp_async_16B(k_smem + dst, kv.k + off, valid);
     cp_async_16B(v_smem + dst, kv.v + off, valid);
   }
 }
 
-// Where a finished row's state goes: the output (one split) or its split partial.
+// Where a finished row's state goes: the output (one split) or its split partial; d: the row
+// length, the runtime head dim.
 __device__ __forceinline__ float* state_o(const RowAttentionArgs& a, int row, int split, int d) {
   return a.splits == 1 ? a.o + static_cast<std::int64_t>(row) * d
                        : a.partial_o + (static_cast<std::int64_t>(row) * a.splits + split) * d;
@@ -115,13 +123,14 @@ template <int D, int kThreads>
 __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, int nrows, float* scratch,
                                            int scratch_floats) {
   const int n = a.splits;
-  constexpr int kCols = D / 4, kWarps = kThreads / 32;
+  const int kCols = a.head_dim / 4;  // float4 columns of a row of the runtime head dim (<= D)
+  constexpr int kWarps = kThreads / 32;
   const int per_pass = scratch_floats / (n + 2);
   if (per_pass < 1) {
     for (int r = row0; r < row0 + nrows; ++r)
-      merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * n * D,
+      merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * n * a.head_dim,
                                       a.partial_lse + static_cast<std::int64_t>(r) * n, n,
-                                      a.o + static_cast<std::int64_t>(r) * D, a.lse + r);
+                                      a.o + static_cast<std::int64_t>(r) * a.head_dim, a.lse + r, a.head_dim);
     return;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -158,7 +167,7 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, 
       const float sum = row_sum[r];
       const bool empty = row_m[r] == -INFINITY || sum == 0.f;
       const float inv = empty ? 0.f : 1.f / sum;
-      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(first + r) * D)[c] =
+      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(first + r) * a.head_dim)[c] =
           make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
       if (c == 0) a.lse[first + r] = empty ? -INFINITY : row_m[r] + logf(sum);
     };

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "harness/cuda_check.hpp"
+#include "kernels/decode_problem.hpp"
 #include "kernels/planner_tuning.hpp"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_mma.cuh"
@@ -63,9 +64,11 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
           device::RowSimtTraits<KV, D>::kTile, 2, device::RowSimtTraits<KV, D>::kThreads};
 }
 
+// The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
 KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide) {
-  switch (head_dim) {
+  if (!head_dim_supported(head_dim)) return {};
+  switch (compiled_head_dim(head_dim)) {
     case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide);
     case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide);
     case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide);
@@ -162,7 +165,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->blocks_per_sm = per_sm;
   plan->wide = wide;
   // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
-  // [partial o (num_rows, splits, D)][partial lse (num_rows, splits)].
+  // [partial o (num_rows, splits, head_dim)][partial lse (num_rows, splits)].
   if (splits > 1) {
     plan->workspace_init_bytes = (static_cast<std::size_t>(blocks_per_split) * sizeof(unsigned) + 255) / 256 * 256;
     plan->workspace_bytes = plan->workspace_init_bytes + static_cast<std::size_t>(p.num_rows) * splits *
@@ -193,6 +196,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.heads_q = p.shape.heads_q;
   args.heads_kv = p.shape.heads_kv;
   args.group = p.shape.group();
+  args.head_dim = p.shape.head_dim;
   args.q_scale = static_cast<float>(p.shape.softmax_scale() * 1.4426950408889634);
   args.splits = plan.splits;
   args.row_blocks = plan.row_blocks;

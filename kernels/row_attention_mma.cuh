@@ -195,7 +195,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const std::uint32_t q_part_bytes = static_cast<std::uint32_t>(args.rows_per_block) * D * 2;
 
   // Q: rows_per_block x D, scaled into the log2 domain, stored as hi (+ lo) parts, swizzled like
-  // the K/V tiles. Padding rows are zero (their scores are 0; they are never written out).
+  // the K/V tiles. Padding rows are zero (their scores are 0; they are never written out), and so
+  // are dims past the head dim (q rows are head_dim floats; those K/V dims are zero-filled too).
   for (int i = threadIdx.x; i < args.rows_per_block * kChunks; i += Tr::kThreads) {
     const int r = i / kChunks, c = i - r * kChunks;
     float x[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
@@ -206,13 +207,15 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const int d = q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j);
-          const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * D + d);
-          x[2 * j] = v.x;
-          x[2 * j + 1] = v.y;
+          const int d = q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j);  // even: d, d + 1 both below h or not
+          if (d < args.head_dim) {
+            const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * args.head_dim + d);
+            x[2 * j] = v.x;
+            x[2 * j + 1] = v.y;
+          }
         }
-      } else {
-        const float4* src = reinterpret_cast<const float4*>(args.q + qrow * D + c * 8);
+      } else if (c * 8 < args.head_dim) {
+        const float4* src = reinterpret_cast<const float4*>(args.q + qrow * args.head_dim + c * 8);
         const float4 a = src[0], b = src[1];
         x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
       }
@@ -517,8 +520,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   __syncthreads();
 
   // Row r of the block sits in warp row tile r / kWarpRows, held by warps (r / kWarpRows) * WT + 0 .. WT - 1.
-  for (int i = threadIdx.x; i < nrows * (D / 4); i += Tr::kThreads) {
-    const int r = i / (D / 4), d4 = i - r * (D / 4);
+  // Only the head dim's columns are written (red_o holds real dims, FP8 included: o_dim_of).
+  const int cols = args.head_dim / 4;
+  for (int i = threadIdx.x; i < nrows * cols; i += Tr::kThreads) {
+    const int r = i / cols, d4 = i - r * cols;
     const int w0 = (r / kWarpRows) * wt_count, rr = r % kWarpRows;
     float m = -INFINITY;
     for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * kWarpRows + rr]);
@@ -538,7 +543,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     }
     const float inv = l > 0.f ? out_mul / l : 0.f;
     const int row = row0 + r;
-    reinterpret_cast<float4*>(state_o(args, row, blockIdx.y, D))[d4] =
+    reinterpret_cast<float4*>(state_o(args, row, blockIdx.y, args.head_dim))[d4] =
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
     if (d4 == 0) *state_lse(args, row, blockIdx.y) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }

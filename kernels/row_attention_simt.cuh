@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     if (r < nrows) {
       const int row = row0 + r;
       const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
-      x = args.q[qrow * D + d] * q_mul;
+      if (d < args.head_dim) x = args.q[qrow * args.head_dim + d] * q_mul;  // zero past the head dim
     }
     q_s[i] = x;
   }
@@ -157,11 +157,11 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     if (br >= nrows) continue;
     const int row = row0 + br;
     const float inv = l_run[r] > 0.f ? out_mul / l_run[r] : 0.f;
-    float* o = state_o(args, row, blockIdx.y, D);
+    float* o = state_o(args, row, blockIdx.y, args.head_dim);
 #pragma unroll
     for (int j = 0; j < Tr::kChunksPerLane; ++j) {
       const int c = lane + 32 * j;
-      if (c < kChunks)
+      if (c < kChunks && c * kElems < args.head_dim)
 #pragma unroll
         for (int e = 0; e < kElems; ++e) o[c * kElems + e] = acc[r][j][e] * inv;
     }

@@ -1,14 +1,13 @@
 #include <string>
 
+#include "kernels/decode_problem.hpp"
 #include "kernels/row_attention.hpp"
 
 namespace decode_bench {
 
 std::optional<std::string> row_attention_unsupported_reason(const RowAttentionProblem& p) {
   if (const std::string why = p.shape.invalid_reason(); !why.empty()) return why;
-  const int d = p.shape.head_dim;
-  if (d != 64 && d != 128 && d != 256)
-    return "row attention: head_dim " + std::to_string(d) + " has no compiled kernel (supported: 64, 128, 256)";
+  if (!head_dim_supported(p.shape.head_dim)) return "row attention: " + head_dim_unsupported_reason(p.shape.head_dim);
   if (p.num_items < 0) return "row attention: num_items must be >= 0";
   if (p.num_rows < 0) return "row attention: num_rows must be >= 0";
   if (p.num_items > 0 && p.max_item_rows < 1) return "row attention: max_item_rows must be >= 1";

@@ -3,8 +3,10 @@
 // merge operator of kernels/attention_state.hpp applied to all n at once (equal to folding them
 // pairwise, by associativity), by one block. Used by the last split block of each head (the fused
 // merge) and by the stand-alone merge kernel that tuning probes compare it with.
-//   partial_o: (n, D) fp32, partial_lse: (n) natural-log lse, -inf for an empty split (o = 0)
-//   o: (D) fp32, 16-byte aligned; lse: one float
+//   partial_o: (n, dims) fp32, partial_lse: (n) natural-log lse, -inf for an empty split (o = 0)
+//   o: (dims) fp32, 16-byte aligned; lse: one float
+// dims is the runtime head dim (a multiple of 4, at most the compiled D): threads of columns past
+// it take part in the barriers but load and write nothing.
 // Deterministic: every thread folds a fixed subset of splits in a fixed order.
 #include <cstdint>
 
@@ -12,7 +14,7 @@ namespace decode_bench::device {
 
 template <int D, int kThreads>
 __device__ __forceinline__ void merge_split_states(const float* partial_o, const float* partial_lse, int n, float* o,
-                                                   float* lse) {
+                                                   float* lse, int dims) {
   // kCols threads cover a row as float4 columns; kLanes such row groups fold splits side by side,
   // each keeping several 16-byte loads in flight (the partials sit in L2; a serial walk of
   // hundreds of them, one round trip each, cost tens of microseconds).
@@ -37,10 +39,11 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
 
   const int col = threadIdx.x % kCols, lane = threadIdx.x / kCols;
+  const int cols = dims / 4;  // float4 columns of a row; those past it are the masked tail
   const float4* rows = reinterpret_cast<const float4*>(partial_o);
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   float sum = 0.f;
-  if (m != -INFINITY) {
+  if (m != -INFINITY && col < cols) {
     // Batches of kBatch rows per thread: all loads of a batch are issued before any is used.
     constexpr int kBatch = 8;
     for (int first = lane; first < n; first += kLanes * kBatch) {
@@ -50,7 +53,7 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
       for (int b = 0; b < kBatch; ++b) {
         const int i = min(first + b * kLanes, n - 1);  // unpredicated loads; rows past n weigh 0 below
         batch_lse[b] = partial_lse[i];
-        batch_o[b] = rows[static_cast<std::int64_t>(i) * kCols + col];
+        batch_o[b] = rows[static_cast<std::int64_t>(i) * cols + col];
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
@@ -67,7 +70,7 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   lane_acc[lane][col] = acc;
   if (col == 0) lane_sum[lane] = sum;
   __syncthreads();
-  if (lane == 0) {
+  if (lane == 0 && col < cols) {
     float4 total = lane_acc[0][col];
     float s = lane_sum[0];
 #pragma unroll

@@ -44,7 +44,9 @@ const std::vector<AxisDef>& table() {
        true},
       {"heads_q", AxisType::integer, {}, 1, 1024, 1, "query heads (must be a multiple of heads_kv)"},
       {"heads_kv", AxisType::integer, {}, 1, 1024, 1, "KV heads (grouped-query attention when < heads_q)"},
-      {"head_dim", AxisType::integer, {}, 1, 1024, 128, "head dimension D"},
+      {"head_dim", AxisType::integer, {}, 1, 1024, 128,
+       "head dimension D; GPU kernels take multiples of 16 up to 256 (compiled for 64, 128 and 256; a "
+       "smaller one runs on the next one up, tail masked) and skip others with the reason; cpu_reference: any"},
       {"batch", AxisType::integer, {}, 1, 1 << 20, 1, "sequences decoded together"},
       {"T", AxisType::integer, {}, 1, kMaxTokens, 4096,
        "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + "

@@ -42,8 +42,7 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
     return "dtype " + dtype + ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)";
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
   if (p.value("kernel", std::string()) == "baseline") {
-    if (!head_dim_supported(shape.head_dim))
-      return "head_dim " + std::to_string(shape.head_dim) + " has no compiled kernel (64, 128, 256)";
+    if (!head_dim_supported(shape.head_dim)) return head_dim_unsupported_reason(shape.head_dim);
     if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
       return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) +
              " / heads_kv " + std::to_string(shape.heads_kv) + ") has no compiled baseline kernel (1, 2, 4, 8)";

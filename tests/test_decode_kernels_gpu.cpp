@@ -89,7 +89,7 @@ TEST(DecodeKernelsGpu, UnsupportedConfigurationsAreRefused) {
   // Group 3: FP16/BF16 run it on the tensor-core path (tests/test_row_attention_gpu.cpp), FP32 has no kernel.
   const auto r = run_any(DType::fp32, {DecodeKernel::flash_decode, {3, 1, 128}, {17}, 0, 0, 1});
   EXPECT_EQ(r.status, cudaErrorInvalidValue);
-  const auto r2 = run_any(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 96}, {17}, 0, 0, 1});  // D 96
+  const auto r2 = run_any(DType::fp16, {DecodeKernel::flash_decode, {1, 1, 72}, {17}, 0, 0, 1});  // D 72
   EXPECT_EQ(r2.status, cudaErrorInvalidValue);
 }
 
@@ -179,8 +179,8 @@ TEST(DecodeUnsupportedReason, NamesTheOffendingValue) {
   const DecodeProblem ok{{8, 2, 128}, DType::fp16, 4, 4096};
   EXPECT_EQ(reason(ok), "<supported>");
   DecodeProblem p = ok;
-  p.shape.head_dim = 96;
-  EXPECT_EQ(reason(p), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
+  p.shape.head_dim = 72;  // not a multiple of 16 (96 runs on the d = 128 kernel: tests/test_head_dims_gpu.cpp)
+  EXPECT_EQ(reason(p), head_dim_unsupported_reason(72));
   p = ok;
   p.shape.heads_q = 48;  // group 24
   EXPECT_EQ(reason(p),

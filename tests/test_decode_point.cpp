@@ -7,7 +7,10 @@
 
 #include "sweeps/decode_point.hpp"
 #include "sweeps/decode_runner.hpp"
+#include "sweeps/embedded_presets.hpp"
+#include "sweeps/expand.hpp"
 #include "sweeps/memory_estimate.hpp"
+#include "sweeps/preset.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -31,8 +34,10 @@ std::string reason_for(const json& change) {
 
 TEST(DecodePointUnsupported, SupportedPointsHaveNoReason) {
   EXPECT_EQ(reason_for(json::object()), "<supported>");
-  // Every compiled head_dim and GQA group, and the axis defaults (an almost empty point).
-  for (int d : {64, 128, 256}) EXPECT_EQ(reason_for({{"head_dim", d}}), "<supported>") << d;
+  // Every head_dim of the list (80 and 96 on the d = 128 kernel, tail masked) and GQA group,
+  // and the axis defaults (an almost empty point).
+  for (int d : {64, 80, 96, 128, 256}) EXPECT_EQ(reason_for({{"head_dim", d}}), "<supported>") << d;
+  for (int d : {48, 160}) EXPECT_EQ(reason_for({{"head_dim", d}, {"kernel", "baseline"}}), "<supported>") << d;
   for (int g : {1, 2, 4, 8}) EXPECT_EQ(reason_for({{"heads_q", 8 * g}}), "<supported>") << g;
   EXPECT_EQ(reason_for({{"length_dist", "uniform"}}), "<supported>");
   const auto defaults = decode_point_unsupported(json{{"kernel", "baseline"}});
@@ -114,8 +119,38 @@ TEST(DecodePointMemory, ZipfSlabsAreSizedByTheSupport) {
   EXPECT_EQ(estimate_device_bytes(fixed), 64 * 1024 * token + 2 * 64 * 32 * 128 * 4);  // K/V slabs + q and o
 }
 
-TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheCompiledOnes) {
-  EXPECT_EQ(reason_for({{"head_dim", 96}}), "head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
+TEST(DecodePointUnsupported, HeadDimNamesTheValueAndTheSupportedOnes) {
+  const std::string why_72 =
+      "head_dim 72 is not supported (supported: multiples of 16 from 16 to 256; kernels are compiled for 64, 128 and "
+      "256, smaller head dims run on the next one up with the tail dims masked)";
+  EXPECT_EQ(reason_for({{"head_dim", 72}}), why_72);
+  EXPECT_EQ(reason_for({{"head_dim", 72}, {"kernel", "baseline"}}), why_72);
+  EXPECT_EQ(reason_for({{"head_dim", 72}, {"kernel", "batch_decode"}}), why_72);
+  const std::string big = reason_for({{"head_dim", 512}, {"dtype", "fp8_e4m3"}});
+  EXPECT_EQ(big.rfind("head_dim 512 is not supported", 0), 0u) << big;
+}
+
+// The models preset (configs/models.json) expands to points the decode runners take, Phi-3-mini's
+// d = 96 included (it runs on the d = 128 kernels with the tail masked), none skipped for its head dim.
+TEST(DecodePointUnsupported, ModelsPresetPointsIncludingPhi3MiniAreRunnable) {
+  const auto preset = find_embedded_preset("models");
+  ASSERT_TRUE(preset);
+  std::vector<ConfigError> errors;
+  const auto points = expand_preset(parse_preset(json::parse(preset->json), {}, errors), {}, errors);
+  ASSERT_TRUE(errors.empty()) << format_config_errors(errors);
+  int phi3 = 0;
+  for (const auto& point : points) {
+    const auto reason = decode_point_unsupported(point.parameters);
+    if (point.experiment == "phi3_mini") {
+      ++phi3;
+      EXPECT_EQ(point.parameters["head_dim"], 96) << point.id;
+      EXPECT_FALSE(reason.has_value()) << point.id << ": " << *reason;
+    }
+    if (reason) {
+      EXPECT_EQ(reason->find("head_dim"), std::string::npos) << point.id << ": " << *reason;
+    }
+  }
+  EXPECT_GT(phi3, 0);
 }
 
 // Grouped FP16/BF16 shapes run on the tensor-core path (groups 1-16, MQA up to 128 query heads);
@@ -134,7 +169,7 @@ TEST(DecodePointUnsupported, GqaGroupsFollowTheKernelsRule) {
 
 // Several problems: the prefix is reported first (it rules out every kernel in this build).
 TEST(DecodePointUnsupported, ThePrefixReasonComesFirst) {
-  const std::string r = reason_for({{"prefix_len", 64}, {"head_dim", 96}, {"heads_q", 3}, {"heads_kv", 1}});
+  const std::string r = reason_for({{"prefix_len", 64}, {"head_dim", 72}, {"heads_q", 3}, {"heads_kv", 1}});
   EXPECT_EQ(r.rfind("prefix_len 64:", 0), 0u) << r;
 }
 

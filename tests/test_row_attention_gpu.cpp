@@ -280,8 +280,10 @@ TEST(RowAttentionUnsupported, NamesTheOffendingValue) {
   ok.lse = buf;
   EXPECT_EQ(reason(ok), "<supported>");
   RowAttentionProblem p = ok;
-  p.shape.head_dim = 96;
-  EXPECT_EQ(reason(p), "row attention: head_dim 96 has no compiled kernel (supported: 64, 128, 256)");
+  p.shape.head_dim = 72;
+  EXPECT_EQ(reason(p),
+            "row attention: head_dim 72 is not supported (supported: multiples of 16 from 16 to 256; kernels are "
+            "compiled for 64, 128 and 256, smaller head dims run on the next one up with the tail dims masked)");
   p = ok;
   p.max_item_rows = 0;
   EXPECT_EQ(reason(p), "row attention: max_item_rows must be >= 1");

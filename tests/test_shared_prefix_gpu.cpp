@@ -139,6 +139,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mqa_group_8_one_kv_head", one_level(3, 90, 4), 16, {8, 1, 128}},
         Case{"head_dim_64", one_level(6, 77, 5), 16, {4, 4, 64}},
         Case{"head_dim_256", one_level(6, 77, 5), 16, {4, 4, 256}},
+        // Head dims on the d = 128 kernels with the tail masked (kernels/decode_problem.hpp).
+        Case{"head_dim_96_gqa_group_4", one_level(6, 130, 9), 16, {16, 4, 96}},
+        Case{"head_dim_96_two_levels_bf16", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {8, 8, 96}, DType::bf16},
+        Case{"head_dim_80_fp8_e4m3_gqa", one_level(5, 100, 7), 16, {8, 2, 80}, DType::fp8_e4m3},
+        Case{"head_dim_96_fp32", one_level(6, 120, 11), 16, {8, 8, 96}, DType::fp32},
         Case{"sequential_pages", one_level(8, 160, 16), 16, {8, 8, 128}, DType::fp16, PageOrder::sequential},
         Case{"two_levels_unequal_groups", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9}},
         Case{"two_levels_a_group_of_one", {.batch = 5, .prefix_len = 64, .group_prefix_len = 33, .groups = 4, .suffix_len = 2},
