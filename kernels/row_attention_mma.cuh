@@ -133,11 +133,16 @@ struct RowMmaTraits {
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTile = 64;                    // tokens per stage
   static constexpr int kTileBytes = kTile * D * static_cast<int>(sizeof(T));  // one of K, V
-  static constexpr int kMaxStages = 2 * kTileBytes >= 64 * 1024 ? 2 : 3;  // FP16 D = 128: 32 KiB per stage
-  static constexpr int kChunks = D / 8;               // 16-byte chunks per row of Q (FP16) and of FP16/BF16 K/V
-  static constexpr int kKvChunks = D * static_cast<int>(sizeof(T)) / 16;  // per K/V row (FP8: D / 16)
   static constexpr int kQParts = Ops::kSplit ? 2 : 1; // hi (+ lo) copies of Q
   static constexpr int kMaxRows = kWarpRows * kWarps;
+  // Three stages where they fit beside Q of kMaxRows rows within the opt-in limit (227 KiB, less
+  // 8 KiB for the static shared memory of the merge): FP16 D = 128 is 32 KiB a stage; the wide
+  // BF16 tiling's 256 rows of Q hi + lo (128 KiB) leave room for two.
+  static constexpr std::size_t kQBytesMax = static_cast<std::size_t>(kQParts) * kMaxRows * D * 2;
+  static constexpr int kMaxStages =
+      2 * kTileBytes >= 64 * 1024 || 3 * 2 * static_cast<std::size_t>(kTileBytes) + kQBytesMax > 219 * 1024 ? 2 : 3;
+  static constexpr int kChunks = D / 8;               // 16-byte chunks per row of Q (FP16) and of FP16/BF16 K/V
+  static constexpr int kKvChunks = D * static_cast<int>(sizeof(T)) / 16;  // per K/V row (FP8: D / 16)
   // Sub-tiles of 16 tokens scored before one online-softmax step: 64 tokens with one row tile per
   // warp, 32 with two (the S accumulators of two row tiles x 64 tokens would not fit next to O).
   static constexpr int kGroup = 4 / kMT;
@@ -194,54 +199,72 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const std::uint32_t q_smem = smem_base + static_cast<std::uint32_t>(Tr::pipe_bytes(stages));
   const std::uint32_t q_part_bytes = static_cast<std::uint32_t>(args.rows_per_block) * D * 2;
 
-  // Q: rows_per_block x D, scaled into the log2 domain, stored as hi (+ lo) parts, swizzled like
-  // the K/V tiles. Padding rows are zero (their scores are 0; they are never written out), and so
-  // are dims past the head dim (q rows are head_dim floats; those K/V dims are zero-filled too).
-  for (int i = threadIdx.x; i < args.rows_per_block * kChunks; i += Tr::kThreads) {
-    const int r = i / kChunks, c = i - r * kChunks;
-    float x[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-    if (r < nrows) {
-      const int row = row0 + r;
-      const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
-      if constexpr (Ops::kFp8) {
-        // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const int d = q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j);  // even: d, d + 1 both below h or not
-          if (d < args.head_dim) {
-            const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * args.head_dim + d);
-            x[2 * j] = v.x;
-            x[2 * j + 1] = v.y;
-          }
-        }
-      } else if (c * 8 < args.head_dim) {
-        const float4* src = reinterpret_cast<const float4*>(args.q + qrow * args.head_dim + c * 8);
-        const float4 a = src[0], b = src[1];
-        x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
-      }
-    }
-    const float q_mul = args.q_scale * Ops::kQBoost;
-    std::uint32_t hi[4], lo[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float a = x[2 * j] * q_mul, b = x[2 * j + 1] * q_mul;
-      hi[j] = Ops::pack(a, b);
-      const float2 h = Ops::unpack(hi[j]);
-      lo[j] = Ops::pack(a - h.x, b - h.y);
-    }
-    const std::uint32_t dst = q_smem + static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
-    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]));
-    if constexpr (Ops::kSplit)
-      asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst + q_part_bytes), "r"(lo[0]), "r"(lo[1]),
-                   "r"(lo[2]), "r"(lo[3]));
-  }
-
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
   for (int s = 0; s < stages - 1; ++s) {
     if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
+  }
+
+  // Q: rows_per_block x D, scaled into the log2 domain, stored as hi (+ lo) parts, swizzled like
+  // the K/V tiles. Padding rows are zero (their scores are 0; they are never written out), and so
+  // are dims past the head dim (q rows are head_dim floats; those K/V dims are zero-filled too).
+  // Loaded after the first K/V stages are issued, kQBatch chunks per thread at a time, all loads of
+  // a batch in flight together: one chunk per round trip cost a 256-row block 16 dependent global
+  // loads before its first tile (ncu / probe, N 256 P 1K, commit f6c74ad).
+  constexpr int kQBatch = 4;
+  const int q_chunks = args.rows_per_block * kChunks;
+  for (int i0 = threadIdx.x; i0 < q_chunks; i0 += kQBatch * Tr::kThreads) {
+    float x[kQBatch][8];
+#pragma unroll
+    for (int b = 0; b < kQBatch; ++b) {
+      const int i = i0 + b * Tr::kThreads;
+      const int r = i / kChunks, c = i - r * kChunks;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) x[b][e] = 0.f;
+      if (i < q_chunks && r < nrows) {
+        const int row = row0 + r;
+        const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
+        if constexpr (Ops::kFp8) {
+          // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int d = q_dim_of_slot(c >> 1, 8 * (c & 1) + 2 * j);  // even: d, d + 1 both below h or not
+            if (d < args.head_dim) {
+              const float2 v = *reinterpret_cast<const float2*>(args.q + qrow * args.head_dim + d);
+              x[b][2 * j] = v.x;
+              x[b][2 * j + 1] = v.y;
+            }
+          }
+        } else if (c * 8 < args.head_dim) {
+          const float4* src = reinterpret_cast<const float4*>(args.q + qrow * args.head_dim + c * 8);
+          const float4 u = src[0], w = src[1];
+          x[b][0] = u.x; x[b][1] = u.y; x[b][2] = u.z; x[b][3] = u.w;
+          x[b][4] = w.x; x[b][5] = w.y; x[b][6] = w.z; x[b][7] = w.w;
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kQBatch; ++b) {
+      const int i = i0 + b * Tr::kThreads;
+      if (i >= q_chunks) break;
+      const int r = i / kChunks, c = i - r * kChunks;
+      const float q_mul = args.q_scale * Ops::kQBoost;
+      std::uint32_t hi[4], lo[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float u = x[b][2 * j] * q_mul, w = x[b][2 * j + 1] * q_mul;
+        hi[j] = Ops::pack(u, w);
+        const float2 h = Ops::unpack(hi[j]);
+        lo[j] = Ops::pack(u - h.x, w - h.y);
+      }
+      const std::uint32_t dst = q_smem + static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
+      asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]));
+      if constexpr (Ops::kSplit)
+        asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst + q_part_bytes), "r"(lo[0]), "r"(lo[1]),
+                     "r"(lo[2]), "r"(lo[3]));
+    }
   }
 
   // Per-thread fragment state: rows g = lane / 4 and g + 8 of each of the warp's row tiles.
@@ -377,19 +400,25 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
               }
           }
         }
+        // m_run is the row's reference max, not necessarily its true max: it moves only when a
+        // score exceeds it by more than kSlack (log2 domain), so weights stay <= 2^kSlack (FP16
+        // and BF16 P hold that exactly as well as weights <= 1; FP8's P is pre-multiplied by
+        // kPBoost = 256 and keeps the exact max). The state (m, l, O) is exact for any reference.
+        constexpr float kSlack = Ops::kFp8 ? 0.f : 8.f;
         float base[2], alpha[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-          const float m_new = fmaxf(m_run[mt][h], mx[h]);
+          const bool move = mx[h] > m_run[mt][h] + kSlack;  // -inf + kSlack = -inf
+          const float m_new = move ? mx[h] : m_run[mt][h];
           base[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
-          alpha[h] = fast_exp2(m_run[mt][h] - base[h]);
+          alpha[h] = move ? fast_exp2(m_run[mt][h] - base[h]) : 1.f;
           m_run[mt][h] = m_new;
           l_run[mt][h] *= alpha[h];
         }
-        // The running max settles after a few tiles: rescale O only when some row's max moved
-        // (the multiplies were 1/8 of the prefix phase's instructions).
+        // Rescale O only when some row's reference max moved: with the slack, after the first
+        // tiles almost never (the multiplies were 1/8 of the prefix phase's instructions).
         if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
           for (int n = 0; n < D / 8; ++n) {
