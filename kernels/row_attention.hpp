@@ -65,7 +65,9 @@ struct RowAttentionProblem {
   const std::int32_t* row_q = nullptr;      // device, or nullptr (identity)
   const std::int32_t* seq_lens = nullptr;   // device; only with items == nullptr (decode items)
   // Host copy of seq_lens (num_items / H_kv), decode items only: with lengths that differ the
-  // planner lays out a work list (RowAttentionPlan::work_entries); nullptr: the uniform grid.
+  // planner lays out a work list (RowAttentionPlan::work_entries) whose entries carry these
+  // lengths, so the device seq_lens must equal them at every run of that plan (replan when lengths
+  // change); nullptr: the uniform grid, which reads seq_lens at run time.
   const std::int32_t* host_seq_lens = nullptr;
   // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
   std::int64_t max_item_tokens = 0;

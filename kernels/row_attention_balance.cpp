@@ -36,8 +36,7 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
   // counts the chunks of earlier split sequences); its KV head h's item, num_chunks x group
   // states, follows the h items before it.
   for (const DecodeWorkItem& it : seq.items) {
-    const std::int64_t len = seq_lens[static_cast<std::size_t>(it.seq)];
-    const TokenRange r = row_chunk_range(len, it.split, it.num_splits, tile);
+    const std::int32_t len = seq_lens[static_cast<std::size_t>(it.seq)];
     for (int h = 0; h < heads_kv; ++h) {
       RowWorkEntry e{};
       e.item = it.seq * heads_kv + h;
@@ -47,8 +46,8 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
                                                (static_cast<std::int64_t>(it.partial_base) * heads_kv +
                                                 static_cast<std::int64_t>(h) * it.num_splits) * group)
                                          : 0;
-      e.token_begin = static_cast<std::int32_t>(r.begin);
-      e.token_end = static_cast<std::int32_t>(r.end);
+      e.token_begin = 0;
+      e.token_end = len;
       w.entries.push_back(e);
     }
   }

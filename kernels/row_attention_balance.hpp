@@ -20,16 +20,18 @@
 namespace decode_bench {
 
 // One block row of a row-attention work list: chunk `chunk` of `num_chunks` of decode item `item`
-// (sequence item / H_kv, KV head item % H_kv), tokens [token_begin, token_end) of that sequence.
-// num_chunks > 1: the item's rows write partial states; row r of the item (rows [row_begin,
-// row_end)) and chunk c is state partial_base + (r - row_begin) * num_chunks + c of the partials,
-// so the states of one row are adjacent and the item's rows are one contiguous run.
+// (sequence item / H_kv, KV head item % H_kv) whose tokens are [token_begin, token_end) of that
+// sequence (the whole item: the chunk is row_chunk_range's cut of it, computed on the device by
+// the same split_range as the uniform grid's). num_chunks > 1: the item's rows write partial
+// states; row r of the item (rows [row_begin, row_end)) and chunk c is state partial_base +
+// (r - row_begin) * num_chunks + c of the partials, so the states of one row are adjacent and the
+// item's rows are one contiguous run.
 struct RowWorkEntry {
   std::int32_t item;
   std::int32_t chunk;
   std::int32_t num_chunks;
   std::int32_t partial_base;
-  std::int32_t token_begin;
+  std::int32_t token_begin;  // the item's range (decode items: 0 .. the sequence's length)
   std::int32_t token_end;
   std::int32_t reserved[2];  // 32 bytes: one sector, read as two 16-byte loads
 };
@@ -55,8 +57,9 @@ struct RowWorkList {
 RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_kv, int group, int row_blocks,
                              int slots, int tile);
 
-// The chunk of `len` tokens that chunk c of n takes: equal cuts rounded up to whole tiles (the
-// entries' ranges; every chunk non-empty when n = ceil(len / C) and C is whole tiles).
+// The tokens chunk c of n of an item of `len` tokens takes, relative to its first: equal cuts
+// rounded up to whole tiles (split_range in kernels/row_attention_common.cuh computes the same on
+// the device); every chunk non-empty and at most C when n = ceil(len / C) and C is whole tiles.
 struct TokenRange {
   std::int64_t begin, end;
 };

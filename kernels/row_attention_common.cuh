@@ -73,8 +73,11 @@ struct BlockWork {
 };
 
 // The uniform grid: block (item x row_blocks + rb, split). A work list: block x is entry
-// x / row_blocks, whose (item, chunk, chunk count, partial base, token range) were planned on the
-// host: one 32-byte read, no length look-up.
+// x / row_blocks, whose (item, chunk, chunk count, partial base, item range) were planned on the
+// host: one 32-byte read, no length look-up. Both then cut the item's range by split_range, one
+// code path: with the work list's chunk range read from the entry instead, ptxas compiled the
+// uniform path's tensor-core kernel differently (FP16 D = 128: 166 instead of 253 registers,
+// nvcc 13.0 -Xptxas -v, sm_90), a schedule change nobody had timed.
 template <int kTile>
 __device__ __forceinline__ BlockWork locate_block_work(const RowAttentionArgs& a) {
   BlockWork w;
@@ -82,7 +85,7 @@ __device__ __forceinline__ BlockWork locate_block_work(const RowAttentionArgs& a
   w.row_block = blockIdx.x - unit * a.row_blocks;
   if (a.entries != nullptr) {
     const int4* src = reinterpret_cast<const int4*>(a.entries + unit);
-    const int4 head = src[0], range = src[1];  // (item, chunk, num_chunks, partial_base), (begin, end, -, -)
+    const int4 head = src[0], range = src[1];  // (item, chunk, num_chunks, partial_base), (item range, -, -)
     w.item_index = head.x;
     const int seq = head.x / a.heads_kv, h = head.x - seq * a.heads_kv;
     const int first = seq * a.heads_q + h * a.group;
@@ -90,15 +93,13 @@ __device__ __forceinline__ BlockWork locate_block_work(const RowAttentionArgs& a
     w.split = head.y;
     w.splits = head.z;
     w.partial = head.w;
-    w.t_begin = range.x;
-    w.t_end = range.y;
-    return w;
+  } else {
+    w.item_index = unit;
+    w.item = load_item(a, unit);
+    w.split = blockIdx.y;
+    w.splits = a.splits;
+    w.partial = static_cast<std::int64_t>(w.item.row_begin) * a.splits;
   }
-  w.item_index = unit;
-  w.item = load_item(a, unit);
-  w.split = blockIdx.y;
-  w.splits = a.splits;
-  w.partial = static_cast<std::int64_t>(w.item.row_begin) * a.splits;
   split_range<kTile>(w.item, w.split, w.splits, w.t_begin, w.t_end);
   return w;
 }

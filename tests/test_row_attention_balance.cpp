@@ -47,12 +47,19 @@ void expect_valid(const RowWorkList& w, const std::vector<std::int32_t>& lens, c
       const RowWorkEntry& e = entries[static_cast<std::size_t>(c)];
       EXPECT_EQ(e.chunk, c) << "item " << item;
       EXPECT_EQ(e.num_chunks, n) << "item " << item;
-      EXPECT_EQ(e.token_begin, next) << "item " << item << " chunk " << c;
-      EXPECT_LE(e.token_end - e.token_begin, w.chunk_bound) << "item " << item << " chunk " << c;
-      if (len > 0) EXPECT_GT(e.token_end, e.token_begin) << "no empty chunk of a non-empty item";
-      if (c + 1 < n) EXPECT_EQ((e.token_end - e.token_begin) % s.tile, 0) << "only the last chunk has a partial tile";
+      EXPECT_EQ(e.token_begin, 0) << "item " << item;
+      EXPECT_EQ(e.token_end, len) << "item " << item;
+      const TokenRange r = row_chunk_range(len, c, static_cast<int>(n), s.tile);
+      EXPECT_EQ(r.begin, next) << "item " << item << " chunk " << c;
+      EXPECT_LE(r.end - r.begin, w.chunk_bound) << "item " << item << " chunk " << c;
+      if (len > 0) {
+        EXPECT_GT(r.end, r.begin) << "no empty chunk of a non-empty item";
+      }
+      if (c + 1 < n) {
+        EXPECT_EQ((r.end - r.begin) % s.tile, 0) << "only the last chunk has a partial tile";
+      }
       EXPECT_EQ(e.partial_base, entries[0].partial_base) << "one partial base per item";
-      next = e.token_end;
+      next = r.end;
     }
     EXPECT_EQ(next, len) << "item " << item;
     max_chunks = std::max<int>(max_chunks, static_cast<int>(n));

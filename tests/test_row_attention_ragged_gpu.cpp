@@ -55,7 +55,11 @@ void expect_work_list(const DecodePlan& plan, const DecodeCase& c, const std::st
   EXPECT_EQ(r.work_entries.size(), plan.work_items.size() * static_cast<std::size_t>(c.shape.heads_kv)) << what;
   EXPECT_EQ(plan.chunk_bound, r.chunk_bound) << what;
   EXPECT_GT(plan.num_splits, 1) << what << ": the 100x-median sequence must be split";
-  for (const RowWorkEntry& e : r.work_entries) EXPECT_LE(e.token_end - e.token_begin, r.chunk_bound) << what;
+  for (const RowWorkEntry& e : r.work_entries) {
+    const TokenRange t = row_chunk_range(e.token_end - e.token_begin, e.chunk, e.num_chunks, r.tile_tokens);
+    EXPECT_LE(t.end - t.begin, r.chunk_bound) << what;
+    EXPECT_EQ(e.token_end, c.lengths[static_cast<std::size_t>(e.item / c.shape.heads_kv)]) << what;
+  }
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
