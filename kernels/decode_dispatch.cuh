@@ -5,6 +5,7 @@
 // instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
+#include "kernels/planner_tuning.hpp"
 
 namespace decode_bench {
 
@@ -13,11 +14,15 @@ namespace decode_bench {
 template <class KV>
 cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& options, DecodePlan* plan) {
   if (!decode_tensor_core_supported(problem)) return cudaErrorInvalidValue;
-  const RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits};
+  // Ragged batches with host lengths: the row-attention work list (DECODE_BENCH_FD_BALANCE=0: off).
+  const RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits, flash_decode_balance_enabled()};
   DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
   plan->kernel = DecodeKernel::flash_decode;
   plan->path = DecodePath::tensor_core;
   plan->num_splits = plan->active_splits = plan->rows.splits;
+  plan->work_items = plan->rows.work_seq_items;  // per-sequence chunks; a block per (chunk, KV head, row block)
+  plan->chunk_bound = plan->rows.chunk_bound;
+  if (!plan->rows.work_entries.empty()) plan->chunk = plan->rows.chunk_bound;  // each chunk one contiguous range
   plan->tile_tokens = plan->rows.tile_tokens;
   plan->blocks_per_sm = plan->rows.blocks_per_sm;
   plan->fused_merge = plan->rows.splits > 1;

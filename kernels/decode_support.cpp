@@ -48,6 +48,7 @@ RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {
   r.num_rows = p.num_seqs * p.shape.heads_q;
   r.row_q = nullptr;
   r.seq_lens = p.seq_lens;
+  r.host_seq_lens = p.host_seq_lens;  // ragged batches: the row-attention work list
   r.max_item_tokens = p.max_len;
   r.max_item_rows = p.shape.group();
   r.q = p.q;
@@ -57,6 +58,9 @@ RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {
 }
 
 cudaError_t init_decode_workspace(const DecodePlan& plan, void* workspace, cudaStream_t stream) {
+  // The tensor-core path's workspace is the row-attention plan's (its work list, if any, included).
+  if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
+    return init_row_attention_workspace(plan.rows, workspace, stream);
   const std::size_t items_bytes = plan.work_items.size() * sizeof(DecodeWorkItem);
   if (plan.workspace_init_bytes == 0 && items_bytes == 0) return cudaSuccess;
   if (workspace == nullptr || plan.workspace_init_bytes + items_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;

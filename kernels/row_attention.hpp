@@ -30,6 +30,9 @@
 // aligned (D floats each). FP8: value = stored x the accessor's per-KV-head k_scale / v_scale
 // (kernels/kv_accessor.hpp; one item is one KV head). The planner sizes a workspace:
 // (num_rows x splits) partial states and one counter per (item, row block) when splits > 1, else none.
+// Ragged decode batches (decode items with host_seq_lens whose lengths differ): a work list of
+// (item, token chunk) entries with a split count per item (kernels/row_attention_balance.hpp); the
+// workspace holds one counter per (item, row block), the entries and the split items' partials.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -37,8 +40,11 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
+#include "kernels/row_attention_balance.hpp"
 
 namespace decode_bench {
 
@@ -59,6 +65,11 @@ struct RowAttentionProblem {
   int num_rows = 0;
   const std::int32_t* row_q = nullptr;      // device, or nullptr (identity)
   const std::int32_t* seq_lens = nullptr;   // device; only with items == nullptr (decode items)
+  // Host copy of seq_lens (num_items / H_kv), decode items only: with lengths that differ the
+  // planner lays out a work list (RowAttentionPlan::work_entries) whose entries carry these
+  // lengths, so the device seq_lens must equal them at every run of that plan (replan when lengths
+  // change); nullptr: the uniform grid, which reads seq_lens at run time.
+  const std::int32_t* host_seq_lens = nullptr;
   // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
   std::int64_t max_item_tokens = 0;
   int max_item_rows = 0;
@@ -82,6 +93,7 @@ struct RowAttentionOptions {
   RowAttentionPath path = RowAttentionPath::automatic;
   int splits = 0;  // blocks per item along its tokens; <= 0: the planner fills the GPU
   RowAttentionTiling tiling = RowAttentionTiling::automatic;
+  bool balance = true;  // ragged decode batches (host_seq_lens): the work list; false: uniform splits
 };
 
 struct RowAttentionPlan {
@@ -95,6 +107,13 @@ struct RowAttentionPlan {
   bool wide = false;       // tensor_core: 8 warps x 2 row tiles (rows_per_block 64 / 128 / 256), else 4 x 1
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
+  // Work list (ragged decode batches): one grid row of row_blocks blocks per entry, longest first;
+  // splits is then the largest chunk count. Empty: the uniform grid (num_items x row_blocks, splits).
+  // init_row_attention_workspace uploads the entries after the counters.
+  std::vector<RowWorkEntry> work_entries;
+  std::vector<DecodeWorkItem> work_seq_items;  // the per-sequence chunks the entries expand
+  std::int64_t chunk_bound = 0;                // work list: tokens of one item per entry at most
+  std::int64_t partial_states = 0;             // partial (o, lse) states in the workspace
 };
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
@@ -108,7 +127,11 @@ template <class KV>
 cudaError_t plan_row_attention(const RowAttentionProblem& problem, const RowAttentionOptions& options,
                                RowAttentionPlan* plan);
 
+// Zeroes the counters of a fresh workspace and uploads a work-list plan's entries (host memory:
+// the call returns once they are copied). Once after allocating it, outside any timed region.
 cudaError_t init_row_attention_workspace(const RowAttentionPlan& plan, void* workspace, cudaStream_t stream);
+// Bytes of a work-list plan's entries in the workspace (after the counters), padded to 256.
+std::size_t row_work_entries_bytes(const RowAttentionPlan& plan);
 
 template <class KV>
 cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& problem, const RowAttentionPlan& plan,

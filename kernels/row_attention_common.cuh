@@ -1,6 +1,7 @@
 #pragma once
 // Device pieces both row-attention paths share (kernels/row_attention_mma.cuh, _simt.cuh):
-// the kernel arguments, item lookup, the split of an item's token range, the cp.async staging of
+// the kernel arguments, a block's work (item, token chunk, chunk count and partial states: from the
+// uniform grid or a work-list entry), the cp.async staging of
 // K/V tiles (raw storage bytes, FP8 included, swizzled, converted only where they are used) and
 // the epilogue that writes a row's state or a split partial and lets the last split block merge.
 // Head dims: a kernel compiled for D serves every head dim h <= D (a multiple of 16,
@@ -26,12 +27,13 @@ struct RowAttentionArgs {
   int heads_q, heads_kv, group;
   int head_dim;                    // h, at most the compiled D: row length of q, o and partial_o
   float q_scale;                   // softmax_scale * log2(e): scores live in the log2 domain
-  int splits;                      // blocks per item along its tokens (grid.y)
+  int splits;                      // uniform grid: blocks per item along its tokens (grid.y)
   int row_blocks;                  // blocks per item along its rows
   int rows_per_block;
   int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
-  float* partial_o;                // (num_rows, splits, h) when splits > 1
-  float* partial_lse;              // (num_rows, splits)
+  const RowWorkEntry* entries;     // work list: block x is entry x / row_blocks (grid.y = 1); nullptr: uniform
+  float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
+  float* partial_lse;              // (states)
   unsigned* counters;              // (num_items, row_blocks), zero between launches
 };
 
@@ -60,6 +62,50 @@ __device__ __forceinline__ void split_range(const ItemView& it, int s, int split
   chunk = (chunk + kTile - 1) / kTile * kTile;
   begin = min(it.token_begin + s * chunk, it.token_begin + len);
   end = min(begin + chunk, it.token_begin + len);
+}
+
+// What one block computes: rows [item.row_begin + row_block x rows_per_block, + rows_per_block)
+// of item `item_index` over tokens [t_begin, t_end), chunk `split` of the item's `splits`. With
+// splits > 1, row r's state of chunk c is partial state partial + (r - item.row_begin) x splits + c
+// (the uniform grid: partial = row_begin x splits, i.e. (num_rows, splits)).
+struct BlockWork {
+  ItemView item;
+  int item_index, row_block;
+  int split, splits;
+  std::int64_t partial;
+  std::int64_t t_begin, t_end;
+};
+
+// The uniform grid: block (item x row_blocks + rb, split). A work list: block x is entry
+// x / row_blocks, whose (item, chunk, chunk count, partial base, item range) were planned on the
+// host: one 32-byte read, no length look-up. Both then cut the item's range by split_range, one
+// code path: with the work list's chunk range read from the entry instead, ptxas compiled the
+// uniform path's tensor-core kernel differently (FP16 D = 128: 166 instead of 253 registers,
+// nvcc 13.0 -Xptxas -v, sm_90), a schedule change nobody had timed.
+template <int kTile>
+__device__ __forceinline__ BlockWork locate_block_work(const RowAttentionArgs& a) {
+  BlockWork w;
+  const int unit = blockIdx.x / a.row_blocks;
+  w.row_block = blockIdx.x - unit * a.row_blocks;
+  if (a.entries != nullptr) {
+    const int4* src = reinterpret_cast<const int4*>(a.entries + unit);
+    const int4 head = src[0], range = src[1];  // (item, chunk, num_chunks, partial_base), (item range, -, -)
+    w.item_index = head.x;
+    const int seq = head.x / a.heads_kv, h = head.x - seq * a.heads_kv;
+    const int first = seq * a.heads_q + h * a.group;
+    w.item = {seq, h, first, first + a.group, range.x, range.y};
+    w.split = head.y;
+    w.splits = head.z;
+    w.partial = head.w;
+  } else {
+    w.item_index = unit;
+    w.item = load_item(a, unit);
+    w.split = blockIdx.y;
+    w.splits = a.splits;
+    w.partial = static_cast<std::int64_t>(w.item.row_begin) * a.splits;
+  }
+  split_range<kTile>(w.item, w.split, w.splits, w.t_begin, w.t_end);
+  return w;
 }
 
 // Where 16-byte chunk c of tile row r sits within the row (kChunks per row). 2- and 4-byte
@@ -102,17 +148,20 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
   }
 }
 
-// Where a finished row's state goes: the output (one split) or its split partial; d: the row
-// length, the runtime head dim.
-__device__ __forceinline__ float* state_o(const RowAttentionArgs& a, int row, int split, int d) {
-  return a.splits == 1 ? a.o + static_cast<std::int64_t>(row) * d
-                       : a.partial_o + (static_cast<std::int64_t>(row) * a.splits + split) * d;
+// Where a finished row's state goes: the output (one chunk) or its chunk's partial state; d: the
+// row length, the runtime head dim.
+__device__ __forceinline__ std::int64_t partial_state(const BlockWork& w, int row) {
+  return w.partial + static_cast<std::int64_t>(row - w.item.row_begin) * w.splits + w.split;
 }
-__device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, int row, int split) {
-  return a.splits == 1 ? a.lse + row : a.partial_lse + static_cast<std::int64_t>(row) * a.splits + split;
+__device__ __forceinline__ float* state_o(const RowAttentionArgs& a, const BlockWork& w, int row, int d) {
+  return w.splits == 1 ? a.o + static_cast<std::int64_t>(row) * d : a.partial_o + partial_state(w, row) * d;
+}
+__device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const BlockWork& w, int row) {
+  return w.splits == 1 ? a.lse + row : a.partial_lse + partial_state(w, row);
 }
 
-// Folds the split partials of rows [row0, row0 + nrows) into their outputs, all rows at once:
+// Folds the n split partials of rows [row0, row0 + nrows) into their outputs, all rows at once
+// (partials: row row0 + i's states at state base + i x n, base the state of row0's chunk 0):
 // the rows' split LSEs go to shared memory (scratch, scratch_floats floats of the block's free
 // dynamic shared memory), one warp per row turns them into weights, then every (row, 16-byte
 // column) sums its splits with several loads in flight. Folding one row at a time
@@ -120,28 +169,30 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, int row, 
 // shared prefix of 64 rows x 4 splits spent most of its 91 us there (H100, decode-row-probe,
 // commit 3156c58). Rows whose splits do not fit the scratch fall back to that per-row fold.
 template <int D, int kThreads>
-__device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, int nrows, float* scratch,
-                                           int scratch_floats) {
-  const int n = a.splits;
-  const int kCols = a.head_dim / 4;  // float4 columns of a row of the runtime head dim (<= D)
+__device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int nrows,
+                                           float* scratch, int scratch_floats) {
+  const int h = a.head_dim;
+  const int kCols = h / 4;  // float4 columns of a row of the runtime head dim (<= D)
   constexpr int kWarps = kThreads / 32;
   const int per_pass = scratch_floats / (n + 2);
   if (per_pass < 1) {
-    for (int r = row0; r < row0 + nrows; ++r)
-      merge_split_states<D, kThreads>(a.partial_o + static_cast<std::int64_t>(r) * n * a.head_dim,
-                                      a.partial_lse + static_cast<std::int64_t>(r) * n, n,
-                                      a.o + static_cast<std::int64_t>(r) * a.head_dim, a.lse + r, a.head_dim);
+    for (int r = row0; r < row0 + nrows; ++r) {
+      const std::int64_t s0 = base + static_cast<std::int64_t>(r - row0) * n;
+      merge_split_states<D, kThreads>(a.partial_o + s0 * h, a.partial_lse + s0, n,
+                                      a.o + static_cast<std::int64_t>(r) * h, a.lse + r, h);
+    }
     return;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const float4* po = reinterpret_cast<const float4*>(a.partial_o);
+  // Rows relative to row0: row0 + i's chunk s is float4 column c of po[(i x n + s) x kCols + c].
+  const float4* po = reinterpret_cast<const float4*>(a.partial_o + base * h);
   for (int first = row0; first < row0 + nrows; first += per_pass) {
     const int rows = min(per_pass, row0 + nrows - first);
     float* w = scratch;             // (rows, n): split LSEs, then weights exp(lse - m)
     float* row_m = w + rows * n;    // (rows)
     float* row_sum = row_m + rows;  // (rows)
-    // The pass's partial LSEs are one contiguous run: partial_lse is (num_rows, splits).
-    const float* lse_src = a.partial_lse + static_cast<std::int64_t>(first) * n;
+    // The pass's partial LSEs are one contiguous run: a row's n states are adjacent, rows follow.
+    const float* lse_src = a.partial_lse + base + static_cast<std::int64_t>(first - row0) * n;
     for (int i = threadIdx.x; i < rows * n; i += kThreads) w[i] = lse_src[i];
     __syncthreads();
     for (int r = warp; r < rows; r += kWarps) {
@@ -173,7 +224,7 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, 
     };
     const auto partial = [&](int i, int s) {
       const int r = i / kCols, c = i - r * kCols;
-      return po[(static_cast<std::int64_t>(first + r) * n + s) * kCols + c];
+      return po[(static_cast<std::int64_t>(first - row0 + r) * n + s) * kCols + c];
     };
     if (pairs <= kThreads) {
       // Few rows (grouped decode), often many splits: a pair per thread, 8 splits in flight.
@@ -212,26 +263,26 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int row0, 
   }
 }
 
-// After every thread stored its rows' partials: the last split block of (item, row block) to
-// finish merges the rows [row0, row0 + nrows) (release/acquire through the counter, as in
-// flash_decode.cuh's fused merge) and resets the counter for the next launch. scratch: the
-// block's dynamic shared memory, free by now (merge_rows).
+// After every thread stored its rows' partials: the last of the item's w.splits chunk blocks of
+// (item, row block) to finish merges the rows [row0, row0 + nrows) (release/acquire through the
+// counter, as in flash_decode.cuh's fused merge) and resets the counter for the next launch.
+// scratch: the block's dynamic shared memory, free by now (merge_rows).
 template <int D, int kThreads>
-__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, int item, int row0, int nrows,
+__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const BlockWork& w, int row0, int nrows,
                                               float* scratch, int scratch_floats) {
-  if (a.splits == 1) return;
+  if (w.splits == 1) return;
   __shared__ bool last;
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
-    unsigned* counter = a.counters + static_cast<std::int64_t>(item) * a.row_blocks + blockIdx.x % a.row_blocks;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(a.splits) - 1;
+    unsigned* counter = a.counters + static_cast<std::int64_t>(w.item_index) * a.row_blocks + w.row_block;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(w.splits) - 1;
     if (last) *counter = 0;
   }
   __syncthreads();
   if (!last) return;
   __threadfence();
-  merge_rows<D, kThreads>(a, row0, nrows, scratch, scratch_floats);
+  merge_rows<D, kThreads>(a, w.splits, partial_state(w, row0) - w.split, row0, nrows, scratch, scratch_floats);
 }
 
 }  // namespace decode_bench::device

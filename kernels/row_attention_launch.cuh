@@ -3,6 +3,8 @@
 // launch. Included only by kernels/instantiate/row_attention_*.cu (one per layout x storage type)
 // and by kernels/decode_dispatch.cuh (grouped decode on the tensor-core path).
 #include <algorithm>
+#include <span>
+#include <stdexcept>
 #include <type_traits>
 
 #include "harness/cuda_check.hpp"
@@ -92,6 +94,33 @@ inline int choose_splits(std::int64_t blocks_per_split, std::int64_t slots, std:
   return best;
 }
 
+// The work-list plan of a ragged decode batch (kernels/row_attention_balance.hpp) into a plan whose
+// path and tiling fields are set. Workspace: [counters (num_items, row_blocks), zeroed once][entries]
+// [partial o (partial_states, D)][partial lse (partial_states)], regions padded to 256 bytes;
+// counters and partials only when some item is split.
+inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<const std::int32_t> lens,
+                                      std::int64_t slots, RowAttentionPlan* plan) {
+  RowWorkList work;
+  try {
+    work = balance_row_work(lens, p.shape.heads_kv, p.shape.group(), plan->row_blocks,
+                            static_cast<int>(std::min<std::int64_t>(slots, INT32_MAX)), plan->tile_tokens);
+  } catch (const std::invalid_argument&) {
+    return cudaErrorInvalidValue;  // a negative host length, or a plan past 32-bit indices
+  }
+  if (*std::max_element(lens.begin(), lens.end()) > p.max_item_tokens) return cudaErrorInvalidValue;
+  plan->splits = work.max_chunks;
+  plan->chunk_bound = work.chunk_bound;
+  plan->partial_states = work.partial_states;
+  plan->work_entries = std::move(work.entries);
+  plan->work_seq_items = std::move(work.seq_items);
+  if (plan->partial_states > 0)
+    plan->workspace_init_bytes =
+        (static_cast<std::size_t>(p.num_items) * plan->row_blocks * sizeof(unsigned) + 255) / 256 * 256;
+  plan->workspace_bytes = plan->workspace_init_bytes + row_work_entries_bytes(*plan) +
+                          static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
+  return cudaSuccess;
+}
+
 }  // namespace row_attention_detail
 
 template <class KV>
@@ -150,23 +179,33 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
 
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
-  const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
-  int splits = options.splits > 0 ? std::min(options.splits, 65535)
-                                  : choose_splits(blocks_per_split, static_cast<std::int64_t>(sms) * per_sm, tiles);
   if (blocks_per_split > INT32_MAX) return cudaErrorInvalidValue;
 
   *plan = RowAttentionPlan{};
   plan->path = path;
-  plan->splits = splits;
   plan->rows_per_block = rows_per_block;
   plan->row_blocks = row_blocks;
   plan->tile_tokens = k.tile;
   plan->stages = k.stages;
   plan->blocks_per_sm = per_sm;
   plan->wide = wide;
+  // A ragged decode batch with host lengths and no pinned splits: the work list. Uniform batches
+  // keep the grid below (one split count for all items).
+  if (p.host_seq_lens != nullptr && options.splits <= 0 && options.balance) {
+    const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
+    if (seqs * p.shape.heads_kv != p.num_items || p.num_rows != seqs * p.shape.heads_q)
+      return cudaErrorInvalidValue;  // host lengths describe decode items only
+    const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
+    if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
+  }
+  const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
+  const int splits = options.splits > 0 ? std::min(options.splits, 65535)
+                                        : choose_splits(blocks_per_split, static_cast<std::int64_t>(sms) * per_sm, tiles);
+  plan->splits = splits;
   // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
   // [partial o (num_rows, splits, head_dim)][partial lse (num_rows, splits)].
   if (splits > 1) {
+    plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
     plan->workspace_init_bytes = (static_cast<std::size_t>(blocks_per_split) * sizeof(unsigned) + 255) / 256 * 256;
     plan->workspace_bytes = plan->workspace_init_bytes + static_cast<std::size_t>(p.num_rows) * splits *
                                                              (p.shape.head_dim + 1) * sizeof(float);
@@ -202,14 +241,23 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
-  if (plan.splits > 1) {
+  const bool work_list = !plan.work_entries.empty();
+  if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||
+                    plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
+    return cudaErrorInvalidValue;  // a work list is planned for decode items only
+  if (work_list || plan.splits > 1) {
     if (workspace == nullptr) return cudaErrorInvalidValue;
     char* const base = static_cast<char*>(workspace);
     args.counters = reinterpret_cast<unsigned*>(base);
-    args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes);
-    args.partial_lse = args.partial_o + static_cast<std::size_t>(p.num_rows) * plan.splits * p.shape.head_dim;
+    const std::size_t entries_bytes = work_list ? row_work_entries_bytes(plan) : 0;
+    if (work_list) args.entries = reinterpret_cast<const RowWorkEntry*>(base + plan.workspace_init_bytes);
+    args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes + entries_bytes);
+    const std::size_t states = work_list ? static_cast<std::size_t>(plan.partial_states)
+                                         : static_cast<std::size_t>(p.num_rows) * plan.splits;  // (num_rows, splits)
+    args.partial_lse = args.partial_o + states * p.shape.head_dim;
   }
-  const dim3 grid(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
+  const dim3 grid = work_list ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
+                              : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
   const FastDivmod div = page_divider(kv);
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div)};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));

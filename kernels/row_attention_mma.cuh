@@ -174,16 +174,16 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int stages = args.stages;  // 2 .. Tr::kMaxStages K/V tiles in shared memory
   extern __shared__ __align__(128) unsigned char smem[];
 
-  const int item_index = blockIdx.x / args.row_blocks, rb = blockIdx.x - item_index * args.row_blocks;
-  const ItemView item = load_item(args, item_index);
-  const int row0 = item.row_begin + rb * args.rows_per_block;
+  // The block's item, row block and token chunk (the uniform grid or a work-list entry).
+  const BlockWork work = locate_block_work<kTile>(args);
+  const ItemView& item = work.item;
+  const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);
   if (nrows <= 0) return;  // the item has fewer rows than the widest one: nothing to do (whole block)
   // Split s takes one contiguous chunk of whole tiles (split_range). Taking turns tile by tile, as
   // flash_decode does, measured no better here (H100, 32/8 heads d = 128: 1 x 64K 102.2 -> 103.6 us,
   // BF16 16 x 4K 103.4 -> 114.9 us; decode-row-probe, 2026-11-23).
-  std::int64_t t_begin, t_end;
-  split_range<kTile>(item, blockIdx.y, args.splits, t_begin, t_end);
+  const std::int64_t t_begin = work.t_begin, t_end = work.t_end;
   const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
   const auto tile_start = [&](int i) { return t_begin + static_cast<std::int64_t>(i) * kTile; };
 
@@ -572,11 +572,11 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     }
     const float inv = l > 0.f ? out_mul / l : 0.f;
     const int row = row0 + r;
-    reinterpret_cast<float4*>(state_o(args, row, blockIdx.y, args.head_dim))[d4] =
+    reinterpret_cast<float4*>(state_o(args, work, row, args.head_dim))[d4] =
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-    if (d4 == 0) *state_lse(args, row, blockIdx.y) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    if (d4 == 0) *state_lse(args, work, row) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
-  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows, reinterpret_cast<float*>(smem),
+  merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)));
 }
 

@@ -39,13 +39,12 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kElems = Tr::kElems, kR = Tr::kRowsPerWarp;
   extern __shared__ __align__(128) unsigned char smem[];
 
-  const int item_index = blockIdx.x / args.row_blocks, rb = blockIdx.x - item_index * args.row_blocks;
-  const ItemView item = load_item(args, item_index);
-  const int row0 = item.row_begin + rb * Tr::kRows;
+  const BlockWork work = locate_block_work<kTile>(args);  // the uniform grid or a work-list entry
+  const ItemView& item = work.item;
+  const int row0 = item.row_begin + work.row_block * Tr::kRows;
   const int nrows = min(Tr::kRows, item.row_end - row0);
   if (nrows <= 0) return;
-  std::int64_t t_begin, t_end;
-  split_range<kTile>(item, blockIdx.y, args.splits, t_begin, t_end);
+  const std::int64_t t_begin = work.t_begin, t_end = work.t_end;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::uint32_t smem_base = shared_address(smem);
@@ -157,7 +156,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
     if (br >= nrows) continue;
     const int row = row0 + br;
     const float inv = l_run[r] > 0.f ? out_mul / l_run[r] : 0.f;
-    float* o = state_o(args, row, blockIdx.y, args.head_dim);
+    float* o = state_o(args, work, row, args.head_dim);
 #pragma unroll
     for (int j = 0; j < Tr::kChunksPerLane; ++j) {
       const int c = lane + 32 * j;
@@ -166,9 +165,9 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
         for (int e = 0; e < kElems; ++e) o[c * kElems + e] = acc[r][j][e] * inv;
     }
     if (lane == 0)
-      *state_lse(args, row, blockIdx.y) = l_run[r] > 0.f ? (m_run[r] + log2f(l_run[r])) * 0.69314718055994531f : -INFINITY;
+      *state_lse(args, work, row) = l_run[r] > 0.f ? (m_run[r] + log2f(l_run[r])) * 0.69314718055994531f : -INFINITY;
   }
-  merge_if_last<D, Tr::kThreads>(args, item_index, row0, nrows, reinterpret_cast<float*>(smem),
+  merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::kSharedBytes / sizeof(float)));
 }
 

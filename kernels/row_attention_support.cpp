@@ -24,10 +24,23 @@ std::optional<std::string> row_attention_missing_pointers(const RowAttentionProb
   return std::nullopt;
 }
 
+std::size_t row_work_entries_bytes(const RowAttentionPlan& plan) {
+  return (plan.work_entries.size() * sizeof(RowWorkEntry) + 255) / 256 * 256;
+}
+
 cudaError_t init_row_attention_workspace(const RowAttentionPlan& plan, void* workspace, cudaStream_t stream) {
-  if (plan.workspace_init_bytes == 0) return cudaSuccess;
-  if (workspace == nullptr || plan.workspace_init_bytes > plan.workspace_bytes) return cudaErrorInvalidValue;
-  return cudaMemsetAsync(workspace, 0, plan.workspace_init_bytes, stream);
+  const std::size_t entries_bytes = plan.work_entries.size() * sizeof(RowWorkEntry);
+  if (plan.workspace_init_bytes == 0 && entries_bytes == 0) return cudaSuccess;
+  if (workspace == nullptr || plan.workspace_init_bytes + entries_bytes > plan.workspace_bytes)
+    return cudaErrorInvalidValue;
+  if (plan.workspace_init_bytes > 0) {
+    if (const cudaError_t e = cudaMemsetAsync(workspace, 0, plan.workspace_init_bytes, stream); e != cudaSuccess)
+      return e;
+  }
+  if (entries_bytes == 0) return cudaSuccess;
+  // The entries sit right after the counters (plan_row_attention lays them out so).
+  return cudaMemcpyAsync(static_cast<char*>(workspace) + plan.workspace_init_bytes, plan.work_entries.data(),
+                         entries_bytes, cudaMemcpyHostToDevice, stream);
 }
 
 }  // namespace decode_bench

@@ -13,6 +13,7 @@
 #include "pools/length_distribution.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
+#include "tests/ragged_lengths.hpp"
 
 namespace decode_bench {
 namespace {
@@ -20,6 +21,7 @@ namespace {
 using testing::DecodeCase;
 using testing::DecodeCaseResult;
 using testing::run_decode_case;
+using testing::zipf_batch_with_extremes;
 
 DecodeCaseResult run_any(DType dtype, const DecodeCase& c) {
   switch (dtype) {
@@ -63,18 +65,6 @@ class ScopedEnv {
   const char* name_;
   std::string old_;
 };
-
-// 64 zipf(1.2) lengths with mean `mean`, then 0, 1 and 100x the median.
-std::vector<std::int32_t> zipf_batch_with_extremes(double mean, std::uint64_t seed, int count = 64) {
-  LengthSampler sampler(LengthDistribution::zipf(mean, 1.2), seed);
-  std::vector<std::int32_t> lengths;
-  for (int b = 0; b < count; ++b) lengths.push_back(static_cast<std::int32_t>(sampler.next()));
-  std::vector<std::int32_t> sorted = lengths;
-  std::sort(sorted.begin(), sorted.end());
-  const std::int32_t median = sorted[sorted.size() / 2];
-  lengths.insert(lengths.begin() + count / 2, {0, 1, 100 * median});
-  return lengths;
-}
 
 // The short batch at a tenth of the batch (enough blocks to fill a wave of the standard
 // tiling on any GPU with up to 256 SMs): the plan takes the short tiling, unsplit.

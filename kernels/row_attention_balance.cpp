@@ -1,0 +1,58 @@
+#include "kernels/row_attention_balance.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace decode_bench {
+
+TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, int tile) {
+  len = std::max<std::int64_t>(len, 0);
+  std::int64_t size = (len + num_chunks - 1) / num_chunks;
+  size = (size + tile - 1) / tile * tile;
+  const std::int64_t begin = std::min(static_cast<std::int64_t>(chunk) * size, len);
+  return {begin, std::min(begin + size, len)};
+}
+
+RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_kv, int group, int row_blocks,
+                             int slots, int tile) {
+  if (heads_kv < 1 || group < 1 || row_blocks < 1)
+    throw std::invalid_argument("balance_row_work: heads_kv, group and row_blocks must be >= 1");
+  // Validates the lengths, slots and tile too (negative lengths, no sequences).
+  const BalancedWork seq = balance_decode_work(seq_lens, heads_kv * row_blocks, slots, tile);
+  RowWorkList w;
+  w.chunk_bound = seq.chunk_bound;
+  w.max_chunks = seq.max_splits;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  const std::int64_t entries = static_cast<std::int64_t>(seq.items.size()) * heads_kv;
+  const std::int64_t states = seq.partial_splits * heads_kv * group;
+  if (entries * row_blocks > kMax || states > kMax)
+    throw std::invalid_argument("balance_row_work: " + std::to_string(entries) + " entries and " +
+                                std::to_string(states) + " partial states do not fit 32-bit indices");
+  w.partial_states = states;
+  w.entries.reserve(static_cast<std::size_t>(entries));
+  // A split sequence's states start at partial_base x H_kv x group (balance_decode_work's base
+  // counts the chunks of earlier split sequences); its KV head h's item, num_chunks x group
+  // states, follows the h items before it.
+  for (const DecodeWorkItem& it : seq.items) {
+    const std::int32_t len = seq_lens[static_cast<std::size_t>(it.seq)];
+    for (int h = 0; h < heads_kv; ++h) {
+      RowWorkEntry e{};
+      e.item = it.seq * heads_kv + h;
+      e.chunk = it.split;
+      e.num_chunks = it.num_splits;
+      e.partial_base = it.num_splits > 1 ? static_cast<std::int32_t>(
+                                               (static_cast<std::int64_t>(it.partial_base) * heads_kv +
+                                                static_cast<std::int64_t>(h) * it.num_splits) * group)
+                                         : 0;
+      e.token_begin = 0;
+      e.token_end = len;
+      w.entries.push_back(e);
+    }
+  }
+  w.seq_items = seq.items;
+  return w;
+}
+
+}  // namespace decode_bench
