@@ -15,7 +15,8 @@ template <class KV>
 cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& options, DecodePlan* plan) {
   if (!decode_tensor_core_supported(problem)) return cudaErrorInvalidValue;
   // Ragged batches with host lengths: the row-attention work list (DECODE_BENCH_FD_BALANCE=0: off).
-  const RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits, flash_decode_balance_enabled()};
+  RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits};
+  row_options.balance = flash_decode_balance_enabled();
   DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
   plan->kernel = DecodeKernel::flash_decode;
   plan->path = DecodePath::tensor_core;

@@ -96,7 +96,7 @@ inline int choose_splits(std::int64_t blocks_per_split, std::int64_t slots, std:
 
 // The work-list plan of a ragged decode batch (kernels/row_attention_balance.hpp) into a plan whose
 // path and tiling fields are set. Workspace: [counters (num_items, row_blocks), zeroed once][entries]
-// [partial o (partial_states, D)][partial lse (partial_states)], regions padded to 256 bytes;
+// [partial o (partial_states, head_dim)][partial lse (partial_states)], regions padded to 256 bytes;
 // counters and partials only when some item is split.
 inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<const std::int32_t> lens,
                                       std::int64_t slots, RowAttentionPlan* plan) {

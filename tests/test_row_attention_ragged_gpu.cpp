@@ -189,7 +189,7 @@ testing::RowCaseResult run_rows_simt(const DecodeCase& c) {
   testing::RowCaseResult result;
   kv_data.on_device([&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_row_attention<KV>(rows, {RowAttentionPath::simt, 0, true}, &result.plan);
+    result.status = plan_row_attention<KV>(rows, {RowAttentionPath::simt, 0, RowAttentionTiling::automatic, true}, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(result.plan.workspace_bytes, 1));
     workspace.poison();
