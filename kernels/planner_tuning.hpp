@@ -18,7 +18,7 @@
 //   DECODE_BENCH_FD_SHORT_HEADS=H   1 (default) | 2 | 4: KV heads per block of the short tiling
 //                                   (its 4 warps in H groups), where H divides H_kv.
 //   DECODE_BENCH_ROW_TILING=T       auto (default) | narrow | wide: the tensor-core row attention's
-//                                   tiling: wide (8 warps x 2 row tiles) for items of more than 64
+//                                   tiling: wide (8 warps x 2 row tiles) for items of more than 32
 //                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
 //                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.

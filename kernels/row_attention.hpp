@@ -85,7 +85,7 @@ enum class RowAttentionPath {
 };
 
 // The tensor-core tiling: narrow = 4 warps x 1 row tile of 16; wide = 8 warps x 2 row tiles
-// (FP16 / BF16 at head_dim <= 128). automatic: wide for items of more than 64 rows, or what
+// (FP16 / BF16 at head_dim <= 128). automatic: wide for items of more than 32 rows, or what
 // DECODE_BENCH_ROW_TILING pins (kernels/planner_tuning.hpp).
 enum class RowAttentionTiling { automatic, narrow, wide };
 

@@ -134,9 +134,13 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     path = kHasTensorCorePath<KV> ? RowAttentionPath::tensor_core : RowAttentionPath::simt;
   if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
   const int rows = std::max(p.max_item_rows, 1);
-  // Items of more than 64 rows (a shared prefix) take the wide tiling where it is compiled: 8 warps
-  // of 2 row tiles, 128 or 256 rows a block, so each K/V fragment serves two mma and each staged
-  // tile 4x the rows (DECODE_BENCH_ROW_TILING pins either tiling).
+  // Items of more than 32 rows (a shared prefix) take the wide tiling where it is compiled: 8 warps
+  // of 2 row tiles, so each K/V fragment serves two mma. Blocks of 128 or 256 rows (each staged tile
+  // serving them all) where the range is long; 64 rows where it is short (under 32 tiles), since a
+  // 256-row block's fixed costs (Q, epilogue, the split merge) outweigh a few tiles: H100, N 256
+  // P 1K, 256 rows x 4 splits 82.7 us against 45.8 us for 64 rows x 1 split on the narrow tiling;
+  // N 64 P 1K, wide 33.7 against narrow 41.5 us (decode-row-probe, commits f6c74ad, d874af7).
+  // DECODE_BENCH_ROW_TILING pins either tiling.
   RowAttentionTiling tiling = options.tiling;
   if (tiling == RowAttentionTiling::automatic) {
     const RowTilingOverride pin = row_attention_tiling_override();
@@ -147,12 +151,13 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const bool wide_ok = path == RowAttentionPath::tensor_core &&
                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, true).kernel != nullptr;
   const bool wide = wide_ok && tiling != RowAttentionTiling::narrow &&
-                    (rows > 64 || (tiling == RowAttentionTiling::wide && rows > 16));
+                    (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
+  const std::int64_t item_tiles = (p.max_item_tokens + 63) / 64;
   const int rows_per_block = path == RowAttentionPath::simt ? 16
-                             : wide                         ? (rows <= 64 ? 64 : rows <= 128 ? 128 : 256)
-                             : rows <= 16                   ? 16
-                             : rows <= 32                   ? 32
-                                                            : 64;
+                             : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
+                             : rows <= 16 ? 16
+                             : rows <= 32 ? 32
+                                          : 64;
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));

@@ -143,8 +143,8 @@ TEST(RowAttentionGpu, SharedPrefixManyRows) {
 }
 
 // The two tensor-core tilings on the same cases: narrow (4 warps x 16 rows) and wide (8 warps x 2
-// row tiles, 64 / 128 / 256 rows a block, FP16 / BF16 at d <= 128; d = 256 must fall back to
-// narrow). Row counts around the block and warp sizes, an item of few rows beside one of many (padding
+// row tiles, 64 / 128 / 256 rows a block by rows and range length, FP16 / BF16 at d <= 128;
+// d = 256 must fall back to narrow). Row counts around the block and warp sizes, an item of few rows beside one of many (padding
 // warps and row blocks), one and three splits, ranges not a multiple of the 64-token tile.
 TEST(RowAttentionGpu, WideAndNarrowTilings) {
   DB_REQUIRE_GPU();
@@ -155,21 +155,45 @@ TEST(RowAttentionGpu, WideAndNarrowTilings) {
         for (int rows : {17, 64, 65, 129, 256, 300}) {
           RowCase c;
           c.shape = {8, 2, d};
+          // Ranges of 33 tiles and more take 128 / 256-row wide blocks, shorter ones 64-row blocks.
+          const int len = rows > 128 ? 2100 : 700;
           c.lengths = std::vector<std::int32_t>(40, 3);
-          c.lengths[0] = 700;
+          c.lengths[0] = len;
           c.page_size = rows % 2 == 0 ? 16 : 0;
           c.splits = rows % 3 == 0 ? 3 : 1;
           c.path = RowAttentionPath::tensor_core;
           c.tiling = tiling;
           c.seed = ++seed;
-          c.items = {{0, 0, rows, 3, 700}, {0, 1, 5, 0, 641}};
+          c.items = {{0, 0, rows, 3, len}, {0, 1, 5, 0, 641}};
           const auto r = run_any(dtype, c);
           ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
           EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " rows " << rows << ": " << r.verification.summary();
           const bool wide = tiling == RowAttentionTiling::wide && d <= 128;
           EXPECT_EQ(r.plan.wide, wide) << describe(dtype, c) << " rows " << rows;
-          if (wide) EXPECT_EQ(r.plan.rows_per_block, rows <= 64 ? 64 : rows <= 128 ? 128 : 256);
+          if (wide) EXPECT_EQ(r.plan.rows_per_block, rows <= 64 || len < 32 * 64 ? 64 : rows <= 128 ? 128 : 256);
         }
+}
+
+// One wide case per 16-bit storage type (100 rows: a 2 x 4 warp block with a padding warp, three
+// splits and the fused merge): small enough for compute-sanitizer memcheck and racecheck.
+TEST(RowAttentionGpu, WideTilingSmall) {
+  DB_REQUIRE_GPU();
+  for (DType dtype : {DType::fp16, DType::bf16}) {
+    RowCase c;
+    c.shape = {8, 2, 128};
+    c.lengths = std::vector<std::int32_t>(40, 3);
+    c.lengths[0] = 700;
+    c.page_size = 16;
+    c.splits = 3;
+    c.path = RowAttentionPath::tensor_core;
+    c.tiling = RowAttentionTiling::wide;
+    c.seed = 800;
+    c.items = {{0, 0, 100, 3, 700}, {0, 1, 5, 0, 641}};
+    const auto r = run_any(dtype, c);
+    ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+    EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+    EXPECT_TRUE(r.plan.wide) << describe(dtype, c);
+  }
 }
 
 // FP8 on the tensor cores with the fused split merge, both row layouts of the block (1 x 4 and
