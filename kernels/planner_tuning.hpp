@@ -21,6 +21,8 @@
 //                                   tiling: wide (8 warps x 2 row tiles) for items of more than 32
 //                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
 //                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
+//   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
+//                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -100,6 +102,19 @@ inline RowTilingOverride row_attention_tiling_override() {
   if (t == "narrow") return RowTilingOverride::narrow;
   if (t == "wide") return RowTilingOverride::wide;
   throw std::invalid_argument(std::string(kRowTilingEnv) + "='" + t + "': must be auto, narrow or wide");
+}
+
+inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";
+
+// Throws std::invalid_argument naming the variable when it is set but not a number in (0, 1].
+inline double shared_prefix_prefix_share() {
+  const char* text = std::getenv(kPrefixShareEnv);
+  if (!text || !*text) return 1.0;
+  char* end = nullptr;
+  const double share = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(share) || !(share > 0) || share > 1)
+    throw std::invalid_argument(std::string(kPrefixShareEnv) + "='" + text + "': must be a number in (0, 1]");
+  return share;
 }
 
 inline bool flash_decode_balance_enabled() {

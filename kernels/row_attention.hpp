@@ -94,6 +94,9 @@ struct RowAttentionOptions {
   int splits = 0;  // blocks per item along its tokens; <= 0: the planner fills the GPU
   RowAttentionTiling tiling = RowAttentionTiling::automatic;
   bool balance = true;  // ragged decode batches (host_seq_lens): the work list; false: uniform splits
+  // > 0: choose the splits for at most this many resident blocks (a share of the GPU; the rest is
+  // left to a kernel running beside this one, the shared prefix's suffix phase). 0: the whole GPU.
+  int max_blocks = 0;
 };
 
 struct RowAttentionPlan {
@@ -105,6 +108,7 @@ struct RowAttentionPlan {
   int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
   int blocks_per_sm = 0;   // occupancy of the kernel at this plan's shared memory
   bool wide = false;       // tensor_core: 8 warps x 2 row tiles (rows_per_block 64 / 128 / 256), else 4 x 1
+  int slots = 0;           // resident blocks the split choice planned for (SMs x blocks_per_sm, or max_blocks)
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
   // Work list (ragged decode batches): one grid row of row_blocks blocks per entry, longest first;

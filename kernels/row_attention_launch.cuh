@@ -204,8 +204,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
   }
   const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
-  const int splits = options.splits > 0 ? std::min(options.splits, 65535)
-                                        : choose_splits(blocks_per_split, static_cast<std::int64_t>(sms) * per_sm, tiles);
+  std::int64_t slots = static_cast<std::int64_t>(sms) * per_sm;
+  if (options.max_blocks > 0) slots = std::min<std::int64_t>(slots, options.max_blocks);
+  plan->slots = static_cast<int>(slots);
+  const int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
   plan->splits = splits;
   // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
   // [partial o (num_rows, splits, head_dim)][partial lse (num_rows, splits)].

@@ -5,6 +5,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
+#include "kernels/planner_tuning.hpp"
 
 namespace decode_bench {
 namespace {
@@ -183,7 +184,17 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   // Sub-plans: sized from counts and host-known bounds; the device pointers live in the workspace.
   if (plan->has_prefix) {
     const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
-    DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, options.prefix, &plan->prefix));
+    RowAttentionOptions prefix_options = options.prefix;
+    if (options.overlap && prefix_options.max_blocks <= 0) {
+      const double share = shared_prefix_prefix_share();
+      if (share < 1.0) {
+        int dev = 0, sms = 0;
+        DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+        DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));
+      }
+    }
+    DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
   }
   const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
   DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix));

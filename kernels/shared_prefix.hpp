@@ -43,6 +43,11 @@ struct SharedPrefixProblem {
 struct SharedPrefixOptions {
   RowAttentionOptions prefix;
   DecodeOptions suffix;
+  // The prefix phase will run beside the suffix phase (SharedPrefixStreams): its blocks fill whole
+  // SMs (all registers), so planned for the whole GPU it leaves the suffix phase nothing to run on
+  // until it drains. With overlap the prefix is planned for a share of the SMs
+  // (shared_prefix_prefix_share, kernels/planner_tuning.hpp) unless prefix.max_blocks is set.
+  bool overlap = false;
 };
 
 struct SharedPrefixPlan {

@@ -277,7 +277,7 @@ class SharedPrefixRunner final : public PointRunner {
     const SharedPrefixProblem sp_problem{d.shape, d.dtype, q.get(), o.get(), lse.get()};
     const DecodeProblem problem{d.shape, d.dtype, n, view.max_len, view.seq_lens_device, q.get(), o.get(), lse.get()};
     if (composed_) {
-      const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = d.blocks}};
+      const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = d.blocks}, .overlap = sp.overlap};
       DB_CUDA_CHECK(plan_shared_prefix<T>(kv, sp_problem, st.layout, options, &sp_plan));
       workspace = DeviceBuffer<std::uint8_t>(sp_plan.workspace_bytes);
       if (sp.overlap && sp_plan.has_prefix && !overlap_) overlap_ = std::make_unique<OverlapResources>();
@@ -299,6 +299,7 @@ class SharedPrefixRunner final : public PointRunner {
                                {"rows_per_block", sp_plan.prefix.rows_per_block},
                                {"tiling", sp_plan.prefix.wide ? "wide" : "narrow"},
                                {"blocks_per_sm", sp_plan.prefix.blocks_per_sm},
+                               {"slots", sp_plan.prefix.slots},
                                {"tile_tokens", sp_plan.prefix.tile_tokens}}},
                    {"suffix", {{"max_len", sp_plan.max_suffix_len},
                                {"num_splits", sp_plan.suffix.num_splits},
