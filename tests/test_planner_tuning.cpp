@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
@@ -106,6 +107,40 @@ TEST(PlannerTuning, TilingAndBalanceKnobsParseAndNameTheVariable) {
     ADD_FAILURE() << "accepted yes";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_BALANCE='yes'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
+  {
+    ScopedEnv tiling(kRowTilingEnv, nullptr), share(kPrefixShareEnv, nullptr);
+    EXPECT_EQ(row_attention_tiling_override(), RowTilingOverride::automatic);
+    EXPECT_EQ(shared_prefix_prefix_share(), 1.0);
+  }
+  for (const auto& [text, want] : {std::pair{"auto", RowTilingOverride::automatic},
+                                   std::pair{"narrow", RowTilingOverride::narrow},
+                                   std::pair{"wide", RowTilingOverride::wide}}) {
+    ScopedEnv env(kRowTilingEnv, text);
+    EXPECT_EQ(row_attention_tiling_override(), want) << text;
+  }
+  {
+    ScopedEnv env(kPrefixShareEnv, "0.35");
+    EXPECT_DOUBLE_EQ(shared_prefix_prefix_share(), 0.35);
+  }
+  for (const char* bad : {"0", "-0.5", "1.5", "half", "0.5x", "nan"}) {
+    ScopedEnv env(kPrefixShareEnv, bad);
+    try {
+      (void)shared_prefix_prefix_share();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(kPrefixShareEnv), std::string::npos) << e.what();
+    }
+  }
+  ScopedEnv env(kRowTilingEnv, "wider");
+  try {
+    (void)row_attention_tiling_override();
+    ADD_FAILURE() << "wider accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(kRowTilingEnv), std::string::npos) << e.what();
   }
 }
 

@@ -170,7 +170,9 @@ TEST(RowAttentionGpu, WideAndNarrowTilings) {
           EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " rows " << rows << ": " << r.verification.summary();
           const bool wide = tiling == RowAttentionTiling::wide && d <= 128;
           EXPECT_EQ(r.plan.wide, wide) << describe(dtype, c) << " rows " << rows;
-          if (wide) EXPECT_EQ(r.plan.rows_per_block, rows <= 64 || len < 32 * 64 ? 64 : rows <= 128 ? 128 : 256);
+          if (wide) {
+            EXPECT_EQ(r.plan.rows_per_block, rows <= 64 || len < 32 * 64 ? 64 : rows <= 128 ? 128 : 256);
+          }
         }
 }
 
