@@ -24,26 +24,8 @@ using testing::DecodeCase;
 using testing::DecodeCaseResult;
 using testing::run_decode_case;
 
-DecodeCaseResult run_any(DType dtype, const DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp32: return run_decode_case<float>(c);
-    case DType::fp16: return run_decode_case<__half>(c);
-    case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return run_decode_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return run_decode_case<__nv_fp8_e5m2>(c);
-  }
-  return {};
-}
-
-std::string describe(DType dtype, const DecodeCase& c) {
-  std::string lens;
-  for (std::size_t i = 0; i < c.lengths.size() && i < 8; ++i) lens += std::to_string(c.lengths[i]) + ",";
-  if (c.lengths.size() > 8) lens += "... (" + std::to_string(c.lengths.size()) + " sequences, longest " +
-                                    std::to_string(*std::max_element(c.lengths.begin(), c.lengths.end())) + ")";
-  return std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
-         std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " T=" + lens +
-         " page=" + std::to_string(c.page_size);
-}
+DecodeCaseResult run_any(DType dtype, const DecodeCase& c) { return testing::run_decode_case_as(dtype, c); }
+std::string describe(DType dtype, const DecodeCase& c) { return testing::describe_ragged_case(dtype, c); }
 
 // The work-list plan's shape: entries for every item, its sequence chunks mirrored into the
 // decode plan, the longest sequence split, and the workspace holding exactly counters, entries and
