@@ -27,23 +27,47 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "kernels/row_attention.hpp"
 
 namespace decode_bench {
 
+// The value of environment variable `name` among `choices` (text, value): `fallback` when it is
+// unset or empty; any other text throws std::invalid_argument naming the variable, the text and the
+// accepted texts.
+template <class T>
+T env_choice(const char* name, std::initializer_list<std::pair<const char*, T>> choices, T fallback) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  std::string accepted;
+  std::size_t i = 0;
+  for (const auto& [choice, value] : choices) {
+    if (std::string(choice) == text) return value;
+    accepted += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(choice);
+    ++i;
+  }
+  throw std::invalid_argument(std::string(name) + "='" + text + "': must be " + accepted);
+}
+
+// The number in (0, max] environment variable `name` holds, or `fallback` when it is unset or
+// empty; anything else throws std::invalid_argument naming the variable, the text and the range.
+inline double env_number(const char* name, double max, const char* max_text, double fallback) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value) || !(value > 0) || value > max)
+    throw std::invalid_argument(std::string(name) + "='" + text + "': must be a number in (0, " + max_text + "]");
+  return value;
+}
+
 inline constexpr const char* kSplitScaleEnv = "DECODE_BENCH_FD_SPLIT_SCALE";
 
-// Throws std::invalid_argument naming the variable when it is set but not a number in (0, 64].
-inline double flash_decode_split_scale() {
-  const char* text = std::getenv(kSplitScaleEnv);
-  if (!text || !*text) return 1.0;
-  char* end = nullptr;
-  const double scale = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(scale) || !(scale > 0) || scale > 64)
-    throw std::invalid_argument(std::string(kSplitScaleEnv) + "='" + text + "': must be a number in (0, 64]");
-  return scale;
-}
+inline double flash_decode_split_scale() { return env_number(kSplitScaleEnv, 64, "64", 1.0); }
 
 // The planner's split count after the scale: max(1, round(splits x scale)).
 inline int scaled_splits(int splits, double scale) {
@@ -54,76 +78,45 @@ enum class TilingOverride { automatic, standard, short_batch };
 inline constexpr const char* kTilingEnv = "DECODE_BENCH_FD_TILING";
 inline constexpr const char* kBalanceEnv = "DECODE_BENCH_FD_BALANCE";
 
-// Throws std::invalid_argument naming the variable when it is set to anything else.
 inline TilingOverride flash_decode_tiling_override() {
-  const char* text = std::getenv(kTilingEnv);
-  if (!text || !*text) return TilingOverride::automatic;
-  const std::string t = text;
-  if (t == "auto") return TilingOverride::automatic;
-  if (t == "standard") return TilingOverride::standard;
-  if (t == "short") return TilingOverride::short_batch;
-  throw std::invalid_argument(std::string(kTilingEnv) + "='" + t + "': must be auto, standard or short");
+  return env_choice(kTilingEnv,
+                    {std::pair{"auto", TilingOverride::automatic}, std::pair{"standard", TilingOverride::standard},
+                     std::pair{"short", TilingOverride::short_batch}},
+                    TilingOverride::automatic);
 }
 
 enum class WorkChunksOverride { automatic, tiles, ranges };
 inline constexpr const char* kWorkChunksEnv = "DECODE_BENCH_FD_WORK_CHUNKS";
 
-// Throws std::invalid_argument naming the variable when it is set to anything else.
 inline WorkChunksOverride flash_decode_work_chunks_override() {
-  const char* text = std::getenv(kWorkChunksEnv);
-  if (!text || !*text) return WorkChunksOverride::automatic;
-  const std::string t = text;
-  if (t == "auto") return WorkChunksOverride::automatic;
-  if (t == "tiles") return WorkChunksOverride::tiles;
-  if (t == "ranges") return WorkChunksOverride::ranges;
-  throw std::invalid_argument(std::string(kWorkChunksEnv) + "='" + t + "': must be auto, tiles or ranges");
+  return env_choice(kWorkChunksEnv,
+                    {std::pair{"auto", WorkChunksOverride::automatic}, std::pair{"tiles", WorkChunksOverride::tiles},
+                     std::pair{"ranges", WorkChunksOverride::ranges}},
+                    WorkChunksOverride::automatic);
 }
 
 inline constexpr const char* kShortHeadsEnv = "DECODE_BENCH_FD_SHORT_HEADS";
 
-// Throws std::invalid_argument naming the variable when it is set to anything but 1, 2 or 4.
 inline int flash_decode_short_heads() {
-  const char* text = std::getenv(kShortHeadsEnv);
-  if (!text || !*text) return 1;
-  const std::string t = text;
-  if (t == "1" || t == "2" || t == "4") return t[0] - '0';
-  throw std::invalid_argument(std::string(kShortHeadsEnv) + "='" + t + "': must be 1, 2 or 4");
+  return env_choice(kShortHeadsEnv, {std::pair{"1", 1}, std::pair{"2", 2}, std::pair{"4", 4}}, 1);
 }
 
-enum class RowTilingOverride { automatic, narrow, wide };
 inline constexpr const char* kRowTilingEnv = "DECODE_BENCH_ROW_TILING";
 
-// Throws std::invalid_argument naming the variable when it is set to anything else.
-inline RowTilingOverride row_attention_tiling_override() {
-  const char* text = std::getenv(kRowTilingEnv);
-  if (!text || !*text) return RowTilingOverride::automatic;
-  const std::string t = text;
-  if (t == "auto") return RowTilingOverride::automatic;
-  if (t == "narrow") return RowTilingOverride::narrow;
-  if (t == "wide") return RowTilingOverride::wide;
-  throw std::invalid_argument(std::string(kRowTilingEnv) + "='" + t + "': must be auto, narrow or wide");
+// The tiling DECODE_BENCH_ROW_TILING pins (automatic when unset).
+inline RowAttentionTiling row_attention_tiling_override() {
+  return env_choice(kRowTilingEnv,
+                    {std::pair{"auto", RowAttentionTiling::automatic}, std::pair{"narrow", RowAttentionTiling::narrow},
+                     std::pair{"wide", RowAttentionTiling::wide}},
+                    RowAttentionTiling::automatic);
 }
 
 inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";
 
-// Throws std::invalid_argument naming the variable when it is set but not a number in (0, 1].
-inline double shared_prefix_prefix_share() {
-  const char* text = std::getenv(kPrefixShareEnv);
-  if (!text || !*text) return 1.0;
-  char* end = nullptr;
-  const double share = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(share) || !(share > 0) || share > 1)
-    throw std::invalid_argument(std::string(kPrefixShareEnv) + "='" + text + "': must be a number in (0, 1]");
-  return share;
-}
+inline double shared_prefix_prefix_share() { return env_number(kPrefixShareEnv, 1, "1", 1.0); }
 
 inline bool flash_decode_balance_enabled() {
-  const char* text = std::getenv(kBalanceEnv);
-  if (!text || !*text) return true;
-  const std::string t = text;
-  if (t == "1") return true;
-  if (t == "0") return false;
-  throw std::invalid_argument(std::string(kBalanceEnv) + "='" + t + "': must be 0 or 1");
+  return env_choice(kBalanceEnv, {std::pair{"1", true}, std::pair{"0", false}}, true);
 }
 
 }  // namespace decode_bench

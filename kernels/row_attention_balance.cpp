@@ -7,14 +7,6 @@
 
 namespace decode_bench {
 
-TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, int tile) {
-  len = std::max<std::int64_t>(len, 0);
-  std::int64_t size = (len + num_chunks - 1) / num_chunks;
-  size = (size + tile - 1) / tile * tile;
-  const std::int64_t begin = std::min(static_cast<std::int64_t>(chunk) * size, len);
-  return {begin, std::min(begin + size, len)};
-}
-
 RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_kv, int group, int row_blocks,
                              int slots, int tile) {
   if (heads_kv < 1 || group < 1 || row_blocks < 1)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/decode_balance.hpp"
+#include "kernels/host_device.hpp"
 
 namespace decode_bench {
 
@@ -58,11 +59,19 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
                              int slots, int tile);
 
 // The tokens chunk c of n of an item of `len` tokens takes, relative to its first: equal cuts
-// rounded up to whole tiles (split_range in kernels/row_attention_common.cuh computes the same on
-// the device); every chunk non-empty and at most C when n = ceil(len / C) and C is whole tiles.
+// rounded up to whole tiles, so only the last chunk has a partial tile (later chunks may be empty);
+// every chunk non-empty and at most C when n = ceil(len / C) and C is whole tiles. The one
+// definition of the cut: the kernels' split_range (kernels/row_attention_common.cuh) calls it.
 struct TokenRange {
   std::int64_t begin, end;
 };
-TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, int tile);
+DB_HD TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, int tile) {
+  len = len > 0 ? len : 0;
+  std::int64_t size = (len + num_chunks - 1) / num_chunks;
+  size = (size + tile - 1) / tile * tile;
+  const std::int64_t at = static_cast<std::int64_t>(chunk) * size;
+  const std::int64_t begin = at < len ? at : len;
+  return {begin, begin + size < len ? begin + size : len};
+}
 
 }  // namespace decode_bench

@@ -52,16 +52,14 @@ __device__ __forceinline__ ItemView load_item(const RowAttentionArgs& a, int i) 
   return {seq, h, first, first + a.group, 0, a.seq_lens[seq]};
 }
 
-// Split s of `splits` takes tokens [begin, end) of the item: equal chunks rounded up to whole
-// tiles, so only the last chunk has a partial tile (later splits may be empty).
+// Split s of `splits` takes tokens [begin, end) of the item: row_chunk_range's cut
+// (kernels/row_attention_balance.hpp, the host's work-list planning uses the same).
 template <int kTile>
 __device__ __forceinline__ void split_range(const ItemView& it, int s, int splits, std::int64_t& begin,
                                             std::int64_t& end) {
-  const std::int64_t len = it.token_end > it.token_begin ? it.token_end - it.token_begin : 0;
-  std::int64_t chunk = (len + splits - 1) / splits;
-  chunk = (chunk + kTile - 1) / kTile * kTile;
-  begin = min(it.token_begin + s * chunk, it.token_begin + len);
-  end = min(begin + chunk, it.token_begin + len);
+  const TokenRange r = row_chunk_range(it.token_end - it.token_begin, s, splits, kTile);
+  begin = it.token_begin + r.begin;
+  end = it.token_begin + r.end;
 }
 
 // What one block computes: rows [item.row_begin + row_block x rows_per_block, + rows_per_block)
@@ -166,8 +164,9 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const Blo
 // dynamic shared memory), one warp per row turns them into weights, then every (row, 16-byte
 // column) sums its splits with several loads in flight. Folding one row at a time
 // (merge_split_states per row) cost two dependent L2 round trips and three barriers per row: a
-// shared prefix of 64 rows x 4 splits spent most of its 91 us there (H100, decode-row-probe,
-// commit 3156c58). Rows whose splits do not fit the scratch fall back to that per-row fold.
+// shared prefix of 64 rows x 4 splits took 91.0 us with it and 39.1 us without (H100,
+// decode-row-probe, commits d708e6b and cf8bc3f). Rows whose splits do not fit the scratch fall back
+// to that per-row fold.
 template <int D, int kThreads>
 __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int nrows,
                                            float* scratch, int scratch_floats) {

@@ -94,10 +94,18 @@ inline int choose_splits(std::int64_t blocks_per_split, std::int64_t slots, std:
   return best;
 }
 
+// Both grids' workspace, from the plan's entries and partial states: [counters (num_items,
+// row_blocks), zeroed once; only with partial states][work-list entries][partial o (partial_states,
+// head_dim)][partial lse (partial_states)], the first two regions padded to 256 bytes.
+inline void size_workspace(const RowAttentionProblem& p, RowAttentionPlan* plan) {
+  const std::size_t counters = static_cast<std::size_t>(p.num_items) * plan->row_blocks * sizeof(unsigned);
+  plan->workspace_init_bytes = plan->partial_states > 0 ? (counters + 255) / 256 * 256 : 0;
+  plan->workspace_bytes = plan->workspace_init_bytes + row_work_entries_bytes(*plan) +
+                          static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
+}
+
 // The work-list plan of a ragged decode batch (kernels/row_attention_balance.hpp) into a plan whose
-// path and tiling fields are set. Workspace: [counters (num_items, row_blocks), zeroed once][entries]
-// [partial o (partial_states, head_dim)][partial lse (partial_states)], regions padded to 256 bytes;
-// counters and partials only when some item is split.
+// path and tiling fields are set; partial states only when some item is split.
 inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<const std::int32_t> lens,
                                       std::int64_t slots, RowAttentionPlan* plan) {
   RowWorkList work;
@@ -113,11 +121,7 @@ inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<co
   plan->partial_states = work.partial_states;
   plan->work_entries = std::move(work.entries);
   plan->work_seq_items = std::move(work.seq_items);
-  if (plan->partial_states > 0)
-    plan->workspace_init_bytes =
-        (static_cast<std::size_t>(p.num_items) * plan->row_blocks * sizeof(unsigned) + 255) / 256 * 256;
-  plan->workspace_bytes = plan->workspace_init_bytes + row_work_entries_bytes(*plan) +
-                          static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
+  size_workspace(p, plan);
   return cudaSuccess;
 }
 
@@ -138,16 +142,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // of 2 row tiles, so each K/V fragment serves two mma. Blocks of 128 or 256 rows (each staged tile
   // serving them all) where the range is long; 64 rows where it is short (under 32 tiles), since a
   // 256-row block's fixed costs (Q, epilogue, the split merge) outweigh a few tiles: H100, N 256
-  // P 1K, 256 rows x 4 splits 82.7 us against 45.8 us for 64 rows x 1 split on the narrow tiling;
-  // N 64 P 1K, wide 33.7 against narrow 41.5 us (decode-row-probe, commits f6c74ad, d874af7).
+  // P 1K, 256 rows x 4 splits 82.7 us (d874af7) against 45.8 us for 64 rows x 1 split on the narrow
+  // tiling (cf8bc3f); N 64 P 1K, wide 33.7 against narrow 41.5 us (f6c74ad) (decode-row-probe,
+  // results/reference/probe/h100-*-row-probe*.txt).
   // DECODE_BENCH_ROW_TILING pins either tiling.
-  RowAttentionTiling tiling = options.tiling;
-  if (tiling == RowAttentionTiling::automatic) {
-    const RowTilingOverride pin = row_attention_tiling_override();
-    tiling = pin == RowTilingOverride::narrow ? RowAttentionTiling::narrow
-             : pin == RowTilingOverride::wide ? RowAttentionTiling::wide
-                                              : RowAttentionTiling::automatic;
-  }
+  const RowAttentionTiling tiling =
+      options.tiling != RowAttentionTiling::automatic ? options.tiling : row_attention_tiling_override();
   const bool wide_ok = path == RowAttentionPath::tensor_core &&
                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, true).kernel != nullptr;
   const bool wide = wide_ok && tiling != RowAttentionTiling::narrow &&
@@ -209,14 +209,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->slots = static_cast<int>(slots);
   const int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
   plan->splits = splits;
-  // Workspace (splits > 1): [counters (num_items, row_blocks), zeroed once, padded to 256 B]
-  // [partial o (num_rows, splits, head_dim)][partial lse (num_rows, splits)].
-  if (splits > 1) {
-    plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
-    plan->workspace_init_bytes = (static_cast<std::size_t>(blocks_per_split) * sizeof(unsigned) + 255) / 256 * 256;
-    plan->workspace_bytes = plan->workspace_init_bytes + static_cast<std::size_t>(p.num_rows) * splits *
-                                                             (p.shape.head_dim + 1) * sizeof(float);
-  }
+  // Partial states (num_rows, splits) when the items are split.
+  if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
+  size_workspace(p, plan);
   return cudaSuccess;
 }
 
@@ -259,9 +254,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     const std::size_t entries_bytes = work_list ? row_work_entries_bytes(plan) : 0;
     if (work_list) args.entries = reinterpret_cast<const RowWorkEntry*>(base + plan.workspace_init_bytes);
     args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes + entries_bytes);
-    const std::size_t states = work_list ? static_cast<std::size_t>(plan.partial_states)
-                                         : static_cast<std::size_t>(p.num_rows) * plan.splits;  // (num_rows, splits)
-    args.partial_lse = args.partial_o + states * p.shape.head_dim;
+    args.partial_lse = args.partial_o + static_cast<std::size_t>(plan.partial_states) * p.shape.head_dim;
   }
   const dim3 grid = work_list ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
                               : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);

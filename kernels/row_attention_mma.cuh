@@ -112,8 +112,9 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 }
 
 // 2^x on the special-function unit, subnormal results flushed to zero. exp2f adds a range check
-// and two multiplies around the same instruction (FSETP, FMUL x 2 per call, ncu on the prefix
-// phase, commit cf8bc3f: 10% of the kernel's instructions); arguments here are <= 0 (scores minus
+// and two multiplies around the same instruction (FSETP, FMUL x 2 per call: FSETP 3.3% and FMUL
+// 12.2% of the prefix phase's instructions, with the O rescale, in ncu at commit cf8bc3f,
+// results/reference/probe/h100-cf8bc3f-ncu-prefix-narrow-N256-P8K-sass-summary.txt); arguments here are <= 0 (scores minus
 // the running max) and weights below 2^-126 of the largest count for nothing in an FP32 sum.
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
@@ -128,7 +129,6 @@ struct RowMmaTraits {
   using T = typename KV::value_type;
   using Ops = MmaStorage<T>;
   static constexpr int kWarps = kWarpsT;
-  static constexpr int kMTiles = kMT;                 // 16-row tiles per warp
   static constexpr int kWarpRows = 16 * kMT;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kTile = 64;                    // tokens per stage
@@ -149,9 +149,10 @@ struct RowMmaTraits {
   static_assert(kMT == 1 || (kMT == 2 && !Ops::kFp8 && D <= 128), "two row tiles: FP16 / BF16, D <= 128");
   static constexpr std::size_t pipe_bytes(int stages) { return static_cast<std::size_t>(stages) * 2 * kTileBytes; }
   // Dynamic shared memory: the K/V stages, then Q (rows_per_block x D per part); the epilogue
-  // reuses it for every warp's (O, m, l): kWarps x kWarpRows x (D + 2) floats.
+  // reuses it for every warp's (O, m, l): kWarps x kWarpRows x (D + 2) floats, and 4 weights per row.
   static constexpr std::size_t epilogue_bytes() {
-    return static_cast<std::size_t>(kWarps) * kWarpRows * (D + 2) * sizeof(float);
+    return (static_cast<std::size_t>(kWarps) * kWarpRows * (D + 2) + static_cast<std::size_t>(kMaxRows) * 4) *
+           sizeof(float);
   }
   static constexpr std::size_t shared_bytes(int rows_per_block, int stages) {
     const std::size_t main = pipe_bytes(stages) + static_cast<std::size_t>(kQParts) * rows_per_block * D * 2;
@@ -211,8 +212,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // the K/V tiles. Padding rows are zero (their scores are 0; they are never written out), and so
   // are dims past the head dim (q rows are head_dim floats; those K/V dims are zero-filled too).
   // Loaded after the first K/V stages are issued, kQBatch chunks per thread at a time, all loads of
-  // a batch in flight together: one chunk per round trip cost a 256-row block 16 dependent global
-  // loads before its first tile (ncu / probe, N 256 P 1K, commit f6c74ad).
+  // a batch in flight together (one chunk per round trip was 16 dependent loads for a 256-row
+  // block); measured no change outside noise (N 256 P 1K 85.0 -> 82.7 us, decode-row-probe,
+  // commits f6c74ad and d874af7).
   constexpr int kQBatch = 4;
   const int q_chunks = args.rows_per_block * kChunks;
   for (int i0 = threadIdx.x; i0 < q_chunks; i0 += kQBatch * Tr::kThreads) {
@@ -418,7 +420,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           l_run[mt][h] *= alpha[h];
         }
         // Rescale O only when some row's reference max moved: with the slack, after the first
-        // tiles almost never (the multiplies were 1/8 of the prefix phase's instructions).
+        // tiles almost never (FMUL was 12% of the prefix phase's instructions at cf8bc3f; the
+        // slack measured no change outside noise at d874af7).
         if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
           for (int n = 0; n < D / 8; ++n) {
@@ -549,32 +552,44 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   __syncthreads();
 
   // Row r of the block sits in warp row tile r / kWarpRows, held by warps (r / kWarpRows) * WT + 0 .. WT - 1.
+  // Per row, once: the weights of its WT warps' states with the normaliser folded in
+  // (2^(m_w - m) x out_mul / l) and its LSE. Computing them for every (row, float4 column) was 29%
+  // of the prefix phase's instructions at N 64 P 1K (ncu, commit fe97a8d).
+  float* row_weight = red_l + kWarps * kWarpRows;  // (rows_per_block, 4): WT <= 4
+  for (int r = threadIdx.x; r < nrows; r += Tr::kThreads) {
+    const int w0 = (r / kWarpRows) * wt_count, rr = r % kWarpRows;
+    float m = -INFINITY;
+    for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * kWarpRows + rr]);
+    float sc[4] = {0.f, 0.f, 0.f, 0.f}, l = 0.f;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      if (w < wt_count && m != -INFINITY) {
+        const float mw = red_m[(w0 + w) * kWarpRows + rr];
+        sc[w] = mw == -INFINITY ? 0.f : exp2f(mw - m);
+        l += sc[w] * red_l[(w0 + w) * kWarpRows + rr];
+      }
+    }
+    const float inv = l > 0.f ? out_mul / l : 0.f;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) row_weight[r * 4 + w] = sc[w] * inv;
+    *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+  }
+  __syncthreads();
   // Only the head dim's columns are written (red_o holds real dims, FP8 included: o_dim_of).
   const int cols = args.head_dim / 4;
   for (int i = threadIdx.x; i < nrows * cols; i += Tr::kThreads) {
     const int r = i / cols, d4 = i - r * cols;
     const int w0 = (r / kWarpRows) * wt_count, rr = r % kWarpRows;
-    float m = -INFINITY;
-    for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * kWarpRows + rr]);
-    float l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (m != -INFINITY) {
-      for (int w = 0; w < wt_count; ++w) {
-        const float mw = red_m[(w0 + w) * kWarpRows + rr];
-        const float sc = mw == -INFINITY ? 0.f : exp2f(mw - m);
-        l += sc * red_l[(w0 + w) * kWarpRows + rr];
-        const float4 ow = reinterpret_cast<const float4*>(red_o + ((w0 + w) * kWarpRows + rr) * D)[d4];
-        acc.x += sc * ow.x;
-        acc.y += sc * ow.y;
-        acc.z += sc * ow.z;
-        acc.w += sc * ow.w;
-      }
+    for (int w = 0; w < wt_count; ++w) {
+      const float f = row_weight[r * 4 + w];
+      const float4 ow = reinterpret_cast<const float4*>(red_o + ((w0 + w) * kWarpRows + rr) * D)[d4];
+      acc.x += f * ow.x;
+      acc.y += f * ow.y;
+      acc.z += f * ow.z;
+      acc.w += f * ow.w;
     }
-    const float inv = l > 0.f ? out_mul / l : 0.f;
-    const int row = row0 + r;
-    reinterpret_cast<float4*>(state_o(args, work, row, args.head_dim))[d4] =
-        make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-    if (d4 == 0) *state_lse(args, work, row) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    reinterpret_cast<float4*>(state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)));

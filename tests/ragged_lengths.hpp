@@ -1,15 +1,11 @@
 #pragma once
 // Ragged batch lengths for GPU tests of the load-balanced plans: zipf draws with the extremes a
 // work list must handle (an empty sequence, a one-token one, one 100x the median), and the decode
-// case runner and description both ragged suites use.
+// case description both ragged suites use.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
 
 #include "pools/length_distribution.hpp"
 #include "tests/decode_case.hpp"
@@ -37,18 +33,6 @@ inline std::vector<std::int32_t> zipf_batch_with_extremes(double mean, std::uint
 inline std::vector<std::int32_t> uniform_batch_with_extremes(std::int64_t lo, std::int64_t hi, std::uint64_t seed,
                                                              int count = 32) {
   return batch_with_extremes(LengthDistribution::uniform(lo, hi), seed, count);
-}
-
-// A decode case on the storage type `dtype` (run_decode_case, tests/decode_case.hpp).
-inline DecodeCaseResult run_decode_case_as(DType dtype, const DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp32: return run_decode_case<float>(c);
-    case DType::fp16: return run_decode_case<__half>(c);
-    case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return run_decode_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return run_decode_case<__nv_fp8_e5m2>(c);
-  }
-  return {};
 }
 
 // One line naming a ragged case: storage, heads, head dim, the first lengths, the page size.

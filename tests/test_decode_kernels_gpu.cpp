@@ -12,16 +12,7 @@ namespace {
 using testing::DecodeCase;
 using testing::run_decode_case;
 
-testing::DecodeCaseResult run_any(DType dtype, const DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp32: return run_decode_case<float>(c);
-    case DType::fp16: return run_decode_case<__half>(c);
-    case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return run_decode_case<__nv_fp8_e4m3>(c);  // FP8 cases: tests/test_fp8_gpu.cpp
-    case DType::fp8_e5m2: return run_decode_case<__nv_fp8_e5m2>(c);
-  }
-  return {};
-}
+testing::DecodeCaseResult run_any(DType dtype, const DecodeCase& c) { return testing::run_decode_case_as(dtype, c); }
 
 std::string describe(DType dtype, const DecodeCase& c) {
   std::string lens;

@@ -26,16 +26,6 @@ using testing::DecodeCase;
 // of the FP8 fragments), 112 (one 16-dim chunk short of 128) and 160 (on 256: most of the row masked).
 constexpr int kTailHeadDims[] = {80, 96, 48, 112, 160};
 
-testing::DecodeCaseResult run_decode_any(DType dtype, const DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp32: return testing::run_decode_case<float>(c);
-    case DType::fp16: return testing::run_decode_case<__half>(c);
-    case DType::bf16: return testing::run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return testing::run_decode_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return testing::run_decode_case<__nv_fp8_e5m2>(c);
-  }
-  return {};
-}
 
 std::string describe(DType dtype, const DecodeCase& c) {
   std::ostringstream s;
@@ -47,7 +37,7 @@ std::string describe(DType dtype, const DecodeCase& c) {
 }
 
 void expect_decode_verified(DType dtype, const DecodeCase& c, DecodePath expected_path) {
-  const auto r = run_decode_any(dtype, c);
+  const auto r = testing::run_decode_case_as(dtype, c);
   ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
   EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
   if (c.kernel == DecodeKernel::flash_decode) {
@@ -152,16 +142,7 @@ TEST(HeadDimsGpu, RowAttentionBothPaths) {
           c.path = var.path;
           c.seed = ++seed;
           c.items = {{1, 1, 40, 37, 1000}, {0, 0, 17, 5, 300}, {1, 0, 3, 500, 500}};
-          const auto r = [&] {
-            switch (var.dtype) {
-              case DType::fp32: return testing::run_row_case<float>(c);
-              case DType::fp16: return testing::run_row_case<__half>(c);
-              case DType::bf16: return testing::run_row_case<__nv_bfloat16>(c);
-              case DType::fp8_e4m3: return testing::run_row_case<__nv_fp8_e4m3>(c);
-              case DType::fp8_e5m2: return testing::run_row_case<__nv_fp8_e5m2>(c);
-            }
-            return testing::RowCaseResult{};
-          }();
+          const auto r = testing::run_row_case_as(var.dtype, c);
           const std::string what = std::string(dtype_name(var.dtype)) +
                                    (var.path == RowAttentionPath::simt ? " simt" : " tensor_core") + " D=" +
                                    std::to_string(d) + " page=" + std::to_string(page) + " splits=" + std::to_string(splits);

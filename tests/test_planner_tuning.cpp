@@ -113,12 +113,12 @@ TEST(PlannerTuning, TilingAndBalanceKnobsParseAndNameTheVariable) {
 TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   {
     ScopedEnv tiling(kRowTilingEnv, nullptr), share(kPrefixShareEnv, nullptr);
-    EXPECT_EQ(row_attention_tiling_override(), RowTilingOverride::automatic);
+    EXPECT_EQ(row_attention_tiling_override(), RowAttentionTiling::automatic);
     EXPECT_EQ(shared_prefix_prefix_share(), 1.0);
   }
-  for (const auto& [text, want] : {std::pair{"auto", RowTilingOverride::automatic},
-                                   std::pair{"narrow", RowTilingOverride::narrow},
-                                   std::pair{"wide", RowTilingOverride::wide}}) {
+  for (const auto& [text, want] : {std::pair{"auto", RowAttentionTiling::automatic},
+                                   std::pair{"narrow", RowAttentionTiling::narrow},
+                                   std::pair{"wide", RowAttentionTiling::wide}}) {
     ScopedEnv env(kRowTilingEnv, text);
     EXPECT_EQ(row_attention_tiling_override(), want) << text;
   }

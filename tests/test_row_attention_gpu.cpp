@@ -19,17 +19,7 @@ namespace {
 using testing::RowCase;
 using testing::RowCaseItem;
 
-testing::RowCaseResult run_any(DType dtype, const RowCase& c) {
-  switch (dtype) {
-    case DType::fp32: return testing::run_row_case<float>(c);
-    case DType::fp16: return testing::run_row_case<__half>(c);
-    case DType::bf16: return testing::run_row_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return testing::run_row_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return testing::run_row_case<__nv_fp8_e5m2>(c);
-  }
-  ADD_FAILURE() << "no row-attention case for dtype " << dtype_name(dtype);
-  return {};
-}
+testing::RowCaseResult run_any(DType dtype, const RowCase& c) { return testing::run_row_case_as(dtype, c); }
 
 const char* path_name(RowAttentionPath p) {
   return p == RowAttentionPath::tensor_core ? "tensor_core" : p == RowAttentionPath::simt ? "simt" : "automatic";
@@ -230,20 +220,9 @@ TEST(RowAttentionGpu, IdentityRowsAndNoItems) {
 }
 
 // Grouped decode through plan_decode / run_decode: the tensor-core path at any group and MQA.
-testing::DecodeCaseResult run_decode_any(DType dtype, const testing::DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp16: return testing::run_decode_case<__half>(c);
-    case DType::bf16: return testing::run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return testing::run_decode_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return testing::run_decode_case<__nv_fp8_e5m2>(c);
-    case DType::fp32: break;
-  }
-  ADD_FAILURE() << "no tensor-core decode for dtype " << dtype_name(dtype);
-  return {};
-}
 
 void expect_decode_tc(DType dtype, const testing::DecodeCase& c) {
-  const auto r = run_decode_any(dtype, c);
+  const auto r = testing::run_decode_case_as(dtype, c);
   const std::string what = std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
                            std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " page=" +
                            std::to_string(c.page_size) + " splits=" + std::to_string(c.splits);
