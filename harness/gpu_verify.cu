@@ -28,7 +28,9 @@ __global__ void compare_kernel(const float* o, const float* lse, GpuReferenceOut
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n_o; i += stride) {
     const double x = o[i];
-    if (!isfinite(x)) {
+    // A non-finite reference counts too: fmax drops the NaN of |x - NaN|, so a NaN reference would
+    // otherwise pass with error 0.
+    if (!isfinite(x) || !isfinite(ref.o[i]) || !isfinite(ref.o_abs[i])) {
       ++non_finite;
       continue;
     }
@@ -39,6 +41,10 @@ __global__ void compare_kernel(const float* o, const float* lse, GpuReferenceOut
   }
   for (std::size_t h = blockIdx.x * blockDim.x + threadIdx.x; h < n_heads; h += stride) {
     const double x = lse[h], want = ref.lse[h];
+    if (isnan(want)) {
+      ++non_finite;
+      continue;
+    }
     if (isinf(want)) {  // empty sequence: lse must be -inf too
       if (x != want) ++non_finite;
       continue;

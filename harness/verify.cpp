@@ -22,7 +22,9 @@ VerificationResult verify_decode(std::span<const float> o, std::span<const float
   r.tolerance = verification_tolerance(kv_dtype);
   for (std::size_t i = 0; i < ref.o.size(); ++i) {
     const double x = i < o.size() ? o[i] : NAN;
-    if (!std::isfinite(x)) {
+    // A non-finite reference counts too: |x - NaN| is NaN, which std::max drops, so a NaN
+    // reference would otherwise pass with error 0.
+    if (!std::isfinite(x) || !std::isfinite(ref.o[i]) || !std::isfinite(ref.o_abs[i])) {
       ++r.non_finite;
       continue;
     }
@@ -33,6 +35,10 @@ VerificationResult verify_decode(std::span<const float> o, std::span<const float
   }
   for (std::size_t h = 0; h < ref.lse.size(); ++h) {
     const double x = h < lse.size() ? lse[h] : NAN;
+    if (std::isnan(ref.lse[h])) {
+      ++r.non_finite;
+      continue;
+    }
     if (std::isinf(ref.lse[h])) {  // empty sequence: lse must be -inf too
       if (x != ref.lse[h]) ++r.non_finite;
       continue;

@@ -249,6 +249,14 @@ TEST(GpuReferenceGpu, DeviceComparisonEqualsTheHostRule) {
   lse[4] = 0.0f;  // an empty head must stay -inf
   const auto r = check("a NaN and a finite lse for an empty head", DType::fp16);
   EXPECT_EQ(r.non_finite, 2);
+  // A NaN reference fails the check instead of passing with error 0 (fmax / std::max drop NaN).
+  o[40] = static_cast<float>(o_ref[40]);
+  lse[4] = -INFINITY;
+  o_ref[7] = NAN;
+  lse_ref[1] = NAN;
+  const auto nan_ref = check("a NaN reference element and a NaN reference lse", DType::fp16);
+  EXPECT_FALSE(nan_ref.passed);
+  EXPECT_EQ(nan_ref.non_finite, 2);
 }
 
 }  // namespace
