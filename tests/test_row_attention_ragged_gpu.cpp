@@ -152,6 +152,46 @@ TEST(RowAttentionRaggedGpu, UniformBatchesKeepTheUniformPlan) {
   expect_work_list(expect_verified(DType::bf16, c), c, describe(DType::bf16, c));
 }
 
+// Host lengths the work list cannot use are refused at plan time: lengths with explicit items
+// (they describe decode items only), a length past max_item_tokens, a negative length; and a
+// work-list plan run on explicit items is refused at launch.
+TEST(RowAttentionRaggedGpu, BadHostLengthsAreRefused) {
+  DB_REQUIRE_GPU();
+  const std::vector<std::int32_t> ragged{5000, 3, 0, 17};
+  const DecodeProblem decode{{32, 8, 128}, DType::fp16, 4, 5000};
+  RowAttentionProblem p = decode_as_row_attention(decode);
+  RowAttentionPlan plan;
+  p.host_seq_lens = ragged.data();
+  ASSERT_EQ(plan_row_attention<ContiguousKV<__half>>(p, {RowAttentionPath::tensor_core}, &plan), cudaSuccess);
+  ASSERT_FALSE(plan.work_entries.empty());
+
+  RowAttentionProblem items = p;  // an item array's problem with host lengths of fewer sequences
+  items.num_items = p.num_items - 1;
+  EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(items, {RowAttentionPath::tensor_core}, &plan),
+            cudaErrorInvalidValue);
+  RowAttentionProblem too_long = p;
+  too_long.max_item_tokens = 4999;  // the longest host length is 5000
+  EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(too_long, {RowAttentionPath::tensor_core}, &plan),
+            cudaErrorInvalidValue);
+  const std::vector<std::int32_t> negative{5000, -1, 0, 17};
+  RowAttentionProblem neg = p;
+  neg.host_seq_lens = negative.data();
+  EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(neg, {RowAttentionPath::tensor_core}, &plan),
+            cudaErrorInvalidValue);
+
+  // A work-list plan with an item array: run_row_attention refuses before any launch.
+  ASSERT_EQ(plan_row_attention<ContiguousKV<__half>>(p, {RowAttentionPath::tensor_core}, &plan), cudaSuccess);
+  RowAttentionProblem run_items = p;
+  const RowAttentionItem fake{};
+  run_items.items = &fake;  // never read: refused by the check
+  run_items.q = reinterpret_cast<const float*>(16);
+  run_items.o = reinterpret_cast<float*>(16);
+  run_items.lse = reinterpret_cast<float*>(16);
+  std::uint8_t workspace_stub = 0;
+  EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, run_items, plan, &workspace_stub, nullptr),
+            cudaErrorInvalidValue);
+}
+
 // The CUDA-core row kernel on the same work list (run through plan_row_attention directly: the
 // decode planner pins the tensor cores): FP32 storage, whose only row kernel it is, and FP16.
 template <class Elem>
