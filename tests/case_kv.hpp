@@ -21,6 +21,20 @@
 
 namespace decode_bench::testing {
 
+// f(Elem{}) for the storage element type of `dtype` (float, __half, __nv_bfloat16, FP8), the one
+// switch from a run-time dtype to the typed case runners; `unknown` for a dtype without one.
+template <class R, class F>
+R with_storage_element(DType dtype, F&& f, R unknown) {
+  switch (dtype) {
+    case DType::fp32: return f(float{});
+    case DType::fp16: return f(__half{});
+    case DType::bf16: return f(__nv_bfloat16{});
+    case DType::fp8_e4m3: return f(__nv_fp8_e4m3{});
+    case DType::fp8_e5m2: return f(__nv_fp8_e5m2{});
+  }
+  return unknown;
+}
+
 // k, v: `seqs` slots of (H_kv, slot_len, D) each.
 template <class Elem>
 sweeps::KvScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int seqs, const DecodeShape& s,

@@ -90,16 +90,9 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
 
 // A decode case on the storage type `dtype` (run_decode_case, tests/decode_case.hpp).
 inline DecodeCaseResult run_decode_case_as(DType dtype, const DecodeCase& c) {
-  switch (dtype) {
-    case DType::fp32: return run_decode_case<float>(c);
-    case DType::fp16: return run_decode_case<__half>(c);
-    case DType::bf16: return run_decode_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return run_decode_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return run_decode_case<__nv_fp8_e5m2>(c);
-  }
   DecodeCaseResult unknown;  // a storage type without a case: the callers' status check fails
   unknown.status = cudaErrorInvalidValue;
-  return unknown;
+  return with_storage_element(dtype, [&](auto elem) { return run_decode_case<decltype(elem)>(c); }, unknown);
 }
 
 }  // namespace decode_bench::testing

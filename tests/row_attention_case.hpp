@@ -130,16 +130,9 @@ RowCaseResult run_row_case(const RowCase& c) {
 
 // A row-attention case on the storage type `dtype` (run_row_case).
 inline RowCaseResult run_row_case_as(DType dtype, const RowCase& c) {
-  switch (dtype) {
-    case DType::fp32: return run_row_case<float>(c);
-    case DType::fp16: return run_row_case<__half>(c);
-    case DType::bf16: return run_row_case<__nv_bfloat16>(c);
-    case DType::fp8_e4m3: return run_row_case<__nv_fp8_e4m3>(c);
-    case DType::fp8_e5m2: return run_row_case<__nv_fp8_e5m2>(c);
-  }
   RowCaseResult unknown;  // a storage type without a case: the callers' status check fails
   unknown.status = cudaErrorInvalidValue;
-  return unknown;
+  return with_storage_element(dtype, [&](auto elem) { return run_row_case<decltype(elem)>(c); }, unknown);
 }
 
 }  // namespace decode_bench::testing
