@@ -4,9 +4,14 @@
 // phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are
 // finite bytes with unit scales (the scale changes no work). Cold L2 (the harness's read flush before each
 // launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
+// Scaling points (FP16 contiguous, 32/8 and MHA 32/32 at several token counts, and a plain streaming
+// read of the same byte counts) separate a kernel's per-launch cost from its streaming rate: time =
+// fixed + bytes / rate, fitted over sizes.
 //   decode-row-probe [repetitions [filter]]
+//   DECODE_ROW_PROBE_SPLITS=n pins the decode splits (DecodeOptions::splits) of every decode point.
 // repetitions 0: one launch per point, untimed (for ncu); filter: run only the points whose label
-// contains it (labels: "decode fp16 1x65536 contiguous cuda_core", "prefix fp16 N 64 P 1024 paged16").
+// contains it (labels: "decode fp16 1x65536 contiguous cuda_core", "decode fp16 mha 1x8192 contiguous
+// cuda_core" for 32 / 32 heads, "prefix fp16 N 64 P 1024 paged16", "read 268435456").
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -87,8 +92,37 @@ double median_us(const std::function<cudaError_t(cudaStream_t)>& launch) {
   return r.stats.median;
 }
 
-void decode_point(int seqs, int len, bool paged, DType dtype) {
-  const DecodeShape shape{32, 8, 128};
+// The streaming read of the harness's DRAM ceiling (16-byte loads, 4 in flight per thread, one
+// wave of 4 x 512-thread blocks per SM), timed cold like the decode points.
+__global__ void read_kernel(const uint4* __restrict__ p, std::size_t n, unsigned* sink) {
+  unsigned acc = 0;
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = p[i], b = p[i + stride], c = p[i + 2 * stride], d = p[i + 3 * stride];
+    acc ^= a.x ^ b.y ^ c.z ^ d.w;
+  }
+  for (; i < n; i += stride) acc ^= p[i].x;
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+void read_point(std::size_t bytes) {
+  if (!selected("read " + std::to_string(bytes))) return;
+  DeviceBuffer<std::uint8_t> buf(bytes);
+  DB_CUDA_CHECK(cudaMemset(buf.get(), 1, bytes));
+  DeviceBuffer<unsigned> sink(1);
+  int sms = 0;
+  DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const double us = median_us([&](cudaStream_t st) {
+    read_kernel<<<4 * sms, 512, 0, st>>>(reinterpret_cast<const uint4*>(buf.get()), bytes / 16, sink.get());
+    return cudaGetLastError();
+  });
+  std::printf("read %zu bytes: %8.1f us  %6.0f GB/s\n", bytes, us, bytes / us / 1e3);
+}
+
+void decode_point(int seqs, int len, bool paged, DType dtype, int heads_kv = 8) {
+  const DecodeShape shape{32, heads_kv, 128};
+  const std::string heads_label = heads_kv == 32 ? " mha " : " ";
   const std::size_t elems = static_cast<std::size_t>(seqs) * shape.heads_kv * len * shape.head_dim;
   DeviceBuffer<std::uint8_t> k(elems * dtype_bytes(dtype)), v(elems * dtype_bytes(dtype));
   fill_as(k, elems, dtype, 1);
@@ -104,7 +138,7 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
   const DecodeProblem p{shape, dtype, seqs, len, lens.get(), q.get(), o.get(), lse.get()};
   const double bytes = 2.0 * elems * dtype_bytes(dtype);
   for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core}) {
-    if (!selected("decode " + std::string(dtype_name(dtype)) + " " + std::to_string(seqs) + "x" + std::to_string(len) +
+    if (!selected("decode " + std::string(dtype_name(dtype)) + heads_label + std::to_string(seqs) + "x" + std::to_string(len) +
                   (paged ? " paged16 " : " contiguous ") + std::string(decode_path_name(path))))
       continue;
     const auto run = [&](auto kv) {
@@ -112,6 +146,7 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
       DecodePlan plan;
       DecodeOptions options;
       options.path = path;
+      if (const char* pinned = std::getenv("DECODE_ROW_PROBE_SPLITS")) options.splits = std::atoi(pinned);
       if (plan_decode<KV>(DecodeKernel::flash_decode, p, options, &plan) != cudaSuccess) {
         std::printf("decode %s %dx%d %s %s: plan refused\n", std::string(dtype_name(dtype)).c_str(), seqs, len,
                     paged ? "paged16" : "contiguous", std::string(decode_path_name(path)).c_str());
@@ -120,8 +155,8 @@ void decode_point(int seqs, int len, bool paged, DType dtype) {
       DeviceBuffer<std::uint8_t> ws(std::max<std::size_t>(plan.workspace_bytes, 1));
       DB_CUDA_CHECK(init_decode_workspace(plan, ws.get(), nullptr));
       const double us = median_us([&](cudaStream_t st) { return run_decode<KV>(kv, p, plan, ws.get(), st); });
-      std::printf("decode %s 32/8 d128 %dx%d %-10s %-11s splits %4d bps %d: %8.1f us  %6.0f GB/s\n",
-                  std::string(dtype_name(dtype)).c_str(), seqs, len, paged ? "paged16" : "contiguous",
+      std::printf("decode %s 32/%d d128 %dx%d %-10s %-11s splits %4d bps %d: %8.1f us  %6.0f GB/s\n",
+                  std::string(dtype_name(dtype)).c_str(), heads_kv, seqs, len, paged ? "paged16" : "contiguous",
                   std::string(decode_path_name(plan.path)).c_str(), plan.num_splits, plan.blocks_per_sm, us,
                   bytes / us / 1e3);
     };
@@ -213,5 +248,13 @@ int main(int argc, char** argv) {
   for (DType dtype : {DType::fp16, DType::fp8_e4m3})
     for (int n : {64, 256})
       for (int prefix : {1024, 8192, 32768}) prefix_point(n, prefix, 16, dtype);
+  // Scaling: 64 MiB .. 1 GiB of K + V (FP16, d 128).
+  for (int f : {1, 2, 4, 8, 16}) {
+    read_point((std::size_t{64} << 20) * f);
+    decode_point(1, 16384 * f, false, DType::fp16);       // 32 / 8: 64 MiB per 16K tokens
+    decode_point(16, 1024 * f, false, DType::fp16);
+    decode_point(64, 256 * f, false, DType::fp16);
+    decode_point(1, 4096 * f, false, DType::fp16, 32);    // 32 / 32: 64 MiB per 4K tokens
+  }
   return 0;
 }
