@@ -47,6 +47,10 @@ L2Flusher::~L2Flusher() {
   cudaFree(sink_);
 }
 
+cudaError_t L2Flusher::prefer_carveout(int percent) {
+  return cudaFuncSetAttribute(l2_flush_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
+}
+
 cudaError_t L2Flusher::flush(cudaStream_t stream) {
   l2_flush_kernel<<<blocks_, kFlushThreads, 0, stream>>>(static_cast<const uint4*>(buffer_), bytes_ / 16, sink_);
   return cudaGetLastError();

@@ -20,6 +20,10 @@ class L2Flusher {
   // Enqueues the flush on `stream`; the caller records its start event after this returns.
   cudaError_t flush(cudaStream_t stream);
   std::size_t bytes() const { return bytes_; }
+  // The flush kernel's preferred shared-memory carveout (percent of the unified L1 / shared
+  // storage, cudaFuncAttributePreferredSharedMemoryCarveout); probes use it to see what the
+  // L1 / shared reconfiguration between the flush and a kernel of large shared memory costs.
+  cudaError_t prefer_carveout(int percent);
 
  private:
   int device_ = 0;

@@ -21,6 +21,11 @@
 //                                   tiling: wide (8 warps x 2 row tiles) for items of more than 32
 //                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
 //                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
+//   DECODE_BENCH_ROW_DECODE_SPLITS=R  auto (default) | sms | slots: how the tensor-core row attention
+//                                   splits the items of a grouped decode over contiguous K/V (16-row
+//                                   blocks): sms, about one block per SM (the fewest splits, no
+//                                   merge where the items alone fill the SMs); slots, the makespan
+//                                   rule of the other plans (choose_splits, every block slot).
 //   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
 //                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
@@ -109,6 +114,18 @@ inline RowAttentionTiling row_attention_tiling_override() {
                     {std::pair{"auto", RowAttentionTiling::automatic}, std::pair{"narrow", RowAttentionTiling::narrow},
                      std::pair{"wide", RowAttentionTiling::wide}},
                     RowAttentionTiling::automatic);
+}
+
+inline constexpr const char* kRowDecodeSplitsEnv = "DECODE_BENCH_ROW_DECODE_SPLITS";
+
+enum class RowDecodeSplits { sms, slots };
+
+// The split rule DECODE_BENCH_ROW_DECODE_SPLITS pins (`fallback` when unset or auto).
+inline RowDecodeSplits row_decode_splits_override(RowDecodeSplits fallback) {
+  return env_choice(kRowDecodeSplitsEnv,
+                    {std::pair{"auto", fallback}, std::pair{"sms", RowDecodeSplits::sms},
+                     std::pair{"slots", RowDecodeSplits::slots}},
+                    fallback);
 }
 
 inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";

@@ -173,6 +173,48 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   const int h = a.head_dim;
   const int kCols = h / 4;  // float4 columns of a row of the runtime head dim (<= D)
   constexpr int kWarps = kThreads / 32;
+  // Few rows (grouped decode): a (row, float4 column) pair per thread, folding its splits online
+  // (running max and sum) with the LSEs and partials of 8 splits loaded together: one round trip
+  // per 8 splits, where staging the LSEs first cost one more (and two barriers) before any partial
+  // was read.
+  if (nrows * kCols <= kThreads) {
+    if (threadIdx.x < nrows * kCols) {
+      const int i = threadIdx.x, r = i / kCols, c = i - r * kCols;
+      const float* lse_row = a.partial_lse + base + static_cast<std::int64_t>(r) * n;
+      const float4* po_row = reinterpret_cast<const float4*>(a.partial_o + (base + static_cast<std::int64_t>(r) * n) * h) + c;
+      float m = -INFINITY, sum = 0.f;
+      float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int s0 = 0; s0 < n; s0 += 8) {
+        float l[8];
+        float4 v[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          l[j] = s0 + j < n ? lse_row[s0 + j] : -INFINITY;
+          v[j] = s0 + j < n ? po_row[static_cast<std::int64_t>(s0 + j) * kCols] : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          if (l[j] == -INFINITY) continue;  // an empty split (or past n) weighs 0
+          if (l[j] > m) {
+            const float shrink = expf(m - l[j]);  // m = -inf: 0, nothing summed yet
+            acc.x *= shrink, acc.y *= shrink, acc.z *= shrink, acc.w *= shrink;
+            sum *= shrink;
+            m = l[j];
+          }
+          const float e = expf(l[j] - m);
+          acc.x = fmaf(e, v[j].x, acc.x), acc.y = fmaf(e, v[j].y, acc.y);
+          acc.z = fmaf(e, v[j].z, acc.z), acc.w = fmaf(e, v[j].w, acc.w);
+          sum += e;
+        }
+      }
+      const bool empty = m == -INFINITY || sum == 0.f;
+      const float inv = empty ? 0.f : 1.f / sum;
+      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] =
+          make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+      if (c == 0) a.lse[row0 + r] = empty ? -INFINITY : m + logf(sum);
+    }
+    return;
+  }
   const int per_pass = scratch_floats / (n + 2);
   if (per_pass < 1) {
     for (int r = row0; r < row0 + nrows; ++r) {
@@ -225,21 +267,7 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
       const int r = i / kCols, c = i - r * kCols;
       return po[(static_cast<std::int64_t>(first - row0 + r) * n + s) * kCols + c];
     };
-    if (pairs <= kThreads) {
-      // Few rows (grouped decode), often many splits: a pair per thread, 8 splits in flight.
-      if (threadIdx.x < pairs) {
-        const int i = threadIdx.x, r = i / kCols;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-        for (int s = 0; s < n; ++s) {
-          const float4 v = partial(i, s);
-          const float ww = w[r * n + s];
-          acc.x = fmaf(ww, v.x, acc.x), acc.y = fmaf(ww, v.y, acc.y);
-          acc.z = fmaf(ww, v.z, acc.z), acc.w = fmaf(ww, v.w, acc.w);
-        }
-        finish(i, acc);
-      }
-    } else {
+    {
       // Many rows (a shared prefix), few splits: two pairs per thread, 4 splits each in flight.
       for (int i0 = threadIdx.x; i0 < pairs; i0 += 2 * kThreads) {
         const int i1 = min(i0 + kThreads, pairs - 1);  // a clamped duplicate is loaded, not written
@@ -271,16 +299,20 @@ __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const B
                                               float* scratch, int scratch_floats) {
   if (w.splits == 1) return;
   __shared__ bool last;
-  __threadfence();
+  // The barrier orders every thread's partial stores before thread 0's release (PTX release is
+  // cumulative over what the barrier made it observe), and the acquiring add of the last block
+  // orders the partial reads after all of them, so no thread needs its own fence: one L2 round
+  // trip (the add) where a fence per thread and then the add were two.
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned* counter = a.counters + static_cast<std::int64_t>(w.item_index) * a.row_blocks + w.row_block;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(w.splits) - 1;
+    unsigned before;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+    last = before == static_cast<unsigned>(w.splits) - 1;
     if (last) *counter = 0;
   }
   __syncthreads();
   if (!last) return;
-  __threadfence();
   merge_rows<D, kThreads>(a, w.splits, partial_state(w, row0) - w.split, row0, nrows, scratch, scratch_floats);
 }
 

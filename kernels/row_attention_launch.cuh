@@ -25,6 +25,8 @@ FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<st
 
 template <class KV>
 constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
+template <class KV>
+constexpr bool kContiguous = std::is_same_v<KV, ContiguousKV<typename KV::value_type>>;
 template <class KV, int D>
 constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D <= 128;
 
@@ -207,7 +209,19 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   std::int64_t slots = static_cast<std::int64_t>(sms) * per_sm;
   if (options.max_blocks > 0) slots = std::min<std::int64_t>(slots, options.max_blocks);
   plan->slots = static_cast<int>(slots);
-  const int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
+  int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
+  // A grouped decode over contiguous K/V (16-row blocks, memory-bound): about one block per SM.
+  // One block of 3 stages per SM already streams at the read ceiling, and every split adds the
+  // last block's merge (partial writes, the counter, the partial reads: dependent L2 round trips
+  // after the stream ends). H100, 32 / 8 heads FP16 (decode-row-probe, commit 6aaee99): 16 x 4K
+  // 98.8 us at 2 splits (256 blocks) against 94.5 us at 1 (128 blocks); 1 x 64K 99.6 us at 32
+  // splits against 98.0 at 16. Paged K/V keeps two blocks per SM: a block's page-table reads sit
+  // in its own issue path (16 x 4K page 16: 118.3 us at 1 split, 100.6 at 2).
+  if (options.splits <= 0 && options.max_blocks <= 0 && kContiguous<KV> && path == RowAttentionPath::tensor_core &&
+      !wide && rows_per_block == 16 && row_decode_splits_override(RowDecodeSplits::sms) == RowDecodeSplits::sms) {
+    const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
+    if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
+  }
   plan->splits = splits;
   // Partial states (num_rows, splits) when the items are split.
   if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;

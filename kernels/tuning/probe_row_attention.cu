@@ -9,6 +9,7 @@
 // fixed + bytes / rate, fitted over sizes.
 //   decode-row-probe [repetitions [filter]]
 //   DECODE_ROW_PROBE_SPLITS=n pins the decode splits (DecodeOptions::splits) of every decode point.
+//   DECODE_ROW_PROBE_FLUSH_CARVEOUT=p sets the flush kernel's preferred shared-memory carveout.
 // repetitions 0: one launch per point, untimed (for ncu); filter: run only the points whose label
 // contains it (labels: "decode fp16 1x65536 contiguous cuda_core", "decode fp16 mha 1x8192 contiguous
 // cuda_core" for 32 / 32 heads, "prefix fp16 N 64 P 1024 paged16", "read 268435456").
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
   if (argc > 1) g_reps = std::atoi(argv[1]);
   if (argc > 2) g_filter = argv[2];
   L2Flusher flusher(0);
+  if (const char* carveout = std::getenv("DECODE_ROW_PROBE_FLUSH_CARVEOUT")) DB_CUDA_CHECK(flusher.prefer_carveout(std::atoi(carveout)));
   g_flusher = &flusher;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (bool paged : {false, true}) {
