@@ -174,9 +174,9 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   const int kCols = h / 4;  // float4 columns of a row of the runtime head dim (<= D)
   constexpr int kWarps = kThreads / 32;
   // Few rows (grouped decode): a (row, float4 column) pair per thread, folding its splits online
-  // (running max and sum) with the LSEs and partials of 8 splits loaded together: one round trip
-  // per 8 splits, where staging the LSEs first cost one more (and two barriers) before any partial
-  // was read.
+  // (running max and sum) with the LSEs and partials of 16 splits loaded together: one round trip
+  // per 16 splits, where staging the LSEs first cost one more (and two barriers) before any
+  // partial was read, and the partials then came 8 splits a round trip.
   if (nrows * kCols <= kThreads) {
     if (threadIdx.x < nrows * kCols) {
       const int i = threadIdx.x, r = i / kCols, c = i - r * kCols;
@@ -184,16 +184,17 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
       const float4* po_row = reinterpret_cast<const float4*>(a.partial_o + (base + static_cast<std::int64_t>(r) * n) * h) + c;
       float m = -INFINITY, sum = 0.f;
       float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int s0 = 0; s0 < n; s0 += 8) {
-        float l[8];
-        float4 v[8];
+      constexpr int kBatch = 16;
+      for (int s0 = 0; s0 < n; s0 += kBatch) {
+        float l[kBatch];
+        float4 v[kBatch];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < kBatch; ++j) {
           l[j] = s0 + j < n ? lse_row[s0 + j] : -INFINITY;
           v[j] = s0 + j < n ? po_row[static_cast<std::int64_t>(s0 + j) * kCols] : make_float4(0.f, 0.f, 0.f, 0.f);
         }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < kBatch; ++j) {
           if (l[j] == -INFINITY) continue;  // an empty split (or past n) weighs 0
           if (l[j] > m) {
             const float shrink = expf(m - l[j]);  // m = -inf: 0, nothing summed yet

@@ -210,15 +210,20 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (options.max_blocks > 0) slots = std::min<std::int64_t>(slots, options.max_blocks);
   plan->slots = static_cast<int>(slots);
   int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
-  // A grouped decode over contiguous K/V (16-row blocks, memory-bound): about one block per SM.
-  // One block of 3 stages per SM already streams at the read ceiling, and every split adds the
-  // last block's merge (partial writes, the counter, the partial reads: dependent L2 round trips
-  // after the stream ends). H100, 32 / 8 heads FP16 (decode-row-probe, commit 6aaee99): 16 x 4K
-  // 98.8 us at 2 splits (256 blocks) against 94.5 us at 1 (128 blocks); 1 x 64K 99.6 us at 32
-  // splits against 98.0 at 16. Paged K/V keeps two blocks per SM: a block's page-table reads sit
-  // in its own issue path (16 x 4K page 16: 118.3 us at 1 split, 100.6 at 2).
-  if (options.splits <= 0 && options.max_blocks <= 0 && kContiguous<KV> && path == RowAttentionPath::tensor_core &&
-      !wide && rows_per_block == 16 && row_decode_splits_override(RowDecodeSplits::sms) == RowDecodeSplits::sms) {
+  // A grouped FP16 decode at head dim 128 over contiguous K/V (16-row blocks, memory-bound): about
+  // one block per SM. One block of 3 stages per SM already streams at the read ceiling, and every
+  // split adds the last block's merge (partial writes, the counter, the partial reads: dependent
+  // L2 round trips after the stream ends). H100, 32 / 8 heads (decode-row-probe, commits 6aaee99
+  // and 75635a1): 16 x 4K 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128
+  // blocks); 1 x 64K 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Not taken where one
+  // block's own math or issue path is slower than its share of the stream: BF16 and FP8 (hi + lo
+  // mma; BF16 16 x 4K 121.2 us at 1 split against 99.7 at 2, E4M3 115.3 against 81.5), paged K/V
+  // (the page-table reads sit in the block's issue path: FP16 16 x 4K page 16 118.3 us at 1
+  // split, 100.6 at 2), and other head dims (not measured).
+  if (options.splits <= 0 && options.max_blocks <= 0 && kContiguous<KV> &&
+      std::is_same_v<typename KV::value_type, __half> && p.shape.head_dim == 128 &&
+      path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 &&
+      row_decode_splits_override(RowDecodeSplits::sms) == RowDecodeSplits::sms) {
     const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
@@ -144,6 +145,27 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   }
 }
 
+TEST(PlannerTuning, RowDecodeSplitsKnobParsesAndNamesTheVariable) {
+  for (RowDecodeSplits fallback : {RowDecodeSplits::sms, RowDecodeSplits::slots}) {
+    ScopedEnv unset(kRowDecodeSplitsEnv, nullptr);
+    EXPECT_EQ(row_decode_splits_override(fallback), fallback);
+    ScopedEnv automatic(kRowDecodeSplitsEnv, "auto");
+    EXPECT_EQ(row_decode_splits_override(fallback), fallback);
+  }
+  for (const auto& [text, want] : {std::pair{"sms", RowDecodeSplits::sms}, std::pair{"slots", RowDecodeSplits::slots}}) {
+    ScopedEnv env(kRowDecodeSplitsEnv, text);
+    EXPECT_EQ(row_decode_splits_override(RowDecodeSplits::sms), want) << text;
+    EXPECT_EQ(row_decode_splits_override(RowDecodeSplits::slots), want) << text;
+  }
+  ScopedEnv env(kRowDecodeSplitsEnv, "blocks");
+  try {
+    (void)row_decode_splits_override(RowDecodeSplits::sms);
+    ADD_FAILURE() << "blocks accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_ROW_DECODE_SPLITS='blocks'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env(kSplitScaleEnv, "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");
@@ -167,6 +189,52 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {.splits = 8}, &explicit_plan),
             cudaSuccess);
   EXPECT_EQ(explicit_plan.num_splits, 8);
+}
+
+// Grouped FP16 decode at d 128 over contiguous K/V plans about one block per SM (the fewest splits
+// that fill the SMs); paged K/V, BF16 and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the
+// every-slot rule, which takes more blocks than SMs at these shapes.
+TEST(PlannerTuningGpu, GroupedFp16DecodeOverContiguousKvPlansAboutOneBlockPerSm) {
+  DB_REQUIRE_GPU();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  ScopedEnv unset(kRowDecodeSplitsEnv, nullptr);
+  const auto blocks = [](const DecodePlan& plan, int items) {
+    EXPECT_EQ(plan.path, DecodePath::tensor_core);
+    return static_cast<std::int64_t>(plan.rows.splits) * items * plan.rows.row_blocks;
+  };
+  for (const auto& [seqs, len] : {std::pair{16, 4096}, std::pair{1, 65536}, std::pair{64, 1024}}) {
+    SCOPED_TRACE(std::to_string(seqs) + " x " + std::to_string(len));
+    DecodeProblem fp16;
+    fp16.shape = DecodeShape{32, 8, 128};
+    fp16.num_seqs = seqs;
+    fp16.max_len = len;
+    DecodeProblem bf16 = fp16;
+    bf16.kv_dtype = DType::bf16;
+    const int items = seqs * 8;
+    DecodePlan one_per_sm, paged, bf16_plan, slots_plan;
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &one_per_sm), cudaSuccess);
+    ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &paged), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_plan), cudaSuccess);
+    {
+      ScopedEnv slots(kRowDecodeSplitsEnv, "slots");
+      ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &slots_plan), cudaSuccess);
+    }
+    const std::int64_t b = blocks(one_per_sm, items);
+    if (items >= sms) {
+      EXPECT_EQ(one_per_sm.rows.splits, 1);  // the items alone fill the SMs: no merge
+    } else {
+      EXPECT_LE(b, sms);
+      EXPECT_GE(4 * b, 3 * sms);
+      EXPECT_EQ(one_per_sm.rows.splits, sms / items);
+    }
+    EXPECT_EQ(blocks(paged, items), blocks(slots_plan, items));
+    EXPECT_EQ(blocks(bf16_plan, items), blocks(slots_plan, items));
+    if (items < 2 * sms) {
+      EXPECT_GT(blocks(slots_plan, items), sms);  // the rules differ here
+    }
+  }
 }
 
 }  // namespace
