@@ -142,11 +142,6 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   return cudaSuccess;
 }
 
-template <class KV>
-struct is_paged_accessor : std::false_type {};
-template <class T>
-struct is_paged_accessor<PagedKV<T>> : std::true_type {};
-
 // Page size of a paged accessor as a fast divider; contiguous accessors have none.
 template <class T>
 FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }

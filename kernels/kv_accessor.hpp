@@ -15,6 +15,7 @@
 // (one page-table load and one division per token) and then stream the rows (see
 // kernels/flash_decode.cuh). row_offset is the definition the tile resolution has to match.
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/host_device.hpp"
 
@@ -76,5 +77,11 @@ struct PagedKV {
 
 // The dequantization scale of KV head g from an accessor's k_scale or v_scale (nullptr = 1).
 DB_HD float kv_scale(const float* scales, int g) { return scales == nullptr ? 1.f : scales[g]; }
+
+// Whether an accessor reads the block table (the planners' layout-dependent choices).
+template <class KV>
+struct is_paged_accessor : std::false_type {};
+template <class T>
+struct is_paged_accessor<PagedKV<T>> : std::true_type {};
 
 }  // namespace decode_bench

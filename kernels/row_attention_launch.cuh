@@ -25,8 +25,6 @@ FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<st
 
 template <class KV>
 constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
-template <class KV>
-constexpr bool kContiguous = std::is_same_v<KV, ContiguousKV<typename KV::value_type>>;
 template <class KV, int D>
 constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D <= 128;
 
@@ -220,7 +218,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // mma; BF16 16 x 4K 121.2 us at 1 split against 99.7 at 2, E4M3 115.3 against 81.5), paged K/V
   // (the page-table reads sit in the block's issue path: FP16 16 x 4K page 16 118.3 us at 1
   // split, 100.6 at 2), and other head dims (not measured).
-  if (options.splits <= 0 && options.max_blocks <= 0 && kContiguous<KV> &&
+  if (options.splits <= 0 && options.max_blocks <= 0 && !is_paged_accessor<KV>::value &&
       std::is_same_v<typename KV::value_type, __half> && p.shape.head_dim == 128 &&
       path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 &&
       row_decode_splits_override(RowDecodeSplits::sms) == RowDecodeSplits::sms) {
