@@ -22,10 +22,12 @@
 //                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
 //                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
 //   DECODE_BENCH_ROW_DECODE_SPLITS=R  auto (default) | sms | slots: how the tensor-core row attention
-//                                   splits the items of a grouped decode over contiguous K/V (16-row
-//                                   blocks): sms, about one block per SM (the fewest splits, no
-//                                   merge where the items alone fill the SMs); slots, the makespan
-//                                   rule of the other plans (choose_splits, every block slot).
+//                                   splits the items of a grouped decode (16-row blocks): sms, about
+//                                   one block per SM (the fewest splits, no merge where the items
+//                                   alone fill the SMs) for every storage type and layout; slots, the
+//                                   makespan rule of the other plans (choose_splits, every block
+//                                   slot); auto, sms where measured faster (kOneBlockPerSmDecode,
+//                                   kernels/row_attention_launch.cuh), slots elsewhere.
 //   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
 //                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.

@@ -28,6 +28,15 @@ constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, flo
 template <class KV, int D>
 constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D <= 128;
 
+// Storage types and layouts whose grouped decode plans about one block per SM by default (at head
+// dim 128 and groups of at most 8; plan_row_attention). Measured slower at one block per SM before
+// the page-table entries were fetched a tile ahead and BF16's hi + lo parts were packed into one
+// mma (H100, 16 x 4K, commit 75635a1): paged FP16 118.3 us against 100.6 at two blocks per SM,
+// BF16 121.2 against 99.7, E4M3 115.3 against 81.5.
+template <class KV>
+constexpr bool kOneBlockPerSmDecode =
+    std::is_same_v<typename KV::value_type, __half> || std::is_same_v<typename KV::value_type, __nv_bfloat16>;
+
 // The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).
 struct KernelChoice {
   const void* kernel = nullptr;
@@ -208,20 +217,19 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (options.max_blocks > 0) slots = std::min<std::int64_t>(slots, options.max_blocks);
   plan->slots = static_cast<int>(slots);
   int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);
-  // A grouped FP16 decode at head dim 128 over contiguous K/V (16-row blocks, memory-bound): about
-  // one block per SM. One block of 3 stages per SM already streams at the read ceiling, and every
-  // split adds the last block's merge (partial writes, the counter, the partial reads: dependent
-  // L2 round trips after the stream ends). H100, 32 / 8 heads (decode-row-probe, commits 6aaee99
-  // and 75635a1): 16 x 4K 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128
-  // blocks); 1 x 64K 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Not taken where one
-  // block's own math or issue path is slower than its share of the stream: BF16 and FP8 (hi + lo
-  // mma; BF16 16 x 4K 121.2 us at 1 split against 99.7 at 2, E4M3 115.3 against 81.5), paged K/V
-  // (the page-table reads sit in the block's issue path: FP16 16 x 4K page 16 118.3 us at 1
-  // split, 100.6 at 2), and other head dims (not measured).
-  if (options.splits <= 0 && options.max_blocks <= 0 && !is_paged_accessor<KV>::value &&
-      std::is_same_v<typename KV::value_type, __half> && p.shape.head_dim == 128 &&
-      path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 &&
-      row_decode_splits_override(RowDecodeSplits::sms) == RowDecodeSplits::sms) {
+  // A grouped decode (16-row blocks, memory-bound): about one block per SM. One block of 3 stages
+  // per SM already streams at the read ceiling, and every split adds the last block's merge
+  // (partial writes, the counter, the partial reads: dependent L2 round trips after the stream
+  // ends). H100, FP16 32 / 8 heads (decode-row-probe, commits 6aaee99 and 75635a1): 16 x 4K
+  // 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128 blocks); 1 x 64K
+  // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where one block's own
+  // math and issue path keep up with its share of the stream (kOneBlockPerSmDecode);
+  // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
+  const bool one_per_sm_default = kOneBlockPerSmDecode<KV> && p.shape.head_dim == 128 && p.shape.group() <= 8;
+  if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
+      rows_per_block == 16 &&
+      row_decode_splits_override(one_per_sm_default ? RowDecodeSplits::sms : RowDecodeSplits::slots) ==
+          RowDecodeSplits::sms) {
     const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
   }

@@ -28,6 +28,15 @@
 // against the exact K / V values), giving FP16-like accuracy at twice the mma count; the mma
 // work is far below the memory time in decode, and the prefix roof for BF16 is half FP16's.
 //
+// Packed split (BF16 / FP8, a block of one 16-row tile holding at most 8 rows: grouped decode with
+// a group of at most 8): the lo parts go into rows 8..15 of the same A operand instead of a second
+// one, so one mma yields both products. The thread that holds row g's accumulators (c0, c1) also
+// holds row g + 8's (c2, c3): S of row g is their sum, and P's hi and lo parts go into the A
+// registers of rows g and g + 8 of the same thread, so O's rows g + 8 collect the lo products and
+// are added to rows g at the end. The mma count per tile is FP16's: the hi + lo pair had made a
+// BF16 block's math longer than its share of the stream at one block per SM (16 x 4K, H100,
+// commit 75635a1: 121.2 us against 99.7 at two blocks per SM).
+//
 // FP8 (E4M3 / E5M2, value = stored x per-KV-head scale): tiles stay FP8 bytes in shared memory and
 // widen exactly to FP16 B fragments (kernels/row_attention_fp8.cuh); the FP16 mma runs on them.
 // The reference reads the same stored bytes, so harness/verify.cpp holds FP8 to FP32's 1e-5: q and
@@ -195,6 +204,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int wr = warp / wt_count, wt = warp - wr * wt_count;
   const int sub = kTile / wt_count;  // tokens of each tile this warp takes: 16, 32 or 64
   const int nsub = sub / 16;
+  // Packed split (header): q and P lo parts in rows 8..15 of the A operands. Uniform per block.
+  const bool packed = Ops::kSplit && kMT == 1 && wr_count == 1 && nrows <= 8;
 
   const std::uint32_t smem_base = shared_address(smem);
   const std::uint32_t q_smem = smem_base + static_cast<std::uint32_t>(Tr::pipe_bytes(stages));
@@ -202,9 +213,17 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
+  // Tiles are staged in order 0, 1, 2, ...; right after tile i is issued, the block-table entries
+  // of tile i + 1 are fetched into `map` (paged K/V; nothing for contiguous).
+  TileRowMap<KV> map;
+  map.fetch(loc, tile_start(0), t_end);
+  const auto stage_tile = [&](int i, int slot) {
+    stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, map, tile_start(i), t_end, k_stage(slot),
+                                              k_stage(slot) + Tr::kTileBytes);
+    map.fetch(loc, tile_start(i + 1), t_end);
+  };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
-                                                                   k_stage(s) + Tr::kTileBytes);
+    if (s < num_tiles) stage_tile(s, s);
     cp_async_commit();
   }
 
@@ -262,10 +281,13 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         lo[j] = Ops::pack(u - h.x, w - h.y);
       }
       const std::uint32_t dst = q_smem + static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
+      if (packed && r >= 8) continue;  // rows 8..15 hold the lo parts of rows 0..7 (same swizzle: r & 7)
       asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]));
-      if constexpr (Ops::kSplit)
-        asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst + q_part_bytes), "r"(lo[0]), "r"(lo[1]),
-                     "r"(lo[2]), "r"(lo[3]));
+      if constexpr (Ops::kSplit) {
+        const std::uint32_t lo_dst = packed ? dst + 8u * kChunks * 16u : dst + q_part_bytes;
+        asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(lo_dst), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]),
+                     "r"(lo[3]));
+      }
     }
   }
 
@@ -304,9 +326,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
     {
       const int next = tile + stages - 1;
-      if (next < num_tiles)
-        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(next), t_end,
-                                                  k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
+      if (next < num_tiles) stage_tile(next, next % stages);
       cp_async_commit();
     }
     if (!active) continue;
@@ -334,7 +354,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           for (int i = 0; i < 4; ++i) {
             const std::uint32_t qa = q_addr(0, 2 * (4 * span + i) + q_chunk);
             ldmatrix_x4(a[i], qa);
-            ldmatrix_x4(a_lo[i], qa + q_part_bytes);
+            if (!packed) ldmatrix_x4(a_lo[i], qa + q_part_bytes);
           }
 #pragma unroll
           for (int c = 0; c < kGroup; ++c) {
@@ -346,7 +366,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
                   Ops::mma(s[0][c][j], a[i], b[i][0], b[i][1]);
-                  Ops::mma(s[0][c][j], a_lo[i], b[i][0], b[i][1]);
+                  if (!packed) Ops::mma(s[0][c][j], a_lo[i], b[i][0], b[i][1]);
                 }
               }
             }
@@ -360,7 +380,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           for (int mt = 0; mt < kMT; ++mt) {
             const std::uint32_t qa = q_addr(mt, 2 * kk + q_chunk);
             ldmatrix_x4(a[mt], qa);
-            if constexpr (Ops::kSplit) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
+            if constexpr (Ops::kSplit)
+              if (!packed) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
           }
 #pragma unroll
           for (int c = 0; c < kGroup; ++c) {
@@ -373,8 +394,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
                 Ops::mma(s[mt][c][0], a[mt], b[0], b[1]);
                 Ops::mma(s[mt][c][1], a[mt], b[2], b[3]);
                 if constexpr (Ops::kSplit) {
-                  Ops::mma(s[mt][c][0], a_lo[mt], b[0], b[1]);
-                  Ops::mma(s[mt][c][1], a_lo[mt], b[2], b[3]);
+                  if (!packed) {
+                    Ops::mma(s[mt][c][0], a_lo[mt], b[0], b[1]);
+                    Ops::mma(s[mt][c][1], a_lo[mt], b[2], b[3]);
+                  }
                 }
               }
             }
@@ -385,6 +408,21 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       // Online softmax in the log2 domain. Tokens past the split's end score -inf.
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
+        // Packed: row g's score is its hi (c0, c1) plus lo (c2, c3) products; rows g + 8 take the
+        // same scores, so their (m, l) and rescale follow row g's and O's lo rows stay in step.
+        if constexpr (Ops::kSplit) {
+          if (packed) {
+#pragma unroll
+            for (int c = 0; c < kGroup; ++c)
+#pragma unroll
+              for (int j = 0; j < 2; ++j) {
+                s[mt][c][j][0] += s[mt][c][j][2];
+                s[mt][c][j][1] += s[mt][c][j][3];
+                s[mt][c][j][2] = s[mt][c][j][0];
+                s[mt][c][j][3] = s[mt][c][j][1];
+              }
+          }
+        }
         float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
         for (int c = 0; c < kGroup; ++c) {
@@ -460,11 +498,20 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
             a[mt][2] = Ops::pack(p[1][0], p[1][1]);
             a[mt][3] = Ops::pack(p[1][2], p[1][3]);
             if constexpr (Ops::kSplit) {
+              if (packed) {
+                // Rows g + 8 (registers 1 and 3) carry row g's lo parts.
 #pragma unroll
-              for (int w = 0; w < 4; ++w) {
-                const float2 h = Ops::unpack(a[mt][w]);
-                const int j = w >> 1, e = (w & 1) * 2;
-                a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
+                for (int j = 0; j < 2; ++j) {
+                  const float2 h = Ops::unpack(a[mt][2 * j]);
+                  a[mt][2 * j + 1] = Ops::pack(p[j][0] - h.x, p[j][1] - h.y);
+                }
+              } else {
+#pragma unroll
+                for (int w = 0; w < 4; ++w) {
+                  const float2 h = Ops::unpack(a[mt][w]);
+                  const int j = w >> 1, e = (w & 1) * 2;
+                  a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
+                }
               }
             }
           }
@@ -476,7 +523,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
               for (int q = 0; q < 4; ++q) {
                 Ops::mma(o_acc[0][4 * blk + q], a[0], b[q][0], b[q][1]);
-                Ops::mma(o_acc[0][4 * blk + q], a_lo[0], b[q][0], b[q][1]);
+                if (!packed) Ops::mma(o_acc[0][4 * blk + q], a_lo[0], b[q][0], b[q][1]);
               }
             }
           } else {
@@ -491,8 +538,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
                 Ops::mma(o_acc[mt][2 * dn], a[mt], b[0], b[1]);
                 Ops::mma(o_acc[mt][2 * dn + 1], a[mt], b[2], b[3]);
                 if constexpr (Ops::kSplit) {
-                  Ops::mma(o_acc[mt][2 * dn], a_lo[mt], b[0], b[1]);
-                  Ops::mma(o_acc[mt][2 * dn + 1], a_lo[mt], b[2], b[3]);
+                  if (!packed) {
+                    Ops::mma(o_acc[mt][2 * dn], a_lo[mt], b[0], b[1]);
+                    Ops::mma(o_acc[mt][2 * dn + 1], a_lo[mt], b[2], b[3]);
+                  }
                 }
               }
             }
@@ -503,6 +552,15 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   }
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
+  if constexpr (Ops::kSplit) {
+    if (packed) {  // O of row g: its hi rows plus the lo rows g + 8 (rows >= 8 are never written out)
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o_acc[0][n][0] += o_acc[0][n][2];
+        o_acc[0][n][1] += o_acc[0][n][3];
+      }
+    }
+  }
 
   // Each warp's unnormalised (O, m, l) of its kWarpRows rows: O at [warp][kWarpRows][D], then m, l.
   float* red_o = reinterpret_cast<float*>(smem);

@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
 #include "gpu_test_support.hpp"
@@ -191,10 +192,11 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   EXPECT_EQ(explicit_plan.num_splits, 8);
 }
 
-// Grouped FP16 decode at d 128 over contiguous K/V plans about one block per SM (the fewest splits
-// that fill the SMs); paged K/V, BF16 and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the
-// every-slot rule, which takes more blocks than SMs at these shapes.
-TEST(PlannerTuningGpu, GroupedFp16DecodeOverContiguousKvPlansAboutOneBlockPerSm) {
+// A grouped decode at d 128 and group <= 8 plans about one block per SM (the fewest splits that
+// fill the SMs) for FP16 and BF16, contiguous and paged; FP8, a group of 16 and
+// DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than SMs
+// at these shapes; =sms takes one block per SM for FP8 too.
+TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
@@ -210,16 +212,29 @@ TEST(PlannerTuningGpu, GroupedFp16DecodeOverContiguousKvPlansAboutOneBlockPerSm)
     fp16.shape = DecodeShape{32, 8, 128};
     fp16.num_seqs = seqs;
     fp16.max_len = len;
-    DecodeProblem bf16 = fp16;
+    DecodeProblem bf16 = fp16, e4m3 = fp16, group16 = fp16;
     bf16.kv_dtype = DType::bf16;
+    e4m3.kv_dtype = DType::fp8_e4m3;
+    group16.shape = DecodeShape{128, 8, 128};
     const int items = seqs * 8;
-    DecodePlan one_per_sm, paged, bf16_plan, slots_plan;
+    DecodeOptions tc;  // FP8 decodes on CUDA cores unless the path is pinned
+    tc.path = DecodePath::tensor_core;
+    DecodePlan one_per_sm, paged, bf16_plan, bf16_paged, e4m3_plan, group16_plan, slots_plan, e4m3_sms;
     ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &one_per_sm), cudaSuccess);
     ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &paged), cudaSuccess);
     ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_plan), cudaSuccess);
+    ASSERT_EQ(plan_decode<PagedKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_paged), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, tc, &e4m3_plan),
+              cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, group16, {}, &group16_plan), cudaSuccess);
     {
       ScopedEnv slots(kRowDecodeSplitsEnv, "slots");
       ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &slots_plan), cudaSuccess);
+    }
+    {
+      ScopedEnv forced(kRowDecodeSplitsEnv, "sms");
+      ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, tc, &e4m3_sms),
+                cudaSuccess);
     }
     const std::int64_t b = blocks(one_per_sm, items);
     if (items >= sms) {
@@ -229,10 +244,14 @@ TEST(PlannerTuningGpu, GroupedFp16DecodeOverContiguousKvPlansAboutOneBlockPerSm)
       EXPECT_GE(4 * b, 3 * sms);
       EXPECT_EQ(one_per_sm.rows.splits, sms / items);
     }
-    EXPECT_EQ(blocks(paged, items), blocks(slots_plan, items));
-    EXPECT_EQ(blocks(bf16_plan, items), blocks(slots_plan, items));
+    EXPECT_EQ(blocks(paged, items), b);
+    EXPECT_EQ(blocks(bf16_plan, items), b);
+    EXPECT_EQ(blocks(bf16_paged, items), b);
+    EXPECT_EQ(blocks(e4m3_sms, items), b);
+    EXPECT_EQ(blocks(e4m3_plan, items), blocks(slots_plan, items));
     if (items < 2 * sms) {
       EXPECT_GT(blocks(slots_plan, items), sms);  // the rules differ here
+      EXPECT_GT(blocks(group16_plan, items), sms);
     }
   }
 }

@@ -207,6 +207,28 @@ TEST(RowAttentionGpu, Fp8SplitsAndPages) {
     }
 }
 
+// Blocks of at most 8 rows pack BF16 / FP8's lo parts into rows 8..15 of one mma (8 and 9 rows:
+// either side of the switch); paged tiles take their block-table entries from a warp's registers
+// fetched a tile ahead (TileRowMap: page size 1 puts 64 entries in a tile, 2 and 3 cross lanes
+// 32.., 100 spans tiles). Ranges start past 0 and off the tile.
+TEST(RowAttentionGpu, PackedSplitRowsAndTileRowMapPageSizes) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 600;
+  for (DType dtype : {DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2, DType::fp16})
+    for (int page : {1, 2, 3, 100, 0})
+      for (int rows : {1, 5, 8, 9}) {
+        RowCase c;
+        c.shape = {16, 2, 128};
+        c.lengths = {700, 257};
+        c.page_size = page;
+        c.splits = rows == 5 ? 3 : 0;
+        c.path = RowAttentionPath::tensor_core;
+        c.seed = ++seed;
+        c.items = {{0, 1, rows, 3, 700}, {1, 0, rows, 0, 257}, {0, 0, rows, 130, 194}};
+        expect_verified(dtype, c);
+      }
+}
+
 TEST(RowAttentionGpu, IdentityRowsAndNoItems) {
   DB_REQUIRE_GPU();
   RowCase c;
