@@ -28,6 +28,9 @@
 //                                   makespan rule of the other plans (choose_splits, every block
 //                                   slot); auto, sms where measured faster (kOneBlockPerSmDecode,
 //                                   kernels/row_attention_launch.cuh), slots elsewhere.
+//   DECODE_BENCH_ROW_PACKED_SPLIT=P  auto (default) | off: whether BF16 / FP8 row-attention blocks of
+//                                   at most 8 rows at head dim 128 take the packed-split kernel (q and
+//                                   P lo parts in rows 8..15 of one mma) or the two-mma kernel.
 //   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
 //                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
@@ -128,6 +131,13 @@ inline RowDecodeSplits row_decode_splits_override(RowDecodeSplits fallback) {
                     {std::pair{"auto", fallback}, std::pair{"sms", RowDecodeSplits::sms},
                      std::pair{"slots", RowDecodeSplits::slots}},
                     fallback);
+}
+
+inline constexpr const char* kRowPackedSplitEnv = "DECODE_BENCH_ROW_PACKED_SPLIT";
+
+// Whether DECODE_BENCH_ROW_PACKED_SPLIT leaves the packed-split kernel on (auto or unset).
+inline bool row_packed_split_enabled() {
+  return env_choice(kRowPackedSplitEnv, {std::pair{"auto", true}, std::pair{"off", false}}, true);
 }
 
 inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";

@@ -108,6 +108,8 @@ struct RowAttentionPlan {
   int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
   int blocks_per_sm = 0;   // occupancy of the kernel at this plan's shared memory
   bool wide = false;       // tensor_core: 8 warps x 2 row tiles (rows_per_block 64 / 128 / 256), else 4 x 1
+  bool packed = false;     // tensor_core, BF16 / FP8 at D 128: q and P lo parts in rows 8..15 of one mma
+                           // (items of at most 8 rows, one 16-row tile per block)
   int slots = 0;           // resident blocks the split choice planned for (SMs x blocks_per_sm, or max_blocks)
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace

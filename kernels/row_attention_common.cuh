@@ -125,17 +125,13 @@ __device__ __forceinline__ int kv_chunk_slot(int r, int c) {
 //   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
 // Storage bytes are copied as they are: conversion happens where the values are consumed
 // (MmaStorage and the FP8 fragment loads in row_attention_mma.cuh, Vec16 in the SIMT path).
-// map: the tile's block-table entries (TileRowMap, fetched one tile earlier); every thread of the
-// block calls this together (the map's warp shuffles).
 template <class KV, int D, int kTile, int kThreads>
-__device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, const TileRowMap<KV>& map,
-                                              std::int64_t t0, std::int64_t t_end, std::uint32_t k_smem,
-                                              std::uint32_t v_smem) {
+__device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
+                                              std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
   using T = typename KV::value_type;
   constexpr int kElems = 16 / sizeof(T);
   constexpr int kChunks = D / kElems;
   static_assert((kTile * kChunks) % kThreads == 0, "thread tiling");
-  static_assert(kTile <= 64, "TileRowMap holds the entries of 64 tokens");
 #pragma unroll 4
   for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
     const int r = i / kChunks, c = i - r * kChunks;
@@ -143,7 +139,7 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
     const bool in_dim = c * kElems < loc.head_dim;
     const bool valid = t < t_end && in_dim;
     // t0 < t_end: mapped; a tail chunk's unread address stays at its row's start
-    const std::int64_t off = map.offset(loc, t < t_end ? t : t0) + (in_dim ? c * kElems : 0);
+    const std::int64_t off = loc.offset(loc.fetch(t < t_end ? t : t0)) + (in_dim ? c * kElems : 0);
     const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
     cp_async_16B(k_smem + dst, kv.k + off, valid);
     cp_async_16B(v_smem + dst, kv.v + off, valid);

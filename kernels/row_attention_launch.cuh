@@ -27,15 +27,19 @@ template <class KV>
 constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
 template <class KV, int D>
 constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D <= 128;
+// The packed-split kernel (hi + lo storage types, compiled at D 128 only: the head dim of the model
+// shapes, and three kernels per storage file rather than nine).
+template <class KV, int D>
+constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<typename KV::value_type>::kSplit && D == 128;
 
 // Storage types and layouts whose grouped decode plans about one block per SM by default (at head
-// dim 128 and groups of at most 8; plan_row_attention). Measured slower at one block per SM before
-// the page-table entries were fetched a tile ahead and BF16's hi + lo parts were packed into one
-// mma (H100, 16 x 4K, commit 75635a1): paged FP16 118.3 us against 100.6 at two blocks per SM,
-// BF16 121.2 against 99.7, E4M3 115.3 against 81.5.
+// dim 128 and groups of at most 8; plan_row_attention): FP16 over contiguous K/V. Measured slower
+// at one block per SM (H100, 16 x 4K; commit 75635a1, two blocks per SM in brackets): paged FP16
+// 118.3 us (100.6), BF16 121.2 (99.7), E4M3 115.3 (81.5); with the block-table entries fetched a
+// tile ahead (commit b613bd9, since reverted) paged FP16 still 111.0 (101.9).
 template <class KV>
 constexpr bool kOneBlockPerSmDecode =
-    std::is_same_v<typename KV::value_type, __half> || std::is_same_v<typename KV::value_type, __nv_bfloat16>;
+    std::is_same_v<typename KV::value_type, __half> && !is_paged_accessor<KV>::value;
 
 // The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).
 struct KernelChoice {
@@ -49,8 +53,9 @@ struct KernelChoice {
 
 // stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two. wide: the
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
+// packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
 template <class KV, int D>
-KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide) {
+KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed) {
   if constexpr (kHasTensorCorePath<KV>) {
     if (path == RowAttentionPath::tensor_core) {
       const auto pick = [&](auto traits, const void* kernel) -> KernelChoice {
@@ -60,6 +65,13 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
         return {kernel, Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages),
                 Tr::kTile, stages, Tr::kThreads};
       };
+      if (packed) {
+        if constexpr (kHasPackedKernel<KV, D>)
+          if (!wide && rows_per_block == 16)
+            return pick(device::RowMmaTraits<KV, D>{},
+                        reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 4, 1, true>));
+        return {};
+      }
       if (wide) {
         if constexpr (kHasWideTiling<KV, D>)
           return pick(device::RowMmaWideTraits<KV, D>{},
@@ -69,7 +81,7 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
       return pick(device::RowMmaTraits<KV, D>{}, reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>));
     }
   }
-  if (wide) return {};
+  if (wide || packed) return {};
   return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
           device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kSharedBytes,
           device::RowSimtTraits<KV, D>::kTile, 2, device::RowSimtTraits<KV, D>::kThreads};
@@ -77,12 +89,13 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
 
 // The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
-KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide) {
+KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide,
+                           bool packed = false) {
   if (!head_dim_supported(head_dim)) return {};
   switch (compiled_head_dim(head_dim)) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed);
     default: return {};
   }
 }
@@ -167,6 +180,11 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                              : rows <= 16 ? 16
                              : rows <= 32 ? 32
                                           : 64;
+  // BF16 / FP8 items of at most 8 rows in 16-row blocks: the packed-split kernel where compiled
+  // (DECODE_BENCH_ROW_PACKED_SPLIT=off keeps the two-mma kernel).
+  const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
+                      choose_kernel<KV>(p.shape.head_dim, path, 16, 0, false, true).kernel != nullptr &&
+                      row_packed_split_enabled();
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -175,7 +193,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // 2026-11-23): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
-    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide);
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
     // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It
@@ -203,6 +221,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->stages = k.stages;
   plan->blocks_per_sm = per_sm;
   plan->wide = wide;
+  plan->packed = packed;
   // A ragged decode batch with host lengths and no pinned splits: the work list. Uniform batches
   // keep the grid below (one split count for all items).
   if (p.host_seq_lens != nullptr && options.splits <= 0 && options.balance) {
@@ -249,7 +268,9 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
       row_attention_missing_pointers(p))
     return cudaErrorInvalidValue;
   if (p.num_items == 0) return cudaSuccess;
-  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide);
+  if (plan.packed && p.max_item_rows > 8) return cudaErrorInvalidValue;  // the packed kernel holds 8 rows a block
+  const KernelChoice k =
+      choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide, plan.packed);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};

@@ -173,7 +173,11 @@ struct RowMmaTraits {
 template <class KV, int D>
 using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 
-template <class KV, int D, int kWarpsT = 4, int kMT = 1>
+// kPacked: the packed split (header), a kernel of its own: chosen at run time inside the tile loop,
+// the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
+// us against 121.2; H100, commit b613bd9): the planner launches it for blocks of one 16-row tile
+// of at most 8 rows.
+template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false>
 __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
                                                                           const FastDivmod page_div) {
   using Tr = RowMmaTraits<KV, D, kWarpsT, kMT>;
@@ -204,8 +208,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int wr = warp / wt_count, wt = warp - wr * wt_count;
   const int sub = kTile / wt_count;  // tokens of each tile this warp takes: 16, 32 or 64
   const int nsub = sub / 16;
-  // Packed split (header): q and P lo parts in rows 8..15 of the A operands. Uniform per block.
-  const bool packed = Ops::kSplit && kMT == 1 && wr_count == 1 && nrows <= 8;
+  // Packed split (header): q and P lo parts in rows 8..15 of the A operands.
+  static_assert(!kPacked || (Ops::kSplit && kMT == 1 && kWarpsT == 4), "packing: BF16 / FP8, one row tile");
+  constexpr bool packed = kPacked;
+  if (packed && (wr_count != 1 || nrows > 8)) __trap();  // the planner's contract (plan_row_attention)
 
   const std::uint32_t smem_base = shared_address(smem);
   const std::uint32_t q_smem = smem_base + static_cast<std::uint32_t>(Tr::pipe_bytes(stages));
@@ -213,17 +219,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
-  // Tiles are staged in order 0, 1, 2, ...; right after tile i is issued, the block-table entries
-  // of tile i + 1 are fetched into `map` (paged K/V; nothing for contiguous).
-  TileRowMap<KV> map;
-  map.fetch(loc, tile_start(0), t_end);
-  const auto stage_tile = [&](int i, int slot) {
-    stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, map, tile_start(i), t_end, k_stage(slot),
-                                              k_stage(slot) + Tr::kTileBytes);
-    map.fetch(loc, tile_start(i + 1), t_end);
-  };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_tile(s, s);
+    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
+                                                                   k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
 
@@ -326,7 +324,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
     {
       const int next = tile + stages - 1;
-      if (next < num_tiles) stage_tile(next, next % stages);
+      if (next < num_tiles)
+        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(next), t_end,
+                                                  k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
     if (!active) continue;

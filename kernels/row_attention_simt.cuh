@@ -65,16 +65,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
-  // Tiles are staged in order; the block-table entries of the next one are fetched right after
-  // (TileRowMap: paged K/V only).
-  TileRowMap<KV> map;
-  map.fetch(loc, t_begin, t_end);
-  const auto stage_tile = [&](int i, std::uint32_t k_smem) {
-    const std::int64_t t0 = t_begin + static_cast<std::int64_t>(i) * kTile;
-    stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, map, t0, t_end, k_smem, k_smem + Tr::kTileBytes);
-    map.fetch(loc, t0 + kTile, t_end);
-  };
-  if (num_tiles > 0) stage_tile(0, k_stage(0));
+  if (num_tiles > 0)
+    stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, t_begin, t_end, k_stage(0), k_stage(0) + Tr::kTileBytes);
   cp_async_commit();
 
   float acc[kR][Tr::kChunksPerLane][kElems];
@@ -91,7 +83,8 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   for (int tile = 0; tile < num_tiles; ++tile) {
     if (tile + 1 < num_tiles) {
       const int s = (tile + 1) % Tr::kStages;
-      stage_tile(tile + 1, k_stage(s));
+      stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, t_begin + static_cast<std::int64_t>(tile + 1) * kTile, t_end,
+                                                k_stage(s), k_stage(s) + Tr::kTileBytes);
     }
     cp_async_commit();
     cp_async_wait<1>();

@@ -14,6 +14,7 @@
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
+#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
@@ -33,21 +34,7 @@ DecodePlan expect_verified(DType dtype, const DecodeCase& c) {
   return r.plan;
 }
 
-// Sets an environment variable for one scope (the planner's tuning knobs).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) unsetenv(name_); else setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
+using testing::ScopedEnv;
 
 // The short batch at a tenth of the batch (enough blocks to fill a wave of the standard
 // tiling on any GPU with up to 256 SMs): the plan takes the short tiling, unsplit.

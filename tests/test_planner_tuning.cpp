@@ -14,25 +14,12 @@
 #include "harness/results_schema.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/planner_tuning.hpp"
+#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
 
-// Sets the variable for one scope and restores the previous state.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1); else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) unsetenv(name_); else setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
+using testing::ScopedEnv;
 
 TEST(PlannerTuning, SplitScaleDefaultsToOneAndParsesNumbers) {
   {
@@ -192,10 +179,11 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   EXPECT_EQ(explicit_plan.num_splits, 8);
 }
 
-// A grouped decode at d 128 and group <= 8 plans about one block per SM (the fewest splits that
-// fill the SMs) for FP16 and BF16, contiguous and paged; FP8, a group of 16 and
+// A grouped FP16 decode at d 128 and group <= 8 over contiguous K/V plans about one block per SM
+// (the fewest splits that fill the SMs); paged K/V, BF16, FP8, a group of 16 and
 // DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than SMs
-// at these shapes; =sms takes one block per SM for FP8 too.
+// at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take the
+// packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
@@ -219,7 +207,8 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     const int items = seqs * 8;
     DecodeOptions tc;  // FP8 decodes on CUDA cores unless the path is pinned
     tc.path = DecodePath::tensor_core;
-    DecodePlan one_per_sm, paged, bf16_plan, bf16_paged, e4m3_plan, group16_plan, slots_plan, e4m3_sms;
+    DecodePlan one_per_sm, paged, bf16_plan, bf16_paged, e4m3_plan, group16_plan, slots_plan, e4m3_sms, paged_sms,
+        bf16_unpacked;
     ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &one_per_sm), cudaSuccess);
     ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &paged), cudaSuccess);
     ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_plan), cudaSuccess);
@@ -235,6 +224,12 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       ScopedEnv forced(kRowDecodeSplitsEnv, "sms");
       ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, tc, &e4m3_sms),
                 cudaSuccess);
+      ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &paged_sms), cudaSuccess);
+    }
+    {
+      ScopedEnv off(kRowPackedSplitEnv, "off");
+      ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_unpacked),
+                cudaSuccess);
     }
     const std::int64_t b = blocks(one_per_sm, items);
     if (items >= sms) {
@@ -244,14 +239,22 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       EXPECT_GE(4 * b, 3 * sms);
       EXPECT_EQ(one_per_sm.rows.splits, sms / items);
     }
-    EXPECT_EQ(blocks(paged, items), b);
-    EXPECT_EQ(blocks(bf16_plan, items), b);
-    EXPECT_EQ(blocks(bf16_paged, items), b);
+    const std::int64_t slots_blocks = blocks(slots_plan, items);
+    EXPECT_EQ(blocks(paged, items), slots_blocks);
+    EXPECT_EQ(blocks(bf16_plan, items), slots_blocks);
+    EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
     EXPECT_EQ(blocks(e4m3_sms, items), b);
-    EXPECT_EQ(blocks(e4m3_plan, items), blocks(slots_plan, items));
+    EXPECT_EQ(blocks(paged_sms, items), b);
+    EXPECT_TRUE(bf16_plan.rows.packed);
+    EXPECT_TRUE(bf16_paged.rows.packed);
+    EXPECT_TRUE(e4m3_plan.rows.packed);
+    EXPECT_FALSE(bf16_unpacked.rows.packed);
+    EXPECT_FALSE(one_per_sm.rows.packed);  // FP16 has no lo parts
+    EXPECT_FALSE(group16_plan.rows.packed);
     if (items < 2 * sms) {
       EXPECT_GT(blocks(slots_plan, items), sms);  // the rules differ here
       EXPECT_GT(blocks(group16_plan, items), sms);
+      EXPECT_GT(blocks(e4m3_plan, items), sms);
     }
   }
 }

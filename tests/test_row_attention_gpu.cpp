@@ -9,15 +9,18 @@
 
 #include <sstream>
 
+#include "kernels/planner_tuning.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
+#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
 
 using testing::RowCase;
 using testing::RowCaseItem;
+using testing::ScopedEnv;
 
 testing::RowCaseResult run_any(DType dtype, const RowCase& c) { return testing::run_row_case_as(dtype, c); }
 
@@ -207,26 +210,33 @@ TEST(RowAttentionGpu, Fp8SplitsAndPages) {
     }
 }
 
-// Blocks of at most 8 rows pack BF16 / FP8's lo parts into rows 8..15 of one mma (8 and 9 rows:
-// either side of the switch); paged tiles take their block-table entries from a warp's registers
-// fetched a tile ahead (TileRowMap: page size 1 puts 64 entries in a tile, 2 and 3 cross lanes
-// 32.., 100 spans tiles). Ranges start past 0 and off the tile.
-TEST(RowAttentionGpu, PackedSplitRowsAndTileRowMapPageSizes) {
+// BF16 / FP8 blocks of at most 8 rows at D 128 take the packed-split kernel (q and P lo parts in
+// rows 8..15 of one mma): 8 and 9 rows either side of the switch, splits, pages of 1, 3 and 100
+// tokens, ranges that start past 0 and off the tile; DECODE_BENCH_ROW_PACKED_SPLIT=off the two-mma
+// kernel on the same cases.
+TEST(RowAttentionGpu, PackedSplitRowsAroundTheSwitch) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 600;
-  for (DType dtype : {DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2, DType::fp16})
-    for (int page : {1, 2, 3, 100, 0})
-      for (int rows : {1, 5, 8, 9}) {
-        RowCase c;
-        c.shape = {16, 2, 128};
-        c.lengths = {700, 257};
-        c.page_size = page;
-        c.splits = rows == 5 ? 3 : 0;
-        c.path = RowAttentionPath::tensor_core;
-        c.seed = ++seed;
-        c.items = {{0, 1, rows, 3, 700}, {1, 0, rows, 0, 257}, {0, 0, rows, 130, 194}};
-        expect_verified(dtype, c);
-      }
+  for (const char* knob : {"auto", "off"})
+    for (DType dtype : {DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2, DType::fp16})
+      for (int page : {1, 3, 100, 0})
+        for (int rows : {1, 5, 8, 9}) {
+          ScopedEnv env(kRowPackedSplitEnv, knob);
+          RowCase c;
+          c.shape = {16, 2, 128};
+          c.lengths = {700, 257};
+          c.page_size = page;
+          c.splits = rows == 5 ? 3 : 0;
+          c.path = RowAttentionPath::tensor_core;
+          c.seed = ++seed;
+          c.items = {{0, 1, rows, 3, 700}, {1, 0, rows, 0, 257}, {0, 0, rows, 130, 194}};
+          const auto r = run_any(dtype, c);
+          ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+          EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " " << knob << ": " << r.verification.summary();
+          const bool split_storage = dtype != DType::fp16;
+          EXPECT_EQ(r.plan.packed, split_storage && rows <= 8 && std::string(knob) == "auto")
+              << describe(dtype, c) << " " << knob;
+        }
 }
 
 TEST(RowAttentionGpu, IdentityRowsAndNoItems) {
