@@ -32,14 +32,19 @@ constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::va
 template <class KV, int D>
 constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<typename KV::value_type>::kSplit && D == 128;
 
-// Storage types and layouts whose grouped decode plans about one block per SM by default (at head
-// dim 128 and groups of at most 8; plan_row_attention): FP16 over contiguous K/V. Measured slower
-// at one block per SM (H100, 16 x 4K; commit 75635a1, two blocks per SM in brackets): paged FP16
-// 118.3 us (100.6), BF16 121.2 (99.7), E4M3 115.3 (81.5); with the block-table entries fetched a
-// tile ahead (commit b613bd9, since reverted) paged FP16 still 111.0 (101.9).
+// Whether a grouped decode (head dim 128, groups of at most 8) plans about one block per SM by
+// default (plan_row_attention): FP16, and BF16 on the packed-split kernel, over contiguous K/V.
+// H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
+//   BF16 packed (commit c00bc78): 1 x 64K 97.4 us (99.3), 16 x 4K 94.4 (98.2); unpacked at commit
+//     75635a1 16 x 4K 121.2 (99.7): the hi + lo mma pair outran one block's share of the stream.
+//   Paged FP16 16 x 4K 118.3 (100.6, commit 75635a1), and 111.0 (101.9) with the block-table
+//     entries fetched a tile ahead (commit b613bd9, reverted); paged BF16 packed 117.4 (99.4).
+//   E4M3 on the tensor-core path 16 x 4K packed 96.5 (74.2); FP8 decodes on CUDA cores anyway.
 template <class KV>
-constexpr bool kOneBlockPerSmDecode =
-    std::is_same_v<typename KV::value_type, __half> && !is_paged_accessor<KV>::value;
+constexpr bool one_block_per_sm_decode(bool packed) {
+  using T = typename KV::value_type;
+  return !is_paged_accessor<KV>::value && (std::is_same_v<T, __half> || (std::is_same_v<T, __nv_bfloat16> && packed));
+}
 
 // The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).
 struct KernelChoice {
@@ -242,9 +247,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // ends). H100, FP16 32 / 8 heads (decode-row-probe, commits 6aaee99 and 75635a1): 16 x 4K
   // 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128 blocks); 1 x 64K
   // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where one block's own
-  // math and issue path keep up with its share of the stream (kOneBlockPerSmDecode);
+  // math and issue path keep up with its share of the stream (one_block_per_sm_decode);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
-  const bool one_per_sm_default = kOneBlockPerSmDecode<KV> && p.shape.head_dim == 128 && p.shape.group() <= 8;
+  const bool one_per_sm_default =
+      one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && p.shape.group() <= 8;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
       rows_per_block == 16 &&
       row_decode_splits_override(one_per_sm_default ? RowDecodeSplits::sms : RowDecodeSplits::slots) ==

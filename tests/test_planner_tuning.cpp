@@ -179,11 +179,11 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   EXPECT_EQ(explicit_plan.num_splits, 8);
 }
 
-// A grouped FP16 decode at d 128 and group <= 8 over contiguous K/V plans about one block per SM
-// (the fewest splits that fill the SMs); paged K/V, BF16, FP8, a group of 16 and
-// DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than SMs
-// at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take the
-// packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off.
+// A grouped FP16 or packed BF16 decode at d 128 and group <= 8 over contiguous K/V plans about one
+// block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16, FP8, a group of 16
+// and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than
+// SMs at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take
+// the packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
@@ -241,7 +241,8 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     }
     const std::int64_t slots_blocks = blocks(slots_plan, items);
     EXPECT_EQ(blocks(paged, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_plan, items), slots_blocks);
+    EXPECT_EQ(blocks(bf16_plan, items), b);
+    EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
     EXPECT_EQ(blocks(e4m3_sms, items), b);
     EXPECT_EQ(blocks(paged_sms, items), b);
