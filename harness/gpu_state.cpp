@@ -1,6 +1,8 @@
 #include "harness/gpu_state.hpp"
 
+#include <cstdio>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -77,6 +79,22 @@ bool from_nvml(int device, json& out) {
 }
 
 }  // namespace
+
+std::string gpu_slowdown_reason(const json& snapshot) {
+  const auto it = snapshot.find("throttle_reasons");
+  if (it == snapshot.end() || !it->is_number_unsigned()) return "";
+  const unsigned long long mask = it->get<unsigned long long>();
+  constexpr std::pair<unsigned long long, const char*> kSlowdowns[] = {
+      {0x8, "hardware slowdown"}, {0x20, "software thermal slowdown"}, {0x40, "hardware thermal slowdown"},
+      {0x80, "hardware power brake"}};
+  std::string words;
+  for (const auto& [bit, name] : kSlowdowns)
+    if (mask & bit) words += (words.empty() ? "" : ", ") + std::string(name);
+  if (words.empty()) return "";
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", mask);
+  return words + " (NVML throttle reasons " + hex + ")";
+}
 
 json gpu_state_snapshot(int device) {
   json out = {{"time", utc_timestamp()}};

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/cuda_check.hpp"
+#include "harness/gpu_state.hpp"
 #include "harness/results_schema.hpp"
 #include "pools/capacity.hpp"
 #include "pools/pool_error.hpp"
@@ -222,6 +223,12 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   }
 
   if (hooks.gpu_state) meta["gpu_state"]["end"] = hooks.gpu_state();
+  // A throttled GPU times everything slower with nothing else amiss: say so where the run is read.
+  if (hooks.gpu_state && options.progress)
+    for (const char* when : {"start", "end"})
+      if (const std::string why = gpu_slowdown_reason(meta["gpu_state"][when]); !why.empty())
+        *options.progress << "decode-bench: warning: the GPU reported " << why << " at the " << when
+                          << " of the sweep (meta.gpu_state): its timings are not comparable with an unthrottled run\n";
   json doc = make_results_document(meta, ctx.device_info);
   doc["ceilings"] = ctx.ceilings;
   std::map<std::string, std::size_t> counts;

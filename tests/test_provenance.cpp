@@ -86,5 +86,16 @@ TEST(ProvenanceGpu, GpuStateHasCurrentClocksAndTemperatureFromNvml) {
   EXPECT_FALSE(s["driver_version"].get<std::string>().empty());
 }
 
+TEST(GpuState, SlowdownReasonNamesTheSlowdownBitsOnly) {
+  EXPECT_EQ(gpu_slowdown_reason(json{{"throttle_reasons", 0x88ull}}),
+            "hardware slowdown, hardware power brake (NVML throttle reasons 0x88)");
+  EXPECT_EQ(gpu_slowdown_reason(json{{"throttle_reasons", 0x24ull}}),
+            "software thermal slowdown (NVML throttle reasons 0x24)");
+  // Idle, application clocks, power cap, sync boost: a healthy GPU.
+  EXPECT_EQ(gpu_slowdown_reason(json{{"throttle_reasons", 0x1ull | 0x2ull | 0x4ull | 0x10ull}}), "");
+  EXPECT_EQ(gpu_slowdown_reason(json{{"source", "cuda_attribute"}}), "");  // no mask without NVML
+  EXPECT_EQ(gpu_slowdown_reason(json{{"throttle_reasons", "0x88"}}), "");  // not a number: not guessed at
+}
+
 }  // namespace
 }  // namespace decode_bench

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -383,6 +384,32 @@ TEST_F(SweepDriver, GpuStateIsSnapshottedBeforeTheFirstPointAndAfterTheLast) {
   // Without the hook (host runs) there is no gpu_state at all, rather than an empty one.
   const SweepOutcome host = run_sweep(plan(), registry, host_default_hooks(), options("h.json"));
   EXPECT_FALSE(host.document["meta"].contains("gpu_state"));
+}
+
+// A snapshot whose throttle mask holds a slowdown bit is named on the progress stream, at the start
+// or the end; power cap and idle bits (a healthy GPU) are not.
+TEST_F(SweepDriver, AThrottledGpuIsNamedOnTheProgressStream) {
+  for (const auto& [start_mask, end_mask, want] :
+       {std::tuple{0x88ull, 0x0ull,
+                   "hardware slowdown, hardware power brake (NVML throttle reasons 0x88) at the start"},
+        std::tuple{0x4ull, 0x40ull, "hardware thermal slowdown (NVML throttle reasons 0x40) at the end"},
+        std::tuple{0x5ull, 0x1ull, ""}}) {
+    DriverHooks hooks = host_default_hooks();
+    int calls = 0;
+    hooks.gpu_state = [&, start_mask = start_mask, end_mask = end_mask] {
+      return json{{"source", "test"}, {"time", "t"}, {"throttle_reasons", ++calls == 1 ? start_mask : end_mask}};
+    };
+    std::ostringstream progress;
+    SweepOptions o = options("t.json");
+    o.progress = &progress;
+    run_sweep(plan(), registry, hooks, o);
+    const std::string text = progress.str();
+    if (std::string(want).empty()) {
+      EXPECT_EQ(text.find("warning: the GPU reported"), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find(std::string("warning: the GPU reported ") + want), std::string::npos) << text;
+    }
+  }
 }
 
 }  // namespace
