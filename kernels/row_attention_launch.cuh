@@ -32,8 +32,9 @@ constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::va
 template <class KV, int D>
 constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<typename KV::value_type>::kSplit && D == 128;
 
-// Whether a grouped decode (head dim 128, groups of at most 8) plans about one block per SM by
-// default (plan_row_attention): FP16, and BF16 on the packed-split kernel, over contiguous K/V.
+// Whether a grouped decode at head dim 128 plans about one block per SM by default
+// (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
+// contiguous K/V.
 // H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
 //   BF16 packed (commit c00bc78): 1 x 64K 97.4 us (99.3), 16 x 4K 94.4 (98.2); unpacked at commit
 //     75635a1 16 x 4K 121.2 (99.7): the hi + lo mma pair outran one block's share of the stream.
@@ -249,8 +250,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where one block's own
   // math and issue path keep up with its share of the stream (one_block_per_sm_decode);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
-  const bool one_per_sm_default =
-      one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && p.shape.group() <= 8;
+  const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
       rows_per_block == 16 &&
       row_decode_splits_override(one_per_sm_default ? RowDecodeSplits::sms : RowDecodeSplits::slots) ==
