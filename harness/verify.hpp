@@ -31,7 +31,8 @@ struct VerificationResult {
   double max_rel_error = 0;  // max of the tolerance-rule ratios above
   double max_lse_error = 0;  // max |lse - lse_ref|
   double tolerance = 0;
-  long long non_finite = 0;  // elements of o or lse that are NaN/Inf (unwritten or overflowed), or whose reference is
+  long long non_finite = 0;  // elements of o or lse that are NaN/Inf (unwritten or overflowed), or whose
+                             // reference is (a reference that cannot judge them)
   nlohmann::json to_json() const;
   std::string summary() const;  // one line, for failure messages
 };

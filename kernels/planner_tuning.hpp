@@ -26,7 +26,7 @@
 //                                   one block per SM (the fewest splits, no merge where the items
 //                                   alone fill the SMs) for every storage type and layout; slots, the
 //                                   makespan rule of the other plans (choose_splits, every block
-//                                   slot); auto, sms where measured faster (kOneBlockPerSmDecode,
+//                                   slot); auto, sms where measured faster (one_block_per_sm_decode,
 //                                   kernels/row_attention_launch.cuh), slots elsewhere.
 //   DECODE_BENCH_ROW_PACKED_SPLIT=P  auto (default) | off: whether BF16 / FP8 row-attention blocks of
 //                                   at most 8 rows at head dim 128 take the packed-split kernel (q and

@@ -173,8 +173,8 @@ struct RowMmaTraits {
 template <class KV, int D>
 using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 
-// kPacked: the packed split (header), a kernel of its own: chosen at run time inside the tile loop,
-// the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
+// kPacked: the packed split (header), compiled as a kernel of its own: chosen at run time inside
+// the tile loop, the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
 // us against 121.2; H100, commit b613bd9): the planner launches it for blocks of one 16-row tile
 // of at most 8 rows.
 template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false>
@@ -210,8 +210,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int nsub = sub / 16;
   // Packed split (header): q and P lo parts in rows 8..15 of the A operands.
   static_assert(!kPacked || (Ops::kSplit && kMT == 1 && kWarpsT == 4), "packing: BF16 / FP8, one row tile");
-  constexpr bool packed = kPacked;
-  if (packed && (wr_count != 1 || nrows > 8)) __trap();  // the planner's contract (plan_row_attention)
+  if (kPacked && (wr_count != 1 || nrows > 8)) __trap();  // the planner's contract (plan_row_attention)
 
   const std::uint32_t smem_base = shared_address(smem);
   const std::uint32_t q_smem = smem_base + static_cast<std::uint32_t>(Tr::pipe_bytes(stages));
@@ -279,10 +278,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         lo[j] = Ops::pack(u - h.x, w - h.y);
       }
       const std::uint32_t dst = q_smem + static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
-      if (packed && r >= 8) continue;  // rows 8..15 hold the lo parts of rows 0..7 (same swizzle: r & 7)
+      if (kPacked && r >= 8) continue;  // rows 8..15 hold the lo parts of rows 0..7 (same swizzle: r & 7)
       asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]));
       if constexpr (Ops::kSplit) {
-        const std::uint32_t lo_dst = packed ? dst + 8u * kChunks * 16u : dst + q_part_bytes;
+        const std::uint32_t lo_dst = kPacked ? dst + 8u * kChunks * 16u : dst + q_part_bytes;
         asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(lo_dst), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]),
                      "r"(lo[3]));
       }
@@ -354,7 +353,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           for (int i = 0; i < 4; ++i) {
             const std::uint32_t qa = q_addr(0, 2 * (4 * span + i) + q_chunk);
             ldmatrix_x4(a[i], qa);
-            if (!packed) ldmatrix_x4(a_lo[i], qa + q_part_bytes);
+            if constexpr (!kPacked) ldmatrix_x4(a_lo[i], qa + q_part_bytes);
           }
 #pragma unroll
           for (int c = 0; c < kGroup; ++c) {
@@ -366,7 +365,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
                   Ops::mma(s[0][c][j], a[i], b[i][0], b[i][1]);
-                  if (!packed) Ops::mma(s[0][c][j], a_lo[i], b[i][0], b[i][1]);
+                  if constexpr (!kPacked) Ops::mma(s[0][c][j], a_lo[i], b[i][0], b[i][1]);
                 }
               }
             }
@@ -380,8 +379,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           for (int mt = 0; mt < kMT; ++mt) {
             const std::uint32_t qa = q_addr(mt, 2 * kk + q_chunk);
             ldmatrix_x4(a[mt], qa);
-            if constexpr (Ops::kSplit)
-              if (!packed) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
+            if constexpr (Ops::kSplit && !kPacked) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
           }
 #pragma unroll
           for (int c = 0; c < kGroup; ++c) {
@@ -393,11 +391,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
               for (int mt = 0; mt < kMT; ++mt) {
                 Ops::mma(s[mt][c][0], a[mt], b[0], b[1]);
                 Ops::mma(s[mt][c][1], a[mt], b[2], b[3]);
-                if constexpr (Ops::kSplit) {
-                  if (!packed) {
-                    Ops::mma(s[mt][c][0], a_lo[mt], b[0], b[1]);
-                    Ops::mma(s[mt][c][1], a_lo[mt], b[2], b[3]);
-                  }
+                if constexpr (Ops::kSplit && !kPacked) {
+                  Ops::mma(s[mt][c][0], a_lo[mt], b[0], b[1]);
+                  Ops::mma(s[mt][c][1], a_lo[mt], b[2], b[3]);
                 }
               }
             }
@@ -410,18 +406,16 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       for (int mt = 0; mt < kMT; ++mt) {
         // Packed: row g's score is its hi (c0, c1) plus lo (c2, c3) products; rows g + 8 take the
         // same scores, so their (m, l) and rescale follow row g's and O's lo rows stay in step.
-        if constexpr (Ops::kSplit) {
-          if (packed) {
+        if constexpr (kPacked) {
 #pragma unroll
-            for (int c = 0; c < kGroup; ++c)
+          for (int c = 0; c < kGroup; ++c)
 #pragma unroll
-              for (int j = 0; j < 2; ++j) {
-                s[mt][c][j][0] += s[mt][c][j][2];
-                s[mt][c][j][1] += s[mt][c][j][3];
-                s[mt][c][j][2] = s[mt][c][j][0];
-                s[mt][c][j][3] = s[mt][c][j][1];
-              }
-          }
+            for (int j = 0; j < 2; ++j) {
+              s[mt][c][j][0] += s[mt][c][j][2];
+              s[mt][c][j][1] += s[mt][c][j][3];
+              s[mt][c][j][2] = s[mt][c][j][0];
+              s[mt][c][j][3] = s[mt][c][j][1];
+            }
         }
         float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -497,21 +491,19 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
             a[mt][1] = Ops::pack(p[0][2], p[0][3]);
             a[mt][2] = Ops::pack(p[1][0], p[1][1]);
             a[mt][3] = Ops::pack(p[1][2], p[1][3]);
-            if constexpr (Ops::kSplit) {
-              if (packed) {
-                // Rows g + 8 (registers 1 and 3) carry row g's lo parts.
+            if constexpr (kPacked) {
+              // Rows g + 8 (registers 1 and 3) carry row g's lo parts.
 #pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                  const float2 h = Ops::unpack(a[mt][2 * j]);
-                  a[mt][2 * j + 1] = Ops::pack(p[j][0] - h.x, p[j][1] - h.y);
-                }
-              } else {
+              for (int j = 0; j < 2; ++j) {
+                const float2 h = Ops::unpack(a[mt][2 * j]);
+                a[mt][2 * j + 1] = Ops::pack(p[j][0] - h.x, p[j][1] - h.y);
+              }
+            } else if constexpr (Ops::kSplit) {
 #pragma unroll
-                for (int w = 0; w < 4; ++w) {
-                  const float2 h = Ops::unpack(a[mt][w]);
-                  const int j = w >> 1, e = (w & 1) * 2;
-                  a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
-                }
+              for (int w = 0; w < 4; ++w) {
+                const float2 h = Ops::unpack(a[mt][w]);
+                const int j = w >> 1, e = (w & 1) * 2;
+                a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
               }
             }
           }
@@ -523,7 +515,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
               for (int q = 0; q < 4; ++q) {
                 Ops::mma(o_acc[0][4 * blk + q], a[0], b[q][0], b[q][1]);
-                if (!packed) Ops::mma(o_acc[0][4 * blk + q], a_lo[0], b[q][0], b[q][1]);
+                if constexpr (!kPacked) Ops::mma(o_acc[0][4 * blk + q], a_lo[0], b[q][0], b[q][1]);
               }
             }
           } else {
@@ -537,11 +529,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
               for (int mt = 0; mt < kMT; ++mt) {
                 Ops::mma(o_acc[mt][2 * dn], a[mt], b[0], b[1]);
                 Ops::mma(o_acc[mt][2 * dn + 1], a[mt], b[2], b[3]);
-                if constexpr (Ops::kSplit) {
-                  if (!packed) {
-                    Ops::mma(o_acc[mt][2 * dn], a_lo[mt], b[0], b[1]);
-                    Ops::mma(o_acc[mt][2 * dn + 1], a_lo[mt], b[2], b[3]);
-                  }
+                if constexpr (Ops::kSplit && !kPacked) {
+                  Ops::mma(o_acc[mt][2 * dn], a_lo[mt], b[0], b[1]);
+                  Ops::mma(o_acc[mt][2 * dn + 1], a_lo[mt], b[2], b[3]);
                 }
               }
             }
@@ -552,13 +542,11 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   }
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
-  if constexpr (Ops::kSplit) {
-    if (packed) {  // O of row g: its hi rows plus the lo rows g + 8 (rows >= 8 are never written out)
+  if constexpr (kPacked) {  // O of row g: its hi rows plus the lo rows g + 8 (rows >= 8 never written out)
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o_acc[0][n][0] += o_acc[0][n][2];
-        o_acc[0][n][1] += o_acc[0][n][3];
-      }
+    for (int n = 0; n < D / 8; ++n) {
+      o_acc[0][n][0] += o_acc[0][n][2];
+      o_acc[0][n][1] += o_acc[0][n][3];
     }
   }
 

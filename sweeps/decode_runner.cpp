@@ -31,6 +31,7 @@ json plan_json(const DecodePlan& plan) {
           {"fused_merge", plan.fused_merge},         {"blocks_per_sm", plan.blocks_per_sm},
           {"workspace_bytes", plan.workspace_bytes},
           {"tiling", std::string(decode_tiling_name(plan.tiling))},
+          {"packed", plan.path == DecodePath::tensor_core && plan.rows.packed},
           {"work_items", plan.work_items.size()},    {"chunk_bound", plan.chunk_bound}};
 }
 

@@ -133,6 +133,28 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   }
 }
 
+TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {
+  {
+    ScopedEnv unset(kRowPackedSplitEnv, nullptr);
+    EXPECT_TRUE(row_packed_split_enabled());
+  }
+  {
+    ScopedEnv automatic(kRowPackedSplitEnv, "auto");
+    EXPECT_TRUE(row_packed_split_enabled());
+  }
+  {
+    ScopedEnv off(kRowPackedSplitEnv, "off");
+    EXPECT_FALSE(row_packed_split_enabled());
+  }
+  ScopedEnv env(kRowPackedSplitEnv, "on");
+  try {
+    (void)row_packed_split_enabled();
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "DECODE_BENCH_ROW_PACKED_SPLIT='on': must be auto or off");
+  }
+}
+
 TEST(PlannerTuning, RowDecodeSplitsKnobParsesAndNamesTheVariable) {
   for (RowDecodeSplits fallback : {RowDecodeSplits::sms, RowDecodeSplits::slots}) {
     ScopedEnv unset(kRowDecodeSplitsEnv, nullptr);
