@@ -131,6 +131,30 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
+// Shared-memory byte offsets of the 16-byte chunks 2 kk + b (kk = 0 .. kChunks / 2 - 1) of
+// swizzled rows (chunk c of row r at c ^ (r & 7): kv_chunk_slot, and Q alike), for a lane whose
+// ldmatrix rows all have r & 7 == lane & 7 (every operand row here is a multiple of 8 plus
+// lane & 7). The XOR touches only the low 3 bits of the chunk index, so chunk 2 kk + b sits at
+// 8 (kk / 4) + ((2 (kk % 4) + b) ^ (lane & 7)): four per-lane offsets, the rest immediates once
+// kk is unrolled. Computed at each use instead, the swizzle put 3-5 integer instructions in front
+// of every ldmatrix (SASS of the tile loops at commit 34ba5b4, docs/kernel-notes.md).
+struct SwizzledChunks {
+  std::uint32_t off[4];
+  // row: the lane's first row (row & 7 == lane & 7); kChunks: 16-byte chunks per row.
+  __device__ __forceinline__ SwizzledChunks(int row, int kChunks, int b, int lane) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::uint32_t x = static_cast<std::uint32_t>(row * kChunks + ((2 * j + b) ^ (lane & 7))) * 16u;
+      // Opaque to the optimiser: left transparent, ptxas recomputed the four from lane and row
+      // in front of every ldmatrix again (4 instructions each) rather than keep them.
+      asm volatile("mov.b32 %0, %1;" : "=r"(off[j]) : "r"(x));
+    }
+  }
+  __device__ __forceinline__ std::uint32_t at(int kk) const {
+    return off[kk & 3] + 128u * static_cast<std::uint32_t>(kk >> 2);
+  }
+};
+
 // kWarpsT warps, each owning kMT row tiles of 16 rows (kMT = 2: every K/V fragment loaded from
 // shared memory serves two mma, and each staged tile serves 16 x kMT x kWarpsT rows).
 template <class KV, int D, int kWarpsT = 4, int kMT = 1>
@@ -300,14 +324,18 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   for (int mt = 0; mt < kMT; ++mt) m_run[mt][0] = m_run[mt][1] = -INFINITY, l_run[mt][0] = l_run[mt][1] = 0.f;
   const bool active = wr * kWarpRows < nrows;  // a warp of padding rows only skips the math
 
-  // ldmatrix lane addresses (row / chunk offsets within a 16 x 16 operand block).
-  const int q_row0 = wr * kWarpRows + (lane & 7) + ((lane >> 3) & 1) * 8, q_chunk = lane >> 4;
-  const int k_tok = (lane & 7) + ((lane >> 4) << 3), k_chunk = (lane >> 3) & 1;
-  const int v_tok = (lane & 7) + ((lane >> 3) & 1) * 8, v_chunk = lane >> 4;
-  const auto q_addr = [&](int mt, int qc) {
-    const int q_row = q_row0 + 16 * mt;
-    return q_smem + static_cast<std::uint32_t>(q_row * kChunks + (qc ^ (q_row & 7))) * 16u;
-  };
+  // ldmatrix lane addresses (row / chunk offsets within a 16 x 16 operand block). Rows: Q's
+  // q_row0 + 16 mt, K's k_row0 + 16 x sub-tile, V's v_row0 + 16 x sub-tile (sub = kTile / WT is a
+  // multiple of 8, so every row is lane & 7 modulo 8: SwizzledChunks).
+  const int q_row0 = wr * kWarpRows + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int k_row0 = wt * sub + (lane & 7) + ((lane >> 4) << 3);
+  const int v_row0 = wt * sub + (lane & 7) + ((lane >> 3) & 1) * 8;
+  const SwizzledChunks q_sw(q_row0, kChunks, lane >> 4, lane);
+  const SwizzledChunks k_sw(k_row0, kChunks, (lane >> 3) & 1, lane);
+  const SwizzledChunks v_sw(v_row0, kChunks, lane >> 4, lane);
+  constexpr std::uint32_t kRows16Bytes = 16u * kChunks * 16u;  // 16 rows of a Q / K / V operand
+  // Q's 16 x 16 block of row tile mt and k16 step kk.
+  const auto q_addr = [&](int mt, int kk) { return q_smem + q_sw.at(kk) + kRows16Bytes * mt; };
 
   // FP8: this item's (one KV head's) dequantization scales, with the widening's unit scale and the
   // q / P boosts folded in: scores x k_mul, the normalised output x out_mul.
@@ -351,7 +379,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           std::uint32_t a[4][4], a_lo[4][4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            const std::uint32_t qa = q_addr(0, 2 * (4 * span + i) + q_chunk);
+            const std::uint32_t qa = q_addr(0, 4 * span + i);
             ldmatrix_x4(a[i], qa);
             if constexpr (!kPacked) ldmatrix_x4(a_lo[i], qa + q_part_bytes);
           }
@@ -377,16 +405,15 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           std::uint32_t a[kMT][4], a_lo[kMT][4];
 #pragma unroll
           for (int mt = 0; mt < kMT; ++mt) {
-            const std::uint32_t qa = q_addr(mt, 2 * kk + q_chunk);
+            const std::uint32_t qa = q_addr(mt, kk);
             ldmatrix_x4(a[mt], qa);
             if constexpr (Ops::kSplit && !kPacked) ldmatrix_x4(a_lo[mt], qa + q_part_bytes);
           }
 #pragma unroll
           for (int c = 0; c < kGroup; ++c) {
             if (c0 + c < nsub) {
-              const int tok = wt * sub + (c0 + c) * 16 + k_tok, kc = 2 * kk + k_chunk;
               std::uint32_t b[4];
-              ldmatrix_x4(b, ks + static_cast<std::uint32_t>(tok * kChunks + (kc ^ (tok & 7))) * 16u);
+              ldmatrix_x4(b, ks + k_sw.at(kk) + kRows16Bytes * (c0 + c));
 #pragma unroll
               for (int mt = 0; mt < kMT; ++mt) {
                 Ops::mma(s[mt][c][0], a[mt], b[0], b[1]);
@@ -519,12 +546,10 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
               }
             }
           } else {
-            const int tok = wt * sub + (c0 + c) * 16 + v_tok;
 #pragma unroll
             for (int dn = 0; dn < D / 16; ++dn) {
-              const int vc = 2 * dn + v_chunk;
               std::uint32_t b[4];
-              ldmatrix_x4_trans(b, vs + static_cast<std::uint32_t>(tok * kChunks + (vc ^ (tok & 7))) * 16u);
+              ldmatrix_x4_trans(b, vs + v_sw.at(dn) + kRows16Bytes * (c0 + c));
 #pragma unroll
               for (int mt = 0; mt < kMT; ++mt) {
                 Ops::mma(o_acc[mt][2 * dn], a[mt], b[0], b[1]);
