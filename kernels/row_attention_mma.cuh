@@ -138,6 +138,10 @@ __device__ __forceinline__ float fast_exp2(float x) {
 // 8 (kk / 4) + ((2 (kk % 4) + b) ^ (lane & 7)): four per-lane offsets, the rest immediates once
 // kk is unrolled. Computed at each use instead, the swizzle put 3-5 integer instructions in front
 // of every ldmatrix (SASS of the tile loops at commit 34ba5b4, docs/kernel-notes.md).
+// kKeep: the offsets are made opaque to the optimiser, so they stay in registers: left
+// transparent, ptxas recomputed the four from lane and row in front of every ldmatrix again (4
+// instructions each) rather than keep them. The kernel says where they are not kept.
+template <bool kKeep>
 struct SwizzledChunks {
   std::uint32_t off[4];
   // row: the lane's first row (row & 7 == lane & 7); kChunks: 16-byte chunks per row.
@@ -145,9 +149,8 @@ struct SwizzledChunks {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const std::uint32_t x = static_cast<std::uint32_t>(row * kChunks + ((2 * j + b) ^ (lane & 7))) * 16u;
-      // Opaque to the optimiser: left transparent, ptxas recomputed the four from lane and row
-      // in front of every ldmatrix again (4 instructions each) rather than keep them.
-      asm volatile("mov.b32 %0, %1;" : "=r"(off[j]) : "r"(x));
+      if constexpr (kKeep) asm volatile("mov.b32 %0, %1;" : "=r"(off[j]) : "r"(x));
+      else off[j] = x;
     }
   }
   __device__ __forceinline__ std::uint32_t at(int kk) const {
@@ -330,9 +333,13 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int q_row0 = wr * kWarpRows + (lane & 7) + ((lane >> 3) & 1) * 8;
   const int k_row0 = wt * sub + (lane & 7) + ((lane >> 4) << 3);
   const int v_row0 = wt * sub + (lane & 7) + ((lane >> 3) & 1) * 8;
-  const SwizzledChunks q_sw(q_row0, kChunks, lane >> 4, lane);
-  const SwizzledChunks k_sw(k_row0, kChunks, (lane >> 3) & 1, lane);
-  const SwizzledChunks v_sw(v_row0, kChunks, lane >> 4, lane);
+  // Kept in registers except where that cost occupancy or spills (ptxas -v, sm_90): the narrow
+  // D 64 tiling (a block per SM), FP8 (its K / V loaders have their own addressing, and Q's four
+  // offsets made D 256 spill 436 bytes) and the wide BF16 tiling (20 bytes over paged K/V).
+  constexpr bool kKeep = !(D == 64 && kMT == 1) && !Ops::kFp8 && !(Ops::kSplit && kMT == 2);
+  const SwizzledChunks<kKeep> q_sw(q_row0, kChunks, lane >> 4, lane);
+  const SwizzledChunks<kKeep> k_sw(k_row0, kChunks, (lane >> 3) & 1, lane);
+  const SwizzledChunks<kKeep> v_sw(v_row0, kChunks, lane >> 4, lane);
   constexpr std::uint32_t kRows16Bytes = 16u * kChunks * 16u;  // 16 rows of a Q / K / V operand
   // Q's 16 x 16 block of row tile mt and k16 step kk.
   const auto q_addr = [&](int mt, int kk) { return q_smem + q_sw.at(kk) + kRows16Bytes * mt; };
