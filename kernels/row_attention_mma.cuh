@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
+    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(s), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     {
       const int next = tile + stages - 1;
       if (next < num_tiles)
-        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(next), t_end,
+        stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(next), t_end,
                                                   k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
