@@ -121,6 +121,21 @@ __device__ __forceinline__ int kv_chunk_slot(int r, int c) {
   }
 }
 
+// One 16-byte chunk c of tile row r, from the row at element offset row_off of K and V: copied,
+// or zero-filled past the sequence (!in_range; row_off must still be a mapped row) and past the
+// head dim (the unread address stays at the row's start).
+template <class KV, int kChunks>
+__device__ __forceinline__ void stage_kv_chunk(const KV& kv, std::int64_t row_off, bool in_range, int r, int c,
+                                               int head_dim, std::uint32_t k_smem, std::uint32_t v_smem) {
+  using T = typename KV::value_type;
+  constexpr int kElems = 16 / sizeof(T);
+  const bool in_dim = c * kElems < head_dim;
+  const std::int64_t off = row_off + (in_dim ? c * kElems : 0);
+  const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
+  cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
+  cp_async_16B(v_smem + dst, kv.v + off, in_range && in_dim);
+}
+
 // Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled, and chunks past the head dim
 // loc.head_dim: never read) of K and V into shared memory:
 //   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
@@ -153,27 +168,17 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
     // Fully unrolled: the passes' rows, columns and swizzles become invariants of the tile loop.
 #pragma unroll
     for (int p = 0; p < Map::kPasses; ++p) {
-      const int r = Map::row(x, p), c = Map::column(x, p);
-      const std::int64_t row_off = __shfl_sync(0xffffffffu, resolved, Map::source_lane(x, p));
-      const bool in_dim = c * kElems < loc.head_dim;
-      const bool valid = t0 + r < t_end && in_dim;
-      const std::int64_t off = row_off + (in_dim ? c * kElems : 0);  // a tail chunk's unread address: its row's start
-      const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
-      cp_async_16B(k_smem + dst, kv.k + off, valid);
-      cp_async_16B(v_smem + dst, kv.v + off, valid);
+      const int r = Map::row(x, p);
+      stage_kv_chunk<KV, kChunks>(kv, __shfl_sync(0xffffffffu, resolved, Map::source_lane(x, p)), t0 + r < t_end, r,
+                                  Map::column(x, p), loc.head_dim, k_smem, v_smem);
     }
   } else {
 #pragma unroll 4
     for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
-      const int r = i / kChunks, c = i - r * kChunks;
+      const int r = i / kChunks;
       const std::int64_t t = t0 + r;
-      const bool in_dim = c * kElems < loc.head_dim;
-      const bool valid = t < t_end && in_dim;
-      // t0 < t_end: mapped; a tail chunk's unread address stays at its row's start
-      const std::int64_t off = loc.offset(loc.fetch(t < t_end ? t : t0)) + (in_dim ? c * kElems : 0);
-      const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
-      cp_async_16B(k_smem + dst, kv.k + off, valid);
-      cp_async_16B(v_smem + dst, kv.v + off, valid);
+      stage_kv_chunk<KV, kChunks>(kv, loc.offset(loc.fetch(t < t_end ? t : t0)), t < t_end, r, i - r * kChunks,
+                                  loc.head_dim, k_smem, v_smem);  // t0 < t_end: a mapped row for the tail
     }
   }
 }
