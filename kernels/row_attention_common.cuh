@@ -14,6 +14,7 @@
 #include "kernels/row_attention.hpp"
 #include "kernels/row_locator.cuh"
 #include "kernels/split_merge.cuh"
+#include "kernels/tile_staging_map.hpp"
 
 namespace decode_bench::device {
 
@@ -120,29 +121,65 @@ __device__ __forceinline__ int kv_chunk_slot(int r, int c) {
   }
 }
 
+// One 16-byte chunk c of tile row r, from the row at element offset row_off of K and V: copied,
+// or zero-filled past the sequence (!in_range; row_off must still be a mapped row) and past the
+// head dim (the unread address stays at the row's start).
+template <class KV, int kChunks>
+__device__ __forceinline__ void stage_kv_chunk(const KV& kv, std::int64_t row_off, bool in_range, int r, int c,
+                                               int head_dim, std::uint32_t k_smem, std::uint32_t v_smem) {
+  using T = typename KV::value_type;
+  constexpr int kElems = 16 / sizeof(T);
+  const bool in_dim = c * kElems < head_dim;
+  const std::int64_t off = row_off + (in_dim ? c * kElems : 0);
+  const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
+  cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
+  cp_async_16B(v_smem + dst, kv.v + off, in_range && in_dim);
+}
+
 // Stages tokens [t0, t0 + kTile) (those >= t_end zero-filled, and chunks past the head dim
 // loc.head_dim: never read) of K and V into shared memory:
 //   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
 // Storage bytes are copied as they are: conversion happens where the values are consumed
 // (MmaStorage and the FP8 fragment loads in row_attention_mma.cuh, Vec16 in the SIMT path).
-template <class KV, int D, int kTile, int kThreads>
+template <class KV, int D, int kTile, int kThreads, bool kResolveRowsOnce = false>
 __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                               std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
   using T = typename KV::value_type;
   constexpr int kElems = 16 / sizeof(T);
   constexpr int kChunks = D / kElems;
-  static_assert((kTile * kChunks) % kThreads == 0, "thread tiling");
+  using Map = TileStagingMap<kTile, kChunks, kThreads>;
+  // kResolveRowsOnce, paged rows: each row's offset (divmod, block-table entry, 64-bit
+  // arithmetic) is resolved by one lane of the warp that stages it and shuffled to the row's
+  // kChunks lanes (TileStagingMap). Resolved in each of those lanes instead, it was (FP16, D 128)
+  // 16 lanes each doing the address work of 8 rows a tile, about as many instructions as the
+  // warp's mma and softmax of the tile (docs/kernel-notes.md, "The packed split"): why paged K/V
+  // ran 4-5 us behind contiguous and could not take one block per SM. SASS (sm_90, CUDA 13.0),
+  // one tile's staging of FP16 D 128 by 128 threads, alone: about 414 instructions a thread
+  // before, 172 after (contiguous rows: 288). Taken by the narrow tensor-core tiling (grouped
+  // decode) only: in the wide tiling and the SIMT kernel the extra live registers made ptxas
+  // spill (BF16 wide 0 -> 20 bytes, FP8 SIMT 16 -> 40), and neither streams decode.
+  if constexpr (kResolveRowsOnce && is_paged_accessor<KV>::value && Map::kResolvable) {
+    const int x = static_cast<int>(threadIdx.x);
+    std::int64_t resolved = 0;
+    if (x % 32 < Map::kResolvers) {
+      const std::int64_t t = t0 + Map::resolved_row(x);
+      resolved = loc.offset(loc.fetch(t < t_end ? t : t0));  // t0 < t_end: a mapped row for the tail
+    }
+    // Fully unrolled: the passes' rows, columns and swizzles become invariants of the tile loop.
+#pragma unroll
+    for (int p = 0; p < Map::kPasses; ++p) {
+      const int r = Map::row(x, p);
+      stage_kv_chunk<KV, kChunks>(kv, __shfl_sync(0xffffffffu, resolved, Map::source_lane(x, p)), t0 + r < t_end, r,
+                                  Map::column(x, p), loc.head_dim, k_smem, v_smem);
+    }
+  } else {
 #pragma unroll 4
-  for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
-    const int r = i / kChunks, c = i - r * kChunks;
-    const std::int64_t t = t0 + r;
-    const bool in_dim = c * kElems < loc.head_dim;
-    const bool valid = t < t_end && in_dim;
-    // t0 < t_end: mapped; a tail chunk's unread address stays at its row's start
-    const std::int64_t off = loc.offset(loc.fetch(t < t_end ? t : t0)) + (in_dim ? c * kElems : 0);
-    const std::uint32_t dst = static_cast<std::uint32_t>(r * kChunks + kv_chunk_slot<T, kChunks>(r, c)) * 16u;
-    cp_async_16B(k_smem + dst, kv.k + off, valid);
-    cp_async_16B(v_smem + dst, kv.v + off, valid);
+    for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
+      const int r = i / kChunks;
+      const std::int64_t t = t0 + r;
+      stage_kv_chunk<KV, kChunks>(kv, loc.offset(loc.fetch(t < t_end ? t : t0)), t < t_end, r, i - r * kChunks,
+                                  loc.head_dim, k_smem, v_smem);  // t0 < t_end: a mapped row for the tail
+    }
   }
 }
 

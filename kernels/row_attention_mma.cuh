@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(s), t_end, k_stage(s),
+    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(s), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     {
       const int next = tile + stages - 1;
       if (next < num_tiles)
-        stage_kv_tile<KV, D, kTile, Tr::kThreads>(kv, loc, tile_start(next), t_end,
+        stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(next), t_end,
                                                   k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
@@ -438,8 +438,12 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       // Online softmax in the log2 domain. Tokens past the split's end score -inf.
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
-        // Packed: row g's score is its hi (c0, c1) plus lo (c2, c3) products; rows g + 8 take the
-        // same scores, so their (m, l) and rescale follow row g's and O's lo rows stay in step.
+        // Packed: row g's score is its hi (c0, c1) plus lo (c2, c3) products. Rows g + 8 hold no
+        // row of their own: the softmax runs on row g's elements only (kRowHalves), and rows
+        // g + 8 take row g's max, rescale and weights, so O's lo rows stay in step. (The first
+        // packed kernel, commit c00bc78, copied the scores into c2, c3 and ran the whole softmax
+        // on both halves: 4 exponentials, 4 maxima and two shuffles a step for nothing.)
+        constexpr int kRowHalves = kPacked ? 1 : 2;
         if constexpr (kPacked) {
 #pragma unroll
           for (int c = 0; c < kGroup; ++c)
@@ -447,8 +451,6 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
             for (int j = 0; j < 2; ++j) {
               s[mt][c][j][0] += s[mt][c][j][2];
               s[mt][c][j][1] += s[mt][c][j][3];
-              s[mt][c][j][2] = s[mt][c][j][0];
-              s[mt][c][j][3] = s[mt][c][j][1];
             }
         }
         float mx[2] = {-INFINITY, -INFINITY};
@@ -458,7 +460,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
             for (int j = 0; j < 2; ++j)
 #pragma unroll
-              for (int e = 0; e < 4; ++e) {
+              for (int e = 0; e < 2 * kRowHalves; ++e) {
                 if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
                 if (partial_tile) {
                   const std::int64_t t = tile_t0 + wt * sub + (c0 + c) * 16 + j * 8 + 2 * tq + (e & 1);
@@ -475,7 +477,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         constexpr float kSlack = Ops::kFp8 ? 0.f : 8.f;
         float base[2], alpha[2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < kRowHalves; ++h) {
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
           mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
           const bool move = mx[h] > m_run[mt][h] + kSlack;  // -inf + kSlack = -inf
@@ -484,6 +486,11 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           alpha[h] = move ? fast_exp2(m_run[mt][h] - base[h]) : 1.f;
           m_run[mt][h] = m_new;
           l_run[mt][h] *= alpha[h];
+        }
+        if constexpr (kPacked) {
+          base[1] = base[0];
+          alpha[1] = alpha[0];
+          m_run[mt][1] = m_run[mt][0];  // rows g + 8: row g's state (read by the epilogue, never written out)
         }
         // Rescale O only when some row's reference max moved: with the slack, after the first
         // tiles almost never (FMUL was 12% of the prefix phase's instructions at cf8bc3f; the
@@ -504,13 +511,14 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
             for (int j = 0; j < 2; ++j)
 #pragma unroll
-              for (int e = 0; e < 4; ++e) {
+              for (int e = 0; e < 2 * kRowHalves; ++e) {
                 const float p = fast_exp2(s[mt][c][j][e] - base[e >> 1]);
                 l_run[mt][e >> 1] += p;
                 s[mt][c][j][e] = p * Ops::kPBoost;  // l_run summed the unboosted weights
               }
           }
         }
+        if constexpr (kPacked) l_run[mt][1] = l_run[mt][0];
       }
 
       // O += P V, 16 tokens (one k16 step) per sub-tile; each V fragment serves every row tile.
