@@ -1,6 +1,7 @@
 #include "kernels/shared_prefix.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "harness/cuda_check.hpp"
@@ -13,33 +14,77 @@ namespace {
 constexpr std::size_t kAlign = 256;
 std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
-// Grid: (num_states); block: 64 threads over D. State i = (sequence, query head) merges its decode
-// state with the level states of its sequence, depth by depth (the operator is associative).
-__global__ void merge_level_states_kernel(float* o, float* lse, const float* level_o, const float* level_lse,
-                                          const std::int32_t* merge_rows, int max_depth, int num_states,
-                                          int head_dim) {
-  const int i = blockIdx.x;
-  float* oi = o + static_cast<std::int64_t>(i) * head_dim;
+// Grid: ceil(num_states / kMergeWarps); block: kMergeWarps warps, one a state i = (sequence,
+// query head), its lanes over D in float4 columns. The state merges its decode state with the
+// level states of its sequence, depth by depth (the operator is associative). All of a state's
+// loads are issued together: its level rows and LSEs by lanes 0..max_depth - 1 (one round trip
+// after the rows), then every level's row of O beside its own. The kernel before it (commit
+// 34ba5b4: one block of 64 threads a state, scalar columns, each level's O read after the last)
+// took 5.5 us at 2048 states and 10.7 us at 8192 (ncu, commit fe97a8d; docs/kernel-notes.md).
+constexpr int kMergeWarps = 8;
+constexpr int kMaxMergeDepth = 4;
+
+__global__ void __launch_bounds__(kMergeWarps * 32)
+    merge_level_states_kernel(float* o, float* lse, const float* level_o, const float* level_lse,
+                              const std::int32_t* merge_rows, int max_depth, int num_states, int head_dim,
+                              bool float4_columns) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int i = static_cast<int>(blockIdx.x) * kMergeWarps + static_cast<int>(threadIdx.x) / 32;
+  if (i >= num_states) return;  // the whole warp
+  int my_row = -1;
+  float my_lse = 0.f;
+  if (lane < max_depth) {
+    my_row = merge_rows[static_cast<std::int64_t>(lane) * num_states + i];
+    if (my_row >= 0) my_lse = level_lse[my_row];
+  }
   float acc_lse = lse[i];
-  // Weights first (every thread the same, cheap), then each thread its slice of o.
-  float wa[4] = {}, wb[4] = {};  // max_depth <= 4
-  int rows[4];
-  for (int l = 0; l < max_depth; ++l) {
-    rows[l] = merge_rows[static_cast<std::int64_t>(l) * num_states + i];
-    if (rows[l] < 0) continue;
-    const MergeWeights<float> w = merge_weights(acc_lse, level_lse[rows[l]]);
+  // Weights first (every lane the same, cheap), then each lane its columns of o.
+  float wa[kMaxMergeDepth] = {}, wb[kMaxMergeDepth] = {};
+  int rows[kMaxMergeDepth];
+#pragma unroll
+  for (int l = 0; l < kMaxMergeDepth; ++l) {
+    rows[l] = __shfl_sync(0xffffffffu, my_row, l);
+    const float level = __shfl_sync(0xffffffffu, my_lse, l);
+    if (l >= max_depth || rows[l] < 0) {
+      rows[l] = -1;
+      continue;
+    }
+    const MergeWeights<float> w = merge_weights(acc_lse, level);
     wa[l] = w.weight_a;
     wb[l] = w.weight_b;
     acc_lse = w.lse;
   }
-  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
-    float x = oi[d];
-    for (int l = 0; l < max_depth; ++l)
-      if (rows[l] >= 0) x = wa[l] * x + wb[l] * level_o[static_cast<std::int64_t>(rows[l]) * head_dim + d];
-    oi[d] = x;
+  float* oi = o + static_cast<std::int64_t>(i) * head_dim;
+  if (float4_columns) {
+    const int cols = head_dim / 4;
+    for (int c = lane; c < cols; c += 32) {
+      float4 x = reinterpret_cast<const float4*>(oi)[c];
+      float4 y[kMaxMergeDepth];
+#pragma unroll
+      for (int l = 0; l < kMaxMergeDepth; ++l)
+        y[l] = rows[l] >= 0 ? reinterpret_cast<const float4*>(level_o + static_cast<std::int64_t>(rows[l]) * head_dim)[c]
+                            : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int l = 0; l < kMaxMergeDepth; ++l)
+        if (rows[l] >= 0) {
+          x.x = wa[l] * x.x + wb[l] * y[l].x;
+          x.y = wa[l] * x.y + wb[l] * y[l].y;
+          x.z = wa[l] * x.z + wb[l] * y[l].z;
+          x.w = wa[l] * x.w + wb[l] * y[l].w;
+        }
+      reinterpret_cast<float4*>(oi)[c] = x;
+    }
+  } else {
+    for (int d = lane; d < head_dim; d += 32) {
+      float x = oi[d];
+#pragma unroll
+      for (int l = 0; l < kMaxMergeDepth; ++l)
+        if (rows[l] >= 0) x = wa[l] * x + wb[l] * level_o[static_cast<std::int64_t>(rows[l]) * head_dim + d];
+      oi[d] = x;
+    }
   }
-  __syncthreads();  // every thread has read lse[i] above before it is overwritten
-  if (threadIdx.x == 0) lse[i] = acc_lse;
+  __syncwarp();  // every lane has read lse[i] above before it is overwritten
+  if (lane == 0) lse[i] = acc_lse;
 }
 
 template <class V>
@@ -237,10 +282,14 @@ cudaError_t init_shared_prefix_workspace(const SharedPrefixPlan& plan, void* wor
 cudaError_t launch_merge_level_states(float* o, float* lse, const float* level_o, const float* level_lse,
                                       const std::int32_t* merge_rows, int max_depth, int num_states, int head_dim,
                                       cudaStream_t stream) {
-  if (max_depth < 0 || max_depth > 4 || num_states < 0) return cudaErrorInvalidValue;
+  if (max_depth < 0 || max_depth > kMaxMergeDepth || num_states < 0) return cudaErrorInvalidValue;
   if (max_depth == 0 || num_states == 0) return cudaSuccess;
-  merge_level_states_kernel<<<num_states, 64, 0, stream>>>(o, lse, level_o, level_lse, merge_rows, max_depth,
-                                                           num_states, head_dim);
+  const int blocks = (num_states + kMergeWarps - 1) / kMergeWarps;
+  // float4 columns where every row starts on 16 bytes (any caller's o, not only the workspace's).
+  const bool float4_columns = head_dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(o) % 16 == 0 &&
+                              reinterpret_cast<std::uintptr_t>(level_o) % 16 == 0;
+  merge_level_states_kernel<<<blocks, kMergeWarps * 32, 0, stream>>>(o, lse, level_o, level_lse, merge_rows, max_depth,
+                                                                     num_states, head_dim, float4_columns);
   return cudaGetLastError();
 }
 
