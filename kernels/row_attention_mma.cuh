@@ -244,9 +244,12 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const std::uint32_t q_part_bytes = static_cast<std::uint32_t>(args.rows_per_block) * D * 2;
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
+  // Paged rows resolved once per warp (stage_kv_tile) in the narrow tiling up to D 128: at D 256,
+  // with the swizzled offsets kept (SwizzledChunks), its registers made ptxas spill 16 bytes.
+  constexpr bool kResolveRowsOnce = kWarpsT == 4 && D <= 128;
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(s), t_end, k_stage(s),
+    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(s), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -359,7 +362,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     {
       const int next = tile + stages - 1;
       if (next < num_tiles)
-        stage_kv_tile<KV, D, kTile, Tr::kThreads, kWarpsT == 4>(kv, loc, tile_start(next), t_end,
+        stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(next), t_end,
                                                   k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
