@@ -34,9 +34,11 @@ constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<t
 
 // Whether a grouped decode at head dim 128 plans about one block per SM by default
 // (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
-// contiguous or paged K/V. Paged K/V joined when each row's offset came to be resolved by one lane
-// of the warp that stages it (stage_kv_tile), not by each of its 16 lanes; the numbers below
-// are from before that.
+// contiguous K/V. Paged K/V keeps two blocks per SM even with each row's offset resolved by one
+// lane of the warp that stages it (stage_kv_tile): at one block per SM that staging measured
+// FP16 1 x 64K 103.0-103.8 us, 16 x 4K 101.7-101.9, against 100.1-103.0 at two (H100, commit
+// 5b8dd7b, decode-row-probe against 34ba5b4 in the same call); the staging itself took 64 x 1K,
+// the same plan in both, from 101.6-102.0 to 100.2-100.6 us.
 // H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
 //   BF16 packed (commit c00bc78): 1 x 64K 97.4 us (99.3), 16 x 4K 94.4 (98.2); unpacked at commit
 //     75635a1 16 x 4K 121.2 (99.7): the hi + lo mma pair outran one block's share of the stream.
@@ -46,7 +48,7 @@ constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<t
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
   using T = typename KV::value_type;
-  return std::is_same_v<T, __half> || (std::is_same_v<T, __nv_bfloat16> && packed);
+  return !is_paged_accessor<KV>::value && (std::is_same_v<T, __half> || (std::is_same_v<T, __nv_bfloat16> && packed));
 }
 
 // The kernel, its dynamic shared memory and tile for one (path, head dim, rows per block).

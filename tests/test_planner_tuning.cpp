@@ -262,10 +262,10 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       EXPECT_EQ(one_per_sm.rows.splits, sms / items);
     }
     const std::int64_t slots_blocks = blocks(slots_plan, items);
-    EXPECT_EQ(blocks(paged, items), b);  // paged rows resolved once per warp (stage_kv_tile)
+    EXPECT_EQ(blocks(paged, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_plan, items), b);
     EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_paged, items), b);
+    EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
     EXPECT_EQ(blocks(e4m3_sms, items), b);
     EXPECT_EQ(blocks(paged_sms, items), b);
     EXPECT_EQ(blocks(group16_plan, items), b);  // 16 rows still fill one 16-row block
