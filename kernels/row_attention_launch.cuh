@@ -36,7 +36,7 @@ constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<t
 // (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
 // contiguous K/V. Paged K/V keeps two blocks per SM even with each row's offset resolved by one
 // lane of the warp that stages it (stage_kv_tile): at one block per SM that staging measured
-// FP16 1 x 64K 103.0-103.8 us, 16 x 4K 101.7-101.9, against 100.1-103.0 at two (H100, commit
+// FP16 1 x 64K 103.0-103.8 us against 100.6-100.8 at two, 16 x 4K 101.7-101.9 against 100.1-103.0 (H100, commit
 // 5b8dd7b, decode-row-probe against 34ba5b4 in the same call); the staging itself took 64 x 1K,
 // the same plan in both, from 101.6-102.0 to 100.2-100.6 us.
 // H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
