@@ -150,14 +150,14 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
   using Map = TileStagingMap<kTile, kChunks, kThreads>;
   // kResolveRowsOnce, paged rows: each row's offset (divmod, block-table entry, 64-bit
   // arithmetic) is resolved by one lane of the warp that stages it and shuffled to the row's
-  // kChunks lanes (TileStagingMap). Resolved in each of those lanes instead, it was (FP16, D 128)
-  // 16 lanes each doing the address work of 8 rows a tile, about as many instructions as the
-  // warp's mma and softmax of the tile (docs/kernel-notes.md, "The packed split"): why paged K/V
-  // ran 4-5 us behind contiguous and could not take one block per SM. SASS (sm_90, CUDA 13.0),
-  // one tile's staging of FP16 D 128 by 128 threads, alone: about 414 instructions a thread
-  // before, 172 after (contiguous rows: 288). Taken by the narrow tensor-core tiling (grouped
-  // decode) only: in the wide tiling and the SIMT kernel the extra live registers made ptxas
-  // spill (BF16 wide 0 -> 20 bytes, FP8 SIMT 16 -> 40), and neither streams decode.
+  // kChunks lanes (TileStagingMap), not by each of those lanes (FP16, D 128: 16 lanes each doing
+  // the address work of 8 rows a tile). SASS (sm_90, CUDA 13.0), one tile's staging of FP16 D 128
+  // by 128 threads, alone: about 414 instructions a thread before, 172 after (contiguous rows:
+  // 288). Measured (H100, commit 5b8dd7b): paged 64 x 1K about 1.5% faster at the same plan; it
+  // did not let paged K/V take one block per SM (docs/kernel-notes.md, "Paged rows resolved once
+  // per warp"), so the address work is not what held that back. Taken by the narrow tensor-core
+  // tiling (grouped decode) only: in the wide tiling and the SIMT kernel the extra live registers
+  // made ptxas spill (BF16 wide 0 -> 20 bytes, FP8 SIMT 16 -> 40), and neither streams decode.
   if constexpr (kResolveRowsOnce && is_paged_accessor<KV>::value && Map::kResolvable) {
     const int x = static_cast<int>(threadIdx.x);
     std::int64_t resolved = 0;

@@ -36,9 +36,9 @@ constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<t
 // (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
 // contiguous K/V. Paged K/V keeps two blocks per SM even with each row's offset resolved by one
 // lane of the warp that stages it (stage_kv_tile): at one block per SM that staging measured
-// FP16 1 x 64K 103.0-103.8 us against 100.6-100.8 at two, 16 x 4K 101.7-101.9 against 100.1-103.0 (H100, commit
-// 5b8dd7b, decode-row-probe against 34ba5b4 in the same call); the staging itself took 64 x 1K,
-// the same plan in both, from 101.6-102.0 to 100.2-100.6 us.
+// FP16 1 x 64K 103.0-103.8 us against 100.6-100.8 at two, 16 x 4K 101.7-101.9 against
+// 100.1-103.0 (H100, commit 5b8dd7b, decode-row-probe against 34ba5b4 in the same call); the
+// staging itself took 64 x 1K, the same plan in both, from 101.6-102.0 to 100.2-100.6 us.
 // H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
 //   BF16 packed (commit c00bc78): 1 x 64K 97.4 us (99.3), 16 x 4K 94.4 (98.2); unpacked at commit
 //     75635a1 16 x 4K 121.2 (99.7): the hi + lo mma pair outran one block's share of the stream.
@@ -251,8 +251,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // (partial writes, the counter, the partial reads: dependent L2 round trips after the stream
   // ends). H100, FP16 32 / 8 heads (decode-row-probe, commits 6aaee99 and 75635a1): 16 x 4K
   // 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128 blocks); 1 x 64K
-  // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where one block's own
-  // math and issue path keep up with its share of the stream (one_block_per_sm_decode);
+  // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where measured
+  // faster (one_block_per_sm_decode: not BF16 unpacked or FP8, whose hi + lo mma outran one
+  // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
   const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&

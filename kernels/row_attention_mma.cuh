@@ -490,11 +490,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
           m_run[mt][h] = m_new;
           l_run[mt][h] *= alpha[h];
         }
-        if constexpr (kPacked) {
-          base[1] = base[0];
-          alpha[1] = alpha[0];
-          m_run[mt][1] = m_run[mt][0];  // rows g + 8: row g's state (read by the epilogue, never written out)
-        }
+        if constexpr (kPacked) base[1] = base[0], alpha[1] = alpha[0];  // O's lo rows rescale with row g
         // Rescale O only when some row's reference max moved: with the slack, after the first
         // tiles almost never (FMUL was 12% of the prefix phase's instructions at cf8bc3f; the
         // slack measured no change outside noise at d874af7).
@@ -521,7 +517,6 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
               }
           }
         }
-        if constexpr (kPacked) l_run[mt][1] = l_run[mt][0];
       }
 
       // O += P V, 16 tokens (one k16 step) per sub-tile; each V fragment serves every row tile.
@@ -591,6 +586,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       o_acc[0][n][0] += o_acc[0][n][2];
       o_acc[0][n][1] += o_acc[0][n][3];
     }
+    // Rows g + 8 kept no (m, l) of their own in the tile loop; the epilogue reads row g's.
+    m_run[0][1] = m_run[0][0];
+    l_run[0][1] = l_run[0][0];
   }
 
   // Each warp's unnormalised (O, m, l) of its kWarpRows rows: O at [warp][kWarpRows][D], then m, l.

@@ -9,6 +9,7 @@ Prints one markdown row per timed point: its varied parameters, median time, bou
 """
 import argparse
 import json
+import sys
 
 
 def main():
@@ -17,9 +18,17 @@ def main():
     ap.add_argument("--experiment")
     ap.add_argument("--kernel")
     a = ap.parse_args()
-    doc = json.load(open(a.results))
-    read = doc["ceilings"]["dram_read"]["value"]  # GB/s
-    roof = doc["ceilings"]["fp16_tensor"]["value"]  # TFLOP/s
+    try:
+        with open(a.results) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"bound_table: cannot read {a.results}: {e}")
+    try:
+        read = doc["ceilings"]["dram_read"]["value"]  # GB/s
+        roof = doc["ceilings"]["fp16_tensor"]["value"]  # TFLOP/s
+    except (KeyError, TypeError):
+        sys.exit(f"bound_table: {a.results} has no measured ceilings.dram_read and ceilings.fp16_tensor "
+                 "(not a results file with measured ceilings)")
     print(f"DRAM read ceiling {read:.1f} GB/s, FP16 tensor roof {roof:.1f} TFLOP/s")
     print("| point | time (us) | bound (us) | time / bound |")
     print("| --- | ---: | ---: | ---: |")

@@ -53,7 +53,11 @@ def main():
     a = ap.parse_args()
     ops = [o for o in a.ops.split(',') if o]
     found = False
-    with open(a.sass) as f:
+    try:
+        f = open(a.sass)
+    except OSError as e:
+        sys.exit(f'sass_loops: cannot read {a.sass}: {e.strerror}')
+    with f:
         for name, ins, labels in kernels_of(f):
             if a.pattern not in name:
                 continue

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest: scripts/sass_loops.py on a synthetic nvdisasm listing of two kernels: the kernel filter,
 # the instruction count, a loop (label .. branch back) with its opcode counts, a forward branch and
-# a branch to itself that are no loops, predicated instructions, and a pattern that names nothing.
+# a branch to itself that are no loops, predicated instructions, a pattern that names nothing and a
+# missing listing.
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -35,4 +36,6 @@ echo "$got" | grep -qx '  loop: 5 instructions; HMMA 2, LOP3 1, LDSM 1' || fail 
 echo "$got" | grep -q '_Z5otherv' && fail "the pattern picked the other kernel"
 python3 "$src/scripts/sass_loops.py" "$out/k.sass" nosuch > "$out/none.txt" 2>&1 && fail "a pattern that names no kernel exits 0"
 grep -q "no kernel name contains 'nosuch'" "$out/none.txt" || fail "no message for a pattern that names nothing"
+python3 "$src/scripts/sass_loops.py" "$out/missing.sass" x > "$out/missing.txt" 2>&1 && fail "a missing listing exits 0"
+grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing listing"
 echo "sass_loops: ok"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# ctest: scripts/bound_table.py on a synthetic results file: a memory-bound point (bytes / read
+# ceiling), a compute-bound one (FLOPs / tensor roof), the experiment and kernel filters, an
+# untimed point left out; a file without ceilings and a missing file are refused by name.
+# Usage: bound_table_check.sh SOURCE_DIR OUT_DIR
+set -uo pipefail
+src=$1 out=$2
+rm -rf "$out" && mkdir -p "$out"
+cat >"$out/r.json" <<'JSON'
+{"ceilings": {"dram_read": {"value": 2000.0}, "fp16_tensor": {"value": 100.0}},
+ "points": [
+  {"id": "mem", "experiment": "e", "parameters": {"kernel": "k"}, "timing": {"median_us": 15.0},
+   "model": {"bytes": 20000000, "flops": 1000}},
+  {"id": "flops", "experiment": "e", "parameters": {"kernel": "k"}, "timing": {"median_us": 30.0},
+   "model": {"bytes": 1000, "flops": 2000000000}},
+  {"id": "other-kernel", "experiment": "e", "parameters": {"kernel": "z"}, "timing": {"median_us": 1.0},
+   "model": {"bytes": 1, "flops": 1}},
+  {"id": "untimed", "experiment": "e", "parameters": {"kernel": "k"}, "timing": null,
+   "model": {"bytes": 1, "flops": 1}}]}
+JSON
+fail() { echo "FAIL: $*"; exit 1; }
+got=$(python3 "$src/scripts/bound_table.py" "$out/r.json" --experiment e --kernel k) || fail "exit status $?"
+echo "$got"
+# 20 MB at 2000 GB/s: 10 us, 1.50; 2 GFLOP at 100 TFLOP/s: 20 us, 1.50.
+echo "$got" | grep -qx '| mem | 15.0 | 10.0 | 1.50 |' || fail "memory-bound point"
+echo "$got" | grep -qx '| flops | 30.0 | 20.0 | 1.50 |' || fail "compute-bound point"
+echo "$got" | grep -q 'other-kernel\|untimed' && fail "a filtered or untimed point was listed"
+echo '{"points": []}' > "$out/bare.json"
+python3 "$src/scripts/bound_table.py" "$out/bare.json" > "$out/bare.txt" 2>&1 && fail "a file without ceilings exits 0"
+grep -q "has no measured ceilings" "$out/bare.txt" || fail "no message naming the missing ceilings"
+python3 "$src/scripts/bound_table.py" "$out/missing.json" > "$out/missing.txt" 2>&1 && fail "a missing file exits 0"
+grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing file"
+echo "bound_table: ok"
