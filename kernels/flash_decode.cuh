@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "kernels/attention_state.hpp"
+#include "kernels/block_timeline.cuh"
 #include "kernels/cp_async.cuh"
 #include "kernels/decode_balance.hpp"
 #include "kernels/fast_divmod.hpp"
@@ -59,6 +60,7 @@ struct FlashDecodeArgs {
   int chunk;                  // tokens per split, a multiple of the tile size
   float q_scale;              // softmax_scale * log2(e)
   FastDivmod page_div;        // page size (unused for contiguous)
+  BlockEvent* timeline;       // one per block of the launch (kernels/block_timeline.hpp); nullptr: off
 };
 
 // Per-thread online-softmax state for GROUP query heads over the rows this thread has seen.
@@ -453,6 +455,7 @@ template <class Tr, class KV>
 __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
   constexpr int GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
+  mark_block(args.timeline, BlockMark::start);
   const BlockWork work = BlockWork::of_block(args);
   const int split = work.split, seq = work.seq;
   const TileRows<Tr> rows(args.warps_per_head);
@@ -498,8 +501,10 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, rows, args, first, len, q, st);
     else stream_tiles_pipelined<Tr>(kv, loc, rows, args, first, len, q, st);
   }
+  mark_block(args.timeline, BlockMark::loop_end);
   reduce_and_store<Tr>(st, args, kv.v_scale, work, first_kv_head);
   if (args.split_counters != nullptr && work.num_splits > 1) merge_if_last_split<Tr>(args, work, first_kv_head);
+  mark_block(args.timeline, BlockMark::end);
 }
 
 // The stand-alone merge (plans with fused_merge off, for tuning probes): one block per
@@ -509,11 +514,13 @@ constexpr int kMergeThreads = 128;
 
 template <int D>
 __global__ void __launch_bounds__(kMergeThreads) merge_partials_kernel(const FlashDecodeArgs args) {
+  mark_block(args.timeline, BlockMark::start);
   const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
   const std::int64_t first = head_index * args.num_splits;
   merge_split_states<D, kMergeThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
                                        args.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
                                        args.head_dim);
+  mark_block(args.timeline, BlockMark::end);
 }
 
 }  // namespace decode_bench::device

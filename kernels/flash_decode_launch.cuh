@@ -62,6 +62,10 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   if constexpr (Tr::kSharedBytes > 0)
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSharedBytes));
+  if (carveout_max_shared())
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
+                                            cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
   DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::flash_decode_split_kernel<Tr, KV>,
                                                                    Tr::kThreads, Tr::kSharedBytes));
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
@@ -188,9 +192,11 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   }
   const dim3 grid = work_list ? dim3(p.shape.heads_kv / heads_per_block, static_cast<unsigned>(plan.work_items.size()), 1)
                               : dim3(plan.num_splits, p.shape.heads_kv / heads_per_block, p.num_seqs);
+  args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y * grid.z, "flash_decode");
   device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
   DB_RETURN_IF_ERROR(cudaGetLastError());
   if (!work_list && plan.num_splits > 1 && !plan.fused_merge) {
+    args.timeline = take_block_timeline(std::int64_t{p.shape.heads_q} * p.num_seqs, "fd_merge");
     device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
     DB_RETURN_IF_ERROR(cudaGetLastError());
   }

@@ -19,7 +19,8 @@
 //                                   (its 4 warps in H groups), where H divides H_kv.
 //   DECODE_BENCH_ROW_TILING=T       auto (default) | narrow | wide: the tensor-core row attention's
 //                                   tiling: wide (8 warps x 2 row tiles) for items of more than 32
-//                                   rows, narrow (4 warps x 1) for the rest; narrow pins 4 x 1
+//                                   rows (but FP16 d 128 items of <= 64 rows over >= 8K tokens),
+//                                   narrow (4 warps x 1) for the rest; narrow pins 4 x 1
 //                                   everywhere, wide takes 8 x 2 for every item of more than 16 rows.
 //   DECODE_BENCH_ROW_DECODE_SPLITS=R  auto (default) | sms | slots: how the tensor-core row attention
 //                                   splits the items of a grouped decode (16-row blocks): sms, about
@@ -33,6 +34,11 @@
 //                                   P lo parts in rows 8..15 of one mma) or the two-mma kernel.
 //   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
 //                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
+//   DECODE_BENCH_CARVEOUT=C         unset (default) | max: planning sets the preferred shared-memory
+//                                   carveout of the row-attention and flash-decode kernels to the
+//                                   most shared memory (cudaSharedmemCarveoutMaxShared). An
+//                                   experiment on co-residency: two kernels whose SMs run different
+//                                   L1 / shared splits may not share an SM (the shared-prefix phases).
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -143,6 +149,13 @@ inline bool row_packed_split_enabled() {
 inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";
 
 inline double shared_prefix_prefix_share() { return env_number(kPrefixShareEnv, 1, "1", 1.0); }
+
+inline constexpr const char* kCarveoutEnv = "DECODE_BENCH_CARVEOUT";
+
+// Whether DECODE_BENCH_CARVEOUT asks for the most shared memory on the decode kernels.
+inline bool carveout_max_shared() {
+  return env_choice(kCarveoutEnv, {std::pair{"default", false}, std::pair{"max", true}}, false);
+}
 
 inline bool flash_decode_balance_enabled() {
   return env_choice(kBalanceEnv, {std::pair{"1", true}, std::pair{"0", false}}, true);

@@ -9,6 +9,7 @@
 // zero; q, o and partials are (.., h) arrays and only their h dims are written.
 #include <cstdint>
 
+#include "kernels/block_timeline.cuh"
 #include "kernels/cp_async.cuh"
 #include "kernels/row_attention_fp8.cuh"
 #include "kernels/row_attention.hpp"
@@ -36,6 +37,7 @@ struct RowAttentionArgs {
   float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
   float* partial_lse;              // (states)
   unsigned* counters;              // (num_items, row_blocks), zero between launches
+  BlockEvent* timeline;            // one per block (kernels/block_timeline.hpp); nullptr: off
 };
 
 struct ItemView {

@@ -177,14 +177,23 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // P 1K, 256 rows x 4 splits 82.7 us (d874af7) against 45.8 us for 64 rows x 1 split on the narrow
   // tiling (cf8bc3f); N 64 P 1K, wide 33.7 against narrow 41.5 us (f6c74ad) (decode-row-probe,
   // results/reference/probe/h100-*-row-probe*.txt).
+  // Except FP16 items of 33-64 rows at d 128 over at least 128 tiles (8K tokens): there the narrow
+  // tiling (4 warps, each its own 16-row tile, sharing every staged tile) ran faster since the
+  // ldmatrix offsets were kept in registers (SwizzledChunks): shared prefix N 64, h100 preset,
+  // overlapped, P 8K 136.9 against 138.6 / 141.2 us, P 32K 309.0 against 324.4 / 325.5; slower at
+  // P 1K (16 tiles: 84.4 against 83.0 / 83.2) (commit 32c8776,
+  // results/reference/probe/h100-32c8776-sp-coresidency/). Not measured between 16 and 128 tiles,
+  // nor for BF16 (whose narrow kernel runs two mma a product) or other head dims: wide there.
   // DECODE_BENCH_ROW_TILING pins either tiling.
   const RowAttentionTiling tiling =
       options.tiling != RowAttentionTiling::automatic ? options.tiling : row_attention_tiling_override();
   const bool wide_ok = path == RowAttentionPath::tensor_core &&
                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, true).kernel != nullptr;
-  const bool wide = wide_ok && tiling != RowAttentionTiling::narrow &&
-                    (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
   const std::int64_t item_tiles = (p.max_item_tokens + 63) / 64;
+  const bool narrow_long_64 = tiling == RowAttentionTiling::automatic && p.kv_dtype == DType::fp16 &&
+                              p.shape.head_dim == 128 && rows > 32 && rows <= 64 && item_tiles >= 128;
+  const bool wide = wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
+                    (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
   const int rows_per_block = path == RowAttentionPath::simt ? 16
                              : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
                              : rows <= 16 ? 16
@@ -212,6 +221,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     // launch sequence), and a later plan must not lower the limit under an earlier one's launch.
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(c.max_shared_bytes)));
+    if (carveout_max_shared())
+      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared));
     DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, c.threads, c.shared_bytes));
     if (blocks > per_sm) k = c, per_sm = blocks;
     if (per_sm >= 1) break;
@@ -315,6 +327,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   }
   const dim3 grid = work_list ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
                               : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
+  args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y,
+                                      plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
   const FastDivmod div = page_divider(kv);
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div)};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));

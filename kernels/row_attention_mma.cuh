@@ -214,6 +214,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   constexpr int kWarpRows = Tr::kWarpRows, kGroup = Tr::kGroup;
   const int stages = args.stages;  // 2 .. Tr::kMaxStages K/V tiles in shared memory
   extern __shared__ __align__(128) unsigned char smem[];
+  mark_block(args.timeline, BlockMark::start);
 
   // The block's item, row block and token chunk (the uniform grid or a work-list entry).
   const BlockWork work = locate_block_work<kTile>(args);
@@ -359,6 +360,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     if (stages >= 3) cp_async_wait<1>();
     else cp_async_wait<0>();
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
+    if (tile == 0) mark_block(args.timeline, BlockMark::first_tile);
     {
       const int next = tile + stages - 1;
       if (next < num_tiles)
@@ -580,6 +582,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   }
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
+  mark_block(args.timeline, BlockMark::loop_end);
   if constexpr (kPacked) {  // O of row g: its hi rows plus the lo rows g + 8 (rows >= 8 never written out)
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
@@ -680,6 +683,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)));
+  mark_block(args.timeline, BlockMark::end);
 }
 
 }  // namespace decode_bench::device

@@ -38,6 +38,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   using T = typename Tr::T;
   constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kElems = Tr::kElems, kR = Tr::kRowsPerWarp;
   extern __shared__ __align__(128) unsigned char smem[];
+  mark_block(args.timeline, BlockMark::start);
 
   const BlockWork work = locate_block_work<kTile>(args);  // the uniform grid or a work-list entry
   const ItemView& item = work.item;
@@ -169,6 +170,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::kSharedBytes / sizeof(float)));
+  mark_block(args.timeline, BlockMark::end);
 }
 
 }  // namespace decode_bench::device

@@ -6,6 +6,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
+#include "kernels/block_timeline.cuh"
 #include "kernels/planner_tuning.hpp"
 
 namespace decode_bench {
@@ -27,7 +28,8 @@ constexpr int kMaxMergeDepth = 4;
 __global__ void __launch_bounds__(kMergeWarps * 32)
     merge_level_states_kernel(float* o, float* lse, const float* level_o, const float* level_lse,
                               const std::int32_t* merge_rows, int max_depth, int num_states, int head_dim,
-                              bool float4_columns) {
+                              bool float4_columns, BlockEvent* timeline) {
+  device::mark_block(timeline, device::BlockMark::start);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int i = static_cast<int>(blockIdx.x) * kMergeWarps + static_cast<int>(threadIdx.x) / 32;
   if (i >= num_states) return;  // the whole warp
@@ -85,6 +87,7 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
   }
   __syncwarp();  // every lane has read lse[i] above before it is overwritten
   if (lane == 0) lse[i] = acc_lse;
+  device::mark_block(timeline, device::BlockMark::end);  // thread 0: when warp 0's state is done
 }
 
 template <class V>
@@ -288,8 +291,9 @@ cudaError_t launch_merge_level_states(float* o, float* lse, const float* level_o
   // float4 columns where every row starts on 16 bytes (any caller's o, not only the workspace's).
   const bool float4_columns = head_dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(o) % 16 == 0 &&
                               reinterpret_cast<std::uintptr_t>(level_o) % 16 == 0;
+  BlockEvent* const timeline = take_block_timeline(blocks, "sp_merge");
   merge_level_states_kernel<<<blocks, kMergeWarps * 32, 0, stream>>>(o, lse, level_o, level_lse, merge_rows, max_depth,
-                                                                     num_states, head_dim, float4_columns);
+                                                                     num_states, head_dim, float4_columns, timeline);
   return cudaGetLastError();
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/traffic_model.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/block_timeline_capture.hpp"
 #include "sweeps/counter_pass.hpp"
 #include "sweeps/decode_end_to_end.hpp"
 #include "sweeps/decode_point.hpp"
@@ -137,6 +138,11 @@ class GpuDecodeRunner final : public PointRunner {
         result["status"] = std::string(kStatusError);
         result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
         return;
+      }
+      if (!block_timeline_file().empty()) {  // a diagnostic launch after timing (sweeps/block_timeline_capture.hpp)
+        std::string why;
+        if (capture_block_timeline(point.id, launch, *flusher_, ctx.stream, &why) != cudaSuccess)
+          result["block_timeline_error"] = why;
       }
       result["status"] = std::string(kStatusOk);
       result["timing"] = timing.to_json();

@@ -18,6 +18,7 @@
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
+#include "sweeps/block_timeline_capture.hpp"
 #include "sweeps/counter_pass.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_verify.hpp"
@@ -367,6 +368,11 @@ class SharedPrefixRunner final : public PointRunner {
       result["status"] = std::string(kStatusError);
       result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
       return result;
+    }
+    if (!block_timeline_file().empty()) {  // a diagnostic launch after timing (sweeps/block_timeline_capture.hpp)
+      std::string why;
+      if (capture_block_timeline(point.id, launch, *flusher_, ctx.stream, &why) != cudaSuccess)
+        result["block_timeline_error"] = why;
     }
     const double median = timing.stats.median;
     result["status"] = std::string(kStatusOk);

@@ -133,6 +133,28 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   }
 }
 
+TEST(PlannerTuning, CarveoutKnobParsesAndNamesTheVariable) {
+  {
+    ScopedEnv env(kCarveoutEnv, nullptr);
+    EXPECT_FALSE(carveout_max_shared());
+  }
+  {
+    ScopedEnv env(kCarveoutEnv, "max");
+    EXPECT_TRUE(carveout_max_shared());
+  }
+  {
+    ScopedEnv env(kCarveoutEnv, "default");
+    EXPECT_FALSE(carveout_max_shared());
+  }
+  ScopedEnv env(kCarveoutEnv, "100");
+  try {
+    (void)carveout_max_shared();
+    ADD_FAILURE() << "100 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(kCarveoutEnv), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {
   {
     ScopedEnv unset(kRowPackedSplitEnv, nullptr);
@@ -280,6 +302,42 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       EXPECT_GT(blocks(e4m3_plan, items), sms);
     }
   }
+}
+
+// The tensor-core row attention's automatic tiling for shared-prefix-like items (one per KV head,
+// N rows each): wide above 32 rows, except FP16 d 128 items of at most 64 rows over at least 128
+// tiles (8K tokens), where narrow measured faster; BF16, more rows, shorter ranges and a pinned
+// tiling keep their choice.
+TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
+  DB_REQUIRE_GPU();
+  ScopedEnv unset(kRowTilingEnv, nullptr);
+  const auto plan_wide = [](DType dtype, int rows, std::int64_t tokens, int head_dim = 128) {
+    RowAttentionProblem p;
+    p.shape = DecodeShape{32, 32, head_dim};
+    p.kv_dtype = dtype;
+    p.num_items = 32;
+    p.num_rows = 32 * rows;
+    p.max_item_rows = rows;
+    p.max_item_tokens = tokens;
+    RowAttentionPlan plan;
+    cudaError_t e = cudaErrorInvalidValue;
+    if (dtype == DType::fp16) e = plan_row_attention<PagedKV<__half>>(p, {}, &plan);
+    else e = plan_row_attention<PagedKV<__nv_bfloat16>>(p, {}, &plan);
+    EXPECT_EQ(e, cudaSuccess) << dtype_name(dtype) << " rows " << rows << " tokens " << tokens;
+    EXPECT_EQ(plan.path, RowAttentionPath::tensor_core);
+    return plan.wide;
+  };
+  EXPECT_FALSE(plan_wide(DType::fp16, 64, 8192));
+  EXPECT_FALSE(plan_wide(DType::fp16, 64, 32768));
+  EXPECT_FALSE(plan_wide(DType::fp16, 33, 8192));
+  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8191 - 63));  // 127 tiles
+  EXPECT_TRUE(plan_wide(DType::fp16, 64, 1024));
+  EXPECT_TRUE(plan_wide(DType::fp16, 65, 8192));
+  EXPECT_TRUE(plan_wide(DType::fp16, 256, 32768));
+  EXPECT_TRUE(plan_wide(DType::bf16, 64, 8192));
+  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192, 64));
+  ScopedEnv pinned(kRowTilingEnv, "wide");
+  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192));
 }
 
 }  // namespace
