@@ -75,7 +75,7 @@ struct SharedPrefixPlan {
 struct SharedPrefixStreams {
   cudaStream_t aux = nullptr;
   cudaEvent_t fork = nullptr;  // recorded on the launch stream, waited on by aux
-  cudaEvent_t join = nullptr;  // recorded on aux after the prefix phase, waited on by the launch stream
+  cudaEvent_t join = nullptr;  // recorded on aux after the suffix phase, waited on by the launch stream
 };
 
 // Why this batch cannot run on the compiled kernels, or nullopt.
@@ -94,8 +94,8 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
 // stream reaches this point (the upload reads its host image).
 cudaError_t init_shared_prefix_workspace(const SharedPrefixPlan& plan, void* workspace, cudaStream_t stream);
 
-// Launches the three phases on `stream`; with `overlap` the prefix phase runs on overlap->aux
-// concurrently with the suffix phase, joined before the merge.
+// Launches the three phases on `stream`; with `overlap` the suffix phase runs on overlap->aux,
+// concurrently with the prefix phase (enqueued first, so dispatched first), joined before the merge.
 template <class T>
 cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem& problem, const SharedPrefixPlan& plan,
                               void* workspace, cudaStream_t stream, const SharedPrefixStreams* overlap);
