@@ -33,7 +33,8 @@
 //                                   at most 8 rows at head dim 128 take the packed-split kernel (q and
 //                                   P lo parts in rows 8..15 of one mma) or the two-mma kernel.
 //   DECODE_BENCH_SP_PREFIX_SHARE=F  the share (0, 1] of the SMs an overlapped shared-prefix phase
-//                                   is planned for (SharedPrefixOptions::overlap); 1: all of them.
+//                                   is planned for (SharedPrefixOptions::overlap); 1: all of them;
+//                                   unset: 1, 0.75 or 0.5 by shared_prefix_auto_share.
 //   DECODE_BENCH_CARVEOUT=C         unset (default) | max: planning sets the preferred shared-memory
 //                                   carveout of the row-attention and flash-decode kernels to the
 //                                   most shared memory (cudaSharedmemCarveoutMaxShared). An
@@ -148,7 +149,9 @@ inline bool row_packed_split_enabled() {
 
 inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";
 
-inline double shared_prefix_prefix_share() { return env_number(kPrefixShareEnv, 1, "1", 1.0); }
+// The share DECODE_BENCH_SP_PREFIX_SHARE pins, or 0 when unset (the planner's rule decides:
+// shared_prefix_auto_share, kernels/shared_prefix_share.hpp).
+inline double shared_prefix_prefix_share() { return env_number(kPrefixShareEnv, 1, "1", 0.0); }
 
 inline constexpr const char* kCarveoutEnv = "DECODE_BENCH_CARVEOUT";
 

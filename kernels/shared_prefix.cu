@@ -8,6 +8,7 @@
 #include "kernels/attention_state.hpp"
 #include "kernels/block_timeline.cuh"
 #include "kernels/planner_tuning.hpp"
+#include "kernels/shared_prefix_share.hpp"
 
 namespace decode_bench {
 namespace {
@@ -234,13 +235,24 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
     const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
     RowAttentionOptions prefix_options = options.prefix;
     if (options.overlap && prefix_options.max_blocks <= 0) {
-      const double share = shared_prefix_prefix_share();
-      if (share < 1.0) {
-        int dev = 0, sms = 0;
-        DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-        DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));
+      int dev = 0, sms = 0, mem_khz = 0, bus_bits = 0;
+      DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
+      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+      double share = shared_prefix_prefix_share();  // 0: not pinned
+      if (share <= 0) {
+        std::int64_t suffix_tokens = 0;
+        for (const std::int32_t len : lens) suffix_tokens += len;
+        const double head_bytes = static_cast<double>(problem.shape.head_dim) * dtype_bytes(problem.kv_dtype);
+        const double suffix_bytes = 2.0 * static_cast<double>(suffix_tokens) * problem.shape.heads_kv * head_bytes;
+        const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
+                                    problem.shape.head_dim;
+        const double dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;  // double data rate
+        share = shared_prefix_auto_share(suffix_bytes, prefix_flops, dram);
       }
+      plan->prefix_share = share;
+      if (share < 1.0) prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));
     }
     DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
   }

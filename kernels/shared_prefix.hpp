@@ -45,8 +45,8 @@ struct SharedPrefixOptions {
   DecodeOptions suffix;
   // The prefix phase will run beside the suffix phase (SharedPrefixStreams): its blocks fill whole
   // SMs (all registers), so planned for the whole GPU it leaves the suffix phase nothing to run on
-  // until it drains. With overlap the prefix is planned for a share of the SMs
-  // (shared_prefix_prefix_share, kernels/planner_tuning.hpp) unless prefix.max_blocks is set.
+  // until it drains. With overlap the prefix is planned for a share of the SMs (pinned by
+  // DECODE_BENCH_SP_PREFIX_SHARE, else shared_prefix_auto_share) unless prefix.max_blocks is set.
   bool overlap = false;
 };
 
@@ -59,6 +59,7 @@ struct SharedPrefixPlan {
   std::int64_t prefix_tokens = 0;       // sum over levels of the level's tokens (read once each per KV head)
   std::int64_t prefix_row_tokens = 0;   // sum over levels of tokens x sequences (the prefix FLOPs' factor)
   std::int64_t max_suffix_len = 0;
+  double prefix_share = 1.0;            // overlap: the share of the SMs the prefix phase was planned for
   std::int64_t max_item_tokens = 0;     // host-known bounds handed to the row-attention planner
   int max_item_rows = 0;
   RowAttentionPlan prefix;

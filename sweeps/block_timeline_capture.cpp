@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "harness/stream_gate.hpp"
 #include "kernels/block_timeline.hpp"
 
 namespace decode_bench {
@@ -38,10 +39,17 @@ cudaError_t capture_block_timeline(const std::string& point, const LaunchFn& lau
   }
   if (const cudaError_t e = cudaMemsetAsync(events, 0, kCapacity * sizeof(BlockEvent), stream); e != cudaSuccess)
     return fail(e, "clearing the block timeline");
-  if (const cudaError_t e = flusher.flush(stream); e != cudaSuccess) return fail(e, "flushing L2");
+  // As in timing (harness/timing.cpp): gate, flush, launch enqueued whole before the GPU starts,
+  // so launches on two streams reach the GPU in the order they do when timed. Without the gate
+  // the shared prefix's two phases were dispatched in either order (commit f4763da).
+  static StreamGate gate;
+  if (const cudaError_t e = gate.hold(stream); e != cudaSuccess) return fail(e, "holding the stream");
   TimelineOff off;
   set_block_timeline(events, kCapacity);
-  if (const cudaError_t e = launch(stream); e != cudaSuccess) return fail(e, "the timeline launch");
+  cudaError_t e = flusher.flush(stream);
+  if (e == cudaSuccess) e = launch(stream);
+  gate.release();
+  if (e != cudaSuccess) return fail(e, "the timeline launch");
   if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return fail(e, "the timeline launch");
   return write_block_timeline_csv(block_timeline_file(), point, error);
 }

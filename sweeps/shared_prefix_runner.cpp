@@ -293,6 +293,8 @@ class SharedPrefixRunner final : public PointRunner {
       plan_json = {{"levels", st.layout.levels.size()},
                    {"overlap", streams != nullptr},
                    {"prefix", {{"items", sp_plan.num_items},
+                               {"share", sp_plan.prefix_share},
+                               {"wide", sp_plan.prefix.wide},
                                {"rows", sp_plan.num_rows},
                                {"tokens", sp_plan.prefix_tokens},
                                {"path", sp_plan.has_prefix ? path : "none"},

@@ -14,6 +14,7 @@
 #include "harness/results_schema.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/planner_tuning.hpp"
+#include "kernels/shared_prefix_share.hpp"
 #include "tests/scoped_env.hpp"
 
 namespace decode_bench {
@@ -103,7 +104,7 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   {
     ScopedEnv tiling(kRowTilingEnv, nullptr), share(kPrefixShareEnv, nullptr);
     EXPECT_EQ(row_attention_tiling_override(), RowAttentionTiling::automatic);
-    EXPECT_EQ(shared_prefix_prefix_share(), 1.0);
+    EXPECT_EQ(shared_prefix_prefix_share(), 0.0);  // not pinned: the planner's rule
   }
   for (const auto& [text, want] : {std::pair{"auto", RowAttentionTiling::automatic},
                                    std::pair{"narrow", RowAttentionTiling::narrow},
@@ -153,6 +154,30 @@ TEST(PlannerTuning, CarveoutKnobParsesAndNamesTheVariable) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(kCarveoutEnv), std::string::npos) << e.what();
   }
+}
+
+// The overlapped prefix phase's share of the SMs (kernels/shared_prefix_share.hpp) at the six
+// H100 points it was fitted on (FP16, 32 heads, d 128, S 128, 3.35 TB/s by the device's memory
+// clock), and its thresholds.
+TEST(PlannerTuning, SharedPrefixAutoShareAtTheFittedPoints) {
+  const double dram = 3.35e12;
+  const auto share = [&](int n, int p) {
+    const double suffix_bytes = 2.0 * n * 128 * 32 * 128 * 2;
+    const double prefix_flops = 4.0 * p * n * 32 * 128;
+    return shared_prefix_auto_share(suffix_bytes, prefix_flops, dram);
+  };
+  EXPECT_EQ(share(64, 1024), 0.5);
+  EXPECT_EQ(share(64, 8192), 0.75);
+  EXPECT_EQ(share(64, 32768), 1.0);
+  EXPECT_EQ(share(256, 1024), 0.5);
+  EXPECT_EQ(share(256, 8192), 0.75);
+  EXPECT_EQ(share(256, 32768), 1.0);
+  // ratio = (suffix s) / (prefix s): 1 byte / 1 B/s over 128e12 FLOP / 128e12 FLOP/s = 1.
+  EXPECT_EQ(shared_prefix_auto_share(0.39, kPrefixPhaseFlopRate, 1.0), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share(0.4, kPrefixPhaseFlopRate, 1.0), 0.75);
+  EXPECT_EQ(shared_prefix_auto_share(1.19, kPrefixPhaseFlopRate, 1.0), 0.75);
+  EXPECT_EQ(shared_prefix_auto_share(1.2, kPrefixPhaseFlopRate, 1.0), 0.5);
+  EXPECT_EQ(shared_prefix_auto_share(1.0, 0.0, 1.0), 1.0);  // no prefix work: nothing to share
 }
 
 TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {

@@ -1,0 +1,31 @@
+#pragma once
+// The share of the SMs an overlapped shared-prefix phase is planned for (pure, host-tested).
+//
+// The prefix phase (compute-heavy row attention) and the suffix phase (a memory-bound batch
+// decode) run on two streams, the prefix dispatched first. Planned for every SM, the prefix's
+// blocks take whole SMs and the suffix mostly waits for them; planned for fewer, the prefix runs
+// longer but the suffix streams beside it. Which pays depends on how long each phase would take.
+// Measured on the H100 (h100 preset, FP16, 32 heads, d 128, S 128; commit f4763da,
+// results/reference/probe/h100-f4763da-sp-share/), time at a share of 1 / 0.75 / 0.5, us:
+//   N 64:  P 1K 80.7 / 71.8 / 67.5,   P 8K 131.6 / 127.1 / 174.3,   P 32K 299.6 / 367.0 / 541.6
+//   N 256: P 1K 235.7 / 255.3 / 236.7, P 8K 351.9 / 316.5 / 348.9, P 32K 701.9 / 765.8 / 1104.3
+// The rule: estimate suffix time / prefix time as (suffix K/V bytes / DRAM bandwidth) over (prefix
+// FLOPs / 128 TFLOP/s, the prefix phase's rate at long prefixes on that H100, about a fifth of
+// its FP16 tensor roof), then share 1 below 0.4, 0.75 below 1.2, 0.5 above. It picks the fastest
+// of the three at each of the six points above, where it was fitted; elsewhere it is a guess
+// (DECODE_BENCH_SP_PREFIX_SHARE pins a share).
+#include <cstdint>
+
+namespace decode_bench {
+
+inline constexpr double kPrefixPhaseFlopRate = 128e12;  // FLOP/s, see above
+
+// suffix_bytes: K + V bytes the suffix phase reads; prefix_flops: 4 x (tokens x rows) x head_dim
+// summed over the levels; dram_bytes_per_s: the device's DRAM bandwidth.
+inline double shared_prefix_auto_share(double suffix_bytes, double prefix_flops, double dram_bytes_per_s) {
+  if (!(prefix_flops > 0) || !(dram_bytes_per_s > 0)) return 1.0;
+  const double ratio = (suffix_bytes / dram_bytes_per_s) / (prefix_flops / kPrefixPhaseFlopRate);
+  return ratio < 0.4 ? 1.0 : ratio < 1.2 ? 0.75 : 0.5;
+}
+
+}  // namespace decode_bench
