@@ -40,9 +40,6 @@
 //                                   most shared memory (cudaSharedmemCarveoutMaxShared). An
 //                                   experiment on co-residency: two kernels whose SMs run different
 //                                   L1 / shared splits may not share an SM (the shared-prefix phases).
-//   DECODE_BENCH_SP_PRIORITY=P      default | high: high runs an overlapped shared prefix's prefix
-//                                   phase on a second stream of the greatest priority, the suffix on
-//                                   the launch stream (SharedPrefixStreams::prefix_on_aux).
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -155,14 +152,6 @@ inline constexpr const char* kPrefixShareEnv = "DECODE_BENCH_SP_PREFIX_SHARE";
 // The share DECODE_BENCH_SP_PREFIX_SHARE pins, or 0 when unset (the planner's rule decides:
 // shared_prefix_auto_share, kernels/shared_prefix_share.hpp).
 inline double shared_prefix_prefix_share() { return env_number(kPrefixShareEnv, 1, "1", 0.0); }
-
-inline constexpr const char* kSpPriorityEnv = "DECODE_BENCH_SP_PRIORITY";
-
-// Whether DECODE_BENCH_SP_PRIORITY=high puts an overlapped shared prefix's prefix phase on a
-// stream of the greatest priority (the suffix on the launch stream).
-inline bool shared_prefix_priority_stream() {
-  return env_choice(kSpPriorityEnv, {std::pair{"default", false}, std::pair{"high", true}}, false);
-}
 
 inline constexpr const char* kCarveoutEnv = "DECODE_BENCH_CARVEOUT";
 

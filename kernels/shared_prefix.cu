@@ -333,13 +333,8 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
     DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
     DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
   }
-  // The launch order and priority are an experiment (DECODE_BENCH_SP_PRIORITY): the gated
-  // timeline capture still saw the suffix dispatched first at some points (commit 5d4ed59).
-  const bool prefix_on_aux = two_streams && overlap->prefix_on_aux;
-  DB_RETURN_IF_ERROR(
-      run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, prefix_on_aux ? overlap->aux : stream));
-  DB_RETURN_IF_ERROR(
-      run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, prefix_on_aux ? stream : suffix_stream));
+  DB_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, stream));
+  DB_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, suffix_stream));
   if (two_streams) {
     DB_RETURN_IF_ERROR(cudaEventRecord(overlap->join, overlap->aux));
     DB_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, overlap->join, 0));

@@ -76,10 +76,7 @@ struct SharedPrefixPlan {
 struct SharedPrefixStreams {
   cudaStream_t aux = nullptr;
   cudaEvent_t fork = nullptr;  // recorded on the launch stream, waited on by aux
-  cudaEvent_t join = nullptr;  // recorded on aux after its phase, waited on by the launch stream
-  // false: the prefix phase on the launch stream, the suffix on aux; true: the other way round
-  // (aux created with the greatest priority, DECODE_BENCH_SP_PRIORITY=high).
-  bool prefix_on_aux = false;
+  cudaEvent_t join = nullptr;  // recorded on aux after the suffix phase, waited on by the launch stream
 };
 
 // Why this batch cannot run on the compiled kernels, or nullopt.

@@ -14,7 +14,6 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
-#include "kernels/planner_tuning.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
@@ -211,10 +210,7 @@ json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, con
 struct OverlapResources {
   SharedPrefixStreams s;
   OverlapResources() {
-    s.prefix_on_aux = shared_prefix_priority_stream();
-    int least = 0, greatest = 0;
-    DB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    DB_CUDA_CHECK(cudaStreamCreateWithPriority(&s.aux, cudaStreamNonBlocking, s.prefix_on_aux ? greatest : least));
+    DB_CUDA_CHECK(cudaStreamCreateWithFlags(&s.aux, cudaStreamNonBlocking));
     DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
     DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
   }
