@@ -249,7 +249,7 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
                                     problem.shape.head_dim;
         const double dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;  // double data rate
-        share = shared_prefix_auto_share(suffix_bytes, prefix_flops, dram);
+        share = shared_prefix_auto_share(suffix_bytes, prefix_flops, dram, max_rows);
       }
       plan->prefix_share = share;
       if (share < 1.0) prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));

@@ -12,8 +12,10 @@
 // The rule: estimate suffix time / prefix time as (suffix K/V bytes / DRAM bandwidth) over (prefix
 // FLOPs / 128 TFLOP/s, the prefix phase's rate at long prefixes on that H100, about a fifth of
 // its FP16 tensor roof), then share 1 below 0.4, 0.75 below 1.2, 0.5 above. It picks the fastest
-// of the three at each of the six points above, where it was fitted; elsewhere it is a guess
-// (DECODE_BENCH_SP_PREFIX_SHARE pins a share).
+// of the three (or within 0.5% of it) at each of the six points above, where it was fitted. Only
+// items of 64 to 256 rows (N x group) take it: the cascade preset at 5d4ed59 ran N 16 and N 1024
+// 5-13% slower under it than under a share of 1 (results/reference/5d4ed59/compare/); there the
+// share stays 1 (DECODE_BENCH_SP_PREFIX_SHARE pins a share anywhere).
 #include <cstdint>
 
 namespace decode_bench {
@@ -22,7 +24,12 @@ inline constexpr double kPrefixPhaseFlopRate = 128e12;  // FLOP/s, see above
 
 // suffix_bytes: K + V bytes the suffix phase reads; prefix_flops: 4 x (tokens x rows) x head_dim
 // summed over the levels; dram_bytes_per_s: the device's DRAM bandwidth.
-inline double shared_prefix_auto_share(double suffix_bytes, double prefix_flops, double dram_bytes_per_s) {
+inline constexpr int kAutoShareMinRows = 64, kAutoShareMaxRows = 256;
+
+// max_item_rows: the prefix phase's widest item (sequences sharing a level x group).
+inline double shared_prefix_auto_share(double suffix_bytes, double prefix_flops, double dram_bytes_per_s,
+                                       int max_item_rows) {
+  if (max_item_rows < kAutoShareMinRows || max_item_rows > kAutoShareMaxRows) return 1.0;
   if (!(prefix_flops > 0) || !(dram_bytes_per_s > 0)) return 1.0;
   const double ratio = (suffix_bytes / dram_bytes_per_s) / (prefix_flops / kPrefixPhaseFlopRate);
   return ratio < 0.4 ? 1.0 : ratio < 1.2 ? 0.75 : 0.5;

@@ -164,7 +164,7 @@ TEST(PlannerTuning, SharedPrefixAutoShareAtTheFittedPoints) {
   const auto share = [&](int n, int p) {
     const double suffix_bytes = 2.0 * n * 128 * 32 * 128 * 2;
     const double prefix_flops = 4.0 * p * n * 32 * 128;
-    return shared_prefix_auto_share(suffix_bytes, prefix_flops, dram);
+    return shared_prefix_auto_share(suffix_bytes, prefix_flops, dram, n);
   };
   EXPECT_EQ(share(64, 1024), 0.5);
   EXPECT_EQ(share(64, 8192), 0.75);
@@ -173,11 +173,15 @@ TEST(PlannerTuning, SharedPrefixAutoShareAtTheFittedPoints) {
   EXPECT_EQ(share(256, 8192), 0.75);
   EXPECT_EQ(share(256, 32768), 1.0);
   // ratio = (suffix s) / (prefix s): 1 byte / 1 B/s over 128e12 FLOP / 128e12 FLOP/s = 1.
-  EXPECT_EQ(shared_prefix_auto_share(0.39, kPrefixPhaseFlopRate, 1.0), 1.0);
-  EXPECT_EQ(shared_prefix_auto_share(0.4, kPrefixPhaseFlopRate, 1.0), 0.75);
-  EXPECT_EQ(shared_prefix_auto_share(1.19, kPrefixPhaseFlopRate, 1.0), 0.75);
-  EXPECT_EQ(shared_prefix_auto_share(1.2, kPrefixPhaseFlopRate, 1.0), 0.5);
-  EXPECT_EQ(shared_prefix_auto_share(1.0, 0.0, 1.0), 1.0);  // no prefix work: nothing to share
+  EXPECT_EQ(shared_prefix_auto_share(0.39, kPrefixPhaseFlopRate, 1.0, 64), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share(0.4, kPrefixPhaseFlopRate, 1.0, 64), 0.75);
+  EXPECT_EQ(shared_prefix_auto_share(1.19, kPrefixPhaseFlopRate, 1.0, 256), 0.75);
+  EXPECT_EQ(shared_prefix_auto_share(1.2, kPrefixPhaseFlopRate, 1.0, 256), 0.5);
+  EXPECT_EQ(shared_prefix_auto_share(1.0, 0.0, 1.0, 64), 1.0);  // no prefix work: nothing to share
+  // Outside the rows it was measured at (64-256), the whole GPU whatever the ratio.
+  EXPECT_EQ(shared_prefix_auto_share(10.0, kPrefixPhaseFlopRate, 1.0, 63), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share(10.0, kPrefixPhaseFlopRate, 1.0, 257), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share(10.0, kPrefixPhaseFlopRate, 1.0, 256), 0.5);
 }
 
 TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {
