@@ -46,6 +46,15 @@ TEST(BlockTimeline, SlicesAreTakenInOrderUntilTheCapacityIsUsed) {
   EXPECT_EQ(take_block_timeline(1, "e"), nullptr);
 }
 
+// A file that cannot be opened is refused by name (nothing taken: no device copy needed).
+TEST(BlockTimeline, UnwritableFileIsRefusedByName) {
+  TimelineGuard guard;
+  std::string error;
+  const std::string path = "/nonexistent-dir/timeline.csv";
+  EXPECT_NE(write_block_timeline_csv(path, "p", &error), cudaSuccess);
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+}
+
 struct Row {
   int launch = 0;
   std::string kernel;
