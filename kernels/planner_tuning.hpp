@@ -40,6 +40,10 @@
 //                                   most shared memory (cudaSharedmemCarveoutMaxShared). An
 //                                   experiment on co-residency: two kernels whose SMs run different
 //                                   L1 / shared splits may not share an SM (the shared-prefix phases).
+//   DECODE_BENCH_ROW_STEAL=S        off | a share in (0, 1]: of each split item's tiles, the share the
+//                                   splits of the tensor-core row attention's uniform grid take from a
+//                                   counter (work stealing) once each has streamed its own static range
+//                                   of the rest; unset: the planner's default (row_steal_pool).
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -158,6 +162,19 @@ inline constexpr const char* kCarveoutEnv = "DECODE_BENCH_CARVEOUT";
 // Whether DECODE_BENCH_CARVEOUT asks for the most shared memory on the decode kernels.
 inline bool carveout_max_shared() {
   return env_choice(kCarveoutEnv, {std::pair{"default", false}, std::pair{"max", true}}, false);
+}
+
+inline constexpr const char* kRowStealEnv = "DECODE_BENCH_ROW_STEAL";
+
+// The stolen share DECODE_BENCH_ROW_STEAL pins: 0 for off, `fallback` when unset or empty.
+inline double row_steal_pool(double fallback) {
+  const char* text = std::getenv(kRowStealEnv);
+  if (text != nullptr && std::string(text) == "off") return 0.0;
+  try {
+    return env_number(kRowStealEnv, 1, "1", fallback);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(std::string(kRowStealEnv) + "='" + text + "': must be off or a number in (0, 1]");
+  }
 }
 
 inline bool flash_decode_balance_enabled() {

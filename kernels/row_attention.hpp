@@ -29,7 +29,8 @@
 // (E4M3, E5M2) storage (tensor_core: all but FP32); 1 <= rows per item; ranges below 2^31 tokens; q rows 16-byte
 // aligned (D floats each). FP8: value = stored x the accessor's per-KV-head k_scale / v_scale
 // (kernels/kv_accessor.hpp; one item is one KV head). The planner sizes a workspace:
-// (num_rows x splits) partial states and one counter per (item, row block) when splits > 1, else none.
+// (num_rows x splits) partial states and one counter per (item, row block) when splits > 1 (two
+// with work stealing: RowAttentionPlan::steal_pool), else none.
 // Ragged decode batches (decode items with host_seq_lens whose lengths differ): a work list of
 // (item, token chunk) entries with a split count per item (kernels/row_attention_balance.hpp); the
 // workspace holds one counter per (item, row block), the entries and the split items' partials.
@@ -97,6 +98,11 @@ struct RowAttentionOptions {
   // > 0: choose the splits for at most this many resident blocks (a share of the GPU; the rest is
   // left to a kernel running beside this one, the shared prefix's suffix phase). 0: the whole GPU.
   int max_blocks = 0;
+  // The uniform grid's split items (splits > 1, tensor-core path): the share of each item's tiles
+  // its splits take from a shared counter (work stealing) after each has streamed its own static
+  // range of the rest. < 0: DECODE_BENCH_ROW_STEAL or the planner's default; 0: none (each split
+  // one fixed range); (0, 1]: that share.
+  double steal_pool = -1;
 };
 
 struct RowAttentionPlan {
@@ -120,6 +126,10 @@ struct RowAttentionPlan {
   std::vector<DecodeWorkItem> work_seq_items;  // the per-sequence chunks the entries expand
   std::int64_t chunk_bound = 0;                // work list: tokens of one item per entry at most
   std::int64_t partial_states = 0;             // partial (o, lse) states in the workspace
+  // The share of each item's tiles its splits steal (RowAttentionOptions::steal_pool; 0: each split
+  // streams one fixed range). Only the uniform grid's split items on the tensor-core path steal;
+  // the workspace then holds a second counter per (item, row block), the next pool tile.
+  double steal_pool = 0;
 };
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

@@ -36,7 +36,9 @@ struct RowAttentionArgs {
   const RowWorkEntry* entries;     // work list: block x is entry x / row_blocks (grid.y = 1); nullptr: uniform
   float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
   float* partial_lse;              // (states)
-  unsigned* counters;              // (num_items, row_blocks), zero between launches
+  unsigned* counters;              // (num_items, row_blocks), zero between launches; with work
+                                   // stealing (the uniform grid) a second such array follows: per
+                                   // (item, row block) the next tile of its pool (steal_counter)
   BlockEvent* timeline;            // one per block (kernels/block_timeline.hpp); nullptr: off
 };
 
@@ -333,13 +335,21 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   }
 }
 
+// Work stealing's counter of (item, row block): the uniform grid's gridDim.x is num_items x
+// row_blocks, the length of the merge counters it follows. (Kept out of RowAttentionArgs: a larger
+// argument struct made ptxas spill 20 bytes in the wide FP16 D 128 kernel, which never steals.)
+__device__ __forceinline__ unsigned* steal_counter(const RowAttentionArgs& a, int item_index, int row_block) {
+  return a.counters + gridDim.x + static_cast<std::int64_t>(item_index) * a.row_blocks + row_block;
+}
+
 // After every thread stored its rows' partials: the last of the item's w.splits chunk blocks of
 // (item, row block) to finish merges the rows [row0, row0 + nrows) (release/acquire through the
 // counter, as in flash_decode.cuh's fused merge) and resets the counter for the next launch.
 // scratch: the block's dynamic shared memory, free by now (merge_rows).
+// steal: the blocks took tiles from steal_counter, which the last one resets too.
 template <int D, int kThreads>
 __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const BlockWork& w, int row0, int nrows,
-                                              float* scratch, int scratch_floats) {
+                                              float* scratch, int scratch_floats, bool steal = false) {
   if (w.splits == 1) return;
   __shared__ bool last;
   // The barrier orders every thread's partial stores before thread 0's release (PTX release is
@@ -352,7 +362,12 @@ __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const B
     unsigned before;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
     last = before == static_cast<unsigned>(w.splits) - 1;
-    if (last) *counter = 0;
+    // Every split of (item, row block) has counted, so every take from its pool came before
+    // (each block's takes returned before its add, which releases them): both reset for the next launch.
+    if (last) {
+      *counter = 0;
+      if (steal) *steal_counter(a, w.item_index, w.row_block) = 0;
+    }
   }
   __syncthreads();
   if (!last) return;

@@ -3,6 +3,7 @@
 // launch. Included only by kernels/instantiate/row_attention_*.cu (one per layout x storage type)
 // and by kernels/decode_dispatch.cuh (grouped decode on the tensor-core path).
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <stdexcept>
 #include <type_traits>
@@ -45,6 +46,9 @@ constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<t
 //   Paged FP16 16 x 4K 118.3 (100.6, commit 75635a1), and 111.0 (101.9) with the block-table
 //     entries fetched a tile ahead (commit b613bd9, reverted); paged BF16 packed 117.4 (99.4).
 //   E4M3 on the tensor-core path 16 x 4K packed 96.5 (74.2); FP8 decodes on CUDA cores anyway.
+// The stolen share when neither options nor DECODE_BENCH_ROW_STEAL pin one.
+inline constexpr double kRowStealDefault = 0.25;
+
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
   using T = typename KV::value_type;
@@ -127,10 +131,12 @@ inline int choose_splits(std::int64_t blocks_per_split, std::int64_t slots, std:
 }
 
 // Both grids' workspace, from the plan's entries and partial states: [counters (num_items,
-// row_blocks), zeroed once; only with partial states][work-list entries][partial o (partial_states,
+// row_blocks), twice with work stealing (the merge's, the pool's), zeroed once; only with partial
+// states][work-list entries][partial o (partial_states,
 // head_dim)][partial lse (partial_states)], the first two regions padded to 256 bytes.
 inline void size_workspace(const RowAttentionProblem& p, RowAttentionPlan* plan) {
-  const std::size_t counters = static_cast<std::size_t>(p.num_items) * plan->row_blocks * sizeof(unsigned);
+  const std::size_t counters = static_cast<std::size_t>(p.num_items) * plan->row_blocks * sizeof(unsigned) *
+                               (plan->steal_pool > 0 ? 2 : 1);  // the merge's, then the pool's
   plan->workspace_init_bytes = plan->partial_states > 0 ? (counters + 255) / 256 * 256 : 0;
   plan->workspace_bytes = plan->workspace_init_bytes + row_work_entries_bytes(*plan) +
                           static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
@@ -278,6 +284,14 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->splits = splits;
   // Partial states (num_rows, splits) when the items are split.
   if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
+  // Work stealing among an item's splits (RowAttentionOptions::steal_pool): equal ranges finish
+  // unequally, since SMs stream at different speeds (block timelines, H100, 32 / 8 heads 1 x 64K:
+  // the 16 splits of an item ended over 85.3-90.5 us, docs/kernel-notes.md); a pool taken tile by
+  // tile at the end lets the fast ones take over the slow ones' share.
+  // The narrow tiling up to head dim 128 only (the other kernels are compiled without it:
+  // row_attention_mma.cuh).
+  if (splits > 1 && path == RowAttentionPath::tensor_core && !wide && compiled_head_dim(p.shape.head_dim) <= 128)
+    plan->steal_pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(kRowStealDefault);
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -320,6 +334,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     if (workspace == nullptr) return cudaErrorInvalidValue;
     char* const base = static_cast<char*>(workspace);
     args.counters = reinterpret_cast<unsigned*>(base);
+
     const std::size_t entries_bytes = work_list ? row_work_entries_bytes(plan) : 0;
     if (work_list) args.entries = reinterpret_cast<const RowWorkEntry*>(base + plan.workspace_init_bytes);
     args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes + entries_bytes);
@@ -330,7 +345,13 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y,
                                       plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
   const FastDivmod div = page_divider(kv);
-  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div)};
+  // The static share of a stealing plan in 1/1024ths, at least 1 (0 is off); the uniform grid only
+  // (a work list's entries are its chunks), on the tensor-core path (the SIMT kernel takes three
+  // arguments and ignores the fourth).
+  int steal_static_1024 = 0;
+  if (plan.steal_pool > 0 && !work_list && plan.splits > 1 && plan.path == RowAttentionPath::tensor_core)
+    steal_static_1024 = std::max(1, static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)));
+  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
   return cudaSuccess;
 }

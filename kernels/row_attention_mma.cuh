@@ -204,9 +204,14 @@ using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 // the tile loop, the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
 // us against 121.2; H100, commit b613bd9): the planner launches it for blocks of one 16-row tile
 // of at most 8 rows.
+// steal_static_1024 > 0: work stealing among the uniform grid's splits of an item (narrow tiling
+// only; the planner's RowAttentionPlan::steal_pool): each split streams its static range of the
+// item's first steal_static_1024 / 1024 of tiles (whole tiles per split), then takes the rest
+// from steal_counter one tile at a time. 0: each split streams its own range (split_range).
 template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false>
 __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
-                                                                          const FastDivmod page_div) {
+                                                                          const FastDivmod page_div,
+                                                                          const int steal_static_1024) {
   using Tr = RowMmaTraits<KV, D, kWarpsT, kMT>;
   using Ops = typename Tr::Ops;
   using T = typename Tr::T;
@@ -225,8 +230,30 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // Split s takes one contiguous chunk of whole tiles (split_range). Taking turns tile by tile, as
   // flash_decode does, measured no better here (H100, 32/8 heads d = 128: 1 x 64K 102.2 -> 103.6 us,
   // BF16 16 x 4K 103.4 -> 114.9 us; decode-row-probe, 2026-11-23).
-  const std::int64_t t_begin = work.t_begin, t_end = work.t_end;
-  const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
+  // Work stealing (steal_static_1024 > 0): the block streams tiles own_first .. own_first
+  // + own - 1 of the whole item (its static range), then the pool's tiles from pool_base on, one per
+  // take from the counter, until they run out. Without it, own = num_tiles: the split's range.
+  // The narrow tiling up to D 128 only (the planner steals there alone): in the wide one the extra
+  // state made ptxas spill (FP16 D 128: 24 bytes at its 255 registers), at D 256 paged FP16 4 bytes
+  // (nvcc 13.0 -Xptxas -v, sm_90).
+  constexpr bool kCanSteal = kWarpsT == 4 && D <= 128;
+  const bool steal = kCanSteal && steal_static_1024 > 0 && args.entries == nullptr && work.splits > 1;
+  const std::int64_t t_begin = steal ? item.token_begin : work.t_begin;
+  const std::int64_t t_end = steal ? item.token_end : work.t_end;
+  const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);  // steal: the item's
+  int own = num_tiles, own_first = 0, pool_base = 0;
+  unsigned* pool_counter = nullptr;
+  if (steal) {
+    own = static_cast<int>(static_cast<std::int64_t>(num_tiles) * steal_static_1024 / 1024 / work.splits);
+    own_first = work.split * own;
+    pool_base = work.splits * own;
+    pool_counter = steal_counter(args, work.item_index, work.row_block);
+  }
+  // The pool tile of step j sits in pool_ring[j & 3]: thread 0 takes it during step j - stages and
+  // stores it at that step's end, so it is read at steps j - stages + 1 (staging) and j (use), and
+  // overwritten at the end of step j + 4 - stages > j (stages <= 3).
+  __shared__ int pool_ring[4];
+  const auto tile_of = [&](int j) { return j < own ? own_first + j : steal ? pool_ring[j & 3] : num_tiles; };
   const auto tile_start = [&](int i) { return t_begin + static_cast<std::int64_t>(i) * kTile; };
 
   // Warps are WR x WT: warp (wr, wt) owns rows [wr * kWarpRows, + kWarpRows) of the block and the
@@ -249,8 +276,14 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // with the swizzled offsets kept (SwizzledChunks), its registers made ptxas spill 16 bytes.
   constexpr bool kResolveRowsOnce = kWarpsT == 4 && D <= 128;
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
+  if (steal && own < stages) {  // block-uniform: pool tiles among the first steps
+    if (threadIdx.x == 0)
+      for (int j = own; j < stages; ++j) pool_ring[j & 3] = pool_base + static_cast<int>(atomicAdd(pool_counter, 1u));
+    __syncthreads();
+  }
   for (int s = 0; s < stages - 1; ++s) {
-    if (s < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(s), t_end, k_stage(s),
+    const int ti = kCanSteal ? tile_of(s) : s;
+    if (ti < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(ti), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -365,20 +398,30 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     __syncthreads();
     mark_block(args.timeline, BlockMark::first_tile);
   }
-  for (int tile = 0; tile < num_tiles; ++tile) {
+  // Step `tile` uses the tile staged stages - 1 steps earlier (stage tile % stages) and stages the
+  // one of step tile + stages - 1; the steps end where the item's (or the split's) tiles do.
+  for (int tile = 0; kCanSteal || tile < num_tiles; ++tile) {
     if (stages >= 3) cp_async_wait<1>();
     else cp_async_wait<0>();
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
+    // The wide kernel keeps the plain loop: the same code as before stealing existed.
+    const int current = kCanSteal ? tile_of(tile) : tile;
+    if (kCanSteal && current >= num_tiles) break;  // block-uniform (the ring was written before the barrier)
+    // The pool tile of step tile + stages, taken now and stored at this step's end: the take's L2
+    // round trip hides behind this tile's math.
+    int taken = -1;
+    if (steal && threadIdx.x == 0 && tile + stages >= own)
+      taken = pool_base + static_cast<int>(atomicAdd(pool_counter, 1u));
     {
-      const int next = tile + stages - 1;
+      const int step = tile + stages - 1, next = kCanSteal ? tile_of(step) : step;
       if (next < num_tiles)
         stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(next), t_end,
-                                                  k_stage(next % stages), k_stage(next % stages) + Tr::kTileBytes);
+                                                  k_stage(step % stages), k_stage(step % stages) + Tr::kTileBytes);
       cp_async_commit();
     }
-    if (!active) continue;
+    if (!active) continue;  // never warp 0 (it holds row 0), so never the taking thread
     const std::uint32_t ks = k_stage(tile % stages), vs = ks + Tr::kTileBytes;
-    const std::int64_t tile_t0 = tile_start(tile);
+    const std::int64_t tile_t0 = tile_start(current);
     // Only the split's last tile can hold tokens past its end: full tiles skip the masking.
     const bool partial_tile = tile_t0 + kTile > t_end;
 
@@ -587,6 +630,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         }
       }
     }
+    if (taken >= 0) pool_ring[(tile + stages) & 3] = taken;
   }
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
@@ -690,7 +734,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     reinterpret_cast<float4*>(state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
-                                 static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)));
+                                 static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)), steal);
   mark_block(args.timeline, BlockMark::end);
 }
 

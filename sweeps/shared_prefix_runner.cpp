@@ -299,6 +299,7 @@ class SharedPrefixRunner final : public PointRunner {
                                {"tokens", sp_plan.prefix_tokens},
                                {"path", sp_plan.has_prefix ? path : "none"},
                                {"splits", sp_plan.prefix.splits},
+                               {"steal_pool", sp_plan.prefix.steal_pool},
                                {"rows_per_block", sp_plan.prefix.rows_per_block},
                                {"tiling", sp_plan.prefix.wide ? "wide" : "narrow"},
                                {"blocks_per_sm", sp_plan.prefix.blocks_per_sm},

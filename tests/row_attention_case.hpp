@@ -36,6 +36,7 @@ struct RowCase {
   RowAttentionPath path = RowAttentionPath::automatic;
   RowAttentionTiling tiling = RowAttentionTiling::automatic;
   bool identity_rows = false;  // row_q = nullptr (row r reads q row r)
+  double steal_pool = -1;      // RowAttentionOptions::steal_pool (< 0: the planner's)
   std::uint64_t seed = 1;
 };
 
@@ -91,7 +92,9 @@ RowCaseResult run_row_case(const RowCase& c) {
   RowCaseResult result;
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_row_attention<KV>(problem, {c.path, c.splits, c.tiling}, &result.plan);
+    RowAttentionOptions options{c.path, c.splits, c.tiling};
+    options.steal_pool = c.steal_pool;
+    result.status = plan_row_attention<KV>(problem, options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(result.plan.workspace_bytes, 1));
     workspace.poison();

@@ -227,6 +227,28 @@ TEST(PlannerTuning, RowDecodeSplitsKnobParsesAndNamesTheVariable) {
   }
 }
 
+TEST(PlannerTuning, RowStealKnobParsesAndNamesTheVariable) {
+  {
+    ScopedEnv unset(kRowStealEnv, nullptr);
+    EXPECT_EQ(row_steal_pool(0.25), 0.25);
+    EXPECT_EQ(row_steal_pool(0.0), 0.0);
+  }
+  for (const auto& [text, want] : {std::pair{"off", 0.0}, std::pair{"0.5", 0.5}, std::pair{"1", 1.0}}) {
+    ScopedEnv env(kRowStealEnv, text);
+    EXPECT_EQ(row_steal_pool(0.25), want) << text;
+  }
+  for (const char* bad : {"0", "1.5", "-0.25", "on", "0.2x"}) {
+    ScopedEnv env(kRowStealEnv, bad);
+    try {
+      (void)row_steal_pool(0.25);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("DECODE_BENCH_ROW_STEAL='") + bad + "': must be off or a number in (0, 1]");
+    }
+  }
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env(kSplitScaleEnv, "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");
@@ -367,6 +389,56 @@ TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
   EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192, 64));
   ScopedEnv pinned(kRowTilingEnv, "wide");
   EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192));
+}
+
+// Work stealing (RowAttentionPlan::steal_pool): the narrow tiling's split items take the default
+// share, or what DECODE_BENCH_ROW_STEAL or the options pin; unsplit items, the wide tiling, head
+// dim 256 and work lists never steal (the kernel could not: row_attention_mma.cuh).
+TEST(PlannerTuningGpu, RowStealPoolOnlyForSplitNarrowItems) {
+  DB_REQUIRE_GPU();
+  ScopedEnv tiling(kRowTilingEnv, nullptr);
+  const auto plan_of = [](int rows, int items, std::int64_t tokens, RowAttentionOptions options = {},
+                          int head_dim = 128) {
+    RowAttentionProblem p;
+    p.shape = DecodeShape{32, 8, head_dim};
+    p.kv_dtype = DType::fp16;
+    p.num_items = items;
+    p.num_rows = items * rows;
+    p.max_item_rows = rows;
+    p.max_item_tokens = tokens;
+    RowAttentionPlan plan;
+    EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(p, options, &plan), cudaSuccess);
+    return plan;
+  };
+  {
+    ScopedEnv unset(kRowStealEnv, nullptr);
+    const RowAttentionPlan grouped = plan_of(4, 8, 65536);  // 32 / 8 heads, 1 x 64K: split 16 ways
+    EXPECT_GT(grouped.splits, 1);
+    EXPECT_FALSE(grouped.wide);
+    EXPECT_EQ(grouped.steal_pool, 0.25);
+    const RowAttentionPlan unsplit = plan_of(4, 8, 65536, {.splits = 1});
+    EXPECT_EQ(unsplit.steal_pool, 0.0);
+    const RowAttentionPlan wide = plan_of(256, 8, 32768);  // a shared prefix of 64 x 4 rows
+    EXPECT_TRUE(wide.wide);
+    EXPECT_GT(wide.splits, 1);
+    EXPECT_EQ(wide.steal_pool, 0.0);
+    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);
+    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0.5}).steal_pool, 0.5);
+    const RowAttentionPlan d256 = plan_of(4, 8, 65536, {}, 256);  // not compiled to steal at D 256
+    EXPECT_GT(d256.splits, 1);
+    EXPECT_EQ(d256.steal_pool, 0.0);
+    EXPECT_EQ(plan_of(4, 8, 65536, {}, 64).steal_pool, 0.25);
+    // The second counter array: the workspace grows by one counter per (item, row block).
+    const RowAttentionPlan off = plan_of(4, 8, 65536, {.steal_pool = 0});
+    EXPECT_EQ(grouped.workspace_bytes - off.workspace_bytes,
+              (8 * grouped.row_blocks * sizeof(unsigned) * 2 + 255) / 256 * 256 -
+                  (8 * grouped.row_blocks * sizeof(unsigned) + 255) / 256 * 256);
+  }
+  ScopedEnv off(kRowStealEnv, "off");
+  EXPECT_EQ(plan_of(4, 8, 65536).steal_pool, 0.0);
+  ScopedEnv half(kRowStealEnv, "0.5");
+  EXPECT_EQ(plan_of(4, 8, 65536).steal_pool, 0.5);
+  EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);  // options over the knob
 }
 
 }  // namespace
