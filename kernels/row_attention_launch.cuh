@@ -32,6 +32,11 @@ constexpr bool kHasWideTiling = kHasTensorCorePath<KV> && sizeof(typename KV::va
 // shapes, and three kernels per storage file rather than nine).
 template <class KV, int D>
 constexpr bool kHasPackedKernel = kHasTensorCorePath<KV> && device::MmaStorage<typename KV::value_type>::kSplit && D == 128;
+// The work-stealing twins of the narrow and packed kernels (RowAttentionPlan::steal_pool): FP16 and
+// BF16 at D 128 only, the grouped-decode shapes they were measured on, so the other storage types
+// and head dims compile no second kernel.
+template <class KV, int D>
+constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D == 128;
 
 // Whether a grouped decode at head dim 128 plans about one block per SM by default
 // (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
@@ -68,8 +73,10 @@ struct KernelChoice {
 // stages: the tensor-core kernel's K/V stages (0: its most); the SIMT kernel has two. wide: the
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 // packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
+// steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
 template <class KV, int D>
-KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed) {
+KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
+                           bool steal = false) {
   if constexpr (kHasTensorCorePath<KV>) {
     if (path == RowAttentionPath::tensor_core) {
       const auto pick = [&](auto traits, const void* kernel) -> KernelChoice {
@@ -79,6 +86,21 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
         return {kernel, Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages),
                 Tr::kTile, stages, Tr::kThreads};
       };
+      if (steal) {
+        if constexpr (kHasStealKernel<KV, D>) {
+          if (wide) return {};
+          if (packed) {
+            if constexpr (kHasPackedKernel<KV, D>)
+              if (rows_per_block == 16)
+                return pick(device::RowMmaTraits<KV, D>{},
+                            reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 4, 1, true, true>));
+            return {};
+          }
+          return pick(device::RowMmaTraits<KV, D>{},
+                      reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 4, 1, false, true>));
+        }
+        return {};
+      }
       if (packed) {
         if constexpr (kHasPackedKernel<KV, D>)
           if (!wide && rows_per_block == 16)
@@ -95,7 +117,7 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
       return pick(device::RowMmaTraits<KV, D>{}, reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D>));
     }
   }
-  if (wide || packed) return {};
+  if (wide || packed || steal) return {};
   return {reinterpret_cast<const void*>(&device::row_attention_simt_kernel<KV, D>),
           device::RowSimtTraits<KV, D>::kSharedBytes, device::RowSimtTraits<KV, D>::kSharedBytes,
           device::RowSimtTraits<KV, D>::kTile, 2, device::RowSimtTraits<KV, D>::kThreads};
@@ -104,12 +126,12 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
 // The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
 KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide,
-                           bool packed = false) {
+                           bool packed = false, bool steal = false) {
   if (!head_dim_supported(head_dim)) return {};
   switch (compiled_head_dim(head_dim)) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal);
     default: return {};
   }
 }
@@ -288,10 +310,23 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // unequally, since SMs stream at different speeds (block timelines, H100, 32 / 8 heads 1 x 64K:
   // the 16 splits of an item ended over 85.3-90.5 us, docs/kernel-notes.md); a pool taken tile by
   // tile at the end lets the fast ones take over the slow ones' share.
-  // The narrow tiling up to head dim 128 only (the other kernels are compiled without it:
-  // row_attention_mma.cuh).
-  if (splits > 1 && path == RowAttentionPath::tensor_core && !wide && compiled_head_dim(p.shape.head_dim) <= 128)
-    plan->steal_pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(kRowStealDefault);
+  // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
+  // dynamic shared memory is set here like the plain kernel's.
+  if (splits > 1 && path == RowAttentionPath::tensor_core) {
+    const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(kRowStealDefault);
+    const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
+    if (pool > 0 && twin.kernel != nullptr) {
+      int twin_per_sm = 0;
+      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(twin.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(twin.max_shared_bytes)));
+      if (carveout_max_shared())
+        DB_RETURN_IF_ERROR(cudaFuncSetAttribute(twin.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                cudaSharedmemCarveoutMaxShared));
+      DB_RETURN_IF_ERROR(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&twin_per_sm, twin.kernel, twin.threads, twin.shared_bytes));
+      if (twin_per_sm >= per_sm) plan->steal_pool = pool;
+    }
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -306,8 +341,10 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     return cudaErrorInvalidValue;
   if (p.num_items == 0) return cudaSuccess;
   if (plan.packed && p.max_item_rows > 8) return cudaErrorInvalidValue;  // the packed kernel holds 8 rows a block
-  const KernelChoice k =
-      choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide, plan.packed);
+  const bool work_list = !plan.work_entries.empty();
+  const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks
+  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
+                                           plan.packed, steal);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};
@@ -326,7 +363,6 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
-  const bool work_list = !plan.work_entries.empty();
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||
                     plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
     return cudaErrorInvalidValue;  // a work list is planned for decode items only
@@ -345,12 +381,9 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y,
                                       plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
   const FastDivmod div = page_divider(kv);
-  // The static share of a stealing plan in 1/1024ths, at least 1 (0 is off); the uniform grid only
-  // (a work list's entries are its chunks), on the tensor-core path (the SIMT kernel takes three
-  // arguments and ignores the fourth).
-  int steal_static_1024 = 0;
-  if (plan.steal_pool > 0 && !work_list && plan.splits > 1 && plan.path == RowAttentionPath::tensor_core)
-    steal_static_1024 = std::max(1, static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)));
+  // The static share of a stealing plan in 1/1024ths (the twin kernel's fourth argument; the other
+  // kernels take three and ignore it).
+  int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
   return cudaSuccess;

@@ -204,11 +204,13 @@ using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 // the tile loop, the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
 // us against 121.2; H100, commit b613bd9): the planner launches it for blocks of one 16-row tile
 // of at most 8 rows.
-// steal_static_1024 > 0: work stealing among the uniform grid's splits of an item (narrow tiling
-// only; the planner's RowAttentionPlan::steal_pool): each split streams its static range of the
-// item's first steal_static_1024 / 1024 of tiles (whole tiles per split), then takes the rest
-// from steal_counter one tile at a time. 0: each split streams its own range (split_range).
-template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false>
+// kSteal: the work-stealing twin (RowAttentionPlan::steal_pool; FP16 / BF16, D 128, narrow or
+// packed): the uniform grid's splits of an item each stream their static range of the item's first
+// steal_static_1024 / 1024 of tiles (whole tiles per split), then take the rest from steal_counter
+// one tile at a time. A twin rather than a run-time switch: the switch's code in the plain kernel
+// cost unsplit grouped decodes 1-1.7% (64 x 1K FP16 contiguous 99.0 -> 100.0 us, paged 100.6 ->
+// 102.3; H100, decode-row-probe, commit 2ef3078 against f9daa3b).
+template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false>
 __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
                                                                           const FastDivmod page_div,
                                                                           const int steal_static_1024) {
@@ -230,14 +232,11 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // Split s takes one contiguous chunk of whole tiles (split_range). Taking turns tile by tile, as
   // flash_decode does, measured no better here (H100, 32/8 heads d = 128: 1 x 64K 102.2 -> 103.6 us,
   // BF16 16 x 4K 103.4 -> 114.9 us; decode-row-probe, 2026-11-23).
-  // Work stealing (steal_static_1024 > 0): the block streams tiles own_first .. own_first
-  // + own - 1 of the whole item (its static range), then the pool's tiles from pool_base on, one per
-  // take from the counter, until they run out. Without it, own = num_tiles: the split's range.
-  // The narrow tiling up to D 128 only (the planner steals there alone): in the wide one the extra
-  // state made ptxas spill (FP16 D 128: 24 bytes at its 255 registers), at D 256 paged FP16 4 bytes
-  // (nvcc 13.0 -Xptxas -v, sm_90).
-  constexpr bool kCanSteal = kWarpsT == 4 && D <= 128;
-  const bool steal = kCanSteal && steal_static_1024 > 0 && args.entries == nullptr && work.splits > 1;
+  // Work stealing (kSteal): the block streams tiles own_first .. own_first + own - 1 of the whole
+  // item (its static range), then the pool's tiles from pool_base on, one per take from the
+  // counter, until they run out. Without it, own = num_tiles: the split's range.
+  static_assert(!kSteal || (kWarpsT == 4 && kMT == 1 && D == 128 && sizeof(T) == 2), "steal: FP16 / BF16 D 128, narrow");
+  const bool steal = kSteal && args.entries == nullptr && work.splits > 1;
   const std::int64_t t_begin = steal ? item.token_begin : work.t_begin;
   const std::int64_t t_end = steal ? item.token_end : work.t_end;
   const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);  // steal: the item's
@@ -249,9 +248,14 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     pool_base = work.splits * own;
     pool_counter = steal_counter(args, work.item_index, work.row_block);
   }
-  // The pool tile of step j sits in pool_ring[j & 3]: thread 0 takes it during step j - stages and
-  // stores it at that step's end, so it is read at steps j - stages + 1 (staging) and j (use), and
-  // overwritten at the end of step j + 4 - stages > j (stages <= 3).
+  // The pool tile of step j sits in pool_ring[j & 3]: thread 0 takes it during step j - stages -
+  // kTakeAhead (or before the loop) and stores it at the end of step j - stages, so it is read at
+  // steps j - stages + 1 (staging) and j (use), and overwritten at the end of step j + 4 - stages > j
+  // (stages <= 3). A take a single step ahead stalled thread 0, and with it the block, on every pool
+  // tile: its L2 round trip under a saturated read stream outlasted a tile's math at one block per
+  // SM (1 x 64K FP16 contiguous 98.4 us without stealing, 103.2 with a quarter stolen, 115.8 with
+  // all; about 0.3 us a pool tile. H100, decode-row-probe, commit 2ef3078).
+  constexpr int kTakeAhead = 2;
   __shared__ int pool_ring[4];
   const auto tile_of = [&](int j) { return j < own ? own_first + j : steal ? pool_ring[j & 3] : num_tiles; };
   const auto tile_start = [&](int i) { return t_begin + static_cast<std::int64_t>(i) * kTile; };
@@ -276,13 +280,19 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // with the swizzled offsets kept (SwizzledChunks), its registers made ptxas spill 16 bytes.
   constexpr bool kResolveRowsOnce = kWarpsT == 4 && D <= 128;
   const auto k_stage = [&](int s) { return smem_base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
-  if (steal && own < stages) {  // block-uniform: pool tiles among the first steps
-    if (threadIdx.x == 0)
-      for (int j = own; j < stages; ++j) pool_ring[j & 3] = pool_base + static_cast<int>(atomicAdd(pool_counter, 1u));
-    __syncthreads();
+  // Thread 0's takes in flight: pending[i] is step tile + stages + i's pool tile (-1: a static step).
+  int pending[kTakeAhead] = {};
+  const auto take = [&](int j) { return j >= own ? pool_base + static_cast<int>(atomicAdd(pool_counter, 1u)) : -1; };
+  if (steal) {
+    if (threadIdx.x == 0) {
+      for (int j = own; j < stages; ++j) pool_ring[j & 3] = take(j);
+#pragma unroll
+      for (int i = 0; i < kTakeAhead; ++i) pending[i] = take(stages + i);
+    }
+    if (own < stages) __syncthreads();  // block-uniform: pool tiles among the first steps
   }
   for (int s = 0; s < stages - 1; ++s) {
-    const int ti = kCanSteal ? tile_of(s) : s;
+    const int ti = kSteal ? tile_of(s) : s;
     if (ti < num_tiles) stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(ti), t_end, k_stage(s),
                                                                    k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
@@ -400,20 +410,19 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   }
   // Step `tile` uses the tile staged stages - 1 steps earlier (stage tile % stages) and stages the
   // one of step tile + stages - 1; the steps end where the item's (or the split's) tiles do.
-  for (int tile = 0; kCanSteal || tile < num_tiles; ++tile) {
+  for (int tile = 0; kSteal || tile < num_tiles; ++tile) {
     if (stages >= 3) cp_async_wait<1>();
     else cp_async_wait<0>();
     __syncthreads();  // tile `tile` is visible; everyone is done with the stage refilled below
     // The wide kernel keeps the plain loop: the same code as before stealing existed.
-    const int current = kCanSteal ? tile_of(tile) : tile;
-    if (kCanSteal && current >= num_tiles) break;  // block-uniform (the ring was written before the barrier)
-    // The pool tile of step tile + stages, taken now and stored at this step's end: the take's L2
-    // round trip hides behind this tile's math.
+    const int current = kSteal ? tile_of(tile) : tile;
+    if (kSteal && current >= num_tiles) break;  // block-uniform (the ring was written before the barrier)
+    // The pool tile of step tile + stages + kTakeAhead, taken now; step tile + stages's, taken
+    // kTakeAhead steps ago, is stored at this step's end.
     int taken = -1;
-    if (steal && threadIdx.x == 0 && tile + stages >= own)
-      taken = pool_base + static_cast<int>(atomicAdd(pool_counter, 1u));
+    if (steal && threadIdx.x == 0) taken = take(tile + stages + kTakeAhead);
     {
-      const int step = tile + stages - 1, next = kCanSteal ? tile_of(step) : step;
+      const int step = tile + stages - 1, next = kSteal ? tile_of(step) : step;
       if (next < num_tiles)
         stage_kv_tile<KV, D, kTile, Tr::kThreads, kResolveRowsOnce>(kv, loc, tile_start(next), t_end,
                                                   k_stage(step % stages), k_stage(step % stages) + Tr::kTileBytes);
@@ -630,8 +639,16 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         }
       }
     }
-    if (taken >= 0) pool_ring[(tile + stages) & 3] = taken;
+    if (steal && threadIdx.x == 0) {
+      if (pending[0] >= 0) pool_ring[(tile + stages) & 3] = pending[0];
+#pragma unroll
+      for (int i = 0; i + 1 < kTakeAhead; ++i) pending[i] = pending[i + 1];
+      pending[kTakeAhead - 1] = taken;
+    }
   }
+  // Takes still in flight here are answered before this block's count in merge_if_last: the
+  // count's release orders thread 0's earlier atomics before it, so the last block's reset of the
+  // pool counter comes after every take of every split.
   cp_async_wait<0>();
   __syncthreads();  // the stages and Q are free: reuse them for the cross-warp merge
   mark_block(args.timeline, BlockMark::loop_end);

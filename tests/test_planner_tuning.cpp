@@ -393,7 +393,8 @@ TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
 
 // Work stealing (RowAttentionPlan::steal_pool): the narrow tiling's split items take the default
 // share, or what DECODE_BENCH_ROW_STEAL or the options pin; unsplit items, the wide tiling, head
-// dim 256 and work lists never steal (the kernel could not: row_attention_mma.cuh).
+// dims other than 128 and work lists never steal (no stealing twin is compiled for them:
+// kHasStealKernel, kernels/row_attention_launch.cuh).
 TEST(PlannerTuningGpu, RowStealPoolOnlyForSplitNarrowItems) {
   DB_REQUIRE_GPU();
   ScopedEnv tiling(kRowTilingEnv, nullptr);
@@ -424,10 +425,10 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyForSplitNarrowItems) {
     EXPECT_EQ(wide.steal_pool, 0.0);
     EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);
     EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0.5}).steal_pool, 0.5);
-    const RowAttentionPlan d256 = plan_of(4, 8, 65536, {}, 256);  // not compiled to steal at D 256
+    const RowAttentionPlan d256 = plan_of(4, 8, 65536, {}, 256);  // no stealing twin at D 256
     EXPECT_GT(d256.splits, 1);
     EXPECT_EQ(d256.steal_pool, 0.0);
-    EXPECT_EQ(plan_of(4, 8, 65536, {}, 64).steal_pool, 0.25);
+    EXPECT_EQ(plan_of(4, 8, 65536, {}, 64).steal_pool, 0.0);  // nor at D 64
     // The second counter array: the workspace grows by one counter per (item, row block).
     const RowAttentionPlan off = plan_of(4, 8, 65536, {.steal_pool = 0});
     EXPECT_EQ(grouped.workspace_bytes - off.workspace_bytes,

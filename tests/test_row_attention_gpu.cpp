@@ -99,33 +99,40 @@ TEST(RowAttentionGpu, Splits) {
       }
 }
 
-// Work stealing among an item's splits (narrow tiling): pools of a quarter, half and all of the
-// tiles, split counts from 2 to more splits than tiles (blocks that find the pool empty write
-// empty partials), ranges not whole tiles or pages, an empty item, and shuffled pages. The case
-// launches twice on one workspace, so a pool counter the last block failed to reset would starve
-// the second launch of tiles and fail verification.
+// Work stealing among an item's splits (the FP16 / BF16 D 128 twins of the narrow and packed
+// kernels): pools of a quarter, half and all of the tiles, split counts from 2 to more splits than
+// tiles (blocks that find the pool empty write empty partials), ranges not whole tiles or pages,
+// empty items, contiguous and paged K/V. The case launches twice on one workspace, so a pool
+// counter the last block failed to reset would starve the second launch of tiles and fail
+// verification.
 TEST(RowAttentionGpu, WorkStealingSplits) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 250;
-  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
-    for (double pool : {0.25, 0.5, 1.0})
-      for (int splits : {2, 5, 16, 40})
-        for (int page : {0, 16}) {
-          RowCase c;
-          c.shape = {32, 8, 128};
-          c.lengths = {2077, 700};
-          c.page_size = page;
-          c.splits = splits;
-          c.path = RowAttentionPath::tensor_core;
-          c.steal_pool = pool;
-          c.seed = ++seed;
-          c.items = {{0, 3, 4, 13, 2077}, {1, 5, 16, 0, 700}, {0, 0, 1, 64, 64}, {1, 7, 4, 699, 700}};
-          const auto r = run_any(dtype, c);
-          ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
-          EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " pool " << pool << ": " << r.verification.summary();
-          EXPECT_EQ(r.plan.steal_pool, pool) << describe(dtype, c);
-          EXPECT_FALSE(r.plan.wide);
-        }
+  // Items of up to 16 rows (the narrow twin), and of up to 8 (BF16's packed twin).
+  const std::vector<RowCaseItem> item_sets[] = {
+      {{0, 3, 4, 13, 2077}, {1, 5, 16, 0, 700}, {0, 0, 1, 64, 64}, {1, 7, 4, 699, 700}},
+      {{0, 2, 8, 0, 2077}, {1, 6, 3, 100, 700}, {1, 1, 8, 0, 0}}};
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (const auto& items : item_sets)
+      for (double pool : {0.25, 0.5, 1.0})
+        for (int splits : {2, 5, 16, 40})
+          for (int page : {0, 16}) {
+            RowCase c;
+            c.shape = {32, 8, 128};
+            c.lengths = {2077, 700};
+            c.page_size = page;
+            c.splits = splits;
+            c.path = RowAttentionPath::tensor_core;
+            c.steal_pool = pool;
+            c.seed = ++seed;
+            c.items = items;
+            const auto r = run_any(dtype, c);
+            ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+            EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << " pool " << pool << ": " << r.verification.summary();
+            EXPECT_EQ(r.plan.steal_pool, pool) << describe(dtype, c);
+            EXPECT_FALSE(r.plan.wide);
+            EXPECT_EQ(r.plan.packed, dtype == DType::bf16 && items.size() == 3) << describe(dtype, c);
+          }
 }
 
 // The shared-prefix phase: one item per KV head over a prefix, N x G rows of many sequences.
