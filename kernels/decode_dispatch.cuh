@@ -17,6 +17,9 @@ cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& 
   // Ragged batches with host lengths: the row-attention work list (DECODE_BENCH_FD_BALANCE=0: off).
   RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits};
   row_options.balance = flash_decode_balance_enabled();
+  // Work stealing among an item's splits: paged K/V only, where it measured faster
+  // (kRowStealDefault, kernels/planner_tuning.hpp); DECODE_BENCH_ROW_STEAL pins it.
+  row_options.steal_pool = row_steal_pool(is_paged_accessor<KV>::value ? kRowStealDefault : 0.0);
   DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
   plan->kernel = DecodeKernel::flash_decode;
   plan->path = DecodePath::tensor_core;

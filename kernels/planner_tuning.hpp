@@ -43,7 +43,8 @@
 //   DECODE_BENCH_ROW_STEAL=S        off | a share in (0, 1]: of each split item's tiles, the share the
 //                                   splits of the tensor-core row attention's uniform grid take from a
 //                                   counter (work stealing) once each has streamed its own static range
-//                                   of the rest; unset: the planner's default (row_steal_pool).
+//                                   of the rest (FP16 / BF16 at head dim 128); unset: a quarter
+//                                   for grouped decodes over paged K/V, none elsewhere.
 // Sweeps record every DECODE_BENCH_* variable in meta.environment, so a slowed run says so.
 #include <algorithm>
 #include <cmath>
@@ -165,6 +166,21 @@ inline bool carveout_max_shared() {
 }
 
 inline constexpr const char* kRowStealEnv = "DECODE_BENCH_ROW_STEAL";
+
+// The stolen share of a grouped decode over paged K/V when neither options nor
+// DECODE_BENCH_ROW_STEAL pin one (plan_decode_rows, kernels/decode_dispatch.cuh). H100, 32 / 8
+// heads, 1 x 64K (decode-row-probe, commit b6f0df5 against f9daa3b, two rounds each): paged FP16
+// 98.9 / 98.9 us against 103.3 / 101.4 without stealing, BF16 99.6 / 100.0 against 100.7 / 100.3.
+// Not taken elsewhere, by measurement:
+//   contiguous K/V: slower, in proportion to the pool (FP16 97.2-98.4 us off, 104.8 at an eighth,
+//     107.0 at a quarter, 111.7 at a half; BF16 alike). Taking two steps ahead instead of one
+//     changed nothing (2ef3078 -> b6f0df5), so the take's latency is not the cause. A guess, not
+//     profiled: pool tiles read by all of an item's blocks at once, in a narrow window of one
+//     head's contiguous K/V, stream slower than static ranges 1 MiB apart;
+//   the shared-prefix phase (narrow items of 16-64 rows: cascade N 16, and N 64 under MHA): the
+//     24 cascade points that stole took 0.99-1.11x the time without (geomean 1.045; cascade preset,
+//     commit b6f0df5, against DECODE_BENCH_ROW_STEAL=off in the same call).
+inline constexpr double kRowStealDefault = 0.25;
 
 // The stolen share DECODE_BENCH_ROW_STEAL pins: 0 for off, `fallback` when unset or empty.
 inline double row_steal_pool(double fallback) {

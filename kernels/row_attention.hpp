@@ -100,8 +100,9 @@ struct RowAttentionOptions {
   int max_blocks = 0;
   // The uniform grid's split items (splits > 1, tensor-core path): the share of each item's tiles
   // its splits take from a shared counter (work stealing) after each has streamed its own static
-  // range of the rest. < 0: DECODE_BENCH_ROW_STEAL or the planner's default; 0: none (each split
-  // one fixed range); (0, 1]: that share.
+  // range of the rest. < 0: DECODE_BENCH_ROW_STEAL, or none when unset (grouped decode passes its
+  // own default: kernels/decode_dispatch.cuh); 0: none (each split one fixed range); (0, 1]: that
+  // share.
   double steal_pool = -1;
 };
 

@@ -51,8 +51,6 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 //   Paged FP16 16 x 4K 118.3 (100.6, commit 75635a1), and 111.0 (101.9) with the block-table
 //     entries fetched a tile ahead (commit b613bd9, reverted); paged BF16 packed 117.4 (99.4).
 //   E4M3 on the tensor-core path 16 x 4K packed 96.5 (74.2); FP8 decodes on CUDA cores anyway.
-// The stolen share when neither options nor DECODE_BENCH_ROW_STEAL pin one.
-inline constexpr double kRowStealDefault = 0.25;
 
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
@@ -313,7 +311,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.
   if (splits > 1 && path == RowAttentionPath::tensor_core) {
-    const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(kRowStealDefault);
+    const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(0.0);
     const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
     if (pool > 0 && twin.kernel != nullptr) {
       int twin_per_sm = 0;

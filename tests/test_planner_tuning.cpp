@@ -391,11 +391,11 @@ TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
   EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192));
 }
 
-// Work stealing (RowAttentionPlan::steal_pool): the narrow tiling's split items take the default
-// share, or what DECODE_BENCH_ROW_STEAL or the options pin; unsplit items, the wide tiling, head
-// dims other than 128 and work lists never steal (no stealing twin is compiled for them:
-// kHasStealKernel, kernels/row_attention_launch.cuh).
-TEST(PlannerTuningGpu, RowStealPoolOnlyForSplitNarrowItems) {
+// Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or
+// DECODE_BENCH_ROW_STEAL ask, and only where a stealing twin is compiled (kHasStealKernel: FP16 /
+// BF16, D 128, narrow or packed) for split items; grouped decode over paged K/V asks for a quarter
+// by default, over contiguous K/V for none.
+TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
   DB_REQUIRE_GPU();
   ScopedEnv tiling(kRowTilingEnv, nullptr);
   const auto plan_of = [](int rows, int items, std::int64_t tokens, RowAttentionOptions options = {},
@@ -411,35 +411,64 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyForSplitNarrowItems) {
     EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(p, options, &plan), cudaSuccess);
     return plan;
   };
+  const RowAttentionOptions half{.steal_pool = 0.5};
   {
     ScopedEnv unset(kRowStealEnv, nullptr);
     const RowAttentionPlan grouped = plan_of(4, 8, 65536);  // 32 / 8 heads, 1 x 64K: split 16 ways
     EXPECT_GT(grouped.splits, 1);
     EXPECT_FALSE(grouped.wide);
-    EXPECT_EQ(grouped.steal_pool, 0.25);
-    const RowAttentionPlan unsplit = plan_of(4, 8, 65536, {.splits = 1});
-    EXPECT_EQ(unsplit.steal_pool, 0.0);
-    const RowAttentionPlan wide = plan_of(256, 8, 32768);  // a shared prefix of 64 x 4 rows
+    EXPECT_EQ(grouped.steal_pool, 0.0);  // not asked
+    const RowAttentionPlan asked = plan_of(4, 8, 65536, half);
+    EXPECT_EQ(asked.splits, grouped.splits);
+    EXPECT_EQ(asked.steal_pool, 0.5);
+    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 1.5}).steal_pool, 1.0);  // clamped to the whole item
+    RowAttentionOptions unsplit = half;
+    unsplit.splits = 1;
+    EXPECT_EQ(plan_of(4, 8, 65536, unsplit).steal_pool, 0.0);
+    const RowAttentionPlan wide = plan_of(256, 8, 32768, half);  // a shared prefix of 64 x 4 rows
     EXPECT_TRUE(wide.wide);
     EXPECT_GT(wide.splits, 1);
     EXPECT_EQ(wide.steal_pool, 0.0);
-    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);
-    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0.5}).steal_pool, 0.5);
-    const RowAttentionPlan d256 = plan_of(4, 8, 65536, {}, 256);  // no stealing twin at D 256
+    const RowAttentionPlan d256 = plan_of(4, 8, 65536, half, 256);
     EXPECT_GT(d256.splits, 1);
     EXPECT_EQ(d256.steal_pool, 0.0);
-    EXPECT_EQ(plan_of(4, 8, 65536, {}, 64).steal_pool, 0.0);  // nor at D 64
-    // The second counter array: the workspace grows by one counter per (item, row block).
-    const RowAttentionPlan off = plan_of(4, 8, 65536, {.steal_pool = 0});
-    EXPECT_EQ(grouped.workspace_bytes - off.workspace_bytes,
-              (8 * grouped.row_blocks * sizeof(unsigned) * 2 + 255) / 256 * 256 -
-                  (8 * grouped.row_blocks * sizeof(unsigned) + 255) / 256 * 256);
+    EXPECT_EQ(plan_of(4, 8, 65536, half, 64).steal_pool, 0.0);
+  }
+  {
+    ScopedEnv pinned(kRowStealEnv, "0.5");
+    EXPECT_EQ(plan_of(4, 8, 65536).steal_pool, 0.5);
+    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);  // options over the knob
+  }
+  // Grouped decode, 32 / 8 heads, 1 x 64K.
+  DecodeProblem problem;
+  problem.shape = DecodeShape{32, 8, 128};
+  problem.max_len = 65536;
+  const auto decode_pool = [&](bool paged, DType dtype) {
+    problem.kv_dtype = dtype;
+    DecodePlan plan;
+    cudaError_t e = cudaErrorInvalidValue;
+    if (dtype == DType::fp16)
+      e = paged ? plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan)
+                : plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan);
+    else
+      e = paged ? plan_decode<PagedKV<__nv_bfloat16>>(DecodeKernel::flash_decode, problem, {}, &plan)
+                : plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, problem, {}, &plan);
+    EXPECT_EQ(e, cudaSuccess);
+    EXPECT_EQ(plan.path, DecodePath::tensor_core);
+    EXPECT_GT(plan.rows.splits, 1);
+    return plan.rows.steal_pool;
+  };
+  {
+    ScopedEnv unset(kRowStealEnv, nullptr);
+    for (DType dtype : {DType::fp16, DType::bf16}) {
+      EXPECT_EQ(decode_pool(true, dtype), 0.25) << dtype_name(dtype);
+      EXPECT_EQ(decode_pool(false, dtype), 0.0) << dtype_name(dtype);
+    }
   }
   ScopedEnv off(kRowStealEnv, "off");
-  EXPECT_EQ(plan_of(4, 8, 65536).steal_pool, 0.0);
-  ScopedEnv half(kRowStealEnv, "0.5");
-  EXPECT_EQ(plan_of(4, 8, 65536).steal_pool, 0.5);
-  EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 0}).steal_pool, 0.0);  // options over the knob
+  EXPECT_EQ(decode_pool(true, DType::fp16), 0.0);
+  ScopedEnv on(kRowStealEnv, "0.125");
+  EXPECT_EQ(decode_pool(false, DType::fp16), 0.125);
 }
 
 }  // namespace
