@@ -134,6 +134,21 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
   }
 }
 
+// Readies a kernel for planning and launch: its opt-in limit on dynamic shared memory (and the
+// carveout DECODE_BENCH_CARVEOUT asks for), then its resident blocks per SM at this choice.
+// Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It is set
+// to the kernel's largest size, never this plan's: one kernel serves plans of different rows and
+// stages (a shared-prefix phase of 64 rows and a grouped decode of 16 in the same launch
+// sequence), and a later plan must not lower the limit under an earlier one's launch.
+inline cudaError_t prepare_kernel(const KernelChoice& c, int* blocks_per_sm) {
+  DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(c.max_shared_bytes)));
+  if (carveout_max_shared())
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, c.kernel, c.threads, c.shared_bytes);
+}
+
 // Splits per item: the fewest that minimise the estimated makespan, waves x (tiles per block + 1)
 // (the +1 stands for a block's prologue, epilogue and merge share), so a grid neither leaves
 // SMs idle nor cuts a range into blocks shorter than their fixed costs.
@@ -241,16 +256,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
-    // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It
-    // is set to the kernel's largest size, never this plan's: one kernel serves plans of different
-    // rows and stages (a shared-prefix phase of 64 rows and a grouped decode of 16 in the same
-    // launch sequence), and a later plan must not lower the limit under an earlier one's launch.
-    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(c.max_shared_bytes)));
-    if (carveout_max_shared())
-      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                              cudaSharedmemCarveoutMaxShared));
-    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, c.threads, c.shared_bytes));
+    DB_RETURN_IF_ERROR(prepare_kernel(c, &blocks));
     if (blocks > per_sm) k = c, per_sm = blocks;
     if (per_sm >= 1) break;
   }
@@ -310,20 +316,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // tile at the end lets the fast ones take over the slow ones' share.
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.
-  if (splits > 1 && path == RowAttentionPath::tensor_core) {
-    const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(0.0);
+  const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(0.0);
+  if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0) {
     const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
-    if (pool > 0 && twin.kernel != nullptr) {
-      int twin_per_sm = 0;
-      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(twin.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(twin.max_shared_bytes)));
-      if (carveout_max_shared())
-        DB_RETURN_IF_ERROR(cudaFuncSetAttribute(twin.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                cudaSharedmemCarveoutMaxShared));
-      DB_RETURN_IF_ERROR(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&twin_per_sm, twin.kernel, twin.threads, twin.shared_bytes));
-      if (twin_per_sm >= per_sm) plan->steal_pool = pool;
-    }
+    int twin_per_sm = 0;
+    if (twin.kernel != nullptr) DB_RETURN_IF_ERROR(prepare_kernel(twin, &twin_per_sm));
+    if (twin.kernel != nullptr && twin_per_sm >= per_sm) plan->steal_pool = pool;
   }
   size_workspace(p, plan);
   return cudaSuccess;
