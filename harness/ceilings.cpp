@@ -14,6 +14,7 @@
 #include "harness/l2_flush.hpp"
 #include "harness/nvtx.hpp"
 #include "harness/progress.hpp"
+#include "harness/read_floor.hpp"
 #include "harness/timing.hpp"
 
 namespace decode_bench {
@@ -59,6 +60,35 @@ class Workspace {
   void* memory_ = nullptr;
   unsigned* sink_ = nullptr;
 };
+
+// The read floor (harness/read_floor.hpp): every dram_read variant over the first `bytes` of the
+// buffer, cold, as the sweep times a point; per size the variant of the lowest median.
+nlohmann::json measure_read_floor(const CeilingWorkspace& whole, int sm_count, const CeilingOptions& options,
+                                  L2Flusher& flusher, cudaStream_t stream) {
+  TimingOptions timing;  // the sweep's defaults: cold, events around one launch, median
+  timing.mode = TimingMode::cold;
+  nlohmann::json samples = nlohmann::json::array();
+  for (const std::uint64_t bytes : read_floor_sizes(whole.buffer_bytes)) {
+    CeilingWorkspace view = whole;
+    view.buffer_bytes = bytes;
+    std::optional<CeilingVariant> best;
+    double best_us = 0;
+    for (CeilingVariant& v : make_ceiling_variants(view, sm_count, options.quick)) {
+      if (v.ceiling != "dram_read") continue;
+      const std::string name = "ceilings/dram_read/floor/" + variant_name(v).substr(std::string("ceilings/dram_read/").size());
+      const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
+      if (r.sticky_error) throw std::runtime_error("sticky CUDA error, the context is unusable: " + name + ": " + r.error);
+      if (!r.ok()) continue;
+      if (!best || r.stats.median < best_us) {
+        best_us = r.stats.median;
+        best = std::move(v);
+      }
+    }
+    if (best)
+      samples.push_back({{"bytes", bytes}, {"median_us", best_us}, {"kernel", best->kernel}, {"config", config_json(best->config)}});
+  }
+  return {{"mode", "cold"}, {"statistic", "median_us"}, {"samples", std::move(samples)}};
+}
 
 }  // namespace
 
@@ -170,9 +200,15 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
       break;
     }
   }
+  if (!sticky.empty()) {
+    if (progress) progress->done();
+    throw std::runtime_error("sticky CUDA error, the context is unusable: " + sticky);
+  }
+  nlohmann::json out = best_ceilings(measurements);
+  if (options.read_floor && out.contains("dram_read"))
+    out["dram_read"]["floor"] = measure_read_floor(workspace.view, info.sm_count, options, flusher, stream);
   if (progress) progress->done();
-  if (!sticky.empty()) throw std::runtime_error("sticky CUDA error, the context is unusable: " + sticky);
-  return best_ceilings(measurements);
+  return out;
 }
 
 }  // namespace decode_bench
@@ -209,6 +245,13 @@ std::string format_ceilings_table(const nlohmann::json& ceilings, const nlohmann
                   c.at("value").get<double>(), c.at("unit").get<std::string>().c_str(),
                   c.value("kernel", "?").c_str(), config.c_str(), note.c_str());
     out += line;
+    if (name != "dram_read") continue;
+    for (const ReadFloorSample& f : read_floor_samples(ceilings)) {
+      const double gbps = f.bytes / f.median_us / 1e3;
+      std::snprintf(line, sizeof line, "  read floor %9.1f MiB %9.2f us cold median  %7.1f GB/s  %.3f of the ceiling\n",
+                    f.bytes / 1048576.0, f.median_us, gbps, gbps / c.at("value").get<double>());
+      out += line;
+    }
   }
   return out;
 }

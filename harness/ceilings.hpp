@@ -20,6 +20,7 @@ struct CeilingOptions {
   int repetitions = 5;         // ignored when quick
   double min_rep_time_ms = 5;  // ignored when quick (2 ms)
   std::ostream* progress = nullptr;  // a progress line per variant (ProgressReporter) when set
+  bool read_floor = true;      // also the cold read floor at sizes 1 MiB .. 1 GiB (harness/read_floor.hpp)
 };
 
 // One timed variant (or its failure), input to best_ceilings().
@@ -47,7 +48,8 @@ double ceiling_rate(std::string_view ceiling, double work, double time_us);
 // Ceilings with no successful variant are left out.
 nlohmann::json best_ceilings(const std::vector<CeilingMeasurement>& measurements);
 
-// Allocates the buffers, times every variant in hot mode and returns best_ceilings(). Throws
+// Allocates the buffers, times every variant in hot mode and returns best_ceilings(), with the
+// read floor as dram_read.floor when options.read_floor (harness/read_floor.hpp). Throws
 // std::runtime_error for an unusable device, CudaError for a sticky CUDA error (the context is
 // gone) or a failed allocation.
 nlohmann::json measure_ceilings(int device, const CeilingOptions& options = {});
@@ -58,7 +60,7 @@ namespace decode_bench {
 
 // A fixed-width table of a `ceilings` object for the terminal: ceiling, value, unit, the kernel
 // and its configuration; dram_read also as a percentage of device.theoretical_dram_gbps when
-// `device` has it.
+// `device` has it, and its read floor, a line per size, when measured.
 std::string format_ceilings_table(const nlohmann::json& ceilings, const nlohmann::json& device);
 
 }  // namespace decode_bench

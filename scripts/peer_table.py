@@ -5,8 +5,10 @@
 
 A sweep point matches a peer point when batch, T, heads_q, heads_kv, head_dim and dtype agree and
 its lengths are fixed (length_dist absent or "fixed") with no shared prefix. Prints one row per
-matching ok point: decode-bench's median, its fraction of the run's DRAM read ceiling, the peer's
-median and the speedup (peer time / decode-bench time).
+matching ok point: decode-bench's median, its fraction of the run's DRAM read ceiling, the read
+floor at its size (harness/read_floor.hpp: the ceiling's read kernels over the same bytes, cold)
+and its fraction of that floor when the run measured one, the peer's median and the speedup (peer
+time / decode-bench time).
 """
 import argparse
 import json
@@ -38,19 +40,27 @@ def main():
             if key not in peer:
                 continue
             med = p["timing"]["median_us"]
-            frac = p.get("achieved", {}).get("fraction_of_dram_read")
-            rows.append((p["id"], par.get("layout", "contiguous"), med, frac, peer[key]["median_us"]))
+            achieved = p.get("achieved", {})
+            frac = achieved.get("fraction_of_dram_read")
+            floor = achieved.get("read_floor_us")
+            rows.append((p["id"], par.get("layout", "contiguous"), med, frac, floor, peer[key]["median_us"]))
     if not rows:
         sys.exit("no sweep point matches a peer shape")
     name = peer_doc["meta"].get("peer", "peer").split(".")[-1]
+    def floor_cells(floor, med):
+        return ("-", "-") if floor is None else (f"{floor:.1f}", f"{floor / med:.3f}")
+
     if args.markdown:
-        print(f"| point | layout | decode-bench (us) | of DRAM read | {name} (us) | speedup |")
-        print("| --- | --- | --- | --- | --- | --- |")
-        for pid, layout, med, frac, pm in rows:
-            print(f"| {pid} | {layout} | {med:.1f} | {frac:.3f} | {pm:.1f} | {pm / med:.2f}x |")
+        print(f"| point | layout | decode-bench (us) | of DRAM read | read floor (us) | of floor | {name} (us) | speedup |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for pid, layout, med, frac, floor, pm in rows:
+            fl, of = floor_cells(floor, med)
+            print(f"| {pid} | {layout} | {med:.1f} | {frac:.3f} | {fl} | {of} | {pm:.1f} | {pm / med:.2f}x |")
     else:
-        for pid, layout, med, frac, pm in rows:
-            print(f"{pid:90s} {layout:10s} {med:9.1f} us {frac:6.3f}  {name} {pm:9.1f} us  {pm / med:5.2f}x")
+        for pid, layout, med, frac, floor, pm in rows:
+            fl, of = floor_cells(floor, med)
+            print(f"{pid:90s} {layout:10s} {med:9.1f} us {frac:6.3f}  floor {fl:>7s} us {of:>6s}  "
+                  f"{name} {pm:9.1f} us  {pm / med:5.2f}x")
 
 
 if __name__ == "__main__":

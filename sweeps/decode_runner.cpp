@@ -6,6 +6,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/l2_flush.hpp"
 #include "harness/nvtx.hpp"
+#include "harness/read_floor.hpp"
 #include "harness/results_schema.hpp"
 #include "harness/timing.hpp"
 #include "kernels/decode_launch.hpp"
@@ -149,11 +150,7 @@ class GpuDecodeRunner final : public PointRunner {
       result["timing"] = timing.to_json();
       ctx.measured_seconds += timing.stats.median * 1e-6 * timing.samples_us.size() *
                               std::max<long long>(1, timing.iterations_per_repetition);
-      const double gbps = model.minimum_bytes() / (timing.stats.median * 1e3);
-      json achieved = {{"gbps", gbps}, {"tflops", model.flops / (timing.stats.median * 1e6)}};
-      if (ctx.ceilings.contains("dram_read"))
-        achieved["fraction_of_dram_read"] = gbps / ctx.ceilings["dram_read"].value("value", 1.0);
-      result["achieved"] = achieved;
+      result["achieved"] = achieved_rates(model.minimum_bytes(), model.flops, timing.stats.median, ctx.ceilings, topt.mode);
 
       // 3. Count: a separate profiled pass (never the timed one), L2 flushed before each replay.
       if (!d.end_to_end && d.counters) {

@@ -10,6 +10,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/l2_flush.hpp"
 #include "harness/nvtx.hpp"
+#include "harness/read_floor.hpp"
 #include "harness/results_schema.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
@@ -382,11 +383,7 @@ class SharedPrefixRunner final : public PointRunner {
     result["timing"] = timing.to_json();
     ctx.measured_seconds += median * 1e-6 * timing.samples_us.size() *
                             std::max<long long>(1, timing.iterations_per_repetition);
-    const double gbps = model.minimum_bytes() / (median * 1e3);
-    json achieved = {{"gbps", gbps}, {"tflops", model.flops / (median * 1e6)}};
-    if (ctx.ceilings.contains("dram_read"))
-      achieved["fraction_of_dram_read"] = gbps / ctx.ceilings["dram_read"].value("value", 1.0);
-    result["achieved"] = achieved;
+    result["achieved"] = achieved_rates(model.minimum_bytes(), model.flops, median, ctx.ceilings, topt.mode);
     if (result["bound"].contains("bound_us")) result["bound"]["median_over_bound"] = median / result["bound"]["bound_us"].get<double>();
 
     // 3. Count: a separate profiled pass of the one-stream launch (the same kernels; the range

@@ -11,6 +11,7 @@
 
 #include "harness/ceiling_kernels.hpp"
 #include "harness/ceilings.hpp"
+#include "harness/read_floor.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/results_schema.hpp"
@@ -165,6 +166,18 @@ TEST(TimingGpu, CeilingsAreOrderedSensibly) {
   EXPECT_LE(v("dram_read"), 1.02 * info.theoretical_dram_gbps()) << "faster than the bus: the ceiling is wrong";
   EXPECT_GT(v("fp16_tensor"), v("fp16_fma"));
   EXPECT_GE(v("fp16_fma"), 0.9 * v("fp32_fma"));
+  // The read floor: 1 MiB .. 1 GiB (the quick buffer), each size no faster than the one half its size, none
+  // reading faster than the hot ceiling, the largest within reach of it.
+  const auto floor = read_floor_samples(c);
+  ASSERT_EQ(floor.size(), read_floor_sizes(std::uint64_t{1} << 30).size());
+  for (std::size_t i = 0; i < floor.size(); ++i) {
+    const double gbps = floor[i].bytes / floor[i].median_us / 1e3;
+    EXPECT_LE(gbps, 1.02 * v("dram_read")) << floor[i].bytes << " bytes";
+    if (i > 0) {
+      EXPECT_GT(floor[i].median_us, floor[i - 1].median_us * 0.95) << floor[i].bytes << " bytes";
+    }
+  }
+  EXPECT_GT(floor.back().bytes / floor.back().median_us / 1e3, 0.8 * v("dram_read"));
   nlohmann::json doc = make_results_document(make_meta({"test"}, "ceilings"), to_json(info));
   doc["ceilings"] = c;
   EXPECT_NO_THROW(validate_results(doc));

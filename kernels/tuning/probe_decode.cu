@@ -3,7 +3,7 @@
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
-//   build/kernels/tuning/decode-probe tiling2m | locality
+//   build/kernels/tuning/decode-probe tiling2m | locality | short
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
@@ -239,6 +239,29 @@ struct Probe {
     }
   }
 
+  // The short tiling's neighbours (group 1, D 128): unroll (rows per row group), warps and stages
+  // around ShortFlashDecodeTraits' 4 / 4 / 2, at 64 x 32 heads x 32 and x 256; and deeper
+  // pipelines of the standard tiling at one head x 32 x 8K. Each against the library's plan.
+  template <class T>
+  void short_tilings(double ceiling) {
+    const DecodeShape h32{32, 32, 128}, one{1, 1, 128};
+    for (int len : {32, 256}) {
+      const char* tag = len == 32 ? "64x32" : "64x256";
+      variant<Traits<T, 4, 4, 2>>(h32, 64, len, 0, ceiling, tag);  // the short tiling
+      variant<Traits<T, 4, 4, 3>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 4, 4, 4>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 2, 4, 3>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 2, 4, 4>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 8, 4, 2>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 2, 8, 2>>(h32, 64, len, 0, ceiling, tag);
+      variant<Traits<T, 4, 2, 2>>(h32, 64, len, 0, ceiling, tag);
+    }
+    variant<Traits<T, 0, 0, -1>>(one, 32, 8192, 0, ceiling, "32x8K");
+    variant<Traits<T, 8, 8, 3>>(one, 32, 8192, 0, ceiling, "32x8K");
+    variant<Traits<T, 4, 8, 4>>(one, 32, 8192, 0, ceiling, "32x8K");
+    variant<Traits<T, 4, 4, 2>>(one, 32, 8192, 0, ceiling, "32x8K");
+  }
+
   // Requested split counts around one wave, default tiling.
   template <class T>
   void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
@@ -255,7 +278,7 @@ int main(int argc, char** argv) {
   using namespace decode_bench;
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
-    return sections.empty() ? name != "tiling2m" && name != "locality" : std::find(sections.begin(), sections.end(), name) != sections.end();
+    return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" : std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   int sms = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -302,6 +325,7 @@ int main(int argc, char** argv) {
     for (int page : {0, 16})
       for (int heads : {1, 8}) probe.variant<Probe::Traits<__half, 0, 0, -1>>(h32, 64, 1024, page, ceiling, "64x1K", {.heads_per_block = heads});
   }
+  if (wants("short")) probe.short_tilings<__half>(ceiling);
   if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
   if (wants("tiling")) {
     probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");

@@ -37,7 +37,9 @@ std::optional<double> number_at(const json& point, const std::string& path) {
 int time_exponent(const std::string& metric, Normalize normalize) {
   if (normalize == Normalize::ceilings) return -1;
   if (metric == "timing.median_us") return 1;
-  if (metric == "achieved.gbps" || metric == "achieved.tflops" || metric == "achieved.fraction_of_dram_read") return -1;
+  if (metric == "achieved.gbps" || metric == "achieved.tflops" || metric == "achieved.fraction_of_dram_read" ||
+      metric == "achieved.fraction_of_read_floor")
+    return -1;
   return 0;
 }
 
