@@ -24,6 +24,7 @@
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_verify.hpp"
 #include "sweeps/phase_timer.hpp"
+#include "sweeps/shared_prefix_bound.hpp"
 #include "sweeps/shared_prefix_fill.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
@@ -178,33 +179,14 @@ VerificationResult verify_sequences(const SharedPrefixPoint& sp, SharedPrefixSta
   return total;
 }
 
-// The point's roofline bound (issue 13): max(unique K/V bytes / DRAM read ceiling, prefix-phase
-// FLOPs / FP16 tensor-core ceiling), both ceilings measured in this run.
+// The point's roofline bound (sweeps/shared_prefix_bound.hpp) from its model and prefix levels.
 json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const DecodeShape& shape,
-                const json& ceilings) {
+                const json& ceilings, TimingMode mode) {
   double prefix_row_tokens = 0;
   for (const SharedLevel& l : layout.levels)
     prefix_row_tokens += static_cast<double>(l.token_end - l.token_begin) * l.num_seqs;
-  const double unique_kv = model.k_bytes + model.v_bytes;
-  const double prefix_flops = 4.0 * prefix_row_tokens * shape.heads_q * shape.head_dim;
-  json b = {{"unique_kv_bytes", unique_kv}, {"prefix_flops", prefix_flops}};
-  const auto ceiling = [&](const char* name) -> double {
-    return ceilings.contains(name) ? ceilings[name].value("value", 0.0) : 0.0;
-  };
-  const double dram = ceiling("dram_read"), tensor = ceiling("fp16_tensor");
-  double bound_us = 0;
-  if (dram > 0) {
-    b["dram_read_gbps"] = dram;
-    b["memory_us"] = unique_kv / (dram * 1e3);
-    bound_us = std::max(bound_us, b["memory_us"].get<double>());
-  }
-  if (tensor > 0) {
-    b["fp16_tensor_tflops"] = tensor;
-    b["compute_us"] = prefix_flops / (tensor * 1e6);
-    bound_us = std::max(bound_us, b["compute_us"].get<double>());
-  }
-  if (dram > 0 && tensor > 0) b["bound_us"] = bound_us;  // only with both ceilings measured
-  return b;
+  return shared_prefix_bound(model.k_bytes + model.v_bytes, prefix_row_tokens, shape.heads_q, shape.head_dim,
+                             ceilings, mode);
 }
 
 // A second stream and fork/join events for the overlapped launch (created once per runner).
@@ -354,7 +336,8 @@ class SharedPrefixRunner final : public PointRunner {
     result["model"] = model.to_json(composed_ ? "shared_prefix_unique_bytes+level_states"
                                               : "shared_prefix_unique_bytes+prefix_reread");
     result["plan"] = plan_json;
-    result["bound"] = bound_json(model, st.layout, d.shape, ctx.ceilings);
+    const TimingMode mode = parse_timing_mode(d.timing);
+    result["bound"] = bound_json(model, st.layout, d.shape, ctx.ceilings, mode);
     if (!verification.passed) {
       result["status"] = std::string(kStatusVerificationFailed);
       result["reason"] = verification.summary();
@@ -363,7 +346,7 @@ class SharedPrefixRunner final : public PointRunner {
 
     // 2. Time the launch (both phases and the merge; cold: L2 flushed before each).
     TimingOptions topt;
-    topt.mode = parse_timing_mode(d.timing);
+    topt.mode = mode;
     PhaseTimer timing_phase(ctx.phases, kPhaseTiming);
     const TimingResult timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
     timing_phase.stop();
@@ -384,7 +367,7 @@ class SharedPrefixRunner final : public PointRunner {
     ctx.measured_seconds += median * 1e-6 * timing.samples_us.size() *
                             std::max<long long>(1, timing.iterations_per_repetition);
     result["achieved"] = achieved_rates(model.minimum_bytes(), model.flops, median, ctx.ceilings, topt.mode);
-    if (result["bound"].contains("bound_us")) result["bound"]["median_over_bound"] = median / result["bound"]["bound_us"].get<double>();
+    add_bound_ratios(result["bound"], median);
 
     // 3. Count: a separate profiled pass of the one-stream launch (the same kernels; the range
     // profiler replays a range, which two concurrent streams would not make clearer).

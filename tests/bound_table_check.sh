@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest: scripts/bound_table.py on a synthetic results file: a memory-bound point (bytes / read
 # ceiling), a compute-bound one (FLOPs / tensor roof), the experiment and kernel filters, an
-# untimed point left out; a file without ceilings and a missing file are refused by name.
+# untimed point left out; a file without ceilings and a missing file are refused by name; with a
+# read floor (in the file or --floor-from another) the floor-bound columns, interpolated.
 # Usage: bound_table_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -30,4 +31,21 @@ python3 "$src/scripts/bound_table.py" "$out/bare.json" > "$out/bare.txt" 2>&1 &&
 grep -q "has no measured ceilings" "$out/bare.txt" || fail "no message naming the missing ceilings"
 python3 "$src/scripts/bound_table.py" "$out/missing.json" > "$out/missing.txt" 2>&1 && fail "a missing file exits 0"
 grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing file"
+# The same points against a read floor of 5 us at 1 MB and 20 us at 30 MB: 20 MB interpolates to
+# 14.83 us (time / floor bound 1.01); 1000 bytes extrapolates to 4.48 us, under the 20 us of FLOPs.
+python3 - "$out/r.json" "$out/floor.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["ceilings"]["dram_read"]["floor"] = {"mode": "cold", "statistic": "median_us",
+                                         "samples": [{"bytes": 30000000, "median_us": 20.0}, {"bytes": 1000000, "median_us": 5.0}]}
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+got=$(python3 "$src/scripts/bound_table.py" "$out/floor.json" --experiment e --kernel k) || fail "floor: exit status $?"
+echo "$got"
+echo "$got" | grep -qx '| mem | 15.0 | 10.0 | 1.50 | 14.8 | 1.01 |' || fail "memory-bound point against the floor"
+echo "$got" | grep -qx '| flops | 30.0 | 20.0 | 1.50 | 20.0 | 1.50 |' || fail "compute-bound point against the floor"
+got=$(python3 "$src/scripts/bound_table.py" "$out/r.json" --experiment e --kernel k --floor-from "$out/floor.json") || fail "--floor-from: exit status $?"
+echo "$got" | grep -qx '| mem | 15.0 | 10.0 | 1.50 | 14.8 | 1.01 |' || fail "--floor-from does not take the other file's floor"
+python3 "$src/scripts/bound_table.py" "$out/r.json" --floor-from "$out/r.json" > "$out/nofloor.txt" 2>&1 && fail "--floor-from a file without a floor exits 0"
+grep -q "has no ceilings.dram_read.floor" "$out/nofloor.txt" || fail "no message naming the missing floor"
 echo "bound_table: ok"
