@@ -18,9 +18,22 @@ def _headlines(doc):
     rows = []
     for exp, p in sorted(best.items()):
         frac = f"{100 * gbps(p) / dram:.1f}%" if dram else "n/a"
+        of_floor = p.get("achieved", {}).get("fraction_of_read_floor")
+        floor = f"{100 * of_floor:.1f}%" if isinstance(of_floor, (int, float)) else "n/a"
         shape = ", ".join(f"{k}={param(p, k)}" for k in ("kernel", "layout", "dtype", "T", "batch", "blocks", "page_size")
                           if param(p, k) is not None)
-        rows.append(f"| {exp} | {gbps(p):.1f} | {frac} | {p['timing']['median_us']:.2f} | {shape} |")
+        rows.append(f"| {exp} | {gbps(p):.1f} | {frac} | {floor} | {p['timing']['median_us']:.2f} | {shape} |")
+    return rows
+
+
+def _read_floor(doc):
+    """Rows of the read floor (ceilings.dram_read.floor, harness/read_floor.hpp), or [] when absent."""
+    read = doc["ceilings"].get("dram_read") or {}
+    samples = (read.get("floor") or {}).get("samples") or []
+    rows = []
+    for s in samples:
+        rate = s["bytes"] / s["median_us"] / 1e3
+        rows.append(f"| {s['bytes'] / 1048576:.0f} MiB | {s['median_us']:.2f} | {rate:.1f} | {rate / read['value']:.3f} |")
     return rows
 
 
@@ -69,9 +82,15 @@ def write_report(doc, out_dir, figures, skipped, sources):
     lines += [f"| {k} | {v} |" for k, v in device.items() if not isinstance(v, (dict, list))]
     lines += ["", "## Ceilings (measured)", "", "| ceiling | value | unit | kernel |", "| --- | --- | --- | --- |"]
     lines += [f"| {k} | {c['value']:.1f} | {c['unit']} | {c.get('kernel', '')} |" for k, c in sorted(doc["ceilings"].items())]
+    floor = _read_floor(doc)
+    if floor:
+        lines += ["", "Read floor: the DRAM read kernels over exactly B bytes, cold, median (what any kernel reading "
+                  "B bytes can reach under the sweep's timing; docs/harness.md).", "",
+                  "| bytes | us | GB/s | of DRAM read ceiling |", "| --- | --- | --- | --- |"] + floor
     lines += ["", "## Headline numbers (best point per experiment)", "",
-              "| experiment | GB/s | of DRAM read ceiling | median us | point |", "| --- | --- | --- | --- | --- |"]
-    lines += _headlines(doc) or ["| (no ok timed points) | | | | |"]
+              "| experiment | GB/s | of DRAM read ceiling | of read floor | median us | point |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    lines += _headlines(doc) or ["| (no ok timed points) | | | | | |"]
     shared = shared_prefix_table(doc)
     if shared:
         lines += ["", "## Shared prefix: shared_prefix against batch_decode on the same pages", "",
