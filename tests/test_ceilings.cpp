@@ -67,6 +67,20 @@ TEST(Ceilings, TableShowsEveryCeilingAndDramEfficiency) {
   EXPECT_NE(table.find("unroll=4"), std::string::npos) << table;
   for (auto name : kCeilingNames) EXPECT_NE(table.find(name), std::string::npos) << name;
   EXPECT_NE(table.find("not measured"), std::string::npos) << table;
+  EXPECT_EQ(table.find("read floor"), std::string::npos) << "no floor measured, none printed:\n" << table;
+}
+
+TEST(Ceilings, TablePrintsTheReadFloorALinePerSize) {
+  nlohmann::json c = best_ceilings({measured("dram_read", 3e9, 1000, 1000, 4)});  // 3000 GB/s
+  // 32 MiB in 14 us: 2396.7 GB/s, 0.799 of the ceiling.
+  c["dram_read"]["floor"] = {{"mode", "cold"},
+                             {"statistic", "median_us"},
+                             {"samples", {{{"bytes", 1048576}, {"median_us", 4.0}}, {{"bytes", 33554432}, {"median_us", 14.0}}}}};
+  const std::string table = format_ceilings_table(c, nlohmann::json::object());
+  EXPECT_NE(table.find("read floor      32.0 MiB     14.00 us cold median   2396.7 GB/s  0.799 of the ceiling"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("read floor       1.0 MiB      4.00 us"), std::string::npos) << table;
 }
 
 }  // namespace
