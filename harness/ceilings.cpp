@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string>
 
 #include <cuda_runtime.h>
 
@@ -61,19 +63,20 @@ class Workspace {
   unsigned* sink_ = nullptr;
 };
 
-// The read floor (harness/read_floor.hpp): every dram_read variant over the first `bytes` of the
-// buffer, cold, as the sweep times a point; per size the variant of the lowest median.
-nlohmann::json measure_read_floor(const CeilingWorkspace& whole, int sm_count, const CeilingOptions& options,
-                                  L2Flusher& flusher, cudaStream_t stream) {
+// The read floor (harness/read_floor.hpp): every dram_read variant over the first B bytes of the
+// buffer for each B of `sizes` (at most its length), cold, as the sweep times a point; per size the
+// variant of the lowest median.
+nlohmann::json time_read_floor(const CeilingWorkspace& whole, std::span<const std::uint64_t> sizes, int sm_count,
+                               bool quick, L2Flusher& flusher, cudaStream_t stream) {
   TimingOptions timing;  // the sweep's defaults: cold, events around one launch, median
   timing.mode = TimingMode::cold;
   nlohmann::json samples = nlohmann::json::array();
-  for (const std::uint64_t bytes : read_floor_sizes(whole.buffer_bytes)) {
+  for (const std::uint64_t bytes : sizes) {
     CeilingWorkspace view = whole;
     view.buffer_bytes = bytes;
     std::optional<CeilingVariant> best;
     double best_us = 0;
-    for (CeilingVariant& v : make_ceiling_variants(view, sm_count, options.quick)) {
+    for (CeilingVariant& v : make_ceiling_variants(view, sm_count, quick)) {
       if (v.ceiling != "dram_read") continue;
       const std::string name = "ceilings/dram_read/floor/" + variant_name(v).substr(std::string("ceilings/dram_read/").size());
       const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
@@ -206,9 +209,26 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   }
   nlohmann::json out = best_ceilings(measurements);
   if (options.read_floor && out.contains("dram_read"))
-    out["dram_read"]["floor"] = measure_read_floor(workspace.view, info.sm_count, options, flusher, stream);
+    out["dram_read"]["floor"] = time_read_floor(workspace.view, read_floor_sizes(workspace.view.buffer_bytes),
+                                                info.sm_count, options.quick, flusher, stream);
   if (progress) progress->done();
   return out;
+}
+
+nlohmann::json measure_read_floor(int device, std::span<const std::uint64_t> sizes) {
+  const DeviceInfo info = query_device_info(device);  // throws with the reason when unusable
+  DB_CUDA_CHECK(cudaSetDevice(device));
+  NvtxRange range("read_floor");
+  const std::uint64_t limit = info.memory_bytes / 4;  // the buffer is twice the largest size
+  for (const std::uint64_t b : sizes)
+    if (b == 0 || b > limit)
+      throw std::invalid_argument("measure_read_floor: size " + std::to_string(b) + " bytes is outside (0, " +
+                                  std::to_string(limit) + "] (a quarter of the device memory)");
+  if (sizes.empty()) throw std::invalid_argument("measure_read_floor: no sizes");
+  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  Workspace workspace((largest + 65535) / 65536 * 65536, static_cast<std::size_t>(info.l2_bytes));
+  L2Flusher flusher(device);
+  return time_read_floor(workspace.view, sizes, info.sm_count, /*quick=*/false, flusher, nullptr);
 }
 
 }  // namespace decode_bench

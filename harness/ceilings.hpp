@@ -5,7 +5,9 @@
 //   dram_read, dram_copy (read + write counted), l2_read, l1_shared   unit "GB/s" (decimal)
 //   fp32_fma, fp16_fma (half2), fp16_tensor (mma.sync m16n8k16)        unit "TFLOP/s"
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +55,11 @@ nlohmann::json best_ceilings(const std::vector<CeilingMeasurement>& measurements
 // std::runtime_error for an unusable device, CudaError for a sticky CUDA error (the context is
 // gone) or a failed allocation.
 nlohmann::json measure_ceilings(int device, const CeilingOptions& options = {});
+
+// The read floor alone at the given sizes (bytes, any order; each in (0, a quarter of the device
+// memory], else std::invalid_argument): the `floor` object measure_ceilings records, for sizes of
+// one's choosing (build/kernels/tuning/decode-read-floor). Throws as measure_ceilings does.
+nlohmann::json measure_read_floor(int device, std::span<const std::uint64_t> sizes);
 
 }  // namespace decode_bench
 

@@ -22,6 +22,19 @@ namespace {
 
 using testing::ScopedEnv;
 
+// The message of the std::invalid_argument a knob read must throw for a bad value (a failure, and
+// "", when it accepts `value` instead).
+template <class Read>
+std::string refusal(Read read, const std::string& value) {
+  try {
+    (void)read();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << value;
+  return "";
+}
+
 TEST(PlannerTuning, SplitScaleDefaultsToOneAndParsesNumbers) {
   {
     ScopedEnv env(kSplitScaleEnv, nullptr);
@@ -34,12 +47,8 @@ TEST(PlannerTuning, SplitScaleDefaultsToOneAndParsesNumbers) {
 TEST(PlannerTuning, BadSplitScaleIsRejectedNamingTheVariable) {
   for (const char* bad : {"abc", "0", "-1", "0.5x", "inf", "100"}) {
     ScopedEnv env(kSplitScaleEnv, bad);
-    try {
-      flash_decode_split_scale();
-      ADD_FAILURE() << "accepted " << bad;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_SPLIT_SCALE='" + std::string(bad) + "'"), std::string::npos);
-    }
+    EXPECT_NE(refusal([] { return flash_decode_split_scale(); }, bad).find("DECODE_BENCH_FD_SPLIT_SCALE='" + std::string(bad) + "'"),
+              std::string::npos);
   }
 }
 
@@ -78,26 +87,14 @@ TEST(PlannerTuning, TilingAndBalanceKnobsParseAndNameTheVariable) {
     ScopedEnv env(name, bad);
     const auto parse = [&] { return std::string(name) == kWorkChunksEnv ? (void)flash_decode_work_chunks_override()
                                                                          : (void)flash_decode_short_heads(); };
-    try {
-      parse();
-      ADD_FAILURE() << "accepted " << bad;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + bad + "'"), std::string::npos) << e.what();
-    }
+    const std::string message = refusal(parse, bad);
+    EXPECT_NE(message.find(std::string(name) + "='" + bad + "'"), std::string::npos) << message;
   }
   ScopedEnv tiling(kTilingEnv, "tiny"), balance(kBalanceEnv, "yes");
-  try {
-    (void)flash_decode_tiling_override();
-    ADD_FAILURE() << "accepted tiny";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_TILING='tiny'"), std::string::npos) << e.what();
-  }
-  try {
-    (void)flash_decode_balance_enabled();
-    ADD_FAILURE() << "accepted yes";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_FD_BALANCE='yes'"), std::string::npos) << e.what();
-  }
+  const std::string tiling_message = refusal([] { return flash_decode_tiling_override(); }, "tiny");
+  EXPECT_NE(tiling_message.find("DECODE_BENCH_FD_TILING='tiny'"), std::string::npos) << tiling_message;
+  const std::string balance_message = refusal([] { return flash_decode_balance_enabled(); }, "yes");
+  EXPECT_NE(balance_message.find("DECODE_BENCH_FD_BALANCE='yes'"), std::string::npos) << balance_message;
 }
 
 TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
@@ -118,20 +115,12 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   }
   for (const char* bad : {"0", "-0.5", "1.5", "half", "0.5x", "nan"}) {
     ScopedEnv env(kPrefixShareEnv, bad);
-    try {
-      (void)shared_prefix_prefix_share();
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(kPrefixShareEnv), std::string::npos) << e.what();
-    }
+    const std::string message = refusal([] { return shared_prefix_prefix_share(); }, bad);
+    EXPECT_NE(message.find(kPrefixShareEnv), std::string::npos) << message;
   }
   ScopedEnv env(kRowTilingEnv, "wider");
-  try {
-    (void)row_attention_tiling_override();
-    ADD_FAILURE() << "wider accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(kRowTilingEnv), std::string::npos) << e.what();
-  }
+  const std::string message = refusal([] { return row_attention_tiling_override(); }, "wider");
+  EXPECT_NE(message.find(kRowTilingEnv), std::string::npos) << message;
 }
 
 TEST(PlannerTuning, CarveoutKnobParsesAndNamesTheVariable) {
@@ -148,12 +137,8 @@ TEST(PlannerTuning, CarveoutKnobParsesAndNamesTheVariable) {
     EXPECT_FALSE(carveout_max_shared());
   }
   ScopedEnv env(kCarveoutEnv, "100");
-  try {
-    (void)carveout_max_shared();
-    ADD_FAILURE() << "100 accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(kCarveoutEnv), std::string::npos) << e.what();
-  }
+  const std::string message = refusal([] { return carveout_max_shared(); }, "100");
+  EXPECT_NE(message.find(kCarveoutEnv), std::string::npos) << message;
 }
 
 // The overlapped prefix phase's share of the SMs (kernels/shared_prefix_share.hpp) at the six
@@ -198,12 +183,8 @@ TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {
     EXPECT_FALSE(row_packed_split_enabled());
   }
   ScopedEnv env(kRowPackedSplitEnv, "on");
-  try {
-    (void)row_packed_split_enabled();
-    ADD_FAILURE() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "DECODE_BENCH_ROW_PACKED_SPLIT='on': must be auto or off");
-  }
+  EXPECT_EQ(refusal([] { return row_packed_split_enabled(); }, "on"),
+            "DECODE_BENCH_ROW_PACKED_SPLIT='on': must be auto or off");
 }
 
 TEST(PlannerTuning, RowDecodeSplitsKnobParsesAndNamesTheVariable) {
@@ -219,12 +200,8 @@ TEST(PlannerTuning, RowDecodeSplitsKnobParsesAndNamesTheVariable) {
     EXPECT_EQ(row_decode_splits_override(RowDecodeSplits::slots), want) << text;
   }
   ScopedEnv env(kRowDecodeSplitsEnv, "blocks");
-  try {
-    (void)row_decode_splits_override(RowDecodeSplits::sms);
-    ADD_FAILURE() << "blocks accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("DECODE_BENCH_ROW_DECODE_SPLITS='blocks'"), std::string::npos) << e.what();
-  }
+  const std::string message = refusal([] { return row_decode_splits_override(RowDecodeSplits::sms); }, "blocks");
+  EXPECT_NE(message.find("DECODE_BENCH_ROW_DECODE_SPLITS='blocks'"), std::string::npos) << message;
 }
 
 TEST(PlannerTuning, RowStealKnobParsesAndNamesTheVariable) {
@@ -239,13 +216,8 @@ TEST(PlannerTuning, RowStealKnobParsesAndNamesTheVariable) {
   }
   for (const char* bad : {"0", "1.5", "-0.25", "on", "0.2x"}) {
     ScopedEnv env(kRowStealEnv, bad);
-    try {
-      (void)row_steal_pool(0.25);
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_EQ(std::string(e.what()),
-                std::string("DECODE_BENCH_ROW_STEAL='") + bad + "': must be off or a number in (0, 1]");
-    }
+    EXPECT_EQ(refusal([] { return row_steal_pool(0.25); }, bad),
+              std::string("DECODE_BENCH_ROW_STEAL='") + bad + "': must be off or a number in (0, 1]");
   }
 }
 

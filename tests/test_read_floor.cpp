@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/read_floor.hpp"
+#include "kernels/tuning/read_floor_args.hpp"
 
 namespace decode_bench {
 namespace {
@@ -108,6 +109,32 @@ TEST(ReadFloor, AchievedRatesAddTheFloorToColdPointsOnly) {
   const nlohmann::json none = achieved_rates(bytes, 2e9, median, nlohmann::json::object(), TimingMode::cold);
   EXPECT_FALSE(none.contains("fraction_of_dram_read"));
   EXPECT_FALSE(none.contains("read_floor_us"));
+}
+
+// decode-read-floor's sizes: MiB in [1/16, 2048], rounded down to 64 KiB; the first bad one named.
+TEST(ReadFloor, ProbeSizesParseRoundAndNameTheFirstBadOne) {
+  std::vector<std::uint64_t> sizes;
+  char prog[] = "decode-read-floor";
+  {
+    char* argv[] = {prog};
+    EXPECT_EQ(parse_read_floor_sizes(1, argv, &sizes), nullptr);
+    EXPECT_EQ(sizes, (std::vector<std::uint64_t>{32u << 20, 128u << 20, 256u << 20}));
+  }
+  {
+    char a[] = "34.05", b[] = "0.0625", c[] = "2048";
+    char* argv[] = {prog, a, b, c};
+    EXPECT_EQ(parse_read_floor_sizes(4, argv, &sizes), nullptr);
+    // 34.05 MiB = 35704012.8 bytes, down to 544 x 64 KiB.
+    EXPECT_EQ(sizes, (std::vector<std::uint64_t>{544u * 65536, 65536, std::uint64_t{2048} << 20}));
+  }
+  for (const char* bad : {"abc", "0", "-1", "2049", "0.01", "32x", "", "nan"}) {
+    std::string text = bad;
+    char ok[] = "32";
+    char* argv[] = {prog, ok, text.data()};
+    const char* got = parse_read_floor_sizes(3, argv, &sizes);
+    ASSERT_NE(got, nullptr) << "accepted '" << bad << "'";
+    EXPECT_STREQ(got, bad);
+  }
 }
 
 }  // namespace

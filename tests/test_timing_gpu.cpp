@@ -1,10 +1,12 @@
 // The timing engine on a real GPU (skipped without one): a kernel of known duration, the L2
 // flush, the ceilings' order, and both kinds of CUDA error.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
@@ -181,6 +183,23 @@ TEST(TimingGpu, CeilingsAreOrderedSensibly) {
   nlohmann::json doc = make_results_document(make_meta({"test"}, "ceilings"), to_json(info));
   doc["ceilings"] = c;
   EXPECT_NO_THROW(validate_results(doc));
+}
+
+// The floor at sizes of one's choosing (decode-read-floor): one sample per size in the order
+// given, the larger read no faster; sizes outside (0, memory / 4] refused by value.
+TEST(TimingGpu, ReadFloorAtChosenSizesAndRefusesBadOnes) {
+  DB_REQUIRE_GPU();
+  const std::vector<std::uint64_t> sizes = {std::uint64_t{8} << 20, std::uint64_t{1} << 20};
+  const nlohmann::json floor = measure_read_floor(0, sizes);
+  ASSERT_EQ(floor["samples"].size(), 2u) << floor.dump();
+  EXPECT_EQ(floor["samples"][0]["bytes"].get<std::uint64_t>(), sizes[0]);
+  EXPECT_EQ(floor["samples"][1]["bytes"].get<std::uint64_t>(), sizes[1]);
+  EXPECT_GT(floor["samples"][0]["median_us"].get<double>(), floor["samples"][1]["median_us"].get<double>());
+  const auto too_big = static_cast<std::uint64_t>(query_device_info(0).memory_bytes);
+  for (const std::vector<std::uint64_t>& bad : {std::vector<std::uint64_t>{0}, std::vector<std::uint64_t>{too_big},
+                                                std::vector<std::uint64_t>{}}) {
+    EXPECT_THROW(measure_read_floor(0, bad), std::invalid_argument);
+  }
 }
 
 TEST(TimingGpu, LaunchErrorFailsThePointButNotTheRun) {
