@@ -129,8 +129,16 @@ inline constexpr const char* kRowTilingEnv = "DECODE_BENCH_ROW_TILING";
 inline RowAttentionTiling row_attention_tiling_override() {
   return env_choice(kRowTilingEnv,
                     {std::pair{"auto", RowAttentionTiling::automatic}, std::pair{"narrow", RowAttentionTiling::narrow},
-                     std::pair{"wide", RowAttentionTiling::wide}},
+                     std::pair{"wide", RowAttentionTiling::wide}, std::pair{"wgmma", RowAttentionTiling::wgmma}},
                     RowAttentionTiling::automatic);
+}
+
+inline constexpr const char* kRowWgmmaRowsEnv = "DECODE_BENCH_ROW_WGMMA_ROWS";
+
+// The rows of a warpgroup-MMA block DECODE_BENCH_ROW_WGMMA_ROWS pins (64: one warpgroup, 128: two),
+// or 0 when unset or auto (the planner's rule, plan_row_attention).
+inline int row_wgmma_rows_override() {
+  return env_choice(kRowWgmmaRowsEnv, {std::pair{"auto", 0}, std::pair{"64", 64}, std::pair{"128", 128}}, 0);
 }
 
 inline constexpr const char* kRowDecodeSplitsEnv = "DECODE_BENCH_ROW_DECODE_SPLITS";

@@ -86,9 +86,12 @@ enum class RowAttentionPath {
 };
 
 // The tensor-core tiling: narrow = 4 warps x 1 row tile of 16; wide = 8 warps x 2 row tiles
-// (FP16 / BF16 at head_dim <= 128). automatic: wide for items of more than 32 rows, or what
-// DECODE_BENCH_ROW_TILING pins (kernels/planner_tuning.hpp).
-enum class RowAttentionTiling { automatic, narrow, wide };
+// (FP16 / BF16 at head_dim <= 128); wgmma = Hopper's warpgroup MMA, one or two warpgroups of 64
+// rows (FP16 at head dims 65-128, on compute capability 9.0 in a build for it:
+// kernels/row_attention_wgmma.hpp; elsewhere the automatic choice). automatic: wgmma where it
+// runs for items of more than 32 rows, else wide for them, or what DECODE_BENCH_ROW_TILING pins
+// (kernels/planner_tuning.hpp).
+enum class RowAttentionTiling { automatic, narrow, wide, wgmma };
 
 struct RowAttentionOptions {
   RowAttentionPath path = RowAttentionPath::automatic;
@@ -109,7 +112,8 @@ struct RowAttentionOptions {
 struct RowAttentionPlan {
   RowAttentionPath path = RowAttentionPath::simt;
   int splits = 1;          // blocks per item along the tokens (1: no merge)
-  int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32, 64; wide 64, 128, 256; simt: 16)
+  int rows_per_block = 0;  // query rows one block holds (tensor_core: 16, 32, 64; wide 64, 128, 256;
+                           // wgmma 64, 128; simt: 16)
   int row_blocks = 0;      // blocks per item along its rows: ceil(max_item_rows / rows_per_block)
   int tile_tokens = 0;     // KV tokens per block iteration
   int stages = 0;          // K/V tiles in shared memory (tensor_core: 3, 2 at D = 256)
@@ -117,6 +121,7 @@ struct RowAttentionPlan {
   bool wide = false;       // tensor_core: 8 warps x 2 row tiles (rows_per_block 64 / 128 / 256), else 4 x 1
   bool packed = false;     // tensor_core, BF16 / FP8 at D 128: q and P lo parts in rows 8..15 of one mma
                            // (items of at most 8 rows, one 16-row tile per block)
+  bool wgmma = false;      // tensor_core, FP16 at D 128 on Hopper: warpgroup MMA, rows_per_block 64 / 128
   int slots = 0;           // resident blocks the split choice planned for (SMs x blocks_per_sm, or max_blocks)
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace

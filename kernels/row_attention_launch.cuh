@@ -14,6 +14,7 @@
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
+#include "kernels/row_attention_wgmma.hpp"
 
 namespace decode_bench {
 
@@ -52,6 +53,10 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 //     entries fetched a tile ahead (commit b613bd9, reverted); paged BF16 packed 117.4 (99.4).
 //   E4M3 on the tensor-core path 16 x 4K packed 96.5 (74.2); FP8 decodes on CUDA cores anyway.
 
+// The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
+template <class KV, int D>
+constexpr bool kHasWgmmaKernel = std::is_same_v<typename KV::value_type, __half> && D == 128;
+
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
   using T = typename KV::value_type;
@@ -72,9 +77,21 @@ struct KernelChoice {
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 // packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
 // steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
+// wgmma: the warpgroup-MMA kernel (FP16 at D 128, blocks of 64 or 128 rows, its own 3 stages;
+// present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
 template <class KV, int D>
 KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
-                           bool steal = false) {
+                           bool steal = false, bool wgmma = false) {
+  if (wgmma) {
+    if constexpr (kHasWgmmaKernel<KV, D>) {
+      const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block);
+      if (path != RowAttentionPath::tensor_core || w.kernel == nullptr || wide || packed || steal ||
+          (stages > 0 && stages != w.stages))
+        return {};
+      return {w.kernel, w.shared_bytes, w.shared_bytes, w.tile, w.stages, w.threads};
+    }
+    return {};
+  }
   if constexpr (kHasTensorCorePath<KV>) {
     if (path == RowAttentionPath::tensor_core) {
       const auto pick = [&](auto traits, const void* kernel) -> KernelChoice {
@@ -124,12 +141,12 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
 // The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
 KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide,
-                           bool packed = false, bool steal = false) {
+                           bool packed = false, bool steal = false, bool wgmma = false) {
   if (!head_dim_supported(head_dim)) return {};
   switch (compiled_head_dim(head_dim)) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal, wgmma);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal, wgmma);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal, wgmma);
     default: return {};
   }
 }
@@ -233,9 +250,23 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const std::int64_t item_tiles = (p.max_item_tokens + 63) / 64;
   const bool narrow_long_64 = tiling == RowAttentionTiling::automatic && p.kv_dtype == DType::fp16 &&
                               p.shape.head_dim == 128 && rows > 32 && rows <= 64 && item_tiles >= 128;
-  const bool wide = wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
+  int dev = 0, sms = 0, per_sm = 0;
+  DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // Items of more than 32 rows (the shared-prefix phase, MQA's wide groups) take the warpgroup-MMA
+  // kernel where it runs (FP16 at head dim 128 on compute capability 9.0, in a build for it):
+  // blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged tile
+  // serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Pinned by the tiling, it takes
+  // items of any row count; where it does not run, the rules below decide.
+  const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
+                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
+                        wgmma_row_kernel_runs_on(dev);
+  const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma || (tiling == RowAttentionTiling::automatic && rows > 32));
+  const int wgmma_rows = row_wgmma_rows_override() > 0 ? row_wgmma_rows_override() : rows <= 64 ? 64 : 128;
+  const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
   const int rows_per_block = path == RowAttentionPath::simt ? 16
+                             : wgmma ? wgmma_rows
                              : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
                              : rows <= 16 ? 16
                              : rows <= 32 ? 32
@@ -245,15 +276,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
                       choose_kernel<KV>(p.shape.head_dim, path, 16, 0, false, true).kernel != nullptr &&
                       row_packed_split_enabled();
-  int dev = 0, sms = 0, per_sm = 0;
-  DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
   // KiB) was slower on the H100 (shared prefix N = 256, P = 32K: 835 -> 1028 us; decode-row-probe,
   // 2026-11-23): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
-    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed);
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
     DB_RETURN_IF_ERROR(prepare_kernel(c, &blocks));
@@ -276,6 +304,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->blocks_per_sm = per_sm;
   plan->wide = wide;
   plan->packed = packed;
+  plan->wgmma = wgmma;
   // A ragged decode batch with host lengths and no pinned splits: the work list. Uniform batches
   // keep the grid below (one split count for all items).
   if (p.host_seq_lens != nullptr && options.splits <= 0 && options.balance) {
@@ -317,7 +346,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.
   const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(0.0);
-  if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0) {
+  if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0 && !wgmma) {
     const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
     int twin_per_sm = 0;
     if (twin.kernel != nullptr) DB_RETURN_IF_ERROR(prepare_kernel(twin, &twin_per_sm));
@@ -340,7 +369,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   const bool work_list = !plan.work_entries.empty();
   const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks
   const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
-                                           plan.packed, steal);
+                                           plan.packed, steal, plan.wgmma);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};

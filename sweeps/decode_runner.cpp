@@ -34,6 +34,7 @@ json plan_json(const DecodePlan& plan) {
           {"workspace_bytes", plan.workspace_bytes},
           {"tiling", std::string(decode_tiling_name(plan.tiling))},
           {"packed", plan.path == DecodePath::tensor_core && plan.rows.packed},
+          {"wgmma", plan.path == DecodePath::tensor_core && plan.rows.wgmma},
           {"steal_pool", plan.path == DecodePath::tensor_core ? plan.rows.steal_pool : 0.0},
           {"work_items", plan.work_items.size()},    {"chunk_bound", plan.chunk_bound}};
 }

@@ -284,7 +284,7 @@ class SharedPrefixRunner final : public PointRunner {
                                {"splits", sp_plan.prefix.splits},
                                {"steal_pool", sp_plan.prefix.steal_pool},
                                {"rows_per_block", sp_plan.prefix.rows_per_block},
-                               {"tiling", sp_plan.prefix.wide ? "wide" : "narrow"},
+                               {"tiling", sp_plan.prefix.wgmma ? "wgmma" : sp_plan.prefix.wide ? "wide" : "narrow"},
                                {"blocks_per_sm", sp_plan.prefix.blocks_per_sm},
                                {"slots", sp_plan.prefix.slots},
                                {"tile_tokens", sp_plan.prefix.tile_tokens}}},

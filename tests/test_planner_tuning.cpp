@@ -105,9 +105,23 @@ TEST(PlannerTuning, RowTilingAndPrefixShareKnobsParseAndNameTheVariable) {
   }
   for (const auto& [text, want] : {std::pair{"auto", RowAttentionTiling::automatic},
                                    std::pair{"narrow", RowAttentionTiling::narrow},
-                                   std::pair{"wide", RowAttentionTiling::wide}}) {
+                                   std::pair{"wide", RowAttentionTiling::wide},
+                                   std::pair{"wgmma", RowAttentionTiling::wgmma}}) {
     ScopedEnv env(kRowTilingEnv, text);
     EXPECT_EQ(row_attention_tiling_override(), want) << text;
+  }
+  for (const auto& [text, want] : {std::pair{"auto", 0}, std::pair{"64", 64}, std::pair{"128", 128}}) {
+    ScopedEnv env(kRowWgmmaRowsEnv, text);
+    EXPECT_EQ(row_wgmma_rows_override(), want) << text;
+  }
+  {
+    ScopedEnv env(kRowWgmmaRowsEnv, nullptr);
+    EXPECT_EQ(row_wgmma_rows_override(), 0);
+  }
+  for (const char* bad : {"32", "256", "wide"}) {
+    ScopedEnv env(kRowWgmmaRowsEnv, bad);
+    const std::string message = refusal([] { return row_wgmma_rows_override(); }, bad);
+    EXPECT_NE(message.find(kRowWgmmaRowsEnv), std::string::npos) << message;
   }
   {
     ScopedEnv env(kPrefixShareEnv, "0.35");

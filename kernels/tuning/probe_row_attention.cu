@@ -218,8 +218,9 @@ void prefix_point(int n, int prefix, int page, DType dtype) {
     DB_CUDA_CHECK(init_row_attention_workspace(plan, ws.get(), nullptr));
     const double us = median_us([&](cudaStream_t st) { return run_row_attention<KV>(kv, p, plan, ws.get(), st); });
     const double flops = 4.0 * prefix * 128.0 * n * 32;
-    std::printf("prefix %s 32/32 d128 N %4d P %5d %-10s splits %3d rows/block %d: %8.1f us  %6.1f TFLOP/s  %6.0f GB/s\n",
-                std::string(dtype_name(dtype)).c_str(), n, prefix, layout, plan.splits, plan.rows_per_block, us,
+    std::printf("prefix %s 32/32 d128 N %4d P %5d %-10s %-6s splits %3d rows/block %d: %8.1f us  %6.1f TFLOP/s  %6.0f GB/s\n",
+                std::string(dtype_name(dtype)).c_str(), n, prefix, layout,
+                plan.wgmma ? "wgmma" : plan.wide ? "wide" : "narrow", plan.splits, plan.rows_per_block, us,
                 flops / us / 1e6, 2.0 * elems * dtype_bytes(dtype) / us / 1e3);
   };
   with_storage(dtype, [&](auto* tag) {

@@ -1,0 +1,35 @@
+// The warpgroup-MMA row-attention kernels (sm_90a only: kernels/CMakeLists.txt), FP16 K/V at head
+// dim 128, contiguous and paged, blocks of one and two warpgroups.
+#include <cuda_fp16.h>
+
+#include "kernels/kv_accessor.hpp"
+#include "kernels/row_attention_wgmma.cuh"
+#include "kernels/row_attention_wgmma.hpp"
+
+namespace decode_bench {
+
+template <class KV>
+WgmmaRowKernel wgmma_row_kernel(int rows_per_block) {
+  const auto pick = [](auto traits, const void* kernel) {
+    using Tr = decltype(traits);
+    return WgmmaRowKernel{kernel, Tr::shared_bytes(), Tr::kThreads, Tr::kTile, Tr::kStages};
+  };
+  if (rows_per_block == 64)
+    return pick(device::RowWgmmaTraits<1>{}, reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 1>));
+  if (rows_per_block == 128)
+    return pick(device::RowWgmmaTraits<2>{}, reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2>));
+  return {};
+}
+
+bool wgmma_row_kernel_runs_on(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  return major == 9 && minor == 0;
+}
+
+template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int);
+template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int);
+
+}  // namespace decode_bench

@@ -1,0 +1,338 @@
+#pragma once
+// Row attention on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 K/V, head dims 65-128
+// (compiled for 128, tail dims zero), the shape of the shared-prefix phase (tens to hundreds of
+// query rows on one KV head's token range). Included only by kernels/instantiate/row_attention_wgmma_fp16.cu,
+// which is compiled for sm_90a alone (kernels/CMakeLists.txt).
+//
+// Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached 246 TFLOP/s
+// of the 646 TFLOP/s FP16 roof on the prefix phase (N 256, P 32K, H100, commit 5b8dd7b): ncu counted
+// 7.1 instructions per mma and one or two warps per scheduler, so its issue slots, not its tensor
+// cores, set the pace (docs/kernel-notes.md). One wgmma m64n64k16 does the work of 32 mma.sync
+// m16n8k16 and reads both operands from shared memory itself: no ldmatrix, no per-fragment addresses.
+//
+// A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
+// and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile:
+//   S (64 x 64) = Q K^T       8 wgmma m64n64k16, Q and K from shared memory (K-major)
+//   online softmax on S       the accumulator layout is mma.sync's: warp w % 4 holds rows 16 (w % 4)
+//                             + g and + g + 8 (g = lane / 4), columns 8 j + 2 (lane % 4) + {0, 1}
+//   O (64 x 128) += P V       4 wgmma m64n128k16, P from registers (re-packed S), V from shared
+//                             memory (MN-major: V rows are tokens, the reduction dimension)
+// Shared memory holds K, V and Q in the 128-byte swizzle layout wgmma reads: a 64-token x 128-dim
+// FP16 tile is two 8 KiB halves (dims 0-63, 64-127), token r's 128-byte row of a half at r x 128,
+// its 16-byte chunk c at (c ^ (r & 7)) x 16; atoms of 8 rows start on 1 KiB boundaries.
+// Descriptors (PTX ISA, "Matrix Descriptor Format", canonical layouts):
+//   K-major (Q as A, K as B): stride byte offset 1024 (8 rows x 128 B), leading offset unused; the
+//     k16 step kk starts at half (kk / 4) plus (kk % 4) x 32 bytes inside the swizzled row.
+//   MN-major (V as B of P V, tokens = K): leading byte offset 8192 (dims 0-63 to 64-127), stride
+//     byte offset 1024 (8 tokens to the next 8); the k16 step c starts at c x 2048.
+// Synchronisation: a stage is refilled only after the block barrier that follows every
+// warpgroup's wait for its P V of the stage's last tile; cp.async data and Q's stores reach the
+// async proxy that wgmma reads through by fence.proxy.async before that barrier.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_fp16.h>
+
+#include "kernels/row_attention_common.cuh"
+
+namespace decode_bench::device {
+
+template <int kWG>
+struct RowWgmmaTraits {
+  static constexpr int kD = 128;
+  static constexpr int kTile = 64;     // tokens per stage
+  static constexpr int kStages = 3;
+  static constexpr int kWarpgroups = kWG;
+  static constexpr int kThreads = 128 * kWG;
+  static constexpr int kRows = 64 * kWG;  // rows per block
+  static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB
+  static constexpr int kHalfBytes = kTile * 128;     // dims 0-63 or 64-127 of a tile
+  static constexpr int kQBytes = 64 * kD * 2;        // one warpgroup's Q: 16 KiB
+  static constexpr int kPipeBytes = kStages * 2 * kTileBytes;
+  // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
+  static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes + static_cast<std::size_t>(kWG) * kQBytes; }
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// A shared-memory matrix descriptor with the 128-byte swizzle; byte offsets are multiples of 16.
+__device__ __forceinline__ std::uint64_t sw128_descriptor(std::uint32_t smem_addr, std::uint32_t leading_bytes,
+                                                          std::uint32_t stride_bytes) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
+         (static_cast<std::uint64_t>(stride_bytes >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Generic-proxy writes (cp.async, st.shared) made visible to wgmma's operand reads.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Pins accumulator registers at this point of the program: the compiler must not move their
+// reads or writes across an asynchronous wgmma's issue or wait.
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// d (64 x 64, FP32) (+)= A (64 x 16) B (16 x 64), both FP16 K-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc,
+                                                   int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+// d (64 x 128, FP32) += A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
+// B MN-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::uint32_t (&a)[4],
+                                                    std::uint64_t b_desc, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+}
+
+__device__ __forceinline__ std::uint32_t pack_half2(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const std::uint32_t*>(&h);
+}
+
+__device__ __forceinline__ float ex2_approx(float x) {  // arguments <= 0: scores minus the reference max
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Where 16-byte chunk c (0-15) of tile row r (0-63) sits in a 64 x 128 FP16 tile (header).
+__device__ __forceinline__ std::uint32_t sw128_chunk(int r, int c) {
+  return static_cast<std::uint32_t>((c >> 3) * (64 * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+
+// Stages tokens [t0, t0 + 64) of K and V (those >= t_end and dims >= the head dim zero-filled) in
+// the swizzled layout: thread x copies chunk x % 16 of rows x / 16 + p kThreads / 16.
+template <class KV, int kThreads>
+__device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
+                                                 std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
+  const int c = static_cast<int>(threadIdx.x) & 15;
+  const bool in_dim = c * 8 < loc.head_dim;
+#pragma unroll
+  for (int p = 0; p < 64 * 16 / kThreads; ++p) {
+    const int r = static_cast<int>(threadIdx.x) / 16 + p * (kThreads / 16);
+    const std::int64_t t = t0 + r;
+    const bool in_range = t < t_end;
+    const std::int64_t off = loc.offset(loc.fetch(in_range ? t : t0)) + (in_dim ? c * 8 : 0);
+    const std::uint32_t dst = sw128_chunk(r, c);
+    cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
+    cp_async_16B(v_smem + dst, kv.v + off, in_range && in_dim);
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// The kernel's parameters are the mma.sync kernels' (run_row_attention launches any of them
+// alike); the fourth (work stealing's static share) is unused: this kernel does not steal.
+template <class KV, int kWG>
+__global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args,
+                                                                         const FastDivmod page_div, const int) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Tr = RowWgmmaTraits<kWG>;
+  static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
+  constexpr int kTile = Tr::kTile, kStages = Tr::kStages;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  mark_block(args.timeline, BlockMark::start);
+
+  const BlockWork work = locate_block_work<kTile>(args);
+  const ItemView& item = work.item;
+  const int row0 = item.row_begin + work.row_block * args.rows_per_block;
+  const int nrows = min(args.rows_per_block, item.row_end - row0);
+  if (nrows <= 0) return;  // the item has fewer rows than the widest one (whole block)
+  const std::int64_t t_begin = work.t_begin, t_end = work.t_end;
+  const int num_tiles = static_cast<int>((t_end - t_begin + kTile - 1) / kTile);
+
+  const std::uint32_t raw = shared_address(smem_raw);
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  float* const scratch = reinterpret_cast<float*>(smem_raw + (base - raw));  // the stages, after the loop
+  const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
+  const std::uint32_t q_base = base + Tr::kPipeBytes;
+
+  const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
+                                                          k_stage(s) + Tr::kTileBytes);
+    cp_async_commit();
+  }
+
+  // Q: the block's rows x 128 dims, scaled into the log2 domain, FP16, in the swizzled layout
+  // (warpgroup w's 64 rows at q_base + w x 16 KiB). Padding rows and dims past the head dim are 0.
+#pragma unroll 4
+  for (int i = threadIdx.x; i < Tr::kRows * 16; i += Tr::kThreads) {
+    const int r = i >> 4, c = i & 15;
+    std::uint32_t w[4] = {0u, 0u, 0u, 0u};
+    if (r < nrows && c * 8 < args.head_dim) {
+      const int row = row0 + r;
+      const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
+      const float4* src = reinterpret_cast<const float4*>(args.q + qrow * args.head_dim + c * 8);
+      const float4 u = src[0], v = src[1];
+      const float s = args.q_scale;
+      w[0] = pack_half2(u.x * s, u.y * s);
+      w[1] = pack_half2(u.z * s, u.w * s);
+      w[2] = pack_half2(v.x * s, v.y * s);
+      w[3] = pack_half2(v.z * s, v.w * s);
+    }
+    const std::uint32_t dst = q_base + static_cast<std::uint32_t>(r >> 6) * Tr::kQBytes + sw128_chunk(r & 63, c);
+    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
+  }
+
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int wg = warp / 4, g = lane / 4, tq = lane % 4;
+  const std::uint32_t q_wg = q_base + static_cast<std::uint32_t>(wg) * Tr::kQBytes;
+  float o[64], s[32];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) o[i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) s[i] = 0.f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
+
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    cp_async_wait<kStages - 2>();
+    fence_proxy_async_shared();  // this thread's tile copies (and Q) visible to wgmma
+    wgmma_wait<0>();             // this warpgroup's P V of the last tile is done with its stage
+    __syncthreads();
+    {
+      const int next = tile + kStages - 1;  // into the stage of tile - 1, free after the barrier
+      if (next < num_tiles)
+        stage_tile_sw128<KV, Tr::kThreads>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
+                                           k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
+      cp_async_commit();
+    }
+    const std::uint32_t ks = k_stage(tile % kStages), vs = ks + Tr::kTileBytes;
+
+    // S = Q K^T over the head dim, 8 k16 steps.
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      const std::uint32_t step = static_cast<std::uint32_t>((kk >> 2) * Tr::kHalfBytes + (kk & 3) * 32);
+      wgmma_m64n64k16_ss(s, sw128_descriptor(q_wg + step, 16, 1024), sw128_descriptor(ks + step, 16, 1024), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_registers(s);
+    fence_registers(o);
+
+    // Online softmax in the log2 domain (as in row_attention_mma.cuh: a reference max that moves
+    // only when a score exceeds it by more than 2^8, so O is rarely rescaled; FP16 P holds weights
+    // up to 256 as exactly as weights up to 1). Tokens past the range score -inf.
+    const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
+    const bool partial_tile = tile_t0 + kTile > t_end;
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (partial_tile && tile_t0 + 8 * j + 2 * tq + (e & 1) >= t_end) s[4 * j + e] = -INFINITY;
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
+      }
+    constexpr float kSlack = 8.f;
+    float base_m[2], alpha[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      const bool move = mx[h] > m_run[h] + kSlack;  // -inf + kSlack = -inf
+      const float m_new = move ? mx[h] : m_run[h];
+      base_m[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
+      alpha[h] = move ? ex2_approx(m_run[h] - base_m[h]) : 1.f;
+      m_run[h] = m_new;
+      l_run[h] *= alpha[h];
+    }
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+      for (int n = 0; n < 16; ++n) {
+        o[4 * n] *= alpha[0];
+        o[4 * n + 1] *= alpha[0];
+        o[4 * n + 2] *= alpha[1];
+        o[4 * n + 3] *= alpha[1];
+      }
+    }
+    // P as the A operand of the k16 step c (tokens 16 c .. 16 c + 15: n8 blocks 2 c and 2 c + 1).
+    std::uint32_t a[4][4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      float p[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        p[e] = ex2_approx(s[8 * c + e] - base_m[(e >> 1) & 1]);
+        l_run[(e >> 1) & 1] += p[e];
+      }
+      a[c][0] = pack_half2(p[0], p[1]);  // row g,     tokens 2 tq, + 1
+      a[c][1] = pack_half2(p[2], p[3]);  // row g + 8
+      a[c][2] = pack_half2(p[4], p[5]);  // row g,     tokens 8 + 2 tq, + 1
+      a[c][3] = pack_half2(p[6], p[7]);  // row g + 8
+#pragma unroll
+      for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
+    }
+
+    // O += P V, 4 k16 steps of 16 tokens; waited for at the next tile's top (or after the loop).
+    fence_registers(o);
+    wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < 4; ++c) wgmma_m64n128k16_rs(o, a[c], sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024), 1);
+    wgmma_commit();
+  }
+  wgmma_wait<0>();
+  fence_registers(o);
+  cp_async_wait<0>();
+  __syncthreads();  // the stages are free: the split merge's scratch
+  mark_block(args.timeline, BlockMark::loop_end);
+
+  // Each thread's rows: 64 wg + 16 (warp % 4) + g (h = 0) and + 8 (h = 1), columns 8 n + 2 tq, + 1.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+    const int r = 64 * wg + 16 * (warp % 4) + g + 8 * h;
+    if (r >= nrows) continue;
+    const float l = l_run[h];
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    float* dst = state_o(args, work, row0 + r, args.head_dim);
+#pragma unroll
+    for (int n = 0; n < 16; ++n)
+      if (8 * n < args.head_dim)
+        *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    if (tq == 0) *state_lse(args, work, row0 + r) = l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
+  }
+  merge_if_last<Tr::kD, Tr::kThreads>(args, work, row0, nrows, scratch, Tr::kPipeBytes / static_cast<int>(sizeof(float)));
+  mark_block(args.timeline, BlockMark::end);
+#else
+  __trap();  // compiled for sm_90a only; the planner never launches it elsewhere (wgmma_row_kernel)
+#endif
+}
+
+}  // namespace decode_bench::device

@@ -1,0 +1,27 @@
+#pragma once
+// The Hopper warpgroup-MMA row-attention kernel (kernels/row_attention_wgmma.cuh) as the planner
+// sees it. The kernel needs sm_90a, so it lives in a translation unit of its own
+// (kernels/instantiate/row_attention_wgmma_fp16.cu, built for 90a when the build targets Hopper;
+// kernels/row_attention_wgmma_none.cpp otherwise) and reaches the row-attention launcher only
+// through these two functions.
+#include <cstddef>
+
+namespace decode_bench {
+
+struct WgmmaRowKernel {
+  const void* kernel = nullptr;  // nullptr: not in this build, or no such block size
+  std::size_t shared_bytes = 0;  // dynamic shared memory of every launch
+  int threads = 0;
+  int tile = 0;    // tokens per stage
+  int stages = 0;  // K/V tiles in shared memory
+};
+
+// The FP16, head-dim-128 kernel for blocks of rows_per_block (64: one warpgroup, 128: two) rows,
+// over KV = ContiguousKV<__half> or PagedKV<__half> (the explicit instantiations).
+template <class KV>
+WgmmaRowKernel wgmma_row_kernel(int rows_per_block);
+
+// Whether this build carries the kernel and `device` runs it (compute capability 9.0: H100, H200).
+bool wgmma_row_kernel_runs_on(int device);
+
+}  // namespace decode_bench

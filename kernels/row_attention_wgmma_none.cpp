@@ -1,0 +1,20 @@
+// A build without sm_90a (CMAKE_CUDA_ARCHITECTURES without 90): no warpgroup-MMA kernel, so the
+// planner keeps the mma.sync tilings everywhere.
+#include <cuda_fp16.h>
+
+#include "kernels/kv_accessor.hpp"
+#include "kernels/row_attention_wgmma.hpp"
+
+namespace decode_bench {
+
+template <class KV>
+WgmmaRowKernel wgmma_row_kernel(int) {
+  return {};
+}
+
+bool wgmma_row_kernel_runs_on(int) { return false; }
+
+template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int);
+template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int);
+
+}  // namespace decode_bench
