@@ -12,22 +12,23 @@
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
 // and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile:
-//   S (64 x 64) = Q K^T       8 wgmma m64n64k16, Q and K from shared memory (K-major)
+//   S (64 x 64) = Q K^T       8 wgmma m64n64k16, Q from registers, K from shared memory (K-major)
 //   online softmax on S       the accumulator layout is mma.sync's: warp w % 4 holds rows 16 (w % 4)
 //                             + g and + g + 8 (g = lane / 4), columns 8 j + 2 (lane % 4) + {0, 1}
 //   O (64 x 128) += P V       4 wgmma m64n128k16, P from registers (re-packed S), V from shared
 //                             memory (MN-major: V rows are tokens, the reduction dimension)
-// Shared memory holds K, V and Q in the 128-byte swizzle layout wgmma reads: a 64-token x 128-dim
+// Shared memory holds K and V in the 128-byte swizzle layout wgmma reads: a 64-token x 128-dim
 // FP16 tile is two 8 KiB halves (dims 0-63, 64-127), token r's 128-byte row of a half at r x 128,
 // its 16-byte chunk c at (c ^ (r & 7)) x 16; atoms of 8 rows start on 1 KiB boundaries.
 // Descriptors (PTX ISA, "Matrix Descriptor Format", canonical layouts):
-//   K-major (Q as A, K as B): stride byte offset 1024 (8 rows x 128 B), leading offset unused; the
+//   K-major (K as B of Q K^T): stride byte offset 1024 (8 rows x 128 B), leading offset unused; the
 //     k16 step kk starts at half (kk / 4) plus (kk % 4) x 32 bytes inside the swizzled row.
 //   MN-major (V as B of P V, tokens = K): leading byte offset 8192 (dims 0-63 to 64-127), stride
 //     byte offset 1024 (8 tokens to the next 8); the k16 step c starts at c x 2048.
 // Synchronisation: a stage is refilled only after the block barrier that follows every
-// warpgroup's wait for its P V of the stage's last tile; cp.async data and Q's stores reach the
+// warpgroup's wait for its P V of the stage's last tile; cp.async data reach the
 // async proxy that wgmma reads through by fence.proxy.async before that barrier.
+// Q and P are the register A operands: their fragment layout per warp is mma.sync's m16n8k16 A.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -48,10 +49,12 @@ struct RowWgmmaTraits {
   static constexpr int kRows = 64 * kWG;  // rows per block
   static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB
   static constexpr int kHalfBytes = kTile * 128;     // dims 0-63 or 64-127 of a tile
-  static constexpr int kQBytes = 64 * kD * 2;        // one warpgroup's Q: 16 KiB
   static constexpr int kPipeBytes = kStages * 2 * kTileBytes;
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
-  static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes + static_cast<std::size_t>(kWG) * kQBytes; }
+  // Q lives in registers (the A operand of S = Q K^T), so a one-warpgroup block takes 97 KiB and
+  // two fit on an SM; Q in shared memory (16 KiB a warpgroup) left one block of one warpgroup per SM
+  // (H100, commit 55ac7b9).
+  static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes; }
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -80,20 +83,21 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
-// d (64 x 64, FP32) (+)= A (64 x 16) B (16 x 64), both FP16 K-major in shared memory.
-__device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc,
+// d (64 x 64, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 64),
+// B K-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_desc,
                                                    int accumulate) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
 // d (64 x 128, FP32) += A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
@@ -180,7 +184,6 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
   const std::uint32_t base = (raw + 1023u) & ~1023u;
   float* const scratch = reinterpret_cast<float*>(smem_raw + (base - raw));  // the stages, after the loop
   const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
-  const std::uint32_t q_base = base + Tr::kPipeBytes;
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   for (int s = 0; s < kStages - 1; ++s) {
@@ -189,30 +192,37 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     cp_async_commit();
   }
 
-  // Q: the block's rows x 128 dims, scaled into the log2 domain, FP16, in the swizzled layout
-  // (warpgroup w's 64 rows at q_base + w x 16 KiB). Padding rows and dims past the head dim are 0.
-#pragma unroll 4
-  for (int i = threadIdx.x; i < Tr::kRows * 16; i += Tr::kThreads) {
-    const int r = i >> 4, c = i & 15;
-    std::uint32_t w[4] = {0u, 0u, 0u, 0u};
-    if (r < nrows && c * 8 < args.head_dim) {
-      const int row = row0 + r;
-      const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
-      const float4* src = reinterpret_cast<const float4*>(args.q + qrow * args.head_dim + c * 8);
-      const float4 u = src[0], v = src[1];
-      const float s = args.q_scale;
-      w[0] = pack_half2(u.x * s, u.y * s);
-      w[1] = pack_half2(u.z * s, u.w * s);
-      w[2] = pack_half2(v.x * s, v.y * s);
-      w[3] = pack_half2(v.z * s, v.w * s);
-    }
-    const std::uint32_t dst = q_base + static_cast<std::uint32_t>(r >> 6) * Tr::kQBytes + sw128_chunk(r & 63, c);
-    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]));
-  }
-
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wg = warp / 4, g = lane / 4, tq = lane % 4;
-  const std::uint32_t q_wg = q_base + static_cast<std::uint32_t>(wg) * Tr::kQBytes;
+  // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
+  // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
+  // scaled into the log2 domain, FP16. Padding rows and dims past the head dim are 0.
+  std::uint32_t q_frag[8][4];
+  {
+    const int r0 = 64 * wg + 16 * (warp % 4) + g;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r0 + 8 * h;
+      const float* q_row = nullptr;
+      if (r < nrows) {
+        const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r;
+        q_row = args.q + qrow * args.head_dim;
+      }
+      float2 x[8][2];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          x[kk][half] = q_row != nullptr && 16 * kk < args.head_dim
+                            ? *reinterpret_cast<const float2*>(q_row + 16 * kk + 8 * half + 2 * tq)
+                            : make_float2(0.f, 0.f);
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          q_frag[kk][2 * half + h] = pack_half2(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
+    }
+  }
   float o[64], s[32];
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] = 0.f;
@@ -222,7 +232,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
 
   for (int tile = 0; tile < num_tiles; ++tile) {
     cp_async_wait<kStages - 2>();
-    fence_proxy_async_shared();  // this thread's tile copies (and Q) visible to wgmma
+    fence_proxy_async_shared();  // this thread's tile copies visible to wgmma
     wgmma_wait<0>();             // this warpgroup's P V of the last tile is done with its stage
     __syncthreads();
     {
@@ -239,7 +249,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk) {
       const std::uint32_t step = static_cast<std::uint32_t>((kk >> 2) * Tr::kHalfBytes + (kk & 3) * 32);
-      wgmma_m64n64k16_ss(s, sw128_descriptor(q_wg + step, 16, 1024), sw128_descriptor(ks + step, 16, 1024), kk > 0);
+      wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
