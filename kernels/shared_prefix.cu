@@ -234,6 +234,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   if (plan->has_prefix) {
     const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
     RowAttentionOptions prefix_options = options.prefix;
+    // Planned once for the whole GPU; overlapped, replanned for the share its rule gives (the rule
+    // depends on the kernel the first plan took: kernels/shared_prefix_share.hpp).
+    DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
     if (options.overlap && prefix_options.max_blocks <= 0) {
       int dev = 0, sms = 0, mem_khz = 0, bus_bits = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
@@ -249,12 +252,18 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
                                     problem.shape.head_dim;
         const double dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;  // double data rate
-        share = shared_prefix_auto_share(suffix_bytes, prefix_flops, dram, max_rows);
+        const double prefix_bytes =
+            2.0 * static_cast<double>(plan->prefix_tokens) * problem.shape.heads_kv * head_bytes;
+        share = plan->prefix.wgmma
+                    ? shared_prefix_auto_share_wgmma(suffix_bytes, prefix_bytes, prefix_flops, dram, max_rows)
+                    : shared_prefix_auto_share(suffix_bytes, prefix_flops, dram, max_rows);
       }
       plan->prefix_share = share;
-      if (share < 1.0) prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));
+      if (share < 1.0) {
+        prefix_options.max_blocks = std::max(1, static_cast<int>(share * sms + 0.5));
+        DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
+      }
     }
-    DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
   }
   const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
   DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix));

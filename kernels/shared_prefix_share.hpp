@@ -16,6 +16,20 @@
 // items of 64 to 256 rows (N x group) take it: the cascade preset at 5d4ed59 ran N 16 and N 1024
 // 5-13% slower under it than under a share of 1 (results/reference/5d4ed59/compare/); there the
 // share stays 1 (DECODE_BENCH_SP_PREFIX_SHARE pins a share anywhere).
+//
+// The warpgroup-MMA prefix kernel (kernels/row_attention_wgmma.cuh, FP16 at head dim 128 on
+// Hopper) changed both phases' balance, so it has a rule of its own, fitted the same way (h100
+// preset, overlapped, commit 0ba70cd, results/reference/0ba70cd/ README), time at a share of
+// 1 / 0.75 / 0.5, us:
+//   N 64:  P 1K 77.4 / 73.9 / 71.3,   P 8K 114.9 / 125.4 / 137.8,  P 32K 243.9 / 271.5 / 349.5
+//   N 256: P 1K 222.3 / 227.2 / 206.8, P 8K 297.2 / 293.9 / 248.2, P 32K 551.0 / 605.0 / 786.9
+// Its prefix phase is no longer compute-bound everywhere (N 64 P 8K reads 134 MB of prefix K/V for
+// 8.6 GFLOP), so the prefix time is estimated as the larger of its K/V bytes over the DRAM
+// bandwidth and its FLOPs over 350 TFLOP/s (its rate at N 256 P 32K: 339-383 TFLOP/s in the probe
+// of that call); the suffix time as before. The rule: share 1 below a ratio of 1.3, else 0.5
+// (0.75 was the best at none of the six). Ratios at the six points: 8.0, 1.0, 0.25 (N 64) and 13,
+// 1.6, 0.41 (N 256): it picks the fastest share at each. Items of 64 to 256 rows only, as above.
+#include <algorithm>
 #include <cstdint>
 
 namespace decode_bench {
@@ -33,6 +47,17 @@ inline double shared_prefix_auto_share(double suffix_bytes, double prefix_flops,
   if (!(prefix_flops > 0) || !(dram_bytes_per_s > 0)) return 1.0;
   const double ratio = (suffix_bytes / dram_bytes_per_s) / (prefix_flops / kPrefixPhaseFlopRate);
   return ratio < 0.4 ? 1.0 : ratio < 1.2 ? 0.75 : 0.5;
+}
+
+inline constexpr double kWgmmaPrefixFlopRate = 350e12;  // FLOP/s, see above
+
+// The rule for the warpgroup-MMA prefix kernel; prefix_bytes: the K + V bytes of the prefix levels.
+inline double shared_prefix_auto_share_wgmma(double suffix_bytes, double prefix_bytes, double prefix_flops,
+                                             double dram_bytes_per_s, int max_item_rows) {
+  if (max_item_rows < kAutoShareMinRows || max_item_rows > kAutoShareMaxRows) return 1.0;
+  if (!(prefix_flops > 0) || !(dram_bytes_per_s > 0)) return 1.0;
+  const double prefix_s = std::max(prefix_bytes / dram_bytes_per_s, prefix_flops / kWgmmaPrefixFlopRate);
+  return (suffix_bytes / dram_bytes_per_s) / prefix_s < 1.3 ? 1.0 : 0.5;
 }
 
 }  // namespace decode_bench

@@ -183,6 +183,32 @@ TEST(PlannerTuning, SharedPrefixAutoShareAtTheFittedPoints) {
   EXPECT_EQ(shared_prefix_auto_share(10.0, kPrefixPhaseFlopRate, 1.0, 256), 0.5);
 }
 
+// The warpgroup-MMA prefix kernel's rule (kernels/shared_prefix_share.hpp) at its six fitted H100
+// points (prefix time the larger of its K/V bytes and FLOPs), its threshold and its limits.
+TEST(PlannerTuning, SharedPrefixWgmmaShareAtTheFittedPoints) {
+  const double dram = 3.35e12;
+  const auto share = [&](int n, int p) {
+    const double suffix_bytes = 2.0 * n * 128 * 32 * 128 * 2;
+    const double prefix_bytes = 2.0 * p * 32 * 128 * 2;
+    const double prefix_flops = 4.0 * p * n * 32 * 128;
+    return shared_prefix_auto_share_wgmma(suffix_bytes, prefix_bytes, prefix_flops, dram, n);
+  };
+  EXPECT_EQ(share(64, 1024), 0.5);    // ratio 8.0
+  EXPECT_EQ(share(64, 8192), 1.0);    // 1.0: the prefix's bytes, not its FLOPs, set its time
+  EXPECT_EQ(share(64, 32768), 1.0);   // 0.25
+  EXPECT_EQ(share(256, 1024), 0.5);   // 13
+  EXPECT_EQ(share(256, 8192), 0.5);   // 1.6
+  EXPECT_EQ(share(256, 32768), 1.0);  // 0.41
+  // ratio = 1.29 and 1.3, by bytes (1 B at 1 B/s) and by FLOPs (350e12 FLOP at 350 TFLOP/s).
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(1.29, 1.0, 1.0, 1.0, 64), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(1.3, 1.0, 1.0, 1.0, 64), 0.5);
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(1.29, 0.0, kWgmmaPrefixFlopRate, 1.0, 256), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(1.3, 0.0, kWgmmaPrefixFlopRate, 1.0, 256), 0.5);
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(10.0, 1.0, 0.0, 1.0, 64), 1.0);  // no prefix work
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(10.0, 1.0, 1.0, 1.0, 63), 1.0);
+  EXPECT_EQ(shared_prefix_auto_share_wgmma(10.0, 1.0, 1.0, 1.0, 257), 1.0);
+}
+
 TEST(PlannerTuning, RowPackedSplitKnobParsesAndNamesTheVariable) {
   {
     ScopedEnv unset(kRowPackedSplitEnv, nullptr);
