@@ -253,15 +253,19 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  // Items of more than 32 rows (the shared-prefix phase, MQA's wide groups) take the warpgroup-MMA
-  // kernel where it runs (FP16 at head dim 128 on compute capability 9.0, in a build for it):
-  // blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged tile
-  // serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Pinned by the tiling, it takes
-  // items of any row count; where it does not run, the rules below decide.
+  // Items of more than 64 rows, and of 33-64 rows over at least 128 tiles (8K tokens), take the
+  // warpgroup-MMA kernel where it runs (FP16 at head dim 128 on compute capability 9.0, in a build
+  // for it): blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged
+  // tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
+  // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
+  // P 1K 73.6 against 71.1 us, P 4K 105.4 against 95.0, where P 8K took 115.8 against 129.7 and
+  // every item of 256 or 1024 rows 1.08-1.37x less time (results/reference/29187b1/). Pinned by
+  // the tiling, it takes items of any row count; where it does not run, the rules below decide.
   const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
                         choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
                         wgmma_row_kernel_runs_on(dev);
-  const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma || (tiling == RowAttentionTiling::automatic && rows > 32));
+  const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
+                                  (tiling == RowAttentionTiling::automatic && (rows > 64 || (rows > 32 && item_tiles >= 128))));
   const int wgmma_rows = row_wgmma_rows_override() > 0 ? row_wgmma_rows_override() : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));

@@ -67,32 +67,35 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
   }
 }
 
-// The automatic choice: FP16 items of more than 32 rows at head dim 128 take it, 64-row blocks up
-// to 64 rows and 128 above; BF16, head dim 64 and items of at most 32 rows do not.
+// The automatic choice: FP16 items at head dim 128 of more than 64 rows take it (128-row blocks),
+// and of 33-64 rows over at least 128 tiles (64-row blocks); shorter 64-row items, items of at
+// most 32 rows, BF16 and head dim 64 do not.
 TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   DB_REQUIRE_WGMMA();
   struct Want {
     DType dtype;
-    int d, rows;
+    int d, rows, tokens;
     bool wgmma;
     int block_rows;
   };
-  for (const Want& w : {Want{DType::fp16, 128, 256, true, 128}, Want{DType::fp16, 128, 64, true, 64},
-                        Want{DType::fp16, 128, 33, true, 64}, Want{DType::fp16, 128, 32, false, 0},
-                        Want{DType::bf16, 128, 256, false, 0}, Want{DType::fp16, 64, 256, false, 0}}) {
+  for (const Want& w : {Want{DType::fp16, 128, 256, 3000, true, 128}, Want{DType::fp16, 128, 65, 700, true, 128},
+                        Want{DType::fp16, 128, 64, 8192, true, 64}, Want{DType::fp16, 128, 33, 8200, true, 64},
+                        Want{DType::fp16, 128, 64, 8128, false, 0}, Want{DType::fp16, 128, 32, 9000, false, 0},
+                        Want{DType::bf16, 128, 256, 3000, false, 0}, Want{DType::fp16, 64, 256, 3000, false, 0}}) {
     RowCase c;
     c.shape = {8, 2, w.d};
-    c.lengths = {3000, 3};
+    c.lengths = {w.tokens, 3};
     c.page_size = 16;
-    c.seed = 9200 + w.rows;
-    c.items = {{0, 0, w.rows, 0, 3000}};
+    c.seed = 9200 + w.rows + w.tokens;
+    c.items = {{0, 0, w.rows, 0, w.tokens}};
+    const std::string what = std::string(dtype_name(w.dtype)) + " D " + std::to_string(w.d) + " rows " +
+                             std::to_string(w.rows) + " tokens " + std::to_string(w.tokens);
     const auto r = testing::run_row_case_as(w.dtype, c);
-    ASSERT_EQ(r.status, cudaSuccess) << dtype_name(w.dtype) << " D " << w.d << " rows " << w.rows;
-    EXPECT_TRUE(r.verification.passed) << dtype_name(w.dtype) << " D " << w.d << " rows " << w.rows << ": "
-                                       << r.verification.summary();
-    EXPECT_EQ(r.plan.wgmma, w.wgmma) << dtype_name(w.dtype) << " D " << w.d << " rows " << w.rows;
+    ASSERT_EQ(r.status, cudaSuccess) << what;
+    EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
+    EXPECT_EQ(r.plan.wgmma, w.wgmma) << what;
     if (w.wgmma) {
-      EXPECT_EQ(r.plan.rows_per_block, w.block_rows) << "rows " << w.rows;
+      EXPECT_EQ(r.plan.rows_per_block, w.block_rows) << what;
     }
   }
 }
