@@ -36,6 +36,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/row_attention_common.cuh"
+#include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2
 
 namespace decode_bench::device {
 
@@ -121,17 +122,6 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::u
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
-}
-
-__device__ __forceinline__ std::uint32_t pack_half2(float a, float b) {
-  const __half2 h = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const std::uint32_t*>(&h);
-}
-
-__device__ __forceinline__ float ex2_approx(float x) {  // arguments <= 0: scores minus the reference max
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // Where 16-byte chunk c (0-15) of tile row r (0-63) sits in a 64 x 128 FP16 tile (header).
@@ -220,7 +210,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
       for (int kk = 0; kk < 8; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
-          q_frag[kk][2 * half + h] = pack_half2(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
+          q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
     }
   }
   float o[64], s[32];
@@ -278,7 +268,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
       const bool move = mx[h] > m_run[h] + kSlack;  // -inf + kSlack = -inf
       const float m_new = move ? mx[h] : m_run[h];
       base_m[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
-      alpha[h] = move ? ex2_approx(m_run[h] - base_m[h]) : 1.f;
+      alpha[h] = move ? fast_exp2(m_run[h] - base_m[h]) : 1.f;
       m_run[h] = m_new;
       l_run[h] *= alpha[h];
     }
@@ -298,13 +288,13 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
       float p[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        p[e] = ex2_approx(s[8 * c + e] - base_m[(e >> 1) & 1]);
+        p[e] = fast_exp2(s[8 * c + e] - base_m[(e >> 1) & 1]);
         l_run[(e >> 1) & 1] += p[e];
       }
-      a[c][0] = pack_half2(p[0], p[1]);  // row g,     tokens 2 tq, + 1
-      a[c][1] = pack_half2(p[2], p[3]);  // row g + 8
-      a[c][2] = pack_half2(p[4], p[5]);  // row g,     tokens 8 + 2 tq, + 1
-      a[c][3] = pack_half2(p[6], p[7]);  // row g + 8
+      a[c][0] = MmaStorage<__half>::pack(p[0], p[1]);  // row g,     tokens 2 tq, + 1
+      a[c][1] = MmaStorage<__half>::pack(p[2], p[3]);  // row g + 8
+      a[c][2] = MmaStorage<__half>::pack(p[4], p[5]);  // row g,     tokens 8 + 2 tq, + 1
+      a[c][3] = MmaStorage<__half>::pack(p[6], p[7]);  // row g + 8
 #pragma unroll
       for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
     }
