@@ -1,14 +1,14 @@
 #pragma once
 // Row attention on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 K/V, head dims 65-128
 // (compiled for 128, tail dims zero), the shape of the shared-prefix phase (tens to hundreds of
-// query rows on one KV head's token range). Included only by kernels/instantiate/row_attention_wgmma_fp16.cu,
-// which is compiled for sm_90a alone (kernels/CMakeLists.txt).
+// query rows on one KV head's token range). Included only by
+// kernels/instantiate/row_attention_wgmma_fp16.cu, compiled for sm_90a alone (kernels/CMakeLists.txt).
 //
 // Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached 246 TFLOP/s
 // of the 646 TFLOP/s FP16 roof on the prefix phase (N 256, P 32K, H100, commit 5b8dd7b): ncu counted
 // 7.1 instructions per mma and one or two warps per scheduler, so its issue slots, not its tensor
 // cores, set the pace (docs/kernel-notes.md). One wgmma m64n64k16 does the work of 32 mma.sync
-// m16n8k16 and reads both operands from shared memory itself: no ldmatrix, no per-fragment addresses.
+// m16n8k16 and reads its B operand from shared memory itself: no ldmatrix, no per-fragment addresses.
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
 // and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile:
@@ -26,8 +26,8 @@
 //   MN-major (V as B of P V, tokens = K): leading byte offset 8192 (dims 0-63 to 64-127), stride
 //     byte offset 1024 (8 tokens to the next 8); the k16 step c starts at c x 2048.
 // Synchronisation: a stage is refilled only after the block barrier that follows every
-// warpgroup's wait for its P V of the stage's last tile; cp.async data reach the
-// async proxy that wgmma reads through by fence.proxy.async before that barrier.
+// warpgroup's wait for its P V of the stage's last tile; each thread's cp.async data reach the
+// async proxy that wgmma reads through by its fence.proxy.async before that barrier.
 // Q and P are the register A operands: their fragment layout per warp is mma.sync's m16n8k16 A.
 #include <cstddef>
 #include <cstdint>
