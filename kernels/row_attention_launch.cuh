@@ -259,7 +259,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
   // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
   // P 1K 73.6 against 71.1 us, P 4K 105.4 against 95.0, where P 8K took 115.8 against 129.7 and
-  // every item of 256 or 1024 rows 1.08-1.37x less time (results/reference/29187b1/). Pinned by
+  // every item of 256 or 1024 rows 1.01-1.37x less time (results/reference/29187b1/). Pinned by
   // the tiling, it takes items of any row count; where it does not run, the rules below decide.
   const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
                         choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
