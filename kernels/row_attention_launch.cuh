@@ -266,7 +266,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                         wgmma_row_kernel_runs_on(dev);
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic && (rows > 64 || (rows > 32 && item_tiles >= 128))));
-  const int wgmma_rows = row_wgmma_rows_override() > 0 ? row_wgmma_rows_override() : rows <= 64 ? 64 : 128;
+  const int wgmma_rows_pinned = row_wgmma_rows_override();
+  const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
   const int rows_per_block = path == RowAttentionPath::simt ? 16

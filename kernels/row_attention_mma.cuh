@@ -131,6 +131,22 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
+// One online-softmax step of a row whose scores a quad of lanes holds: mx is this lane's max of the
+// step's scores (reduced over the quad here). The reference max m_run moves only when a score
+// exceeds it by more than `slack` (log2 domain); base is the max to subtract from this step's
+// scores and alpha the factor that rescales the row's O and l (l_run is rescaled here).
+__device__ __forceinline__ void advance_row_max(float mx, float slack, float& m_run, float& l_run, float& base,
+                                                float& alpha) {
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  const bool move = mx > m_run + slack;  // -inf + slack = -inf
+  const float m_new = move ? mx : m_run;
+  base = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
+  alpha = move ? fast_exp2(m_run - base) : 1.f;
+  m_run = m_new;
+  l_run *= alpha;
+}
+
 // Shared-memory byte offsets of the 16-byte chunks 2 kk + b (kk = 0 .. kChunks / 2 - 1) of
 // swizzled rows (chunk c of row r at c ^ (r & 7): kv_chunk_slot, and Q alike), for a lane whose
 // ldmatrix rows all have r & 7 == lane & 7 (every operand row here is a multiple of 8 plus
@@ -542,16 +558,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         constexpr float kSlack = Ops::kFp8 ? 0.f : 8.f;
         float base[2], alpha[2];
 #pragma unroll
-        for (int h = 0; h < kRowHalves; ++h) {
-          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-          mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-          const bool move = mx[h] > m_run[mt][h] + kSlack;  // -inf + kSlack = -inf
-          const float m_new = move ? mx[h] : m_run[mt][h];
-          base[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
-          alpha[h] = move ? fast_exp2(m_run[mt][h] - base[h]) : 1.f;
-          m_run[mt][h] = m_new;
-          l_run[mt][h] *= alpha[h];
-        }
+        for (int h = 0; h < kRowHalves; ++h) advance_row_max(mx[h], kSlack, m_run[mt][h], l_run[mt][h], base[h], alpha[h]);
         if constexpr (kPacked) base[1] = base[0], alpha[1] = alpha[0];  // O's lo rows rescale with row g
         // Rescale O only when some row's reference max moved: with the slack, after the first
         // tiles almost never (FMUL was 12% of the prefix phase's instructions at cf8bc3f; the

@@ -36,7 +36,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/row_attention_common.cuh"
-#include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2
+#include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2, advance_row_max
 
 namespace decode_bench::device {
 
@@ -45,7 +45,6 @@ struct RowWgmmaTraits {
   static constexpr int kD = 128;
   static constexpr int kTile = 64;     // tokens per stage
   static constexpr int kStages = 3;
-  static constexpr int kWarpgroups = kWG;
   static constexpr int kThreads = 128 * kWG;
   static constexpr int kRows = 64 * kWG;  // rows per block
   static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB
@@ -262,16 +261,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     constexpr float kSlack = 8.f;
     float base_m[2], alpha[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      const bool move = mx[h] > m_run[h] + kSlack;  // -inf + kSlack = -inf
-      const float m_new = move ? mx[h] : m_run[h];
-      base_m[h] = m_new == -INFINITY ? 0.f : m_new;  // nothing seen yet: exp2(-inf - 0) = 0, no NaN
-      alpha[h] = move ? fast_exp2(m_run[h] - base_m[h]) : 1.f;
-      m_run[h] = m_new;
-      l_run[h] *= alpha[h];
-    }
+    for (int h = 0; h < 2; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
     if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
       for (int n = 0; n < 16; ++n) {

@@ -14,9 +14,9 @@ WgmmaRowKernel wgmma_row_kernel(int rows_per_block) {
     using Tr = decltype(traits);
     return WgmmaRowKernel{kernel, Tr::shared_bytes(), Tr::kThreads, Tr::kTile, Tr::kStages};
   };
-  if (rows_per_block == 64)
+  if (rows_per_block == device::RowWgmmaTraits<1>::kRows)
     return pick(device::RowWgmmaTraits<1>{}, reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 1>));
-  if (rows_per_block == 128)
+  if (rows_per_block == device::RowWgmmaTraits<2>::kRows)
     return pick(device::RowWgmmaTraits<2>{}, reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2>));
   return {};
 }
