@@ -24,7 +24,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 bt="$src/scripts/block_timeline.py"
 got=$(python3 "$bt" "$out/t.csv" --sm-gantt "$out/gantt.csv") || fail "exit status $?"
 echo "$got"
-has() { echo "$got" | grep -qxF -- "$1" || fail "missing line: $1"; }
+has() { grep -qxF -- "$1" <<<"$got" || fail "missing line: $1"; }
 # p, launch 0: SM 0 [0, 10] us, SM 1 [0, 6]; busy (10 + 6) / (2 SMs x 10) = 0.800; ramp and
 # epilogue 1 us each; 2 blocks run until 6, then 1 (< 0.9 x 2): tail 10 - 6 = 4.0.
 has '| 0 | row_mma | 2 | 2 | 0.0 | 0.0 | 10.0 | 10.0 | 0.800 | 1.0 | 1.0 | 4.0 |'

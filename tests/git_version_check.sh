@@ -21,11 +21,11 @@ configure() {  # configure NAME [cmake args...]; leaves the generated header in 
   shift
   cmake -S "$out/tree" -B "$out/$name" "$@" >"$out/$name.log" 2>&1
 }
-header() { cat "$out/$1/generated/build_info.hpp"; }
+header_file() { echo "$out/$1/generated/build_info.hpp"; }  # grep reads the file itself: no pipe to break
 expect() {  # expect NAME SHA DIRTY SOURCE
-  header "$1" | grep -q "kGitSha = \"$2\"" || fail "$1: sha is not $2: $(header "$1" | grep kGitSha)"
-  header "$1" | grep -q "kGitDirty = $3;" || fail "$1: dirty is not $3"
-  header "$1" | grep -q "kGitSource = \"$4\"" || fail "$1: source is not $4"
+  grep -q "kGitSha = \"$2\"" "$(header_file "$1")" || fail "$1: sha is not $2: $(grep kGitSha "$(header_file "$1")")"
+  grep -q "kGitDirty = $3;" "$(header_file "$1")" || fail "$1: dirty is not $3"
+  grep -q "kGitSource = \"$4\"" "$(header_file "$1")" || fail "$1: source is not $4"
 }
 sha=0123456789abcdef0123456789abcdef01234567
 other=89abcdef0123456789abcdef0123456789abcdef
@@ -51,10 +51,10 @@ if command -v git >/dev/null; then
     git -C "$out/tree" -c user.name=t -c user.email=t@t commit -qm stale || fail "stale: git init failed"
   configure stale || fail "stale: cmake failed"
   expect stale "$sha" true commit_file
-  tr -s " \n" " " <"$out/stale.log" | grep -q "names $sha but git HEAD is" || fail "stale: no warning: $(cat "$out/stale.log")"
+  grep -q "names $sha but git HEAD is" <<<"$(tr -s " \n" " " <"$out/stale.log")" || fail "stale: no warning: $(cat "$out/stale.log")"
   rm "$out/tree/.decode-bench-commit"
   configure git || fail "git: cmake failed"
-  header git | grep -q "kGitSource = \"git\"" || fail "git: source is not git"
+  grep -q "kGitSource = \"git\"" "$(header_file git)" || fail "git: source is not git"
   rm -rf "$out/tree/.git"
   printf '%s\ndirty\n' "$sha" >"$out/tree/.decode-bench-commit"
 fi

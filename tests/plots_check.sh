@@ -43,7 +43,7 @@ if [ -n "$exe" ]; then msg=$("$exe" plot "$data/malformed_results.json" --out "$
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "malformed file: expected exit 2, got $rc: $msg"; exit 1; }
-echo "$msg" | grep -q "points\[0\].timing.median_us: must be a number" || { echo "unclear message: $msg"; exit 1; }
+grep -q "points\[0\].timing.median_us: must be a number" <<<"$msg" || { echo "unclear message: $msg"; exit 1; }
 # A file with only capacity points: paper figures are skipped with a note, not an error.
 if [ -z "$exe" ]; then
   log=$("$python" "$src/plots/plot_results.py" "$data/synthetic_capacity_results.json" --out "$out/capacity_only")

@@ -100,7 +100,7 @@ slurmd -D -f "$SLURM_CONF" -N "$host" >"$work/slurmd.out" 2>&1 &
 pids+=($!)
 ready=""
 for _ in $(seq 150); do
-  if sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then ready=1; break; fi
+  if grep -qE '^(idle|mix|alloc)' <<<"$(sinfo -h -N -o '%t' 2>/dev/null)"; then ready=1; break; fi
   for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || break 2; done
   sleep 0.2
 done
@@ -117,7 +117,7 @@ preset=$src/tests/data/capacity_only_preset.json
 read -r array merge < <(DECODE_BENCH=$exe "$src/scripts/cluster/slurm/submit.sh" 3 "$work/out" --preset "$preset")
 echo "submitted array job $array and merge job $merge"
 deadline=$(($(date +%s) + 300))
-while squeue -h -j "$array,$merge" -t PD,R,CG,CF 2>/dev/null | grep -q .; do
+while grep -q . <<<"$(squeue -h -j "$array,$merge" -t PD,R,CG,CF 2>/dev/null)"; do
   if (($(date +%s) > deadline)); then
     squeue -j "$array,$merge"
     echo "FAILED: the jobs did not finish within 300 s"
