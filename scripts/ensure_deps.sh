@@ -38,8 +38,15 @@ if [ ${#db_missing_pkgs[@]} -gt 0 ]; then
     exit 1
   fi
   echo "== installing: ${db_missing_pkgs[*]}"
-  $db_sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $db_sudo apt-get install -y -qq --no-install-recommends "${db_missing_pkgs[@]}" >/dev/null
+  # A machine without a package network (a GPU box behind a firewall, say) fails here: say what is
+  # missing and how else to get it, instead of apt-get's own last words.
+  if ! { $db_sudo apt-get update -qq &&
+         DEBIAN_FRONTEND=noninteractive $db_sudo apt-get install -y -qq --no-install-recommends "${db_missing_pkgs[@]}" >/dev/null; }; then
+    echo "error: could not install ${db_missing_pkgs[*]} with apt-get (no package network?)." >&2
+    echo "  Install them from a local mirror or another machine's .deb files, or let CMake fetch the C++ ones" >&2
+    echo "  where the network is up (FETCHCONTENT_TRY_FIND_PACKAGE_MODE=NEVER)." >&2
+    exit 1
+  fi
 fi
 
 # cmake older than 3.25 (the project minimum): take a newer one from PyPI, user-local. The
