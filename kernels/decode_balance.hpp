@@ -3,7 +3,7 @@
 // no CUDA calls, so host tests check every choice).
 //
 // Ragged batches (lengths known on the host): the work-list plan of FlashInfer's load-balanced
-// scheduler (seed 003, Algorithm 1). Every sequence is cut into n_b = ceil(L_b / C) splits with one
+// scheduler (Ye et al., arXiv 2501.01005, Algorithm 1). Every sequence is cut into n_b = ceil(L_b / C) splits with one
 // chunk bound C for the whole batch, so no block streams more than C tokens of one KV head whatever
 // the length mix; C follows from the batch's total work over the GPU's block slots. Each split is a
 // work item (one block per item and KV head block); the items are ordered longest first, so the
@@ -61,7 +61,7 @@ bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 // standard tiles; a ragged batch in a contiguous cache when at least half its sequences are that
 // short (zipf batches: most blocks are tiny, the long sequences are split anyway). Not a ragged
 // batch in a paged cache: there the short tiling streamed the long items at 0.82-0.83 of the DRAM
-// ceiling against 0.91 for the standard one (H100, docs/kernel-notes.md). Never when the caller
+// ceiling against 0.91 for the standard one (H100, docs/history/kernel-notes.md). Never when the caller
 // pinned splits or heads per block (probes compare the standard tiling under those).
 struct TilingQuery {
   int group = 1;

@@ -34,7 +34,7 @@ bool decode_tensor_core_supported(const DecodeProblem& p) {
 
 bool decode_prefers_tensor_core(const DecodeProblem& p) {
   // FP8: the CUDA-core kernel wherever it has a tiling (the tensor-core path took 7-21% longer on
-  // the H100 at 32 q / 8 KV heads: docs/kernel-notes.md, "FP8 on row attention").
+  // the H100 at 32 q / 8 KV heads: docs/history/kernel-notes.md, "FP8 on row attention").
   const bool grouped = p.shape.group() >= kRowAttentionMinGroup && !dtype_is_fp8(p.kv_dtype);
   return decode_tensor_core_supported(p) && (grouped || !gqa_group_supported(p.shape.group()));
 }

@@ -13,7 +13,7 @@
 //   for a plan with the fused merge off, merge_partials_kernel does in a second launch.
 // HB > 1 exists for tuning probes: it makes a block read the heads of each page side by side, which
 // was meant to help shuffled small pages; on the H100 it was slower everywhere, so plans use HB = 1
-// unless asked (docs/kernel-notes.md, commit 328fb71).
+// unless asked (docs/history/kernel-notes.md, commit 328fb71).
 // Scores live in the log2 domain: q is pre-scaled by softmax_scale * log2(e) so the exponentials
 // are exp2f; lse is converted back to natural log on output.
 // Head dims: the kernel compiled for D serves every runtime head dim h <= D (a multiple of 16,

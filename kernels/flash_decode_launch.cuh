@@ -71,7 +71,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
   // One KV head per block unless asked: on the H100, 2, 4 and 8 heads per block were slower at
   // every page size and contiguous too (32 x 64K FP16: 349 -> 368 us contiguous, 362 -> 374 us at
-  // shuffled page 1; docs/kernel-notes.md, commit 328fb71).
+  // shuffled page 1; docs/history/kernel-notes.md, commit 328fb71).
   const int heads_per_block = options.heads_per_block > 0 ? options.heads_per_block : 1;
   if (!heads_per_block_fit<Tr>(heads_per_block, p.shape.heads_kv)) return cudaErrorInvalidValue;
   const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration
@@ -97,7 +97,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     plan->chunk_bound = work.chunk_bound;
     plan->num_splits = plan->active_splits = work.max_splits;
     // Splits of a sequence take turns tile by tile (the access order of a grid-stride read), not
-    // one range of chunk_bound tokens each: on the H100 zipf batch of docs/kernel-notes.md ranges
+    // one range of chunk_bound tokens each: on the H100 zipf batch of docs/history/kernel-notes.md ranges
     // were as fast or slower in every case (paged, standard tiling: 519 against 443 us).
     const bool tiles = flash_decode_work_chunks_override() != WorkChunksOverride::ranges;
     plan->chunk = tiles ? tile : work.chunk_bound;
@@ -127,7 +127,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   // Splits of a long sequence take turns tile by tile rather than each reading one far-apart
   // range: all blocks then read inside a window of splits x tile rows, the access order of a
   // grid-stride copy. On the H100 this read 2M-token FP16 at 88.7% instead of 80.2% of the DRAM
-  // ceiling, and 32 x 64K at 2838 instead of 2513 GB/s (docs/kernel-notes.md).
+  // ceiling, and 32 x 64K at 2838 instead of 2513 GB/s (docs/history/kernel-notes.md).
   const bool interleave = splits > 1 && chunk > tile;
   if (interleave) chunk = tile;
   plan->num_splits = splits;

@@ -5,7 +5,7 @@
 // The uniform row-attention plan gives every item (sequence, KV head) the same split count, chosen
 // from the longest item: a zipf batch (one sequence of 24K tokens among many of ~10) gets one split,
 // and the few blocks of the longest sequence stream it alone while the GPU idles. The work list
-// instead cuts each sequence by one chunk bound C (FlashInfer's load-balanced scheduler, seed 003,
+// instead cuts each sequence by one chunk bound C (FlashInfer's load-balanced scheduler, arXiv 2501.01005,
 // Algorithm 1; the same cut as the CUDA-core flash-decode's, balance_decode_work in
 // kernels/decode_balance.hpp): n_b = ceil(L_b / C) chunks per sequence, one entry per (chunk, KV
 // head), each launched as row_blocks blocks, longest work first. An item of one chunk writes its

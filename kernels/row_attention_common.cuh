@@ -158,7 +158,7 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
   // the address work of 8 rows a tile). SASS (sm_90, CUDA 13.0), one tile's staging of FP16 D 128
   // by 128 threads, alone: about 414 instructions a thread before, 172 after (contiguous rows:
   // 288). Measured (H100, commit 5b8dd7b): paged 64 x 1K about 1.5% faster at the same plan; it
-  // did not let paged K/V take one block per SM (docs/kernel-notes.md, "Paged rows resolved once
+  // did not let paged K/V take one block per SM (docs/history/kernel-notes.md, "Paged rows resolved once
   // per warp"), so the address work is not what held that back. Taken by the narrow tensor-core
   // tiling (grouped decode) only: in the wide tiling and the SIMT kernel the extra live registers
   // made ptxas spill (BF16 wide 0 -> 20 bytes, FP8 SIMT 16 -> 40), and neither streams decode.

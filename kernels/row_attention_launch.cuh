@@ -234,13 +234,13 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // 256-row block's fixed costs (Q, epilogue, the split merge) outweigh a few tiles: H100, N 256
   // P 1K, 256 rows x 4 splits 82.7 us (d874af7) against 45.8 us for 64 rows x 1 split on the narrow
   // tiling (cf8bc3f); N 64 P 1K, wide 33.7 against narrow 41.5 us (f6c74ad) (decode-row-probe,
-  // results/reference/probe/h100-*-row-probe*.txt).
+  // git show 9372013:results/reference/probe/h100-*-row-probe*.txt).
   // Except FP16 items of 33-64 rows at d 128 over at least 128 tiles (8K tokens): there the narrow
   // tiling (4 warps, each its own 16-row tile, sharing every staged tile) ran faster since the
   // ldmatrix offsets were kept in registers (SwizzledChunks): shared prefix N 64, h100 preset,
   // overlapped, P 8K 136.9 against 138.6 / 141.2 us, P 32K 309.0 against 324.4 / 325.5; slower at
   // P 1K (16 tiles: 84.4 against 83.0 / 83.2) (commit 32c8776,
-  // results/reference/probe/h100-32c8776-sp-coresidency/). Not measured between 16 and 128 tiles,
+  // git show 9372013:results/reference/probe/h100-32c8776-sp-coresidency/). Not measured between 16 and 128 tiles,
   // nor for BF16 (whose narrow kernel runs two mma a product) or other head dims: wide there.
   // DECODE_BENCH_ROW_TILING pins either tiling.
   const RowAttentionTiling tiling =
@@ -259,7 +259,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
   // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
   // P 1K 73.6 against 71.1 us, P 4K 105.4 against 95.0, where P 8K took 115.8 against 129.7 and
-  // every item of 256 or 1024 rows 1.01-1.37x less time (results/reference/29187b1/). Pinned by
+  // every item of 256 or 1024 rows 1.01-1.37x less time (git show 9372013:results/reference/29187b1/). Pinned by
   // the tiling, it takes items of any row count; where it does not run, the rules below decide.
   const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
                         choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
@@ -346,7 +346,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
   // Work stealing among an item's splits (RowAttentionOptions::steal_pool): equal ranges finish
   // unequally, since SMs stream at different speeds (block timelines, H100, 32 / 8 heads 1 x 64K:
-  // the 16 splits of an item ended over 85.3-90.5 us, docs/kernel-notes.md); a pool taken tile by
+  // the 16 splits of an item ended over 85.3-90.5 us, docs/history/kernel-notes.md); a pool taken tile by
   // tile at the end lets the fast ones take over the slow ones' share.
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.

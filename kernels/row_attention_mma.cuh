@@ -123,7 +123,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 // 2^x on the special-function unit, subnormal results flushed to zero. exp2f adds a range check
 // and two multiplies around the same instruction (FSETP, FMUL x 2 per call: FSETP 3.3% and FMUL
 // 12.2% of the prefix phase's instructions, with the O rescale, in ncu at commit cf8bc3f,
-// results/reference/probe/h100-cf8bc3f-ncu-prefix-narrow-N256-P8K-sass-summary.txt); arguments here are <= 0 (scores minus
+// git show 9372013:results/reference/probe/h100-cf8bc3f-ncu-prefix-narrow-N256-P8K-sass-summary.txt); arguments here are <= 0 (scores minus
 // the running max) and weights below 2^-126 of the largest count for nothing in an FP32 sum.
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
@@ -153,7 +153,7 @@ __device__ __forceinline__ void advance_row_max(float mx, float slack, float& m_
 // lane & 7). The XOR touches only the low 3 bits of the chunk index, so chunk 2 kk + b sits at
 // 8 (kk / 4) + ((2 (kk % 4) + b) ^ (lane & 7)): four per-lane offsets, the rest immediates once
 // kk is unrolled. Computed at each use instead, the swizzle put 3-5 integer instructions in front
-// of every ldmatrix (SASS of the tile loops at commit 34ba5b4, docs/kernel-notes.md).
+// of every ldmatrix (SASS of the tile loops at commit 34ba5b4, docs/history/kernel-notes.md).
 // kKeep: the offsets are made opaque to the optimiser, so they stay in registers: left
 // transparent, ptxas recomputed the four from lane and row in front of every ldmatrix again (4
 // instructions each) rather than keep them. The kernel says where they are not kept.

@@ -22,7 +22,7 @@ std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign;
 // loads are issued together: its level rows and LSEs by lanes 0..max_depth - 1 (one round trip
 // after the rows), then every level's row of O beside its own. The kernel before it (commit
 // 34ba5b4: one block of 64 threads a state, scalar columns, each level's O read after the last)
-// took 5.5 us at 2048 states and 10.7 us at 8192 (ncu, commit fe97a8d; docs/kernel-notes.md).
+// took 5.5 us at 2048 states and 10.7 us at 8192 (ncu, commit fe97a8d; docs/history/kernel-notes.md).
 constexpr int kMergeWarps = 8;
 constexpr int kMaxMergeDepth = 4;
 

@@ -1,5 +1,5 @@
 #pragma once
-// Composable shared-prefix decode (FlashInfer's composable formats, seed 003): a batch whose
+// Composable shared-prefix decode (FlashInfer's composable formats, arXiv 2501.01005): a batch whose
 // sequences share prefix pages (kernels/shared_prefix_layout.hpp) decodes in three phases:
 //   1. prefix phase (row attention, kernels/row_attention.hpp): per level and KV head one item
 //      whose rows are the G query heads of every sequence sharing the level, over the level's

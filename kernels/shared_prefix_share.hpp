@@ -6,7 +6,7 @@
 // blocks take whole SMs and the suffix mostly waits for them; planned for fewer, the prefix runs
 // longer but the suffix streams beside it. Which pays depends on how long each phase would take.
 // Measured on the H100 (h100 preset, FP16, 32 heads, d 128, S 128; commit f4763da,
-// results/reference/probe/h100-f4763da-sp-share/), time at a share of 1 / 0.75 / 0.5, us:
+// git show 9372013:results/reference/probe/h100-f4763da-sp-share/), time at a share of 1 / 0.75 / 0.5, us:
 //   N 64:  P 1K 80.7 / 71.8 / 67.5,   P 8K 131.6 / 127.1 / 174.3,   P 32K 299.6 / 367.0 / 541.6
 //   N 256: P 1K 235.7 / 255.3 / 236.7, P 8K 351.9 / 316.5 / 348.9, P 32K 701.9 / 765.8 / 1104.3
 // The rule: estimate suffix time / prefix time as (suffix K/V bytes / DRAM bandwidth) over (prefix
@@ -14,12 +14,12 @@
 // its FP16 tensor roof), then share 1 below 0.4, 0.75 below 1.2, 0.5 above. It picks the fastest
 // of the three (or within 0.5% of it) at each of the six points above, where it was fitted. Only
 // items of 64 to 256 rows (N x group) take it: the cascade preset at 5d4ed59 ran N 16 and N 1024
-// 5-13% slower under it than under a share of 1 (results/reference/5d4ed59/compare/); there the
+// 5-13% slower under it than under a share of 1 (git show 9372013:results/reference/5d4ed59/compare/); there the
 // share stays 1 (DECODE_BENCH_SP_PREFIX_SHARE pins a share anywhere).
 //
 // The warpgroup-MMA prefix kernel (kernels/row_attention_wgmma.cuh, FP16 at head dim 128 on
 // Hopper) changed both phases' balance, so it has a rule of its own, fitted the same way (h100
-// preset, overlapped, commit 0ba70cd, results/reference/0ba70cd/ README), time at a share of
+// preset, overlapped, commit 0ba70cd, git show 9372013:results/reference/0ba70cd/ README), time at a share of
 // 1 / 0.75 / 0.5, us:
 //   N 64:  P 1K 77.4 / 73.9 / 71.3,   P 8K 114.9 / 125.4 / 137.8,  P 32K 243.9 / 271.5 / 349.5
 //   N 256: P 1K 222.3 / 227.2 / 206.8, P 8K 297.2 / 293.9 / 248.2, P 32K 551.0 / 605.0 / 786.9

@@ -1,6 +1,6 @@
 #pragma once
 // What a decode kernel must move and compute, counted before it runs. The harness divides
-// `minimum_bytes()` by the measured time for GB/s (ANCHORS.md's definition: K + V + Q + O +
+// `minimum_bytes()` by the measured time for GB/s (the minimum traffic: K + V + Q + O +
 // page-table bytes, plus the dequantization scales of an FP8 cache; K and V count dtype_bytes per
 // element, so one byte for FP8), and reports the kernel's own extra traffic (split-K partials, the baseline's
 // score vector) beside it, never inside it.

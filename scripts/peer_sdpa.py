@@ -4,8 +4,8 @@
 One query token per sequence and query head over B sequences of T cached tokens (K, V: (B, H_kv, T,
 D)), grouped heads through enable_gqa=True. Cold L2: 256 MiB are written before each timed call;
 CUDA events around the call only; median of --reps after --warmup calls. Bandwidth is K + V bytes
-over the median (the ANCHORS.md definition), so it compares with decode-bench's `achieved.gbps`
-up to the q/o bytes (< 0.1% at these shapes).
+over the median (the same K and V bytes kernels/traffic_model.hpp counts), so it compares with
+decode-bench's `achieved.gbps` up to the q/o bytes (< 0.1% at these shapes).
 
   python3 scripts/peer_sdpa.py --out peer.json [--reps 30] [--shapes all|gqa|short|...]
 

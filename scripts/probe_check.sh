@@ -2,7 +2,7 @@
 # On a GPU machine: build the tiling probe and the decode tests, check the decode kernels against
 # the float64 reference, run the probe sections given as arguments (default: merge tiling2m) and
 # count the default kernel's traffic with ncu at 2M tokens FP16. Output in OUT_DIR (default
-# results/probe-check). The variant tables of commits bd98083 and e3c7a78 in docs/kernel-notes.md
+# results/probe-check). The variant tables of commits bd98083 and e3c7a78 in docs/history/kernel-notes.md
 # come from this.
 set -uo pipefail
 cd "$(dirname "$0")/.."

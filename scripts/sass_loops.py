@@ -2,7 +2,7 @@
 """Static SASS census of the loops of CUDA kernels: for each kernel whose mangled name contains
 PATTERN, its instruction count, then each loop (a branch back to a label at or before it: the
 loop body is the label to the branch) with its instruction count and the count of each opcode
-named by --ops. A count first, before a GPU run (docs/kernel-notes.md): ncu gives the executed
+named by --ops. A count first, before a GPU run (docs/history/kernel-notes.md): ncu gives the executed
 counts; this gives what one pass of a loop body holds, including branches it may skip.
 
   nvdisasm kernel.cubin > kernel.sass   (cuobjdump -xelf all object.o extracts the cubin)

@@ -1,7 +1,7 @@
 // Tiling probe: times flash-decode variants the library does not select (unroll, warps, pipeline
 // stages, tile order, split count, merge kernel) against the default, on contiguous and
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
-// the variant tables of docs/kernel-notes.md:
+// the variant tables of docs/history/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
 //   build/kernels/tuning/decode-probe tiling2m | locality | short
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)

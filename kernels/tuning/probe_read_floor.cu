@@ -4,7 +4,7 @@
 // that must read B bytes cannot beat the floor at B by much: the floor holds the launch, the first
 // load's latency and the last wave's drain, which the ceiling's 2 GiB read amortises away. So
 // floor / ceiling is the highest fraction of the ceiling a point of that size can reach
-// (docs/kernel-notes.md, "The read floor").
+// (docs/history/kernel-notes.md, "The read floor").
 //   build/kernels/tuning/decode-read-floor [MiB ...]   (default: 32 128 256, issue 14's sizes)
 #include <cstdint>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Timing probe of row attention (docs/kernel-notes.md, "Row attention"): grouped decode at
+// Timing probe of row attention (docs/history/kernel-notes.md, "Row attention"): grouped decode at
 // 32 q / 8 KV heads, d = 128, on both decode paths (CUDA-core flash-decode vs the tensor-core row
 // kernel), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
 // phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are

@@ -1,6 +1,6 @@
 // One K/V tile's staging (stage_kv_tile, kernels/row_attention_common.cuh) alone, in a loop over
 // tiles, for reading its SASS: scripts/staging_sass.sh compiles this file for sm_90 and counts the
-// instructions of each loop (docs/kernel-notes.md, "Paged rows resolved once per warp"). Not linked
+// instructions of each loop (docs/history/kernel-notes.md, "Paged rows resolved once per warp"). Not linked
 // into any target. The staging is the narrow tensor-core tiling's (FP16, D 128, 128 threads), with
 // paged rows resolved once per warp (kResolveRowsOnce) and in every lane (the form before it).
 #include <cuda_fp16.h>
