@@ -1,5 +1,5 @@
 #pragma once
-// The roofline bound of a shared-prefix point (issue 13), pure so that CI tests it:
+// The roofline bound of a shared-prefix point , pure so that CI tests it:
 //   bound       = max(unique K/V bytes / the run's dram_read ceiling, prefix FLOPs / its fp16_tensor ceiling)
 //   floor bound = max(the read floor at the unique bytes,             prefix FLOPs / fp16_tensor)
 // prefix FLOPs = 4 x (prefix rows' tokens, every level, each sequence that shares it) x H_q x d.

@@ -5,7 +5,7 @@
 // load's latency and the last wave's drain, which the ceiling's 2 GiB read amortises away. So
 // floor / ceiling is the highest fraction of the ceiling a point of that size can reach
 // (docs/history/kernel-notes.md, "The read floor").
-//   build/kernels/tuning/decode-read-floor [MiB ...]   (default: 32 128 256, issue 14's sizes)
+//   build/kernels/tuning/decode-read-floor [MiB ...]   (default: 32 128 256: the K/V sizes of the grouped decode points)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
