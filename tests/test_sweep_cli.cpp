@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -125,6 +126,56 @@ TEST_F(SweepCli, MergeJoinsShardsAndRefusesMixedDevices) {
                     (dir / "m2.json").string() + " --allow-mixed-devices")
                 .exit_code,
             0);
+}
+
+// Both files hold the same points: refused (exit 2, nothing written) naming both files and the ids,
+// unless --on-duplicate first|last; any other value is refused naming it.
+TEST_F(SweepCli, MergeRefusesDuplicateIdsUnlessOnDuplicateSaysWhichToKeep) {
+  json preset = testing::one_experiment({{"T", {1, 2, 3}}});
+  RunnerRegistry none;
+  SweepOptions o;
+  o.output = dir / "a.json";
+  run_sweep(testing::plan_of(preset), none, host_default_hooks(), o);
+  json b = read_results(dir / "a.json");
+  b["points"][1]["reason"] = "from b";  // tells the kept point's file
+  write_results(dir / "b.json", b);
+  const std::string files = (dir / "a.json").string() + " " + (dir / "b.json").string();
+  const auto r = run_cli("merge " + files + " -o " + (dir / "m.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("3 point ids are in more than one file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find((dir / "b.json").string() + " repeats 3 points of " + (dir / "a.json").string() + ": " +
+                          b["points"][0]["id"].get<std::string>() + ", "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--on-duplicate first"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "m.json"));
+
+  const auto first = run_cli("merge " + files + " -o " + (dir / "first.json").string() + " --on-duplicate first");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("3 points -> " + (dir / "first.json").string() +
+                              " (3 duplicate points dropped, --on-duplicate first)"),
+            std::string::npos)
+      << first.output;
+  const json f = read_results(dir / "first.json");
+  ASSERT_EQ(f["points"].size(), 3u);
+  EXPECT_NE(f["points"][1]["reason"], "from b");
+  EXPECT_EQ(f["meta"]["merge"]["on_duplicate"], "first");
+
+  const auto last = run_cli("merge " + files + " -o " + (dir / "last.json").string() + " --on-duplicate last");
+  EXPECT_EQ(last.exit_code, 0) << last.output;
+  const json l = read_results(dir / "last.json");
+  ASSERT_EQ(l["points"].size(), 3u);
+  EXPECT_EQ(l["points"][1]["reason"], "from b");
+  EXPECT_EQ(l["meta"]["merge"]["on_duplicate"], "last");
+  EXPECT_EQ(l["meta"]["merge"]["dropped_points"], 3);
+
+  for (const auto& [arg, shown] : {std::pair<const char*, const char*>{"better", "better"}, {"''", ""}}) {
+    const auto m = run_cli("merge " + files + " -o " + (dir / "bad.json").string() + " --on-duplicate " + arg);
+    EXPECT_EQ(m.exit_code, 2) << m.output;
+    EXPECT_NE(m.output.find("--on-duplicate '" + std::string(shown) + "': expected first or last"), std::string::npos)
+        << m.output;
+    EXPECT_FALSE(fs::exists(dir / "bad.json"));
+  }
 }
 
 // Capacity needs no GPU: a sweep of only capacity points runs on the host simulation (on a GPU
