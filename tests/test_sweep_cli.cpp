@@ -56,6 +56,18 @@ TEST_F(SweepCli, DryRunListsThePointsWithoutAGpu) {
       << s.output;
 }
 
+// One override that breaks heads_q % heads_kv: one line per distinct problem, for the selected
+// experiments only (the default preset has such points in 15 experiments).
+TEST_F(SweepCli, OneBadOverrideGivesOneMessage) {
+  const auto r = run_cli("sweep --dry-run --set heads_kv=5 --experiment dtypes");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("(1 problem; nothing was run)"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines_with(r.output, "--set heads_kv[0]: "), 1u) << r.output;
+  EXPECT_NE(r.output.find("heads_q 32 is not a multiple of heads_kv 5 (3 points of experiment dtypes; the first: dtypes/"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(SweepCli, InvalidConfigurationExitsTwoListingEveryProblem) {
   const fs::path bad = dir / "bad.json";
   std::ofstream(bad) << R"({"schema_version": 1, "name": "bad", "experiments": [
