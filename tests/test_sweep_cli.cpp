@@ -56,6 +56,40 @@ TEST_F(SweepCli, DryRunListsThePointsWithoutAGpu) {
       << s.output;
 }
 
+// The README's example plans points of up to 1 TiB: each is listed with its bytes, those over the
+// memory flagged and counted, the largest named, and the run exits 2 (a sweep would refuse it).
+TEST_F(SweepCli, DryRunFlagsThePointsThatCannotFitTheDeviceMemory) {
+  const std::string example = "sweep --dry-run --preset paper --set T=pow2:12..21";
+  const auto r = run_cli(example + " --device-memory 80GiB");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const std::string largest = "fragmentation/kernel=flash_decode/layout=contiguous/dtype=fp32/batch=64/T=2097152/fragmentation=8";
+  EXPECT_NE(r.output.find("\t" + largest + "\t1.00 TiB\tcannot fit\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ndevice memory: 80 GiB (--device-memory)\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nlargest point: " + largest + " needs about 1.00 TiB\n"), std::string::npos) << r.output;
+  const std::size_t flagged = count_lines_with(r.output, "\tcannot fit\n");
+  EXPECT_GT(flagged, 0u);
+  EXPECT_NE(r.output.find("\n" + std::to_string(flagged) + " points cannot fit 80 GiB"), std::string::npos) << r.output;
+  // Every point fits 2 TiB; the GPU-less default is 80 GiB, said to be assumed.
+  const auto big = run_cli(example + " --device-memory 2TiB");
+  EXPECT_EQ(big.exit_code, 0) << big.output;
+  EXPECT_EQ(big.output.find("cannot fit"), std::string::npos) << big.output;
+  EXPECT_NE(big.output.find("\nevery point fits 2 TiB\n"), std::string::npos) << big.output;
+  if (device_unavailable_reason(0)) {
+    const auto assumed = run_cli(example);
+    EXPECT_EQ(assumed.exit_code, 2) << assumed.output;
+    EXPECT_NE(assumed.output.find("device memory: 80 GiB (assumed: no GPU found; --device-memory SIZE sets it)"),
+              std::string::npos)
+        << assumed.output;
+    EXPECT_EQ(count_lines_with(assumed.output, "\tcannot fit\n"), flagged);
+  }
+  const auto bad = run_cli("sweep --dry-run --preset ci-smoke --device-memory lots");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--device-memory: 'lots' is not a size"), std::string::npos) << bad.output;
+  const auto not_dry = run_cli("sweep --preset ci-smoke --device-memory 80GiB");
+  EXPECT_EQ(not_dry.exit_code, 2) << not_dry.output;
+  EXPECT_NE(not_dry.output.find("--device-memory requires --dry-run"), std::string::npos) << not_dry.output;
+}
+
 // One override that breaks heads_q % heads_kv: one line per distinct problem, for the selected
 // experiments only (the default preset has such points in 15 experiments).
 TEST_F(SweepCli, OneBadOverrideGivesOneMessage) {
