@@ -7,13 +7,13 @@
 #include "pools/capacity.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/memory_estimate.hpp"
+#include "sweeps/point_problems.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxCrossErrorsPerExperiment = 10;  // one bad axis value can fail thousands of points
 constexpr std::size_t kMaxPointsPerExperiment = 1000000;
 
 std::size_t table_position(const std::string& name) {
@@ -52,29 +52,33 @@ std::vector<Dimension> dimensions_of(const Experiment& exp) {
   return dims;
 }
 
-// Checks that involve several axes; reports at the path of the value that makes it impossible.
-void cross_check(const json& p, const std::map<std::string, std::string>& source, const std::string& id,
-                 const ValidationContext& ctx, std::vector<ConfigError>& errors) {
+// Checks that involve several axes; reports at the path of the value that makes it impossible. The
+// message names no point (PointProblems adds which ones), so one bad value is one problem.
+void cross_check(const Point& point, const std::map<std::string, std::string>& source, const ValidationContext& ctx,
+                 PointProblems& problems) {
+  const json& p = point.parameters;
   const auto src = [&](const char* name) {
     const auto it = source.find(name);
     return it == source.end() ? std::string("(default ") + name + ")" : it->second;
   };
+  const auto problem = [&](const std::string& path, const std::string& message, const std::string& detail = "") {
+    problems.add(path, message, point.experiment, point.id, detail);
+  };
   const int hq = p.value("heads_q", 1), hkv = p.value("heads_kv", 1);
   if (hq % hkv != 0)
-    errors.push_back({src("heads_kv"), "heads_q " + std::to_string(hq) + " is not a multiple of heads_kv " +
-                                           std::to_string(hkv) + " (point " + id + ")"});
+    problem(src("heads_kv"), "heads_q " + std::to_string(hq) + " is not a multiple of heads_kv " + std::to_string(hkv));
   const AxisDef* t_axis = find_axis("T");
   if (p.value("prefix_len", 0) > 0 && p.value("T", 0.0) > t_axis->max)
-    errors.push_back({src("suffix_len"), "prefix_len + group_prefix_len + suffix_len exceeds T's maximum (point " + id + ")"});
+    problem(src("suffix_len"), "prefix_len + group_prefix_len + suffix_len exceeds T's maximum");
   if (p.value("group_prefix_len", 0) > 0 && p.value("groups", 1) > p.value("batch", 1))
-    errors.push_back({src("groups"), "groups " + std::to_string(p.value("groups", 1)) + " exceeds batch " +
-                                         std::to_string(p.value("batch", 1)) + " (point " + id + ")"});
+    problem(src("groups"), "groups " + std::to_string(p.value("groups", 1)) + " exceeds batch " +
+                               std::to_string(p.value("batch", 1)));
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
-      errors.push_back({src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
-                        "point " + id + " needs about " + format_bytes(need) + " of device memory; the device has " +
-                            format_bytes(*ctx.device_memory_bytes)});
+      problem(src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
+              "needs more device memory than the device's " + format_bytes(*ctx.device_memory_bytes),
+              " needs about " + format_bytes(need));
   }
 }
 
@@ -92,8 +96,11 @@ std::string point_id(const std::string& experiment, const json& parameters) {
   return id;
 }
 
-std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp, const ValidationContext& ctx,
-                                     std::vector<ConfigError>& errors) {
+namespace {
+
+// The points of `exp` (indices from 0); cross-axis problems go to `problems` unless it is null.
+std::vector<Point> expand_points(const Preset& preset, const Experiment& exp, const ValidationContext& ctx,
+                                 std::vector<ConfigError>& errors, PointProblems* problems) {
   json base = json::object();
   std::map<std::string, std::string> base_source;
   for (const AxisDef& axis : axis_table()) base[std::string(axis.name)] = normalize_axis_value(axis, axis.default_value);
@@ -117,8 +124,6 @@ std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp
 
   std::vector<Point> points;
   std::set<std::string> seen;
-  int cross_errors = 0;
-  std::size_t suppressed = 0;
   std::vector<std::size_t> digit(dims.size(), 0);
   for (std::size_t n = 0; n < total; ++n) {
     // Mixed-radix counter, last dimension fastest.
@@ -147,32 +152,35 @@ std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp
     point.id = point_id(exp.name, point.parameters);
     if (!seen.insert(point.id).second) continue;
 
-    std::vector<ConfigError> found;
-    cross_check(point.parameters, source, point.id, ctx, found);
-    for (auto& e : found) {
-      if (cross_errors < kMaxCrossErrorsPerExperiment) {
-        errors.push_back(std::move(e));
-        ++cross_errors;
-      } else {
-        ++suppressed;
-      }
-    }
+    if (problems) cross_check(point, source, ctx, *problems);
     point.index = points.size();
     points.push_back(std::move(point));
   }
-  if (suppressed > 0)
-    errors.push_back({exp.path, "... and " + std::to_string(suppressed) + " more point errors like the above"});
   return points;
 }
 
-std::vector<Point> expand_preset(const Preset& preset, const ValidationContext& ctx, std::vector<ConfigError>& errors) {
+}  // namespace
+
+std::vector<Point> expand_experiment(const Preset& preset, const Experiment& exp, const ValidationContext& ctx,
+                                     std::vector<ConfigError>& errors) {
+  PointProblems problems;
+  std::vector<Point> points = expand_points(preset, exp, ctx, errors, &problems);
+  problems.report(errors);
+  return points;
+}
+
+std::vector<Point> expand_preset(const Preset& preset, const ValidationContext& ctx, std::vector<ConfigError>& errors,
+                                 const std::vector<std::string>& checked) {
   std::vector<Point> all;
+  PointProblems problems;
   for (const Experiment& exp : preset.experiments) {
-    for (Point& p : expand_experiment(preset, exp, ctx, errors)) {
+    const bool check = checked.empty() || std::find(checked.begin(), checked.end(), exp.name) != checked.end();
+    for (Point& p : expand_points(preset, exp, ctx, errors, check ? &problems : nullptr)) {
       p.index = all.size();
       all.push_back(std::move(p));
     }
   }
+  problems.report(errors);
   return all;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "harness/results_schema.hpp"
 
@@ -12,14 +13,6 @@ namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
-
-int status_rank(const json& p) {
-  const std::string s = p.value("status", "");
-  if (s == kStatusOk) return 0;
-  if (s == kStatusVerificationFailed) return 1;
-  if (s == kStatusSkipped) return 2;
-  return 3;
-}
 
 std::string info_key(const json& d) { return d.value("name", "") + " (cc " + d.value("compute_capability", "") + ")"; }
 std::string device_key(const json& doc) { return info_key(doc.at("device")); }
@@ -32,17 +25,51 @@ std::vector<std::string> device_keys(const json& doc) {
   return keys;
 }
 
+constexpr std::size_t kIdsNamed = 5;  // per pair of files in the refusal; the rest are counted
+
+// "later.json repeats 58 points of earlier.json: id, id, id, id, id and 53 more"
+std::string repeats_line(const std::string& earlier, const std::string& later, const std::vector<std::string>& ids) {
+  std::string line = later + " repeats " + std::to_string(ids.size()) + " point" + (ids.size() == 1 ? "" : "s") +
+                     " of " + earlier + ": ";
+  for (std::size_t i = 0; i < ids.size() && i < kIdsNamed; ++i) line += (i == 0 ? "" : ", ") + ids[i];
+  if (ids.size() > kIdsNamed) line += " and " + std::to_string(ids.size() - kIdsNamed) + " more";
+  return line;
+}
+
 }  // namespace
 
-json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_devices, const std::vector<std::string>& argv) {
+std::optional<OnDuplicate> parse_on_duplicate(std::string_view text) {
+  if (text == "first") return OnDuplicate::first;
+  if (text == "last") return OnDuplicate::last;
+  return std::nullopt;
+}
+
+std::string on_duplicate_name(OnDuplicate policy) {
+  switch (policy) {
+    case OnDuplicate::first: return "first";
+    case OnDuplicate::last: return "last";
+    case OnDuplicate::refuse: break;
+  }
+  return "error";
+}
+
+json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_devices, const std::vector<std::string>& argv,
+                     OnDuplicate on_duplicate) {
   if (docs.empty()) throw std::invalid_argument("nothing to merge");
   const NamedDocument& first = docs.front();
   json merged_from = json::array();
   std::map<std::string, json> by_id;
-  std::map<std::string, std::string> source_of;
+  std::map<std::string, std::size_t> kept_from;   // input holding the point kept so far
+  std::map<std::string, std::size_t> first_from;  // input that held the id first, for messages
+  // Ids of the later input of each pair (first holder, later input) that share them, in input order.
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::string>> repeats;
+  std::vector<std::size_t> dropped(docs.size(), 0);
+  std::size_t dropped_points = 0;
+  std::set<std::string> repeated_ids;
   double wall = 0, overhead = 0;
   bool complete = true;
-  for (const NamedDocument& d : docs) {
+  for (std::size_t k = 0; k < docs.size(); ++k) {
+    const NamedDocument& d = docs[k];
     for (const std::string& key : device_keys(d.document))
       if (!allow_mixed_devices && key != device_key(first.document))
         throw std::invalid_argument(d.name + " was measured on " + key + " but " + first.name + " on " +
@@ -62,17 +89,33 @@ json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_de
       auto it = by_id.find(id);
       if (it == by_id.end()) {
         by_id[id] = p;
-        source_of[id] = d.name;
+        kept_from[id] = first_from[id] = k;
         continue;
       }
       if (it->second["parameters"] != p["parameters"])
-        throw std::invalid_argument("point " + id + " has different parameters in " + source_of[id] + " and " + d.name);
-      if (status_rank(p) < status_rank(it->second)) {
+        throw std::invalid_argument("point " + id + " has different parameters in " + docs[kept_from[id]].name +
+                                    " and " + d.name);
+      repeats[{first_from[id], k}].push_back(id);
+      repeated_ids.insert(id);
+      ++dropped_points;
+      if (on_duplicate == OnDuplicate::last) {
+        ++dropped[kept_from[id]];
         it->second = p;
-        source_of[id] = d.name;
+        kept_from[id] = k;
+      } else {
+        ++dropped[k];
       }
     }
   }
+  if (on_duplicate == OnDuplicate::refuse && dropped_points > 0) {
+    const std::size_t n = repeated_ids.size();
+    std::string what = std::to_string(n) + " point id" + (n == 1 ? " is" : "s are") +
+                       " in more than one file (the shards of one sweep never share an id):";
+    for (const auto& [pair, ids] : repeats) what += "\n  " + repeats_line(docs[pair.first].name, docs[pair.second].name, ids);
+    what += "\npass --on-duplicate first to keep the earlier file's point or --on-duplicate last to keep the later one's";
+    throw std::invalid_argument(what);
+  }
+  for (std::size_t k = 0; k < docs.size(); ++k) merged_from[k]["duplicates_dropped"] = dropped[k];
   // Shards of one split ("i/n", same n) that were not given make the merged set incomplete.
   std::set<std::size_t> shard_indices;
   std::set<std::size_t> shard_counts;
@@ -97,6 +140,7 @@ json merge_documents(const std::vector<NamedDocument>& docs, bool allow_mixed_de
   json meta = first.document["meta"];
   meta["argv"] = argv;
   meta["merged_from"] = merged_from;
+  meta["merge"] = {{"on_duplicate", on_duplicate_name(on_duplicate)}, {"dropped_points", dropped_points}};
   if (meta.contains("sweep")) {
     meta["sweep"]["shard"] = "merged";
     meta["sweep"]["planned_points"] = points.size();

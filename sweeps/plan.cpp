@@ -68,7 +68,7 @@ Plan make_plan(const PlanRequest& request) {
   }
   // Expansion of a preset with type errors would only repeat them as cross-axis noise.
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
-  const std::vector<Point> all = expand_preset(plan.preset, request.context, errors);
+  const std::vector<Point> all = expand_preset(plan.preset, request.context, errors, request.experiments);
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   plan.total_points = all.size();
   std::vector<Point> selected;

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include "harness/ceilings.hpp"
@@ -84,6 +86,56 @@ TEST(DeviceInfo, WithoutAGpuEveryEntryPointGivesTheReason) {
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("no CUDA device found"), std::string::npos) << e.what();
     }
+  }
+}
+
+// Each cause of "no device" gets its own sentence after the common prefix.
+TEST(DeviceQuery, NoDeviceReasonNamesTheCause) {
+  DeviceCountProbe none;  // what a machine without the driver library reports
+  none.driver_loads = false;
+  none.count_error = cudaErrorInsufficientDriver;
+  none.count_error_text = cudaGetErrorString(cudaErrorInsufficientDriver);
+  none.runtime_version = 13000;
+  EXPECT_EQ(no_device_reason(none), "no CUDA device found: no NVIDIA driver found (libcuda.so.1 cannot be loaded)");
+
+  DeviceCountProbe old = none;  // the same error from a driver that is there but too old
+  old.driver_loads = true;
+  old.driver_version = 12020;
+  old.runtime_version = 13010;
+  EXPECT_EQ(no_device_reason(old),
+            "no CUDA device found: the NVIDIA driver supports CUDA 12.2 but this build's runtime is CUDA 13.1: "
+            "update the driver");
+
+  DeviceCountProbe empty;  // a driver that sees no GPU
+  empty.count_error = cudaErrorNoDevice;
+  empty.count_error_text = cudaGetErrorString(cudaErrorNoDevice);
+  empty.driver_version = 13000;
+  empty.runtime_version = 13000;
+  EXPECT_EQ(no_device_reason(empty), "no CUDA device found: the driver reports 0 devices");
+  empty.visible_devices = "";
+  EXPECT_EQ(no_device_reason(empty), "no CUDA device found: the driver reports 0 devices (CUDA_VISIBLE_DEVICES='')");
+  DeviceCountProbe zero;  // success with a count of 0
+  EXPECT_EQ(no_device_reason(zero), "no CUDA device found: the driver reports 0 devices");
+
+  DeviceCountProbe other = empty;  // anything else: the runtime's own words
+  other.count_error = cudaErrorSystemNotReady;
+  other.count_error_text = "system not yet initialized";
+  EXPECT_EQ(no_device_reason(other), "no CUDA device found: system not yet initialized");
+
+  DeviceCountProbe present;
+  present.device_count = 2;
+  EXPECT_EQ(no_device_reason(present), std::nullopt);
+}
+
+// On this machine: the no-driver sentence exactly when libcuda.so.1 cannot be loaded, never else.
+TEST(DeviceQuery, NoDriverIsToldApartFromTheOtherCauses) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver) dlclose(driver);
+  const auto reason = device_unavailable_reason(0);
+  if (!driver) {
+    EXPECT_EQ(reason, "no CUDA device found: no NVIDIA driver found (libcuda.so.1 cannot be loaded)");
+  } else if (reason) {
+    EXPECT_EQ(reason->find("no NVIDIA driver found"), std::string::npos) << *reason;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,52 @@ TEST_F(SweepCli, DryRunListsThePointsWithoutAGpu) {
   EXPECT_EQ(count_lines_with(s.output, "\tkernels/"), 2u) << s.output;
   EXPECT_NE(s.output.find("kernel=baseline/layout=contiguous/dtype=fp16/heads_q=8/heads_kv=8/T=200"), std::string::npos)
       << s.output;
+}
+
+// The README's example plans points of up to 1 TiB: each is listed with its bytes, those over the
+// memory flagged and counted, the largest named, and the run exits 2 (a sweep would refuse it).
+TEST_F(SweepCli, DryRunFlagsThePointsThatCannotFitTheDeviceMemory) {
+  const std::string example = "sweep --dry-run --preset paper --set T=pow2:12..21";
+  const auto r = run_cli(example + " --device-memory 80GiB");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const std::string largest = "fragmentation/kernel=flash_decode/layout=contiguous/dtype=fp32/batch=64/T=2097152/fragmentation=8";
+  EXPECT_NE(r.output.find("\t" + largest + "\t1.00 TiB\tcannot fit\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ndevice memory: 80 GiB (--device-memory)\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nlargest point: " + largest + " needs about 1.00 TiB\n"), std::string::npos) << r.output;
+  const std::size_t flagged = count_lines_with(r.output, "\tcannot fit\n");
+  EXPECT_GT(flagged, 0u);
+  EXPECT_NE(r.output.find("\n" + std::to_string(flagged) + " points cannot fit 80 GiB"), std::string::npos) << r.output;
+  // Every point fits 2 TiB; the GPU-less default is 80 GiB, said to be assumed.
+  const auto big = run_cli(example + " --device-memory 2TiB");
+  EXPECT_EQ(big.exit_code, 0) << big.output;
+  EXPECT_EQ(big.output.find("cannot fit"), std::string::npos) << big.output;
+  EXPECT_NE(big.output.find("\nevery point fits 2 TiB\n"), std::string::npos) << big.output;
+  if (device_unavailable_reason(0)) {
+    const auto assumed = run_cli(example);
+    EXPECT_EQ(assumed.exit_code, 2) << assumed.output;
+    EXPECT_NE(assumed.output.find("device memory: 80 GiB (assumed: no GPU found; --device-memory SIZE sets it)"),
+              std::string::npos)
+        << assumed.output;
+    EXPECT_EQ(count_lines_with(assumed.output, "\tcannot fit\n"), flagged);
+  }
+  const auto bad = run_cli("sweep --dry-run --preset ci-smoke --device-memory lots");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--device-memory: 'lots' is not a size"), std::string::npos) << bad.output;
+  const auto not_dry = run_cli("sweep --preset ci-smoke --device-memory 80GiB");
+  EXPECT_EQ(not_dry.exit_code, 2) << not_dry.output;
+  EXPECT_NE(not_dry.output.find("--device-memory requires --dry-run"), std::string::npos) << not_dry.output;
+}
+
+// One override that breaks heads_q % heads_kv: one line per distinct problem, for the selected
+// experiments only (the default preset has such points in 15 experiments).
+TEST_F(SweepCli, OneBadOverrideGivesOneMessage) {
+  const auto r = run_cli("sweep --dry-run --set heads_kv=5 --experiment dtypes");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("(1 problem; nothing was run)"), std::string::npos) << r.output;
+  EXPECT_EQ(count_lines_with(r.output, "--set heads_kv[0]: "), 1u) << r.output;
+  EXPECT_NE(r.output.find("heads_q 32 is not a multiple of heads_kv 5 (3 points of experiment dtypes; the first: dtypes/"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(SweepCli, InvalidConfigurationExitsTwoListingEveryProblem) {
@@ -125,6 +172,56 @@ TEST_F(SweepCli, MergeJoinsShardsAndRefusesMixedDevices) {
                     (dir / "m2.json").string() + " --allow-mixed-devices")
                 .exit_code,
             0);
+}
+
+// Both files hold the same points: refused (exit 2, nothing written) naming both files and the ids,
+// unless --on-duplicate first|last; any other value is refused naming it.
+TEST_F(SweepCli, MergeRefusesDuplicateIdsUnlessOnDuplicateSaysWhichToKeep) {
+  json preset = testing::one_experiment({{"T", {1, 2, 3}}});
+  RunnerRegistry none;
+  SweepOptions o;
+  o.output = dir / "a.json";
+  run_sweep(testing::plan_of(preset), none, host_default_hooks(), o);
+  json b = read_results(dir / "a.json");
+  b["points"][1]["reason"] = "from b";  // tells the kept point's file
+  write_results(dir / "b.json", b);
+  const std::string files = (dir / "a.json").string() + " " + (dir / "b.json").string();
+  const auto r = run_cli("merge " + files + " -o " + (dir / "m.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("3 point ids are in more than one file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find((dir / "b.json").string() + " repeats 3 points of " + (dir / "a.json").string() + ": " +
+                          b["points"][0]["id"].get<std::string>() + ", "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--on-duplicate first"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "m.json"));
+
+  const auto first = run_cli("merge " + files + " -o " + (dir / "first.json").string() + " --on-duplicate first");
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("3 points -> " + (dir / "first.json").string() +
+                              " (3 duplicate points dropped, --on-duplicate first)"),
+            std::string::npos)
+      << first.output;
+  const json f = read_results(dir / "first.json");
+  ASSERT_EQ(f["points"].size(), 3u);
+  EXPECT_NE(f["points"][1]["reason"], "from b");
+  EXPECT_EQ(f["meta"]["merge"]["on_duplicate"], "first");
+
+  const auto last = run_cli("merge " + files + " -o " + (dir / "last.json").string() + " --on-duplicate last");
+  EXPECT_EQ(last.exit_code, 0) << last.output;
+  const json l = read_results(dir / "last.json");
+  ASSERT_EQ(l["points"].size(), 3u);
+  EXPECT_EQ(l["points"][1]["reason"], "from b");
+  EXPECT_EQ(l["meta"]["merge"]["on_duplicate"], "last");
+  EXPECT_EQ(l["meta"]["merge"]["dropped_points"], 3);
+
+  for (const auto& [arg, shown] : {std::pair<const char*, const char*>{"better", "better"}, {"''", ""}}) {
+    const auto m = run_cli("merge " + files + " -o " + (dir / "bad.json").string() + " --on-duplicate " + arg);
+    EXPECT_EQ(m.exit_code, 2) << m.output;
+    EXPECT_NE(m.output.find("--on-duplicate '" + std::string(shown) + "': expected first or last"), std::string::npos)
+        << m.output;
+    EXPECT_FALSE(fs::exists(dir / "bad.json"));
+  }
 }
 
 // Capacity needs no GPU: a sweep of only capacity points runs on the host simulation (on a GPU

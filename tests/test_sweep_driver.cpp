@@ -329,6 +329,7 @@ TEST_F(SweepDriver, MergedShardsEqualTheUnshardedRun) {
     EXPECT_EQ(comparable(merged), comparable(whole.document)) << "n=" << n;
     EXPECT_EQ(merged["meta"]["merged_from"].size(), n);
     EXPECT_EQ(merged["meta"]["sweep"]["complete"], true);
+    EXPECT_EQ(merged["meta"]["merge"], json({{"on_duplicate", "error"}, {"dropped_points", 0}}));
     shards.pop_back();  // leave out shard 0
     const json partial = merge_documents(shards, false, {});
     EXPECT_EQ(partial["meta"]["sweep"]["complete"], false);
@@ -336,21 +337,76 @@ TEST_F(SweepDriver, MergedShardsEqualTheUnshardedRun) {
   }
 }
 
-TEST_F(SweepDriver, MergeRefusesMixedDevicesAndPrefersTheBetterStatus) {
-  json a = run_sweep(plan(), registry, host_default_hooks(), options("a.json")).document;
-  json b = a;
+TEST_F(SweepDriver, MergeRefusesMixedDevices) {
+  json a = run_sweep(plan({0, 2}), registry, host_default_hooks(), options("a.json")).document;
+  json b = run_sweep(plan({1, 2}), registry, host_default_hooks(), options("b.json")).document;
   b["device"]["name"] = "Other GPU";
   EXPECT_THROW(merge_documents({{"a.json", a}, {"b.json", b}}, false, {}), std::invalid_argument);
-  EXPECT_NO_THROW(merge_documents({{"a.json", a}, {"b.json", b}}, true, {}));
+  EXPECT_EQ(merge_documents({{"a.json", a}, {"b.json", b}}, true, {})["points"].size(), plan().points.size());
+}
 
-  json c = a;
+// An id in two inputs (a rerun, a file given twice) is refused, naming both files, the count and
+// the first ids, unless --on-duplicate says which input's point to keep; the merged meta says which.
+TEST_F(SweepDriver, MergeRefusesDuplicateIdsUnlessToldWhichToKeep) {
+  const json a = run_sweep(plan(), registry, host_default_hooks(), options("a.json")).document;
+  json c = a;  // a rerun of the first 7 points, the first of which failed this time
+  c["points"].erase(c["points"].begin() + 7, c["points"].end());
   c["points"][0] = {{"id", a["points"][0]["id"]}, {"parameters", a["points"][0]["parameters"]},
-                    {"status", "error"}, {"reason", "x"}, {"index", 0}};
-  const json merged = merge_documents({{"c.json", c}, {"a.json", a}}, false, {});
-  EXPECT_EQ(merged["points"][0]["status"], "ok");
-  EXPECT_EQ(merged["points"].size(), a["points"].size());
+                    {"experiment", a["points"][0]["experiment"]}, {"status", "error"}, {"reason", "x"}, {"index", 0}};
+  const std::vector<NamedDocument> inputs = {{"c.json", c}, {"a.json", a}};
+  try {
+    merge_documents(inputs, false, {});
+    ADD_FAILURE() << "duplicate ids must be refused";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    std::string line = "a.json repeats 7 points of c.json: ";
+    for (int i = 0; i < 5; ++i) line += (i ? ", " : "") + a["points"][i]["id"].get<std::string>();
+    EXPECT_NE(what.find("7 point ids are in more than one file"), std::string::npos) << what;
+    EXPECT_NE(what.find(line + " and 2 more\n"), std::string::npos) << what;
+    EXPECT_EQ(what.find(a["points"][5]["id"].get<std::string>()), std::string::npos) << what;  // counted, not named
+    EXPECT_NE(what.find("--on-duplicate first"), std::string::npos) << what;
+  }
+
+  const json first = merge_documents(inputs, false, {}, OnDuplicate::first);
+  ASSERT_EQ(first["points"].size(), a["points"].size());
+  EXPECT_EQ(first["points"][0]["status"], "error");  // c's, the earlier input
+  EXPECT_EQ(first["points"][8], a["points"][8]);
+  EXPECT_EQ(first["meta"]["merge"], json({{"on_duplicate", "first"}, {"dropped_points", 7}}));
+  EXPECT_EQ(first["meta"]["merged_from"][0]["duplicates_dropped"], 0);
+  EXPECT_EQ(first["meta"]["merged_from"][1]["duplicates_dropped"], 7);
+  EXPECT_NO_THROW(validate_results(first));
+
+  const json last = merge_documents(inputs, false, {}, OnDuplicate::last);
+  ASSERT_EQ(last["points"].size(), a["points"].size());
+  EXPECT_EQ(last["points"], a["points"]);  // every point of a, the later input
+  EXPECT_EQ(last["meta"]["merge"], json({{"on_duplicate", "last"}, {"dropped_points", 7}}));
+  EXPECT_EQ(last["meta"]["merged_from"][0]["duplicates_dropped"], 7);
+  EXPECT_EQ(last["meta"]["merged_from"][1]["duplicates_dropped"], 0);
+
+  // A file given twice names itself; one id repeated is singular.
+  json one = a;
+  one["points"].erase(one["points"].begin() + 1, one["points"].end());
+  try {
+    merge_documents({{"one.json", one}, {"one.json", one}}, false, {});
+    ADD_FAILURE() << "a file given twice must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("1 point id is in more than one file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one.json repeats 1 point of one.json: " + a["points"][0]["id"].get<std::string>() + "\n"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // Different parameters under one id stay an error whatever the policy.
   c["points"][0]["parameters"]["T"] = 99;
-  EXPECT_THROW(merge_documents({{"c.json", c}, {"a.json", a}}, false, {}), std::invalid_argument);
+  for (OnDuplicate policy : {OnDuplicate::refuse, OnDuplicate::first, OnDuplicate::last})
+    EXPECT_THROW(merge_documents({{"c.json", c}, {"a.json", a}}, false, {}, policy), std::invalid_argument);
+}
+
+TEST(SweepMerge, OnDuplicateNames) {
+  EXPECT_EQ(parse_on_duplicate("first"), OnDuplicate::first);
+  EXPECT_EQ(parse_on_duplicate("last"), OnDuplicate::last);
+  for (const char* bad : {"", "error", "better", "First", "first "}) EXPECT_FALSE(parse_on_duplicate(bad)) << bad;
+  EXPECT_EQ(on_duplicate_name(OnDuplicate::refuse), "error");
 }
 
 TEST(SweepGpu, DeviceHooksDescribeTheGpu) {

@@ -5,6 +5,7 @@
 
 #include "sweep_test_support.hpp"
 #include "sweeps/overrides.hpp"
+#include "sweeps/point_problems.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -91,6 +92,72 @@ TEST(SweepValidation, CrossAxisChecksNameTheOffendingValue) {
   ASSERT_EQ(errors.size(), 1u) << all(errors);
   EXPECT_EQ(errors[0].path, "experiments[0].axes.heads_kv[1]");
   EXPECT_NE(errors[0].message.find("heads_q 32 is not a multiple of heads_kv 3"), std::string::npos);
+}
+
+// Errors of a plan of the selected experiments only (empty: all).
+std::vector<ConfigError> errors_of_selected(const json& preset, std::vector<std::string> overrides,
+                                            std::vector<std::string> experiments) {
+  PlanRequest r;
+  r.preset_document = preset;
+  r.overrides = std::move(overrides);
+  r.experiments = std::move(experiments);
+  try {
+    make_plan(r);
+  } catch (const ConfigErrors& e) {
+    return e.errors();
+  }
+  return {};
+}
+
+// One bad override fails every point that combines it: one error per distinct problem, with the
+// number of points and the experiments, and none for an experiment that is not selected.
+TEST(SweepValidation, OneBadOverrideIsOneErrorPerDistinctProblem) {
+  const json preset = {{"schema_version", 1},
+                       {"name", "t"},
+                       {"common", {{"heads_q", 32}}},
+                       {"experiments",
+                        {{{"name", "a"}, {"axes", {{"T", {1, 2, 3}}}}},
+                         {{"name", "b"}, {"axes", {{"T", {4, 5}}}}},
+                         {{"name", "c"}, {"common", {{"heads_q", 8}}}, {"axes", {{"T", {6, 7}}}}},
+                         {{"name", "d"}, {"common", {{"heads_q", 10}}}}}}};
+  const std::string a1 = "a/kernel=flash_decode/layout=contiguous/dtype=fp16/heads_q=32/heads_kv=5/T=1";
+  const std::string c6 = "c/kernel=flash_decode/layout=contiguous/dtype=fp16/heads_q=8/heads_kv=5/T=6";
+  const auto errors = errors_of_selected(preset, {"heads_kv=5"}, {});
+  ASSERT_EQ(errors.size(), 2u) << all(errors);  // d: 10 is a multiple of 5
+  EXPECT_EQ(errors[0].path, "--set heads_kv[0]");
+  EXPECT_EQ(errors[0].message, "heads_q 32 is not a multiple of heads_kv 5 (5 points of experiments a, b; the first: " + a1 + ")");
+  EXPECT_EQ(errors[1].path, "--set heads_kv[0]");
+  EXPECT_EQ(errors[1].message, "heads_q 8 is not a multiple of heads_kv 5 (2 points of experiment c; the first: " + c6 + ")");
+
+  const auto only_c = errors_of_selected(preset, {"heads_kv=5"}, {"c"});
+  ASSERT_EQ(only_c.size(), 1u) << all(only_c);
+  EXPECT_EQ(only_c[0].message, errors[1].message);
+  EXPECT_TRUE(errors_of_selected(preset, {"heads_kv=5"}, {"d"}).empty());
+  const auto b_and_d = errors_of_selected(preset, {"heads_kv=5"}, {"b", "d"});
+  ASSERT_EQ(b_and_d.size(), 1u) << all(b_and_d);
+  EXPECT_NE(b_and_d[0].message.find("(2 points of experiment b; the first: b/"), std::string::npos) << b_and_d[0].message;
+}
+
+// Many distinct problems: the first PointProblems::kMaxReported, then one line counting the rest.
+TEST(SweepValidation, DistinctProblemsPastTheLimitAreCounted) {
+  const std::size_t n = PointProblems::kMaxReported + 3;
+  PointProblems problems;
+  for (std::size_t k = 0; k < n; ++k)
+    for (int copy = 0; copy < 2; ++copy)
+      problems.add("p" + std::to_string(k), "m", "e", "e/" + std::to_string(k) + "/" + std::to_string(copy), " d");
+  std::vector<ConfigError> errors;
+  problems.report(errors);
+  ASSERT_EQ(errors.size(), PointProblems::kMaxReported + 1);
+  EXPECT_EQ(errors[0].path, "p0");
+  EXPECT_EQ(errors[0].message, "m (2 points of experiment e; the first: e/0/0 d)");
+  EXPECT_EQ(errors.back().path, "experiments");
+  EXPECT_EQ(errors.back().message, "... and 3 more problems like the above, of 6 points");
+  PointProblems one;
+  one.add("p", "m", "e", "e/x", " d");
+  errors.clear();
+  one.report(errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message, "m (point e/x d)");
 }
 
 TEST(SweepValidation, MoreGroupsThanSequencesAreRejected) {

@@ -17,6 +17,7 @@
 #include "sweeps/cli/command.hpp"
 #include "sweeps/device_pool.hpp"
 #include "sweeps/driver.hpp"
+#include "sweeps/dry_run.hpp"
 #include "sweeps/plan.hpp"
 #include "sweeps/run_paths.hpp"
 
@@ -37,6 +38,7 @@ struct SweepArgs {
   int device = 0;
   std::string devices;  // --devices: one worker thread per listed GPU (sweeps/device_pool.hpp)
   bool dry_run = false;
+  std::optional<std::string> device_memory;  // --device-memory: the size a dry run checks points against
   bool list_axes = false;
   bool allow_mixed_devices = false;
   RunPathOptions paths;
@@ -160,6 +162,9 @@ void run(const SweepArgs& args, CommandContext& ctx) {
       if (const std::uint64_t mem = gpu_driver_hooks(device_list[k]).device_info().value("memory_bytes", std::uint64_t{0});
           mem > 0 && (!request.context.device_memory_bytes || mem < *request.context.device_memory_bytes))
         request.context.device_memory_bytes = mem;
+    // A dry run lists and flags the points that cannot fit (sweeps/dry_run.hpp) instead of refusing.
+    const std::optional<std::uint64_t> device_memory = request.context.device_memory_bytes;
+    if (args.dry_run) request.context.device_memory_bytes.reset();
     const Plan plan = make_plan(request);
     // Only a machine with no GPU at all runs on the host: a bad --device index or a too-old GPU
     // is an error even for a capacity-only plan.
@@ -170,9 +175,10 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     }
 
     if (args.dry_run) {
-      std::cout << "preset " << plan.preset.name << ": " << plan.total_points << " points; this run: "
-                << plan.points.size() << " (shard " << request.shard.text() << ")\n";
-      for (const Point& p : plan.points) std::cout << p.index << "\t" << p.id << "\n";
+      const std::string gpu = device_list.size() > 1 ? "the smallest GPU of --devices" : device.value("name", "");
+      const DeviceMemory memory = dry_run_device_memory(args.device_memory, device_memory, gpu);
+      const std::size_t cannot_fit = print_dry_run(plan, request.shard, RunnerRegistry::global(), memory, std::cout);
+      ctx.exit_code = cannot_fit > 0 ? kExitUsage : kExitOk;
       return;
     }
 
@@ -251,7 +257,12 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
                   "Generate K/V/q in place on the device (default) or on the host and upload them (the old path)")
       ->capture_default_str();
   sub->add_flag("--no-counters", args.paths.no_counters, "Same as --set counters=false: no profiled counter pass");
-  sub->add_flag("--dry-run", args.dry_run, "Validate and list the points; no GPU needed");
+  auto* dry_run = sub->add_flag("--dry-run", args.dry_run,
+                                "Validate and list the points with the device memory each needs; no GPU needed");
+  sub->add_option_function<std::string>(
+         "--device-memory", [](const std::string& size) { args.device_memory = size; },
+         "Device memory a dry run checks the points against, e.g. 80GiB (default: the GPU's, or 80 GiB without a GPU)")
+      ->needs(dry_run);
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
   sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");
   sub->callback([&ctx] { run(args, ctx); });
