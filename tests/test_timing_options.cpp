@@ -189,6 +189,7 @@ TimingResult example_result() {
   r.iterations_per_repetition = 17;
   r.samples_us = {5.0, 5.1, 4.9, 5.0, 5.3};
   r.stats = summarize(r.samples_us);
+  r.stopped_by = TimingStop::repetitions;
   return r;
 }
 
@@ -203,6 +204,11 @@ TEST(TimingResult, JsonHasTheSchemaFieldsAndTheMethod) {
   EXPECT_EQ(j["mode"], "hot");
   EXPECT_EQ(j["launches_per_sample"], 40);
   EXPECT_DOUBLE_EQ(j["min_us"].get<double>(), 4.9);
+  EXPECT_EQ(j["stopped_by"], "repetitions");
+  EXPECT_EQ(j["options"]["repetitions"], 5);
+  EXPECT_EQ(j["options"]["warmup"], 2);
+  EXPECT_EQ(j["options"]["max_repetitions"], 0);
+  EXPECT_FALSE(j.contains("cv_target_met"));  // no target was set
 
   // It is what an ok point's `timing` must be.
   nlohmann::json device = {{"name", "GPU"}, {"compute_capability", "9.0"}, {"sm_count", 1}, {"l2_bytes", 1},
@@ -228,10 +234,28 @@ TEST(TimingResult, AFailedTimingHasNoNumbers) {
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("cudaErrorIllegalAddress"), std::string::npos) << e.what();
   }
-  TimingResult filtered;
-  filtered.filtered_out = true;
-  EXPECT_FALSE(filtered.ok());
-  EXPECT_THROW(filtered.to_json(), std::logic_error);
+  TimingResult empty;
+  EXPECT_FALSE(empty.ok());
+  EXPECT_THROW(empty.to_json(), std::logic_error);
+}
+
+TEST(TimingResult, UnderACvTargetTheJsonSaysWhetherItWasMet) {
+  TimingResult r = example_result();  // cv of 5.0, 5.1, 4.9, 5.0, 5.3: 0.02997
+  r.options.max_repetitions = 50;
+  r.options.noise_cv = 0.03;
+  r.stopped_by = TimingStop::cv_target;
+  nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["cv_target_met"], true);
+  EXPECT_EQ(j["stopped_by"], "cv_target");
+  EXPECT_EQ(j["options"]["max_repetitions"], 50);
+  r.options.noise_cv = 0.02;
+  r.options.point_time_limit_s = 3;
+  r.stopped_by = TimingStop::time_limit;
+  j = r.to_json();
+  EXPECT_EQ(j["cv_target_met"], false);
+  EXPECT_EQ(j["stopped_by"], "time_limit");
+  EXPECT_EQ(j["options"]["point_time_limit_s"], 3.0);
+  EXPECT_EQ(j["options"]["noise_cv"], 0.02);
 }
 
 }  // namespace
