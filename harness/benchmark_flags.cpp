@@ -1,6 +1,6 @@
 #include "harness/benchmark_flags.hpp"
 
-#include <regex>
+#include <algorithm>
 #include <stdexcept>
 
 #include <benchmark/benchmark.h>
@@ -8,9 +8,9 @@
 namespace decode_bench {
 namespace {
 
-BenchmarkFlagsGiven& flags_given() {
-  static BenchmarkFlagsGiven given;
-  return given;
+std::vector<std::string>& names_given() {
+  static std::vector<std::string> names;
+  return names;
 }
 
 bool& initialized() {
@@ -20,21 +20,47 @@ bool& initialized() {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// The whitelist: true for a twin of a first-class flag (it goes to CLI11), false for a flag that
+// goes to Google Benchmark; throws for anything else.
+bool is_twin_flag(std::string_view arg) {
+  const std::string_view name = arg.substr(0, arg.find('='));
+  names_given().emplace_back(name);
+  if (!listed(kSupportedBenchmarkFlags, name)) {
+    std::string supported;
+    for (std::string_view s : kSupportedBenchmarkFlags) supported += (supported.empty() ? "" : ", ") + std::string(s);
+    throw std::invalid_argument(std::string(name) + " is not supported (supported: " + supported + ")");
+  }
+  if (!listed(kBenchmarkTwinFlags, name)) return false;
+  if (arg.size() == name.size())
+    throw std::invalid_argument(std::string(name) + " needs a value: " + std::string(name) + "=VALUE");
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv) {
   std::vector<std::string> rest;
   std::vector<std::string> benchmark_args;
+  std::vector<std::string> twin_args;
+  names_given().clear();
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (i > 0 && starts_with(arg, "--benchmark_")) {
+      if (is_twin_flag(arg)) {
+        twin_args.emplace_back(arg);
+        continue;
+      }
       benchmark_args.emplace_back(arg);
-      if (starts_with(arg, "--benchmark_repetitions")) flags_given().repetitions = true;
-      if (starts_with(arg, "--benchmark_min_time")) flags_given().min_time = true;
     } else {
       rest.emplace_back(arg);
     }
   }
+  rest.insert(rest.end(), twin_args.begin(), twin_args.end());
   if (benchmark_args.empty()) return rest;
 
   std::vector<char*> bench_argv;
@@ -51,7 +77,7 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
   return rest;
 }
 
-const BenchmarkFlagsGiven& benchmark_flags_given() { return flags_given(); }
+const std::vector<std::string>& benchmark_flag_names_given() { return names_given(); }
 
 void ensure_benchmark_initialized() {
   if (initialized()) return;
@@ -60,22 +86,6 @@ void ensure_benchmark_initialized() {
   char* argv[] = {program, nullptr};
   int argc = 1;
   benchmark::Initialize(&argc, argv);
-}
-
-bool benchmark_filter_selects(std::string_view name) {
-  std::string filter = benchmark::GetBenchmarkFilter();
-  if (filter.empty() || filter == "all") return true;
-  bool negated = false;
-  if (filter[0] == '-') {
-    negated = true;
-    filter.erase(0, 1);
-  }
-  try {
-    const bool found = std::regex_search(name.begin(), name.end(), std::regex(filter, std::regex::extended));
-    return found != negated;
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument("--benchmark_filter '" + filter + "' is not a valid regular expression: " + e.what());
-  }
 }
 
 }  // namespace decode_bench

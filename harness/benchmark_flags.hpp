@@ -1,35 +1,36 @@
 #pragma once
-// Google Benchmark's own flags (--benchmark_repetitions, --benchmark_min_time, --benchmark_filter,
-// ...) pass through the decode-bench command line. They are taken out of argv before CLI11 sees
-// it and handed to benchmark::Initialize; the timer then lets a flag the user gave win over the
-// TimingOptions default.
+// Google Benchmark's own flags on the decode-bench command line. A whitelist: each supported one
+// is either a twin of a first-class flag of the subcommands that time (--benchmark_filter is
+// --filter, --benchmark_repetitions is --repetitions, --benchmark_min_time is --min-time; they are
+// handed to that subcommand's parser, which maps them onto the same settings) or an output flag
+// handed to benchmark::Initialize. Any other --benchmark_* flag is refused by name.
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace decode_bench {
 
-// Which pass-through flags were on the command line (the rest keep decode-bench's defaults).
-struct BenchmarkFlagsGiven {
-  bool repetitions = false;  // --benchmark_repetitions
-  bool min_time = false;     // --benchmark_min_time
-};
+// The twins of first-class flags, parsed by the subcommand (sweeps/cli/measure_flags.hpp).
+inline constexpr std::array<std::string_view, 3> kBenchmarkTwinFlags = {
+    "--benchmark_filter", "--benchmark_repetitions", "--benchmark_min_time"};
+// Every --benchmark_* flag decode-bench accepts (the twins, then those Google Benchmark reads).
+inline constexpr std::array<std::string_view, 6> kSupportedBenchmarkFlags = {
+    "--benchmark_filter", "--benchmark_repetitions", "--benchmark_min_time",
+    "--benchmark_out",    "--benchmark_out_format",  "--benchmark_format"};
 
-// Hands every --benchmark_* argument to benchmark::Initialize and returns the others (argv[0]
-// first) for CLI11. Throws std::invalid_argument naming an argument Google Benchmark does not
-// know. --help stays with CLI11 (Google Benchmark would print its own help and exit).
+// Sorts out the --benchmark_* arguments and returns what CLI11 parses (argv[0] first): the other
+// arguments in order, then the twins (moved last, so they reach the subcommand's parser wherever
+// they were written). The output flags go to benchmark::Initialize. Throws std::invalid_argument
+// "--benchmark_X is not supported (supported: ...)" for any other --benchmark_* flag, and for a
+// twin without "=VALUE". --help stays with CLI11 (Google Benchmark would print its own and exit).
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv);
 
-const BenchmarkFlagsGiven& benchmark_flags_given();
+// The names (without "=VALUE") of the --benchmark_* flags take_benchmark_flags saw, in order.
+const std::vector<std::string>& benchmark_flag_names_given();
 
 // Calls benchmark::Initialize once (with no flags) unless take_benchmark_flags already did, so
 // Google Benchmark's globals are set up before the timer runs it (tests, library users).
 void ensure_benchmark_initialized();
-
-// Whether --benchmark_filter selects this point: a regular-expression search in the point name,
-// negated by a leading '-'; an empty filter or "all" selects everything. Matched here against
-// the plain name (Google Benchmark would add "/repeats:5/manual_time" suffixes). Throws
-// std::invalid_argument for a filter that is not a valid regular expression.
-bool benchmark_filter_selects(std::string_view name);
 
 }  // namespace decode_bench

@@ -18,6 +18,7 @@
 #include "harness/progress.hpp"
 #include "harness/read_floor.hpp"
 #include "harness/timing.hpp"
+#include "harness/timing_result.hpp"
 
 namespace decode_bench {
 namespace {
@@ -67,9 +68,8 @@ class Workspace {
 // buffer for each B of `sizes` (at most its length), cold, as the sweep times a point; per size the
 // variant of the lowest median.
 nlohmann::json time_read_floor(const CeilingWorkspace& whole, std::span<const std::uint64_t> sizes, int sm_count,
-                               bool quick, L2Flusher& flusher, cudaStream_t stream) {
-  TimingOptions timing;  // the sweep's defaults: cold, events around one launch, median
-  timing.mode = TimingMode::cold;
+                               bool quick, const TimingOptions& timing, const std::optional<NameFilter>& filter,
+                               L2Flusher& flusher, cudaStream_t stream) {
   nlohmann::json samples = nlohmann::json::array();
   for (const std::uint64_t bytes : sizes) {
     CeilingWorkspace view = whole;
@@ -79,6 +79,7 @@ nlohmann::json time_read_floor(const CeilingWorkspace& whole, std::span<const st
     for (CeilingVariant& v : make_ceiling_variants(view, sm_count, quick)) {
       if (v.ceiling != "dram_read") continue;
       const std::string name = "ceilings/dram_read/floor/" + variant_name(v).substr(std::string("ceilings/dram_read/").size());
+      if (filter && !filter->selects(name)) continue;
       const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
       if (r.sticky_error) throw std::runtime_error("sticky CUDA error, the context is unusable: " + name + ": " + r.error);
       if (!r.ok()) continue;
@@ -90,10 +91,28 @@ nlohmann::json time_read_floor(const CeilingWorkspace& whole, std::span<const st
     if (best)
       samples.push_back({{"bytes", bytes}, {"median_us", best_us}, {"kernel", best->kernel}, {"config", config_json(best->config)}});
   }
-  return {{"mode", "cold"}, {"statistic", "median_us"}, {"samples", std::move(samples)}};
+  return {{"mode", "cold"},
+          {"statistic", "median_us"},
+          {"options", to_json(timing)},
+          {"samples", std::move(samples)}};
 }
 
 }  // namespace
+
+TimingOptions ceiling_timing_options(bool quick, std::span<const GivenFlag> flags) {
+  TimingOptions timing;
+  timing.mode = TimingMode::hot;  // ceilings are steady-state rates; every variant runs >= ~100 us
+  timing.repetitions = quick ? 3 : 5;
+  timing.min_rep_time_ms = quick ? 2 : 5;
+  timing.graph_threshold_us = 0;  // events: the variants are long, and the graph adds nothing
+  return apply_timing_flags(timing, flags);
+}
+
+TimingOptions read_floor_timing_options(std::span<const GivenFlag> flags) {
+  TimingOptions timing;  // the sweep's defaults: cold, events around one launch, median
+  timing.mode = TimingMode::cold;
+  return apply_timing_flags(timing, flags);
+}
 
 std::string_view ceiling_unit(std::string_view ceiling) {
   if (ceiling == "dram_read" || ceiling == "dram_copy" || ceiling == "l2_read" || ceiling == "l1_shared")
@@ -144,6 +163,8 @@ nlohmann::json best_ceilings(const std::vector<CeilingMeasurement>& measurements
 }
 
 nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
+  const TimingOptions timing = ceiling_timing_options(options.quick, options.timing_flags);
+  const TimingOptions floor_timing = read_floor_timing_options(options.timing_flags);
   const DeviceInfo info = query_device_info(device);  // throws with the reason when unusable
   DB_CUDA_CHECK(cudaSetDevice(device));
   NvtxRange range("ceilings");
@@ -160,13 +181,12 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> owned_stream(created, &cudaStreamDestroy);
   cudaStream_t stream = owned_stream.get();
 
-  TimingOptions timing;
-  timing.mode = TimingMode::hot;  // ceilings are steady-state rates; every variant runs >= ~100 us
-  timing.repetitions = options.quick ? 3 : options.repetitions;
-  timing.min_rep_time_ms = options.quick ? 2 : options.min_rep_time_ms;
-  timing.graph_threshold_us = 0;  // events: the variants are long, and the graph adds nothing
-
   const auto variants = make_ceiling_variants(workspace.view, info.sm_count, options.quick);
+  if (options.filter && std::none_of(variants.begin(), variants.end(), [&](const CeilingVariant& v) {
+        return options.filter->selects(variant_name(v));
+      }))
+    throw std::invalid_argument("'" + options.filter->pattern() + "' selects none of the " +
+                                std::to_string(variants.size()) + " variants (named ceilings/<ceiling>/<kernel>/...)");
   std::optional<ProgressReporter> progress;
   if (options.progress) progress.emplace(variants.size(), *options.progress);
   std::vector<CeilingMeasurement> measurements;
@@ -174,11 +194,11 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   for (const auto& v : variants) {
     const std::string name = variant_name(v);
     if (progress) progress->start(name);
-    const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
-    if (r.filtered_out) {
-      if (progress) progress->finish(name, "skipped", "--benchmark_filter");
+    if (options.filter && !options.filter->selects(name)) {
+      if (progress) progress->finish(name, "skipped", "--filter");
       continue;
     }
+    const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
     CeilingMeasurement m;
     m.ceiling = v.ceiling;
     m.kernel = v.kernel;
@@ -210,7 +230,8 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
   nlohmann::json out = best_ceilings(measurements);
   if (options.read_floor && out.contains("dram_read"))
     out["dram_read"]["floor"] = time_read_floor(workspace.view, read_floor_sizes(workspace.view.buffer_bytes),
-                                                info.sm_count, options.quick, flusher, stream);
+                                                info.sm_count, options.quick, floor_timing, options.filter, flusher,
+                                                stream);
   if (progress) progress->done();
   return out;
 }
@@ -228,7 +249,8 @@ nlohmann::json measure_read_floor(int device, std::span<const std::uint64_t> siz
   const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   Workspace workspace((largest + 65535) / 65536 * 65536, static_cast<std::size_t>(info.l2_bytes));
   L2Flusher flusher(device);
-  return time_read_floor(workspace.view, sizes, info.sm_count, /*quick=*/false, flusher, nullptr);
+  return time_read_floor(workspace.view, sizes, info.sm_count, /*quick=*/false, read_floor_timing_options({}),
+                         std::nullopt, flusher, nullptr);
 }
 
 }  // namespace decode_bench

@@ -6,6 +6,7 @@
 //   fp32_fma, fp16_fma (half2), fp16_tensor (mma.sync m16n8k16)        unit "TFLOP/s"
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -15,15 +16,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/name_filter.hpp"
+#include "harness/timing_flags.hpp"
+#include "harness/timing_options.hpp"
+
 namespace decode_bench {
 
 struct CeilingOptions {
   bool quick = false;          // one or two variants per ceiling, 3 repetitions, 1 GiB DRAM buffer
-  int repetitions = 5;         // ignored when quick
-  double min_rep_time_ms = 5;  // ignored when quick (2 ms)
+  // Timing flags (--repetitions, --min-time, ...; harness/timing_flags.hpp) applied over the
+  // ceilings' own timing and over the read floor's.
+  std::vector<GivenFlag> timing_flags;
+  // Variants (and read-floor variants) whose names it does not select are not timed.
+  std::optional<NameFilter> filter;
   std::ostream* progress = nullptr;  // a progress line per variant (ProgressReporter) when set
   bool read_floor = true;      // also the cold read floor at sizes 1 MiB .. 1 GiB (harness/read_floor.hpp)
 };
+
+// How every ceiling variant is timed: hot, events around one launch (the variants are long),
+// 5 repetitions of at least 5 ms (quick: 3 of 2 ms), then `flags` applied. Throws
+// std::invalid_argument naming a bad flag (harness/timing_flags.hpp).
+TimingOptions ceiling_timing_options(bool quick, std::span<const GivenFlag> flags);
+// How the read floor is timed: the sweep's defaults (cold, as a point), then `flags` applied.
+TimingOptions read_floor_timing_options(std::span<const GivenFlag> flags);
 
 // One timed variant (or its failure), input to best_ceilings().
 struct CeilingMeasurement {
@@ -50,10 +65,12 @@ double ceiling_rate(std::string_view ceiling, double work, double time_us);
 // Ceilings with no successful variant are left out.
 nlohmann::json best_ceilings(const std::vector<CeilingMeasurement>& measurements);
 
-// Allocates the buffers, times every variant in hot mode and returns best_ceilings(), with the
-// read floor as dram_read.floor when options.read_floor (harness/read_floor.hpp). Throws
-// std::runtime_error for an unusable device, CudaError for a sticky CUDA error (the context is
-// gone) or a failed allocation.
+// Allocates the buffers, times every variant the filter selects in hot mode and returns
+// best_ceilings(), with the read floor as dram_read.floor when options.read_floor
+// (harness/read_floor.hpp). Throws std::invalid_argument for timing flags that are not valid
+// (check them first with ceiling_timing_options) or for a filter that selects no variant (a
+// message without the flag's name), std::runtime_error for an unusable device, CudaError for a
+// sticky CUDA error (the context is gone) or a failed allocation.
 nlohmann::json measure_ceilings(int device, const CeilingOptions& options = {});
 
 // The read floor alone at the given sizes (bytes, any order; each in (0, a quarter of the device

@@ -1,8 +1,10 @@
 // Implementation notes (docs/harness.md has the user-facing version):
-//  - One Google Benchmark is registered per call, run through a capturing reporter and cleared.
-//    Each GB iteration is one sample; its manual time is the event-measured time divided by the
-//    launches in it. GB's MinTime (manual time) sets iterations per repetition; each repetition
-//    becomes one of our samples (its mean time per launch).
+//  - One Google Benchmark is registered per repetition, run through a capturing reporter and
+//    cleared. Each GB iteration times one gated launch region; its manual time is the
+//    event-measured time divided by the launches in it. GB's MinTime (manual time) sets the
+//    iterations of the first repetition, later ones reuse that count; each repetition becomes one
+//    of our samples (its mean time per launch). After each, next_timing_step (timing_options.hpp)
+//    decides whether another is taken: the repetitions, a cv target, a wall-time limit.
 //  - Every sample starts behind a gate kernel that the host opens once the sample is enqueued
 //    (harness/stream_gate.hpp), so the events never time the host. Samples are also pipelined
 //    two deep (k+1 enqueued before the host waits on k), which keeps the GPU busy between them.
@@ -11,6 +13,7 @@
 #include "harness/timing.hpp"
 
 #include <array>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -187,6 +190,34 @@ class CapturingReporter : public benchmark::BenchmarkReporter {
   std::vector<Run> runs;
 };
 
+// One Google Benchmark repetition of the sampler, registered and cleared around the run. The
+// first one sizes its iterations by MinTime (Google Benchmark's probe); later ones pass the count
+// it found, as Google Benchmark itself does for repetitions 2..n of one registration. Returns
+// nullopt when no run was reported.
+std::optional<benchmark::BenchmarkReporter::Run> run_repetition(const std::string& name, Sampler& sampler,
+                                                               const TimingOptions& options, long long iterations) {
+  benchmark::ClearRegisteredBenchmarks();
+  auto* bench =
+      benchmark::RegisterBenchmark(name.c_str(), [&sampler](benchmark::State& state) { sampler.run(state); });
+  bench->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(1);
+  if (iterations > 0) {
+    bench->Iterations(iterations);
+  } else if (options.min_rep_time_ms > 0) {
+    bench->MinTime(1e-3 * options.min_rep_time_ms);
+  } else {
+    bench->Iterations(1);
+  }
+  CapturingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter, ".");
+  benchmark::ClearRegisteredBenchmarks();
+  if (reporter.runs.empty()) return std::nullopt;
+  return reporter.runs.back();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 TimingResult time_launches(std::string_view name, const LaunchFn& launch, const TimingOptions& options,
@@ -196,51 +227,44 @@ TimingResult time_launches(std::string_view name, const LaunchFn& launch, const 
   // --devices, one per GPU) take turns here; their setup and verification still overlap.
   static std::mutex benchmark_registry;
   const std::lock_guard turn(benchmark_registry);
+  const auto start = std::chrono::steady_clock::now();  // the point's timing, not the wait for its turn
   ensure_benchmark_initialized();
   TimingResult result;
   result.name = std::string(name);
   result.mode = options.mode;
-  if (!benchmark_filter_selects(name)) {
-    result.filtered_out = true;
-    return result;
-  }
+  result.options = options;
   NvtxRange range(result.name);
   cudaGetLastError();  // a non-sticky error left by earlier work is not this point's error
 
+  // One repetition (one sample) per Google Benchmark run, so that after each the stop rule
+  // (next_timing_step: the repetitions, the cv target, the time limit) decides on the next.
   Sampler sampler(launch, options, flusher, stream);
-  benchmark::ClearRegisteredBenchmarks();
-  auto* bench = benchmark::RegisterBenchmark(result.name.c_str(),
-                                             [&sampler](benchmark::State& state) { sampler.run(state); });
-  bench->UseManualTime()->Unit(benchmark::kMicrosecond)->ReportAggregatesOnly(false)->DisplayAggregatesOnly(false);
-  if (!benchmark_flags_given().repetitions) bench->Repetitions(options.repetitions);
-  if (!benchmark_flags_given().min_time) {
-    if (options.min_rep_time_ms > 0) {
-      bench->MinTime(1e-3 * options.min_rep_time_ms);
-    } else {
-      bench->Iterations(1);
+  long long iterations = 0;
+  TimingStop stop = TimingStop::more;
+  while ((stop = next_timing_step(result.samples_us, seconds_since(start), options)) == TimingStop::more) {
+    const auto run = run_repetition(result.name, sampler, options, iterations);
+    if (sampler.error() != cudaSuccess) break;
+    if (!run) {
+      result.error = "Google Benchmark reported no repetition";
+      break;
     }
+    iterations = run->iterations;
+    result.samples_us.push_back(1e6 * run->real_accumulated_time / static_cast<double>(run->iterations));
   }
-  CapturingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter, ".");  // the filter was applied above, to the plain name
-  benchmark::ClearRegisteredBenchmarks();
   sampler.finish();
 
   result.plan = sampler.plan();
   result.warmup_launch_us = sampler.warmup_launch_us();
+  result.iterations_per_repetition = iterations;
   if (sampler.error() != cudaSuccess) {
     result.error = std::string(cudaGetErrorName(sampler.error())) + ": " + cudaGetErrorString(sampler.error());
     result.cuda_error = static_cast<int>(sampler.error());
     result.sticky_error = is_sticky_error(sampler.error());
+    result.samples_us.clear();
     return result;
   }
-  for (const auto& run : reporter.runs) {
-    result.samples_us.push_back(1e6 * run.real_accumulated_time / static_cast<double>(run.iterations));
-    result.iterations_per_repetition = run.iterations;
-  }
-  if (result.samples_us.empty()) {
-    result.error = "Google Benchmark reported no repetitions (was --benchmark_list_tests given?)";
-    return result;
-  }
+  if (!result.error.empty()) return result;
+  result.stopped_by = stop;
   result.stats = summarize(result.samples_us, options.noise_cv);
   return result;
 }

@@ -20,8 +20,8 @@ using LaunchFn = std::function<cudaError_t(cudaStream_t)>;
 
 // Times `launch` under `options` and returns the samples and their summary, or the CUDA error
 // that stopped it (TimingResult::error, with sticky_error set when the context is poisoned and
-// the run must end after writing what it has). A name not selected by --benchmark_filter
-// returns filtered_out without launching anything. `stream` 0 means: use a private stream (the
+// the run must end after writing what it has). Samples are taken until next_timing_step says
+// stop (options.repetitions, a cv target, a wall-time limit). `stream` 0 means: use a private stream (the
 // graph method cannot capture the legacy default stream). Not re-entrant: Google Benchmark's
 // registry is process-wide. Throws std::invalid_argument for invalid options.
 TimingResult time_launches(std::string_view name, const LaunchFn& launch, const TimingOptions& options,

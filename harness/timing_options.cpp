@@ -36,6 +36,10 @@ void validate(const TimingOptions& o) {
   require(std::isfinite(o.graph_target_us) && o.graph_target_us > 0, "graph_target_us", o.graph_target_us,
           "must be finite and > 0");
   require(o.max_graph_launches >= 2, "max_graph_launches", o.max_graph_launches, "must be >= 2");
+  require(o.max_repetitions == 0 || o.max_repetitions >= o.repetitions, "max_repetitions", o.max_repetitions,
+          "must be 0 (no cv target) or >= repetitions");
+  require(std::isfinite(o.point_time_limit_s) && o.point_time_limit_s >= 0, "point_time_limit_s",
+          o.point_time_limit_s, "must be finite and >= 0 (0: no limit)");
 }
 
 TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& o) {
@@ -46,6 +50,28 @@ TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& o) {
   const double wanted = std::ceil(o.graph_target_us / single_launch_us);
   const int launches = static_cast<int>(std::clamp(wanted, 2.0, static_cast<double>(o.max_graph_launches)));
   return {TimingMethod::graph, launches};
+}
+
+std::string_view to_string(TimingStop stop) {
+  switch (stop) {
+    case TimingStop::more: return "more";
+    case TimingStop::repetitions: return "repetitions";
+    case TimingStop::cv_target: return "cv_target";
+    case TimingStop::max_repetitions: return "max_repetitions";
+    case TimingStop::time_limit: return "time_limit";
+  }
+  return "?";
+}
+
+TimingStop next_timing_step(std::span<const double> samples_us, double elapsed_s, const TimingOptions& o) {
+  const auto n = static_cast<long long>(samples_us.size());
+  if (n == 0) return TimingStop::more;
+  if (o.point_time_limit_s > 0 && elapsed_s >= o.point_time_limit_s) return TimingStop::time_limit;
+  if (n < o.repetitions) return TimingStop::more;
+  if (o.max_repetitions == 0) return TimingStop::repetitions;
+  if (summarize(samples_us, o.noise_cv).cv <= o.noise_cv) return TimingStop::cv_target;
+  if (n >= o.max_repetitions) return TimingStop::max_repetitions;
+  return TimingStop::more;
 }
 
 }  // namespace decode_bench

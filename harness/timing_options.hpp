@@ -1,7 +1,9 @@
 #pragma once
-// How a configuration is timed, and the one decision the timer makes on its own: events around
-// single launches, or a CUDA graph of many launches for kernels too short to time one at a time.
-// Host-only (no CUDA types), so the rules are unit-tested in CI.
+// How a configuration is timed, and the two decisions the timer makes on its own: events around
+// single launches or a CUDA graph of many launches for kernels too short to time one at a time,
+// and after each sample whether to take another. Host-only (no CUDA types), so the rules are
+// unit-tested in CI.
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,10 +20,12 @@ TimingMode parse_timing_mode(std::string_view text);  // "cold" | "hot"; throws 
 
 struct TimingOptions {
   TimingMode mode = TimingMode::cold;
-  int repetitions = 5;            // Google Benchmark repetitions; each one is one sample
+  int repetitions = 5;            // samples (one Google Benchmark repetition each) before the stop rule may end it
   int warmup = 2;                 // untimed launches first; the last one also sizes the graph
   double min_rep_time_ms = 2.0;   // each repetition runs launches until this much kernel time
-  double noise_cv = kDefaultNoiseCv;
+  double noise_cv = kDefaultNoiseCv;  // cv above this is `noisy`; with max_repetitions, the target
+  int max_repetitions = 0;        // > 0: add samples past `repetitions` until cv <= noise_cv, at most this many
+  double point_time_limit_s = 0;  // > 0: take no further sample once the timing has used this much wall time
   double graph_threshold_us = 20; // hot mode: shorter kernels are timed as a graph; 0 = never
   double graph_target_us = 200;   // a graph holds enough launches to run about this long
   int max_graph_launches = 1000;
@@ -48,5 +52,20 @@ struct TimingPlan {
 //  - hot, shorter: a graph of ceil(graph_target_us / single) launches, at least 2, at most
 //    max_graph_launches; a non-positive or non-finite estimate gets max_graph_launches.
 TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& options);
+
+// Why the timer stopped taking samples (`more`: it has not).
+enum class TimingStop { more, repetitions, cv_target, max_repetitions, time_limit };
+std::string_view to_string(TimingStop stop);
+
+// Whether to take another sample, given those taken so far and the wall time the timing has used
+// (warm-up included). A pure function, checked in this order:
+//  - no sample yet: more (a timing always has at least one);
+//  - point_time_limit_s > 0 and elapsed_s >= it: time_limit (this cuts `repetitions` short too);
+//  - fewer than `repetitions`: more;
+//  - no target (max_repetitions == 0): repetitions;
+//  - cv of the samples (stddev / mean, as summarize computes it) <= noise_cv: cv_target;
+//  - max_repetitions reached: max_repetitions;
+//  - else more.
+TimingStop next_timing_step(std::span<const double> samples_us, double elapsed_s, const TimingOptions& options);
 
 }  // namespace decode_bench

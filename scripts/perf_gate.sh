@@ -19,7 +19,7 @@
 # Exit: 0 no regression, 1 a regression (significant and beyond the threshold), 2 bad input,
 #       a failed build or a failed run (no valid candidate to judge).
 # Noisy points (interval too wide to judge) do not fail the gate; they are listed in the summary.
-# Add repetitions for them: `-- --benchmark_repetitions=20` (docs/results.md, "Comparing runs").
+# Add repetitions for them: `-- --repetitions 20` (docs/ci.md, docs/harness.md "Timing flags").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

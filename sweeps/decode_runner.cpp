@@ -125,7 +125,7 @@ class GpuDecodeRunner final : public PointRunner {
       }
 
       // 2. Time: kernel only, or (end_to_end) with K, V and q uploaded and o, lse downloaded around it.
-      TimingOptions topt;
+      TimingOptions topt = ctx.timing;
       topt.mode = parse_timing_mode(d.timing);
       TimingResult timing;
       {
@@ -139,7 +139,7 @@ class GpuDecodeRunner final : public PointRunner {
       if (!timing.ok()) {
         if (timing.sticky_error) throw CudaError(static_cast<cudaError_t>(timing.cuda_error), point.id + ": " + timing.error);
         result["status"] = std::string(kStatusError);
-        result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
+        result["reason"] = timing.error;
         return;
       }
       if (!block_timeline_file().empty()) {  // a diagnostic launch after timing (sweeps/block_timeline_capture.hpp)

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "harness/results_schema.hpp"
+#include "harness/timing_result.hpp"
 #include "sweeps/config_error.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/partial_file.hpp"
@@ -211,7 +212,8 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
 
   json devices = json::array();
   for (std::size_t k = 0; k < workers.size(); ++k) devices.push_back({{"index", workers[k].device}, {"info", infos[k]}});
-  const json meta = make_meta(options.argv, options.preset_label);
+  json meta = make_meta(options.argv, options.preset_label);
+  meta["timing"] = to_json(options.context.timing);  // each point's timing.options also has it, with its mode
   const json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", infos.front()}, {"devices", devices}};
   std::vector<json> carried;
   for (const auto& [_, p] : s.recorded) carried.push_back(p);
@@ -276,6 +278,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   doc["meta"]["sweep"] = {{"preset_name", plan.preset.name},
                           {"experiments", experiments},
                           {"total_points", plan.total_points},
+                          {"selected_points", plan.selected_points},
                           {"planned_points", plan.points.size()},
                           {"shard", options.shard.text()},
                           {"devices", indices},
@@ -287,6 +290,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
                           {"wall_seconds", seconds_since(s.t0)},
                           {"measured_seconds", s.measured_seconds},
                           {"overhead_seconds", s.overhead_seconds}};
+  if (!plan.filter.empty()) doc["meta"]["sweep"]["filter"] = plan.filter;
   write_results(options.output, doc);
   partial.close_and_remove();
   out.document = std::move(doc);

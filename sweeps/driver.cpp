@@ -9,6 +9,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/gpu_state.hpp"
 #include "harness/results_schema.hpp"
+#include "harness/timing_result.hpp"
 #include "pools/capacity.hpp"
 #include "pools/pool_error.hpp"
 #include "sweeps/partial_file.hpp"
@@ -188,6 +189,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   }
 
   json meta = make_meta(options.argv, options.preset_label);
+  meta["timing"] = to_json(options.context.timing);  // each point's timing.options also has it, with its mode
   if (hooks.gpu_state) meta["gpu_state"]["start"] = std::move(gpu_start);
   json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", ctx.device_info}};
   std::vector<json> carried;
@@ -243,6 +245,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   doc["meta"]["sweep"] = {{"preset_name", plan.preset.name},
                           {"experiments", experiments},
                           {"total_points", plan.total_points},
+                          {"selected_points", plan.selected_points},
                           {"planned_points", plan.points.size()},
                           {"shard", options.shard.text()},
                           {"resumed_points", out.resumed},
@@ -254,6 +257,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
                           {"measured_seconds", measured_seconds},
                           {"overhead_seconds", overhead_seconds},
                           {"phase_seconds", phase_totals}};
+  if (!plan.filter.empty()) doc["meta"]["sweep"]["filter"] = plan.filter;
   if (options.progress) *options.progress << phase_summary(phase_totals, seconds_since(t0), measured_seconds) << std::flush;
   write_results(options.output, doc);
   partial.close_and_remove();

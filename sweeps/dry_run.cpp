@@ -20,8 +20,9 @@ DeviceMemory dry_run_device_memory(const std::optional<std::string>& flag, std::
 
 std::size_t print_dry_run(const Plan& plan, const Shard& shard, const RunnerRegistry& runners,
                           const DeviceMemory& memory, std::ostream& out) {
-  out << "preset " << plan.preset.name << ": " << plan.total_points << " points; this run: " << plan.points.size()
-      << " (shard " << shard.text() << ")\n";
+  out << "preset " << plan.preset.name << ": " << plan.total_points << " points; ";
+  if (!plan.filter.empty()) out << plan.filter_flag << " '" << plan.filter << "': " << plan.selected_points << "; ";
+  out << "this run: " << plan.points.size() << " (shard " << shard.text() << ")\n";
   const Point* largest = nullptr;
   std::uint64_t largest_bytes = 0;
   std::size_t cannot_fit = 0;

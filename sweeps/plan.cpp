@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 
 #include "harness/json_file.hpp"
+#include "harness/name_filter.hpp"
 #include "sweeps/embedded_presets.hpp"
 #include "sweeps/expand.hpp"
 #include "sweeps/overrides.hpp"
@@ -66,16 +69,35 @@ Plan make_plan(const PlanRequest& request) {
     if (std::none_of(exps.begin(), exps.end(), [&](const Experiment& e) { return e.name == name; }))
       errors.push_back({"--experiment " + name, "no experiment named '" + name + "' in preset '" + plan.preset.name + "'"});
   }
+  std::optional<NameFilter> filter;
+  if (!request.filter.empty()) {
+    try {
+      filter.emplace(request.filter);
+    } catch (const std::invalid_argument& e) {
+      errors.push_back({request.filter_flag, e.what()});
+    }
+  }
   // Expansion of a preset with type errors would only repeat them as cross-axis noise.
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   const std::vector<Point> all = expand_preset(plan.preset, request.context, errors, request.experiments);
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   plan.total_points = all.size();
   std::vector<Point> selected;
-  for (const Point& p : all)
-    if (request.experiments.empty() ||
-        std::find(request.experiments.begin(), request.experiments.end(), p.experiment) != request.experiments.end())
-      selected.push_back(p);
+  std::size_t in_experiments = 0;
+  for (const Point& p : all) {
+    if (!request.experiments.empty() &&
+        std::find(request.experiments.begin(), request.experiments.end(), p.experiment) == request.experiments.end())
+      continue;
+    ++in_experiments;
+    if (!filter || filter->selects(p.id)) selected.push_back(p);
+  }
+  if (filter && selected.empty())
+    throw ConfigErrors(request.filter_flag, "'" + request.filter + "' selects none of the " +
+                                                std::to_string(in_experiments) + " points (--dry-run without it lists "
+                                                "their ids)");
+  plan.filter = request.filter;
+  plan.filter_flag = request.filter_flag;
+  plan.selected_points = selected.size();
   plan.points = shard_points(selected, request.shard);
   return plan;
 }

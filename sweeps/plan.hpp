@@ -1,6 +1,8 @@
 #pragma once
 // From a preset name or file plus command-line choices to the list of points to run:
-// load -> parse + validate (every error at once) -> apply overrides -> expand -> filter -> shard.
+// load -> parse + validate (every error at once) -> apply overrides -> expand -> select
+// (--experiment, --filter) -> shard. Selection comes before anything is built, so --dry-run,
+// --shard and the point counts see exactly the points a run measures.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -31,17 +33,25 @@ struct PlanRequest {
   nlohmann::json preset_document;
   std::vector<std::string> overrides;    // "KEY=VALUES" as given to --set
   std::vector<std::string> experiments;  // --experiment filter; empty = all
+  // A NameFilter pattern (harness/name_filter.hpp) over point ids; empty = all. filter_flag is the
+  // flag that gave it (--filter or --benchmark_filter), named in errors.
+  std::string filter;
+  std::string filter_flag = "--filter";
   Shard shard;
   ValidationContext context;
 };
 
 struct Plan {
   Preset preset;
-  std::size_t total_points = 0;  // the whole expansion (after overrides, before filter and shard)
-  std::vector<Point> points;     // what this run covers, in expansion order
+  std::size_t total_points = 0;     // the whole expansion (after overrides, before filter and shard)
+  std::size_t selected_points = 0;  // after --experiment and --filter, before the shard
+  std::string filter;               // the request's filter pattern ("" = none)
+  std::string filter_flag;          // the flag that gave it (--filter or --benchmark_filter)
+  std::vector<Point> points;        // what this run covers, in expansion order
 };
 
-// Throws ConfigErrors carrying every problem found.
+// Throws ConfigErrors carrying every problem found; among them, on the filter's flag, a filter
+// that is not a valid regular expression or that selects none of the points.
 Plan make_plan(const PlanRequest& request);
 
 }  // namespace decode_bench::sweeps

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/timing_options.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/point.hpp"
 
@@ -35,6 +36,9 @@ struct RunContext {
   // host over host copies of K/V, and K/V generated on the host and uploaded through admit.
   bool verify_on_host = false;
   bool fill_on_host = false;
+  // How points are timed (sweep's --repetitions, --min-time, ...; harness/timing_flags.hpp); a
+  // runner copies it and sets the mode from the point's `timing` axis.
+  TimingOptions timing;
 
   bool interrupt_requested() const { return interrupted && interrupted->load(); }
 };

@@ -345,7 +345,7 @@ class SharedPrefixRunner final : public PointRunner {
     }
 
     // 2. Time the launch (both phases and the merge; cold: L2 flushed before each).
-    TimingOptions topt;
+    TimingOptions topt = ctx.timing;
     topt.mode = mode;
     PhaseTimer timing_phase(ctx.phases, kPhaseTiming);
     const TimingResult timing = time_launches(point.id, launch, topt, *flusher_, ctx.stream);
@@ -353,7 +353,7 @@ class SharedPrefixRunner final : public PointRunner {
     if (!timing.ok()) {
       if (timing.sticky_error) throw CudaError(static_cast<cudaError_t>(timing.cuda_error), point.id + ": " + timing.error);
       result["status"] = std::string(kStatusError);
-      result["reason"] = timing.filtered_out ? "excluded by --benchmark_filter" : timing.error;
+      result["reason"] = timing.error;
       return result;
     }
     if (!block_timeline_file().empty()) {  // a diagnostic launch after timing (sweeps/block_timeline_capture.hpp)

@@ -1,9 +1,9 @@
-// Google Benchmark's flags pass through the decode-bench command line.
+// Google Benchmark's flags on the decode-bench command line: a whitelist; the twins of first-class
+// flags go to the subcommand's parser, anything unsupported is refused by name.
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
 #include "harness/benchmark_flags.hpp"
@@ -15,51 +15,52 @@ std::vector<std::string> split(std::vector<const char*> argv) {
   return take_benchmark_flags(static_cast<int>(argv.size()), argv.data());
 }
 
-// Restores the process-wide filter so test order does not matter.
-class BenchmarkFlags : public ::testing::Test {
- protected:
-  void TearDown() override { benchmark::SetBenchmarkFilter("."); }
-};
-
-TEST_F(BenchmarkFlags, BenchmarkArgumentsAreTakenOutTheRestStays) {
-  const auto rest = split({"decode-bench", "ceilings", "--benchmark_repetitions=7", "--device", "1",
-                           "--benchmark_filter=dram", "--help"});
-  EXPECT_EQ(rest, (std::vector<std::string>{"decode-bench", "ceilings", "--device", "1", "--help"}));
-  EXPECT_TRUE(benchmark_flags_given().repetitions);
-  EXPECT_EQ(benchmark::GetBenchmarkFilter(), "dram");
-}
-
-TEST_F(BenchmarkFlags, NoBenchmarkArgumentsChangeNothing) {
-  const auto rest = split({"decode-bench", "list"});
-  EXPECT_EQ(rest, (std::vector<std::string>{"decode-bench", "list"}));
-}
-
-TEST_F(BenchmarkFlags, UnknownBenchmarkFlagIsNamed) {
+std::string refusal(std::vector<const char*> argv) {
   try {
-    split({"decode-bench", "ceilings", "--benchmark_no_such_flag=3"});
-    FAIL();
+    split(std::move(argv));
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("--benchmark_no_such_flag=3"), std::string::npos) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BenchmarkFlags, TwinsAreMovedAfterTheOtherArguments) {
+  const auto rest = split({"decode-bench", "--benchmark_repetitions=7", "sweep", "--device", "1",
+                           "--benchmark_filter=layout=paged", "--benchmark_min_time=0.5s", "--dry-run"});
+  EXPECT_EQ(rest, (std::vector<std::string>{"decode-bench", "sweep", "--device", "1", "--dry-run",
+                                            "--benchmark_repetitions=7", "--benchmark_filter=layout=paged",
+                                            "--benchmark_min_time=0.5s"}));
+  EXPECT_EQ(benchmark_flag_names_given(),
+            (std::vector<std::string>{"--benchmark_repetitions", "--benchmark_filter", "--benchmark_min_time"}));
+}
+
+TEST(BenchmarkFlags, NoBenchmarkArgumentsChangeNothing) {
+  const auto rest = split({"decode-bench", "list", "--help"});
+  EXPECT_EQ(rest, (std::vector<std::string>{"decode-bench", "list", "--help"}));
+  EXPECT_TRUE(benchmark_flag_names_given().empty());
+}
+
+TEST(BenchmarkFlags, UnsupportedFlagsAreRefusedByNameWithTheSupportedList) {
+  for (const char* flag : {"--benchmark_color=false", "--benchmark_perf_counters=CYCLES", "--benchmark_list_tests",
+                           "--benchmark_enable_random_interleaving=true", "--benchmark_no_such_flag=3"}) {
+    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
+    EXPECT_EQ(refusal({"decode-bench", "sweep", flag}),
+              name + " is not supported (supported: --benchmark_filter, --benchmark_repetitions, "
+                     "--benchmark_min_time, --benchmark_out, --benchmark_out_format, --benchmark_format)")
+        << flag;
   }
 }
 
-TEST_F(BenchmarkFlags, FilterIsARegexSearchOnThePointName) {
-  benchmark::SetBenchmarkFilter("dram_(read|copy)");
-  EXPECT_TRUE(benchmark_filter_selects("ceilings/dram_read/read_kernel"));
-  EXPECT_TRUE(benchmark_filter_selects("ceilings/dram_copy/copy_kernel"));
-  EXPECT_FALSE(benchmark_filter_selects("ceilings/l2_read/read_kernel"));
-  benchmark::SetBenchmarkFilter("-fp16");  // a leading '-' negates
-  EXPECT_FALSE(benchmark_filter_selects("ceilings/fp16_fma"));
-  EXPECT_TRUE(benchmark_filter_selects("ceilings/fp32_fma"));
-  for (const char* all : {"", "all", "."}) {
-    benchmark::SetBenchmarkFilter(all);
-    EXPECT_TRUE(benchmark_filter_selects("anything/at:all")) << all;
-  }
-  benchmark::SetBenchmarkFilter("^flash_decode$");  // anchors apply to the plain name
-  EXPECT_TRUE(benchmark_filter_selects("flash_decode"));
-  EXPECT_FALSE(benchmark_filter_selects("flash_decode/T=1"));
-  benchmark::SetBenchmarkFilter("(");
-  EXPECT_THROW(benchmark_filter_selects("x"), std::invalid_argument);
+TEST(BenchmarkFlags, ATwinWithoutAValueIsRefused) {
+  EXPECT_EQ(refusal({"decode-bench", "sweep", "--benchmark_filter"}),
+            "--benchmark_filter needs a value: --benchmark_filter=VALUE");
+  EXPECT_EQ(refusal({"decode-bench", "sweep", "--benchmark_repetitions", "3"}),
+            "--benchmark_repetitions needs a value: --benchmark_repetitions=VALUE");
+}
+
+TEST(BenchmarkFlags, TheWhitelistHoldsTheTwinsFirst) {
+  for (std::size_t k = 0; k < kBenchmarkTwinFlags.size(); ++k)
+    EXPECT_EQ(kSupportedBenchmarkFlags[k], kBenchmarkTwinFlags[k]);
 }
 
 }  // namespace

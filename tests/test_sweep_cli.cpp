@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -128,6 +130,148 @@ TEST_F(SweepCli, BadDeviceListsExitTwoNamingDevices) {
   EXPECT_EQ(s.exit_code, 2) << s.output;
   EXPECT_NE(s.output.find("'zero' is not a device index"), std::string::npos) << s.output;
   EXPECT_EQ(run_cli("sweep --preset ci-smoke --devices 0 --device 0").exit_code, 2);  // one or the other
+}
+
+// The point ids a --dry-run lists, in order.
+std::vector<std::string> dry_run_ids(const std::string& output) {
+  std::vector<std::string> ids;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (const auto tab = line.find('\t'); tab != std::string::npos) ids.push_back(line.substr(tab + 1));
+  return ids;
+}
+
+TEST_F(SweepCli, FilterSelectsPointsByIdWhilePlanning) {
+  const auto all = run_cli("sweep --dry-run");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const std::vector<std::string> ids = dry_run_ids(all.output);
+  ASSERT_EQ(ids.size(), 65u);  // the quick preset
+  std::vector<std::string> paged, contiguous;
+  for (const auto& id : ids) (id.find("layout=paged") != std::string::npos ? paged : contiguous).push_back(id);
+  ASSERT_EQ(paged.size(), 28u);
+  ASSERT_EQ(contiguous.size(), 37u);
+
+  const auto r = run_cli("sweep --dry-run --filter layout=paged");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("preset quick: 65 points; --filter 'layout=paged': 28; this run: 28 (shard 0/1)"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(dry_run_ids(r.output), paged);
+  // A leading '-' negates.
+  const auto n = run_cli("sweep --dry-run --filter -layout=paged");
+  EXPECT_EQ(n.exit_code, 0) << n.output;
+  EXPECT_EQ(dry_run_ids(n.output), contiguous);
+  // Google Benchmark's spelling is the same filter, wherever it is written.
+  const auto b = run_cli("--benchmark_filter=layout=paged sweep --dry-run");
+  EXPECT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_NE(b.output.find("--benchmark_filter 'layout=paged': 28"), std::string::npos) << b.output;
+  EXPECT_EQ(dry_run_ids(b.output), paged);
+  // The shard divides the selected points: every other one of the 28.
+  const auto s = run_cli("sweep --dry-run --filter 'layout=paged' --shard 1/2");
+  EXPECT_EQ(s.exit_code, 0) << s.output;
+  std::vector<std::string> odd;
+  for (std::size_t k = 1; k < paged.size(); k += 2) odd.push_back(paged[k]);
+  EXPECT_EQ(dry_run_ids(s.output), odd);
+  // Anchors and alternation (POSIX extended): the two reference points and the two end-to-end ones.
+  const auto e = run_cli("sweep --dry-run --filter '^(reference|end_to_end)/'");
+  EXPECT_EQ(e.exit_code, 0) << e.output;
+  const auto picked = dry_run_ids(e.output);
+  ASSERT_EQ(picked.size(), 4u) << e.output;
+  for (const auto& id : picked) EXPECT_TRUE(id.starts_with("reference/") || id.starts_with("end_to_end/")) << id;
+}
+
+TEST_F(SweepCli, ABadOrEmptyFilterExitsTwoNamingTheFlag) {
+  const auto r = run_cli("sweep --dry-run --filter '('");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--filter: '(' is not a valid POSIX extended regular expression"), std::string::npos)
+      << r.output;
+  const auto b = run_cli("sweep --dry-run --benchmark_filter='('");
+  EXPECT_EQ(b.exit_code, 2) << b.output;
+  EXPECT_NE(b.output.find("--benchmark_filter: '(' is not a valid"), std::string::npos) << b.output;
+  const auto none = run_cli("sweep --dry-run --filter no_such_point");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("--filter: 'no_such_point' selects none of the 65 points"), std::string::npos)
+      << none.output;
+  const auto both = run_cli("sweep --dry-run --filter paged --benchmark_filter=paged");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--filter and --benchmark_filter set the same thing"), std::string::npos) << both.output;
+  EXPECT_NE(run_cli("sweep --help").output.find("POSIX extended"), std::string::npos);
+}
+
+TEST_F(SweepCli, UnsupportedBenchmarkFlagsExitTwoNamingTheFlag) {
+  for (const char* flag : {"--benchmark_color=false", "--benchmark_perf_counters=CYCLES", "--benchmark_list_tests=true"}) {
+    const auto r = run_cli(std::string("sweep --dry-run ") + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.output;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
+    EXPECT_NE(r.output.find("decode-bench: " + name + " is not supported (supported: --benchmark_filter, "),
+              std::string::npos)
+        << r.output;
+  }
+}
+
+TEST_F(SweepCli, BenchmarkFlagsOnASubcommandThatTimesNothingAreRefused) {
+  for (const char* sub : {"list", "compare a.json b.json", "merge a.json -o b.json", "plot a.json", "capacity"}) {
+    const auto r = run_cli(std::string(sub) + " --benchmark_repetitions=3");
+    EXPECT_EQ(r.exit_code, 2) << sub << ": " << r.output;
+    const std::string name = std::string(sub).substr(0, std::string(sub).find(' '));
+    EXPECT_NE(r.output.find("--benchmark_repetitions is not supported by '" + name + "', which times nothing"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_NE(run_cli("list --benchmark_filter=x").output.find("--benchmark_filter is not supported by 'list'"),
+            std::string::npos);
+}
+
+TEST_F(SweepCli, BadTimingFlagsExitTwoNamingFlagAndValue) {
+  const struct {
+    const char* args;
+    const char* says;
+  } cases[] = {
+      {"--repetitions 0", "decode-bench: --repetitions 0: must be an integer >= 1"},
+      {"--repetitions many", "decode-bench: --repetitions many: not an integer"},
+      {"--benchmark_repetitions=0", "decode-bench: --benchmark_repetitions=0: must be"},
+      {"--min-time -1", "decode-bench: --min-time -1: must be >= 0"},
+      {"--benchmark_min_time=10x", "decode-bench: --benchmark_min_time=10x: an iteration count is not supported"},
+      {"--warmup 0", "decode-bench: --warmup 0: must be an integer >= 1"},
+      {"--max-cv 0", "decode-bench: --max-cv 0: must be > 0"},
+      {"--max-repetitions 2", "decode-bench: --max-repetitions 2: must be >= the repetitions per point (5)"},
+      {"--point-time-limit 0", "decode-bench: --point-time-limit 0: must be > 0 seconds"},
+      {"--repetitions 3 --benchmark_repetitions=3", "--repetitions and --benchmark_repetitions set the same thing"},
+      {"--min-time 1 --benchmark_min_time=1", "--min-time and --benchmark_min_time set the same thing"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(std::string("sweep --dry-run ") + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << ": " << r.output;
+    // ceilings checks them before looking for a GPU.
+    const auto g = run_cli(std::string("ceilings ") + c.args);
+    EXPECT_EQ(g.exit_code, 2) << c.args << ": " << g.output;
+    EXPECT_NE(g.output.find(c.says), std::string::npos) << c.args << ": " << g.output;
+  }
+  const auto f = run_cli("ceilings --filter '('");
+  EXPECT_EQ(f.exit_code, 2) << f.output;
+  EXPECT_NE(f.output.find("--filter '(' is not a valid POSIX extended regular expression"), std::string::npos)
+      << f.output;
+}
+
+// A run records how it selected and timed its points (capacity points run without a GPU).
+TEST_F(SweepCli, TheResultsRecordTheFilterAndTheTimingFlags) {
+  const fs::path out = dir / "capacity.json";
+  const auto r = run_cli("sweep --experiment capacity --filter layout=paged --repetitions 9 --max-cv 0.02 "
+                         "--benchmark_min_time=0.004s --warmup 3 --point-time-limit 30 --output " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = json::parse(std::ifstream(out));
+  EXPECT_NO_THROW(validate_results(doc));
+  EXPECT_EQ(doc["points"].size(), 2u);
+  EXPECT_EQ(doc["meta"]["sweep"]["filter"], "layout=paged");
+  EXPECT_EQ(doc["meta"]["sweep"]["total_points"], 65);
+  EXPECT_EQ(doc["meta"]["sweep"]["selected_points"], 2);
+  const json& t = doc["meta"]["timing"];
+  EXPECT_EQ(t["repetitions"], 9);
+  EXPECT_EQ(t["max_repetitions"], 90);
+  EXPECT_EQ(t["noise_cv"], 0.02);
+  EXPECT_EQ(t["min_rep_time_ms"], 4.0);
+  EXPECT_EQ(t["warmup"], 3);
+  EXPECT_EQ(t["point_time_limit_s"], 30.0);
 }
 
 TEST_F(SweepCli, ListAxesShowsTheWholeTable) {

@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
 #include "harness/ceiling_kernels.hpp"
@@ -239,17 +238,43 @@ TEST(TimingGpu, SlowKernelLaunchCountIsWarmupProbeSamplesAndOne) {
   }
 }
 
-TEST(TimingGpu, FilteredOutPointLaunchesNothing) {
+// An unreachable noise target takes samples up to the cap, one registration per repetition, and
+// still launches warm-up + probe + samples + the one left in flight; the JSON says the target
+// was missed.
+TEST(TimingGpu, AnUnmetNoiseTargetStopsAtTheCap) {
   DB_REQUIRE_GPU();
   L2Flusher flusher(0);
+  KnownSpin spin(3000);  // 3 ms: one launch per repetition at min_rep_time_ms 2
+  TimingOptions o;
+  o.mode = TimingMode::cold;
+  o.repetitions = 3;
+  o.warmup = 2;
+  o.noise_cv = 1e-12;  // no two samples of a real kernel are this close
+  o.max_repetitions = 7;
   int launches = 0;
-  benchmark::SetBenchmarkFilter("^something_else$");
   const TimingResult r = time_launches(
-      "spin", [&launches](cudaStream_t) { ++launches; return cudaSuccess; }, quick_options(TimingMode::hot),
-      flusher, nullptr);
-  benchmark::SetBenchmarkFilter(".");
-  EXPECT_TRUE(r.filtered_out);
-  EXPECT_EQ(launches, 0);
+      "spin_target", [&](cudaStream_t st) { ++launches; return spin.launch(st); }, o, flusher, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.samples_us.size(), 7u);
+  EXPECT_EQ(r.stopped_by, TimingStop::max_repetitions);
+  EXPECT_EQ(r.iterations_per_repetition, 1);
+  EXPECT_EQ(launches, 2 + 1 + 7 + 1);
+  EXPECT_EQ(r.to_json()["cv_target_met"], false);
+}
+
+// A time limit shorter than the warm-up leaves one sample (a timing always has one).
+TEST(TimingGpu, ATimeLimitCutsTheRepetitionsShort) {
+  DB_REQUIRE_GPU();
+  L2Flusher flusher(0);
+  KnownSpin spin(3000);
+  TimingOptions o;
+  o.mode = TimingMode::hot;
+  o.repetitions = 5;
+  o.point_time_limit_s = 0.001;  // the two 3 ms warm-up launches alone take longer
+  const TimingResult r = time_launches("spin_limit", spin.launch, o, flusher, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.samples_us.size(), 1u);
+  EXPECT_EQ(r.stopped_by, TimingStop::time_limit);
 }
 
 TEST(TimingGpuDeathTest, IllegalAddressIsStickyAndReported) {

@@ -9,6 +9,7 @@
 #include "build_info.hpp"
 #include "harness/benchmark_flags.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/cli/measure_flags.hpp"
 
 namespace {
 
@@ -47,12 +48,20 @@ int main(int argc, char** argv) {
   }
 
   try {
-    // Google Benchmark's --benchmark_* flags go to it (harness/benchmark_flags.hpp); CLI11 parses the rest.
+    // Google Benchmark's --benchmark_* flags are sorted out first (harness/benchmark_flags.hpp): a
+    // whitelist, the twins of first-class flags left for CLI11, the output flags for Google Benchmark.
     std::vector<std::string> args;
     try {
       args = decode_bench::take_benchmark_flags(argc, argv);
     } catch (const std::invalid_argument& e) {
       std::cerr << "decode-bench: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    // Only the subcommands that time something read them: elsewhere a --benchmark_* flag would do nothing.
+    if (args.size() > 1 && !args[1].starts_with("-") && !subcommand_times_kernels(args[1]) &&
+        !decode_bench::benchmark_flag_names_given().empty()) {
+      std::cerr << "decode-bench: " << decode_bench::benchmark_flag_names_given().front() << " is not supported by '"
+                << args[1] << "', which times nothing (only sweep and ceilings take --benchmark_* flags)\n";
       return kExitUsage;
     }
     std::vector<const char*> rest;

@@ -7,14 +7,18 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 
 #include <cuda_runtime.h>
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
+#include "harness/timing_flags.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/builtin_runners.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/cli/measure_flags.hpp"
 #include "sweeps/device_pool.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/dry_run.hpp"
@@ -42,6 +46,7 @@ struct SweepArgs {
   bool list_axes = false;
   bool allow_mixed_devices = false;
   RunPathOptions paths;
+  MeasureFlags measure;  // --filter, --repetitions, --min-time, ... and their --benchmark_* twins
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -120,6 +125,17 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     print_axes();
     return;
   }
+  // The flags first: a bad one is refused before any GPU is touched or point built.
+  std::optional<GivenFlag> filter;
+  TimingOptions timing;
+  try {
+    filter = args.measure.filter();
+    timing = apply_timing_flags(TimingOptions{}, args.measure.timing());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "decode-bench: " << e.what() << "\n";
+    ctx.exit_code = kExitUsage;
+    return;
+  }
   static const bool registered = [] {
     register_builtin_runners(RunnerRegistry::global());
     return true;
@@ -154,6 +170,10 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     RunContext run_paths;
     apply_run_paths(args.paths, run_paths, request.overrides);
     request.experiments = args.experiments;
+    if (filter) {
+      request.filter = filter->value;
+      request.filter_flag = filter->flag;
+    }
     request.shard = parse_shard(args.shard);
     request.context.registered_kernels = RunnerRegistry::global().names();
     if (const std::uint64_t mem = device.value("memory_bytes", std::uint64_t{0}); mem > 0)
@@ -192,6 +212,7 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     options.context.device = args.device;
     options.context.verify_on_host = run_paths.verify_on_host;
     options.context.fill_on_host = run_paths.fill_on_host;
+    options.context.timing = timing;
     options.interrupted = &g_interrupted;
     options.progress = &std::cerr;
     std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()
@@ -265,6 +286,10 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
       ->needs(dry_run);
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
   sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");
+  args.measure.add_to(sub,
+                      "Run only the points whose id matches this POSIX extended regular expression (searched "
+                      "anywhere in the id; a leading '-' negates), selected while planning: --dry-run, --shard and "
+                      "the point counts see only them; docs/sweeps.md");
   sub->callback([&ctx] { run(args, ctx); });
 }
 
