@@ -36,12 +36,13 @@ int main(int argc, char** argv) {
   add_compare_command(app, ctx);
   add_plot_command(app, ctx);
   add_merge_command(app, ctx);
+  add_show_command(app, ctx);
   add_profile_selftest_command(app, ctx);
 
   // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {
     std::cerr << "decode-bench: unknown subcommand '" << argv[1]
-              << "' (one of: sweep, list, ceilings, capacity, compare, plot, merge)\n"
+              << "' (one of: sweep, list, ceilings, capacity, compare, plot, merge, show)\n"
               << "Run with --help for more information.\n";
     return kExitUsage;
   }
