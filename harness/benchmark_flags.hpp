@@ -15,12 +15,30 @@ struct BenchmarkFlagsGiven {
   bool min_time = false;     // --benchmark_min_time
 };
 
-// Hands every --benchmark_* argument to benchmark::Initialize and returns the others (argv[0]
-// first) for CLI11. Throws std::invalid_argument naming an argument Google Benchmark does not
-// know. --help stays with CLI11 (Google Benchmark would print its own help and exit).
+// Hands every --benchmark_* argument but the output flags (below) to benchmark::Initialize and
+// returns the others (argv[0] first) for CLI11. Throws std::invalid_argument naming an argument
+// Google Benchmark does not know, or a bad output flag. --help stays with CLI11 (Google Benchmark
+// would print its own help and exit).
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv);
 
 const BenchmarkFlagsGiven& benchmark_flags_given();
+
+// Google Benchmark's output flags, honoured by `decode-bench sweep` itself (Google Benchmark
+// never sees them: its own --benchmark_out would hold only the last point):
+//   --benchmark_format=console|json|csv      the end-of-sweep table on standard output
+//   --benchmark_out=FILE                     the whole run written to FILE as well
+//   --benchmark_out_format=json|console|csv  FILE's format (json: the results document)
+// An empty string is a flag not given. take_benchmark_flags fills this afresh on every call and
+// throws std::invalid_argument naming the flag for an empty FILE or an unknown format.
+struct BenchmarkOutputFlags {
+  std::string format;
+  std::string out;
+  std::string out_format;
+  // The first of the three on the command line ("--benchmark_format", ...); empty when none was.
+  std::string first_given;
+};
+
+const BenchmarkOutputFlags& benchmark_output_flags();
 
 // Calls benchmark::Initialize once (with no flags) unless take_benchmark_flags already did, so
 // Google Benchmark's globals are set up before the timer runs it (tests, library users).

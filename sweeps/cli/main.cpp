@@ -56,6 +56,12 @@ int main(int argc, char** argv) {
       std::cerr << "decode-bench: " << e.what() << "\n";
       return kExitUsage;
     }
+    // Only a sweep writes a run's table and output file; elsewhere an output flag would do nothing.
+    if (const std::string& flag = decode_bench::benchmark_output_flags().first_given;
+        !flag.empty() && (args.size() < 2 || args[1] != "sweep")) {
+      std::cerr << "decode-bench: " << flag << " is for sweep only (its end-of-run table and output file)\n";
+      return kExitUsage;
+    }
     std::vector<const char*> rest;
     for (const auto& a : args) rest.push_back(a.c_str());
     app.parse(static_cast<int>(rest.size()), rest.data());
