@@ -41,6 +41,31 @@ bool is_twin_flag(std::string_view arg) {
   return true;
 }
 
+BenchmarkOutputFlags& output_flags() {
+  static BenchmarkOutputFlags flags;
+  return flags;
+}
+
+// Records `arg` when it is one of the three output flags (benchmark_flags.hpp) and says whether
+// it was. Only the --flag=value form, as Google Benchmark spells its flags.
+bool take_output_flag(std::string_view arg) {
+  const std::string_view name = arg.substr(0, arg.find('='));
+  std::string* slot = name == "--benchmark_format"       ? &output_flags().format
+                      : name == "--benchmark_out"        ? &output_flags().out
+                      : name == "--benchmark_out_format" ? &output_flags().out_format
+                                                         : nullptr;
+  if (slot == nullptr) return false;
+  const std::string value(arg.size() > name.size() ? arg.substr(name.size() + 1) : std::string_view());
+  if (value.empty())
+    throw std::invalid_argument(std::string(name) + " needs a value: " + std::string(name) +
+                                (name == "--benchmark_out" ? "=FILE" : "=console|json|csv"));
+  if (name != "--benchmark_out" && value != "console" && value != "json" && value != "csv")
+    throw std::invalid_argument(std::string(name) + " '" + value + "' is not one of console, json, csv");
+  *slot = value;
+  if (output_flags().first_given.empty()) output_flags().first_given = name;
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv) {
@@ -48,8 +73,10 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
   std::vector<std::string> benchmark_args;
   std::vector<std::string> twin_args;
   names_given().clear();
+  output_flags() = {};
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
+    if (i > 0 && take_output_flag(arg)) continue;
     if (i > 0 && starts_with(arg, "--benchmark_")) {
       if (is_twin_flag(arg)) {
         twin_args.emplace_back(arg);
@@ -78,6 +105,8 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
 }
 
 const std::vector<std::string>& benchmark_flag_names_given() { return names_given(); }
+
+const BenchmarkOutputFlags& benchmark_output_flags() { return output_flags(); }
 
 void ensure_benchmark_initialized() {
   if (initialized()) return;

@@ -21,13 +21,31 @@ inline constexpr std::array<std::string_view, 6> kSupportedBenchmarkFlags = {
 
 // Sorts out the --benchmark_* arguments and returns what CLI11 parses (argv[0] first): the other
 // arguments in order, then the twins (moved last, so they reach the subcommand's parser wherever
-// they were written). The output flags go to benchmark::Initialize. Throws std::invalid_argument
-// "--benchmark_X is not supported (supported: ...)" for any other --benchmark_* flag, and for a
-// twin without "=VALUE". --help stays with CLI11 (Google Benchmark would print its own and exit).
+// they were written). The output flags (below) are kept for the sweep itself. Throws
+// std::invalid_argument "--benchmark_X is not supported (supported: ...)" for any other
+// --benchmark_* flag, for a twin without "=VALUE", and for a bad output flag. --help stays with
+// CLI11 (Google Benchmark would print its own and exit).
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv);
 
 // The names (without "=VALUE") of the --benchmark_* flags take_benchmark_flags saw, in order.
 const std::vector<std::string>& benchmark_flag_names_given();
+
+// Google Benchmark's output flags, honoured by `decode-bench sweep` itself (Google Benchmark
+// never sees them: its own --benchmark_out would hold only the last point):
+//   --benchmark_format=console|json|csv      the end-of-sweep table on standard output
+//   --benchmark_out=FILE                     the whole run written to FILE as well
+//   --benchmark_out_format=json|console|csv  FILE's format (json: the results document)
+// An empty string is a flag not given. take_benchmark_flags fills this afresh on every call and
+// throws std::invalid_argument naming the flag for an empty FILE or an unknown format.
+struct BenchmarkOutputFlags {
+  std::string format;
+  std::string out;
+  std::string out_format;
+  // The first of the three on the command line ("--benchmark_format", ...); empty when none was.
+  std::string first_given;
+};
+
+const BenchmarkOutputFlags& benchmark_output_flags();
 
 // Calls benchmark::Initialize once (with no flags) unless take_benchmark_flags already did, so
 // Google Benchmark's globals are set up before the timer runs it (tests, library users).

@@ -27,7 +27,8 @@ fi
 
 "$bin" ceilings --output "$out/ceilings.json" | tail -12
 for preset in "${presets[@]}"; do
-  "$bin" sweep --preset "$preset" --output "$out/$preset.json" 2> "$out/$preset.log" | tail -3
+  "$bin" sweep --preset "$preset" --output "$out/$preset.json" 2> "$out/$preset.log" > "$out/$preset.table.txt"
+  tail -1 "$out/$preset.table.txt"  # the results file; the lines above it are the end-of-sweep table
   tail -4 "$out/$preset.log"
 done
 

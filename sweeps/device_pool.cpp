@@ -15,6 +15,7 @@
 #include "sweeps/config_error.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/partial_file.hpp"
+#include "sweeps/results_table.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -76,8 +77,7 @@ void report(SharedState& s, int device, const Point& point, const json& record) 
   std::string eta = "?";
   if (s.cost_done > 0) eta = clock_text(elapsed * std::max(0.0, s.cost_total - s.cost_done) / s.cost_done);
   *s.options.progress << "[" << s.recorded.size() << "/" << s.plan.points.size() << "] gpu" << device << " "
-                      << point.id << ": " << record.value("status", "?")
-                      << (record.contains("reason") ? " (" + record.value("reason", "") + ")" : "") << "  elapsed "
+                      << point.id << ": " << point_outcome_text(record) << "  elapsed "
                       << clock_text(elapsed) << ", ETA " << eta << "\n"
                       << std::flush;
 }

@@ -14,6 +14,7 @@
 #include "pools/pool_error.hpp"
 #include "sweeps/partial_file.hpp"
 #include "sweeps/phase_summary.hpp"
+#include "sweeps/results_table.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -213,8 +214,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
     partial.append(r.record);
     if (options.progress)
       *options.progress << "[" << (i + 1) << "/" << plan.points.size() << "] " << point.id << ": "
-                        << r.record.value("status", "?")
-                        << (r.record.contains("reason") ? " (" + r.record.value("reason", "") + ")" : "") << "\n"
+                        << point_outcome_text(r.record) << "\n"
                         << std::flush;
     recorded[i] = std::move(r.record);
     ++out.ran;

@@ -18,7 +18,7 @@ namespace {
 using ::decode_bench::testing::CliResult;
 inline CliResult run_cli(const std::string& args) { return ::decode_bench::testing::run_decode_bench(args); }
 
-const char* kSubcommands[] = {"sweep", "list", "ceilings", "capacity", "compare", "plot", "merge"};
+const char* kSubcommands[] = {"sweep", "list", "ceilings", "capacity", "compare", "plot", "merge", "show"};
 
 TEST(Cli, TopLevelHelpListsEverySubcommand) {
   const auto r = run_cli("--help");

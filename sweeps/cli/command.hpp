@@ -25,6 +25,7 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx);
 void add_compare_command(CLI::App& app, CommandContext& ctx);
 void add_plot_command(CLI::App& app, CommandContext& ctx);
 void add_merge_command(CLI::App& app, CommandContext& ctx);
+void add_show_command(CLI::App& app, CommandContext& ctx);
 void add_profile_selftest_command(CLI::App& app, CommandContext& ctx);  // hidden
 
 // For GPU subcommands: prints the reason and returns false when device `index` is unusable.

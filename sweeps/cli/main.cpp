@@ -37,19 +37,20 @@ int main(int argc, char** argv) {
   add_compare_command(app, ctx);
   add_plot_command(app, ctx);
   add_merge_command(app, ctx);
+  add_show_command(app, ctx);
   add_profile_selftest_command(app, ctx);
 
   // CLI11 reports an unknown first word as "a subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !has_subcommand(app, argv[1])) {
     std::cerr << "decode-bench: unknown subcommand '" << argv[1]
-              << "' (one of: sweep, list, ceilings, capacity, compare, plot, merge)\n"
+              << "' (one of: sweep, list, ceilings, capacity, compare, plot, merge, show)\n"
               << "Run with --help for more information.\n";
     return kExitUsage;
   }
 
   try {
     // Google Benchmark's --benchmark_* flags are sorted out first (harness/benchmark_flags.hpp): a
-    // whitelist, the twins of first-class flags left for CLI11, the output flags for Google Benchmark.
+    // whitelist, the twins of first-class flags left for CLI11, the output flags kept for the sweep.
     std::vector<std::string> args;
     try {
       args = decode_bench::take_benchmark_flags(argc, argv);
@@ -62,6 +63,12 @@ int main(int argc, char** argv) {
         !decode_bench::benchmark_flag_names_given().empty()) {
       std::cerr << "decode-bench: " << decode_bench::benchmark_flag_names_given().front() << " is not supported by '"
                 << args[1] << "', which times nothing (only sweep and ceilings take --benchmark_* flags)\n";
+      return kExitUsage;
+    }
+    // Only a sweep writes a run's table and output file; elsewhere an output flag would do nothing.
+    if (const std::string& flag = decode_bench::benchmark_output_flags().first_given;
+        !flag.empty() && (args.size() < 2 || args[1] != "sweep")) {
+      std::cerr << "decode-bench: " << flag << " is for sweep only (its end-of-run table and output file)\n";
       return kExitUsage;
     }
     std::vector<const char*> rest;

@@ -12,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include "harness/benchmark_flags.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
 #include "harness/timing_flags.hpp"
@@ -24,6 +25,7 @@
 #include "sweeps/dry_run.hpp"
 #include "sweeps/plan.hpp"
 #include "sweeps/run_paths.hpp"
+#include "sweeps/run_report.hpp"
 
 namespace decode_bench::cli {
 namespace {
@@ -121,6 +123,14 @@ bool runs_on_host(const Plan& plan) {
 }
 
 void run(const SweepArgs& args, CommandContext& ctx) {
+  const BenchmarkOutputFlags& report_flags = benchmark_output_flags();
+  if ((args.dry_run || args.list_axes) && !report_flags.first_given.empty()) {
+    report_config_errors(ConfigErrors(report_flags.first_given, std::string("reports a sweep's results; ") +
+                                                                    (args.dry_run ? "--dry-run" : "--list-axes") +
+                                                                    " runs nothing"),
+                         ctx);
+    return;
+  }
   if (args.list_axes) {
     print_axes();
     return;
@@ -204,6 +214,9 @@ void run(const SweepArgs& args, CommandContext& ctx) {
 
     SweepOptions options;
     options.output = output_path(args, device);
+    if (!report_flags.out.empty())
+      if (const auto problem = benchmark_out_problem(report_flags.out, options.output))
+        throw ConfigErrors("--benchmark_out", *problem);
     if (!args.resume.empty()) options.resume = args.resume;
     options.allow_mixed_devices = args.allow_mixed_devices;
     options.argv = ctx.argv;
@@ -235,13 +248,28 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     }
     std::signal(SIGINT, SIG_DFL);
 
-    std::cout << options.output.string() << "\n";
+    bool report_written = true;
+    if (!report_flags.out.empty()) {
+      const std::string format = report_flags.out_format.empty() ? "json" : report_flags.out_format;
+      try {
+        write_run_report(report_flags.out, outcome.document, format);
+        std::cerr << "decode-bench: the run as " << format << " -> " << report_flags.out << " (--benchmark_out)\n";
+      } catch (const std::exception& e) {
+        std::cerr << "decode-bench: --benchmark_out: " << e.what() << " (the results file is written)\n";
+        report_written = false;
+      }
+    }
+    // The table, then the results file's name as the last line of standard output (scripts read
+    // it there), flushed before the summary on stderr so a log of both keeps this order.
+    std::cout << run_report(outcome.document, report_flags.format.empty() ? "console" : report_flags.format)
+              << options.output.string() << "\n"
+              << std::flush;
     std::cerr << "decode-bench: " << outcome.ran << " points run, " << outcome.resumed << " resumed, "
               << outcome.failed << " failed";
     if (!outcome.complete) std::cerr << "; stopped early: " << outcome.stop_reason << " (continue with --resume "
                                      << options.output.string() << ")";
     std::cerr << "\n";
-    ctx.exit_code = outcome.complete && outcome.failed == 0 ? kExitOk : kExitRunFailed;
+    ctx.exit_code = outcome.complete && outcome.failed == 0 && report_written ? kExitOk : kExitRunFailed;
   } catch (const ConfigErrors& e) {
     report_config_errors(e, ctx);
   }
