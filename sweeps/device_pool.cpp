@@ -191,11 +191,14 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   for (const DeviceWorker& w : workers) infos.push_back(w.hooks.device_info ? w.hooks.device_info() : host_device_info());
 
   json carried_devices = json::array();
+  std::vector<json> outside_plan;  // resumed points this run's selection leaves out, kept as they are
   if (options.resume) {
     std::vector<ResumeDevice> devices;
     for (std::size_t k = 0; k < workers.size(); ++k)
       devices.push_back({"device " + std::to_string(workers[k].device) + " of this run is", infos[k].value("name", "")});
-    s.recorded = resumed_points(plan, options, devices);
+    ResumedPoints resumed = resumed_points(plan, options, devices);
+    s.recorded = std::move(resumed.planned);
+    outside_plan = std::move(resumed.outside_plan);
     out.resumed = s.recorded.size();
     carried_devices = recorded_devices(*options.resume);
   }
@@ -215,7 +218,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   json meta = make_meta(options.argv, options.preset_label);
   meta["timing"] = to_json(options.context.timing);  // each point's timing.options also has it, with its mode
   const json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", infos.front()}, {"devices", devices}};
-  std::vector<json> carried;
+  std::vector<json> carried = outside_plan;
   for (const auto& [_, p] : s.recorded) carried.push_back(p);
   PartialWriter partial(partial_path_for(options.output), header, carried);
   s.partial = &partial;
@@ -261,6 +264,15 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   out.ran = s.ran;
   out.failed = counts[std::string(kStatusVerificationFailed)] + counts[std::string(kStatusError)];
   out.complete = doc["points"].size() == plan.points.size();
+  // After the plan's points, and outside failed/complete: they are the resumed file's, not this run's.
+  const std::size_t kept_outside_plan = outside_plan.size();
+  for (json& p : outside_plan) {
+    ++counts[p.value("status", "?")];
+    doc["points"].push_back(std::move(p));
+  }
+  if (kept_outside_plan > 0 && options.progress)
+    *options.progress << "decode-bench: kept " << kept_outside_plan << " points of " << options.resume->string()
+                      << " that this run's selection leaves out\n";
   if (!out.complete) {
     if (options.interrupted && options.interrupted->load()) {
       out.stop_reason = "interrupted";
@@ -283,6 +295,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
                           {"shard", options.shard.text()},
                           {"devices", indices},
                           {"resumed_points", out.resumed},
+                          {"kept_outside_plan", kept_outside_plan},
                           {"ran_points", out.ran},
                           {"status_counts", counts},
                           {"complete", out.complete},

@@ -136,8 +136,7 @@ json measure_point(const Point& point, const RunnerRegistry& runners, const Driv
   return std::move(r.record);
 }
 
-std::map<std::size_t, json> resumed_points(const Plan& plan, const SweepOptions& options,
-                                           const std::vector<ResumeDevice>& devices) {
+ResumedPoints resumed_points(const Plan& plan, const SweepOptions& options, const std::vector<ResumeDevice>& devices) {
   json old_device;
   std::vector<json> old;
   try {
@@ -154,12 +153,13 @@ std::map<std::size_t, json> resumed_points(const Plan& plan, const SweepOptions&
   }
   std::map<std::string, std::size_t> planned;  // id -> position in plan.points
   for (std::size_t i = 0; i < plan.points.size(); ++i) planned[plan.points[i].id] = i;
-  std::map<std::size_t, json> recorded;
+  ResumedPoints resumed;
   for (json& p : old) {
     const auto it = planned.find(p.value("id", ""));
-    if (it != planned.end() && finished(p)) recorded[it->second] = std::move(p);
+    if (it == planned.end()) resumed.outside_plan.push_back(std::move(p));
+    else if (finished(p)) resumed.planned[it->second] = std::move(p);
   }
-  return recorded;
+  return resumed;
 }
 
 json host_device_info() {
@@ -184,8 +184,11 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
 
   // Carried points, keyed by plan position so the document keeps plan order.
   std::map<std::size_t, json> recorded;
+  std::vector<json> outside_plan;  // resumed points this run's selection leaves out, kept as they are
   if (options.resume) {
-    recorded = resumed_points(plan, options, {{"this run is on", ctx.device_info.value("name", "")}});
+    ResumedPoints resumed = resumed_points(plan, options, {{"this run is on", ctx.device_info.value("name", "")}});
+    recorded = std::move(resumed.planned);
+    outside_plan = std::move(resumed.outside_plan);
     out.resumed = recorded.size();
   }
 
@@ -193,7 +196,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   meta["timing"] = to_json(options.context.timing);  // each point's timing.options also has it, with its mode
   if (hooks.gpu_state) meta["gpu_state"]["start"] = std::move(gpu_start);
   json header = {{"decode_bench_partial", 1}, {"meta", meta}, {"device", ctx.device_info}};
-  std::vector<json> carried;
+  std::vector<json> carried = outside_plan;
   for (const auto& [_, p] : recorded) carried.push_back(p);
   PartialWriter partial(partial_path_for(options.output), header, carried);
 
@@ -240,6 +243,15 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   }
   out.failed = counts[std::string(kStatusVerificationFailed)] + counts[std::string(kStatusError)];
   out.complete = recorded.size() == plan.points.size();
+  // After the plan's points, and outside failed/complete: they are the resumed file's, not this run's.
+  const std::size_t kept_outside_plan = outside_plan.size();
+  for (json& p : outside_plan) {
+    ++counts[p.value("status", "?")];
+    doc["points"].push_back(std::move(p));
+  }
+  if (kept_outside_plan > 0 && options.progress)
+    *options.progress << "decode-bench: kept " << kept_outside_plan << " points of " << options.resume->string()
+                      << " that this run's selection leaves out\n";
   std::vector<std::string> experiments;
   for (const auto& e : plan.preset.experiments) experiments.push_back(e.name);
   doc["meta"]["sweep"] = {{"preset_name", plan.preset.name},
@@ -249,6 +261,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
                           {"planned_points", plan.points.size()},
                           {"shard", options.shard.text()},
                           {"resumed_points", out.resumed},
+                          {"kept_outside_plan", kept_outside_plan},
                           {"ran_points", out.ran},
                           {"status_counts", counts},
                           {"complete", out.complete},

@@ -73,12 +73,20 @@ struct ResumeDevice {
   std::string name;
 };
 
-// The finished points of options.resume that the plan still has, keyed by plan position. Throws
-// ConfigErrors on --resume for a file that cannot be read, or that was recorded on another GPU
-// model than any of `devices` (unless options.allow_mixed_devices). Shared with the multi-device
-// scheduler.
-std::map<std::size_t, nlohmann::json> resumed_points(const Plan& plan, const SweepOptions& options,
-                                                     const std::vector<ResumeDevice>& devices);
+// What a --resume file brings into this run.
+struct ResumedPoints {
+  // Its finished points that the plan has, keyed by plan position (not run again).
+  std::map<std::size_t, nlohmann::json> planned;
+  // Its points that this run's selection (--experiment, --filter, --shard, overrides) leaves out,
+  // in file order: written back unchanged, so resuming into the same file with a narrower
+  // selection never drops what the file held.
+  std::vector<nlohmann::json> outside_plan;
+};
+
+// Throws ConfigErrors on --resume for a file that cannot be read, or that was recorded on another
+// GPU model than any of `devices` (unless options.allow_mixed_devices). Shared with the
+// multi-device scheduler.
+ResumedPoints resumed_points(const Plan& plan, const SweepOptions& options, const std::vector<ResumeDevice>& devices);
 
 // Throws ConfigErrors for an unusable --resume (missing file, other device); std::runtime_error
 // for I/O failures (the sidecar keeps what was done).

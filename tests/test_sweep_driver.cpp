@@ -1,5 +1,6 @@
 // The sweep driver end to end on the host: a fake runner stands in for the GPU, so streaming,
 // interruption, CUDA error handling, resume, shards and merge are all tested without a device.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -177,6 +178,30 @@ TEST_F(SweepDriver, InterruptKeepsFinishedPointsAndResumeRunsExactlyTheRest) {
   for (const auto& id : ran) EXPECT_TRUE(union_ids.insert(id).second) << id << " ran twice";
   EXPECT_EQ(ran.size(), 6u);
   EXPECT_EQ(point_ids(second.document), testing::ids_of(plan().points));
+}
+
+// Resuming into the same file with a narrower selection (here a shard) runs nothing new and
+// writes back every point the file held: those outside the selection are kept, after the plan's.
+TEST_F(SweepDriver, ResumeWithANarrowerSelectionKeepsThePointsItLeavesOut) {
+  const SweepOutcome full = run_sweep(plan(), registry, host_default_hooks(), options("r.json"));
+  ASSERT_TRUE(full.complete);
+  ran.clear();
+  std::ostringstream progress;
+  SweepOptions o = options("r.json");
+  o.resume = dir / "r.json";
+  o.progress = &progress;
+  const Plan half = plan(Shard{1, 2});
+  const SweepOutcome narrow = run_sweep(half, registry, host_default_hooks(), o);
+  EXPECT_TRUE(ran.empty()) << "every selected point was already recorded";
+  EXPECT_TRUE(narrow.complete);
+  EXPECT_EQ(narrow.resumed, half.points.size());
+  const std::size_t outside = plan().points.size() - half.points.size();
+  EXPECT_EQ(narrow.document["meta"]["sweep"]["kept_outside_plan"], outside);
+  std::vector<std::string> want = testing::ids_of(plan().points), got = point_ids(read_results(dir / "r.json"));
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+  EXPECT_NE(progress.str().find("kept " + std::to_string(outside) + " points of"), std::string::npos) << progress.str();
 }
 
 TEST_F(SweepDriver, ResumeFromTheSidecarOfACrashedRun) {
