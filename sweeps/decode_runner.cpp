@@ -10,6 +10,7 @@
 #include "harness/results_schema.hpp"
 #include "harness/timing.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/plan_json.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
@@ -24,20 +25,6 @@ namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
-
-json plan_json(const DecodePlan& plan) {
-  return {{"path", std::string(decode_path_name(plan.path))},
-          {"num_splits", plan.num_splits},         {"active_splits", plan.active_splits},
-          {"heads_per_block", plan.heads_per_block}, {"chunk", plan.chunk},
-          {"tile_tokens", plan.tile_tokens},         {"interleaved", plan.interleaved},
-          {"fused_merge", plan.fused_merge},         {"blocks_per_sm", plan.blocks_per_sm},
-          {"workspace_bytes", plan.workspace_bytes},
-          {"tiling", std::string(decode_tiling_name(plan.tiling))},
-          {"packed", plan.path == DecodePath::tensor_core && plan.rows.packed},
-          {"wgmma", plan.path == DecodePath::tensor_core && plan.rows.wgmma},
-          {"steal_pool", plan.path == DecodePath::tensor_core ? plan.rows.steal_pool : 0.0},
-          {"work_items", plan.work_items.size()},    {"chunk_bound", plan.chunk_bound}};
-}
 
 // A point: build the KV state (pool_build, data_fill), one checked launch on poisoned outputs
 // (verification, reference), then timing and, unless counters=false, the profiled pass.
@@ -117,7 +104,7 @@ class GpuDecodeRunner final : public PointRunner {
       result["verification"]["method"] = verify_on_host_ ? kVerifyOnHost : kVerifyOnDevice;
       result["model"] = model.to_json(kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores"
                                                                        : "decode_min_bytes+splitk_partials");
-      result["plan"] = plan_json(plan);
+      result["plan"] = to_json(plan);
       if (!verification.passed) {
         result["status"] = std::string(kStatusVerificationFailed);
         result["reason"] = verification.summary();

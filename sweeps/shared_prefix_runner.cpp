@@ -15,6 +15,7 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/plan_json.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/memory_backend.hpp"
@@ -272,28 +273,7 @@ class SharedPrefixRunner final : public PointRunner {
       serial = [&](cudaStream_t s) { return run_shared_prefix<T>(kv, sp_problem, sp_plan, workspace.get(), s, nullptr); };
       init_workspace = [&](cudaStream_t s) { return init_shared_prefix_workspace(sp_plan, workspace.get(), s); };
       model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, true, sp_plan.suffix.num_splits);
-      const char* path = sp_plan.prefix.path == RowAttentionPath::tensor_core ? "tensor_core" : "simt";
-      plan_json = {{"levels", st.layout.levels.size()},
-                   {"overlap", streams != nullptr},
-                   {"prefix", {{"items", sp_plan.num_items},
-                               {"share", sp_plan.prefix_share},
-                               {"wide", sp_plan.prefix.wide},
-                               {"rows", sp_plan.num_rows},
-                               {"tokens", sp_plan.prefix_tokens},
-                               {"path", sp_plan.has_prefix ? path : "none"},
-                               {"splits", sp_plan.prefix.splits},
-                               {"steal_pool", sp_plan.prefix.steal_pool},
-                               {"rows_per_block", sp_plan.prefix.rows_per_block},
-                               {"tiling", sp_plan.prefix.wgmma ? "wgmma" : sp_plan.prefix.wide ? "wide" : "narrow"},
-                               {"blocks_per_sm", sp_plan.prefix.blocks_per_sm},
-                               {"slots", sp_plan.prefix.slots},
-                               {"tile_tokens", sp_plan.prefix.tile_tokens}}},
-                   {"suffix", {{"max_len", sp_plan.max_suffix_len},
-                               {"num_splits", sp_plan.suffix.num_splits},
-                               {"heads_per_block", sp_plan.suffix.heads_per_block},
-                               {"tile_tokens", sp_plan.suffix.tile_tokens},
-                               {"fused_merge", sp_plan.suffix.fused_merge}}},
-                   {"workspace_bytes", sp_plan.workspace_bytes}};
+      plan_json = to_json(sp_plan, st.layout.levels.size(), streams != nullptr);
     } else {
       DB_CUDA_CHECK(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {.splits = d.blocks}, &plan));
       workspace = DeviceBuffer<std::uint8_t>(plan.workspace_bytes);
@@ -301,9 +281,7 @@ class SharedPrefixRunner final : public PointRunner {
       serial = launch;
       init_workspace = [&](cudaStream_t s) { return init_decode_workspace(plan, workspace.get(), s); };
       model = shared_prefix_traffic_model(d.shape, d.dtype, st.layout, false, plan.num_splits);
-      plan_json = {{"num_splits", plan.num_splits},       {"active_splits", plan.active_splits},
-                   {"heads_per_block", plan.heads_per_block}, {"tile_tokens", plan.tile_tokens},
-                   {"fused_merge", plan.fused_merge},     {"workspace_bytes", plan.workspace_bytes}};
+      plan_json = to_json(plan);
     }
 
     // 1. Verify: poisoned outputs and workspace, one launch, whole sequences against the reference.
