@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
 #include "kernels/cpu_reference.hpp"
 #include "kernels/fp8_quantize.hpp"
@@ -20,7 +21,7 @@ using nlohmann::json;
 
 class CpuReferenceRunner final : public PointRunner {
  public:
-  std::string name() const override { return "cpu_reference"; }
+  std::string name() const override { return std::string(kernel_name(KernelKind::cpu_reference)); }
   std::optional<std::string> cannot_run(const Point& point) const override {
     if (point.parameters.value("layout", std::string("contiguous")) != "contiguous")
       return std::string("the CPU reference reads host memory; paged layouts are checked in the unit tests");

@@ -6,6 +6,7 @@
 
 #include "kernels/decode_launch.hpp"
 #include "kernels/decode_problem.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -38,10 +39,11 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
   if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
     return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
   const std::string dtype = p.value("dtype", std::string("fp16"));
-  if (p.value("kernel", std::string()) == "baseline" && dtype.rfind("fp8", 0) == 0)
+  const bool baseline = kernel_is(p, KernelKind::baseline);
+  if (baseline && dtype.rfind("fp8", 0) == 0)
     return "dtype " + dtype + ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)";
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
-  if (p.value("kernel", std::string()) == "baseline") {
+  if (baseline) {
     if (!head_dim_supported(shape.head_dim)) return head_dim_unsupported_reason(shape.head_dim);
     if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
       return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) +

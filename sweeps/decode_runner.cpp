@@ -30,8 +30,8 @@ using nlohmann::json;
 // (verification, reference), then timing and, unless counters=false, the profiled pass.
 class GpuDecodeRunner final : public PointRunner {
  public:
-  explicit GpuDecodeRunner(std::string kernel) : kernel_(std::move(kernel)) {}
-  std::string name() const override { return kernel_; }
+  explicit GpuDecodeRunner(KernelKind kernel) : kernel_(kernel) {}
+  std::string name() const override { return std::string(kernel_name(kernel_)); }
   std::optional<std::string> cannot_run(const Point& point) const override {
     return decode_point_unsupported(point.parameters);
   }
@@ -52,7 +52,7 @@ class GpuDecodeRunner final : public PointRunner {
   template <class T>
   json run_typed(const Point& point, const DecodePoint& d, RunContext& ctx) {
     if (!flusher_) flusher_ = std::make_unique<L2Flusher>(ctx.device);
-    const DecodeKernel kernel = kernel_ == "baseline" ? DecodeKernel::baseline : DecodeKernel::flash_decode;
+    const DecodeKernel kernel = kernel_ == KernelKind::baseline ? DecodeKernel::baseline : DecodeKernel::flash_decode;
     const bool verify_on_host_ = ctx.verify_on_host || !device_reference_supports(d);
     DecodeState<T> st = [&] {
       NvtxRange range("build " + point.id);
@@ -153,15 +153,15 @@ class GpuDecodeRunner final : public PointRunner {
     return result;
   }
 
-  std::string kernel_;
+  KernelKind kernel_;
   std::unique_ptr<L2Flusher> flusher_;
   CounterPass counters_;
 };
 
 }  // namespace
 
-std::unique_ptr<PointRunner> make_gpu_decode_runner(std::string kernel) {
-  return std::make_unique<GpuDecodeRunner>(std::move(kernel));
+std::unique_ptr<PointRunner> make_gpu_decode_runner(KernelKind kernel) {
+  return std::make_unique<GpuDecodeRunner>(kernel);
 }
 
 }  // namespace decode_bench::sweeps

@@ -5,12 +5,13 @@
 // pass (harness/counters). A point that fails verification carries no timing.
 #include <memory>
 
+#include "harness/kernel_kind.hpp"
 #include "sweeps/point_runner.hpp"
 
 namespace decode_bench::sweeps {
 
-// kernel = "baseline" or "flash_decode".
-std::unique_ptr<PointRunner> make_gpu_decode_runner(std::string kernel);
+// kernel = baseline, flash_decode or batch_decode (the points without a shared prefix).
+std::unique_ptr<PointRunner> make_gpu_decode_runner(KernelKind kernel);
 // kernel = "cpu_reference": the float64 reference itself, timed on the host.
 std::unique_ptr<PointRunner> make_cpu_reference_runner();
 

@@ -8,6 +8,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
+#include "harness/kernel_kind.hpp"
 #include "harness/l2_flush.hpp"
 #include "harness/nvtx.hpp"
 #include "harness/read_floor.hpp"
@@ -211,7 +212,9 @@ class SharedPrefixRunner final : public PointRunner {
  public:
   // composed: kernel=shared_prefix; otherwise the plain batch decode over the same pages.
   explicit SharedPrefixRunner(bool composed) : composed_(composed) {}
-  std::string name() const override { return composed_ ? "shared_prefix" : "batch_decode"; }
+  std::string name() const override {
+    return std::string(kernel_name(composed_ ? KernelKind::shared_prefix : KernelKind::batch_decode));
+  }
   std::optional<std::string> cannot_run(const Point& point) const override {
     return shared_prefix_point_unsupported(point.parameters);
   }
@@ -366,7 +369,7 @@ class SharedPrefixRunner final : public PointRunner {
 class BatchDecodeRunner final : public PointRunner {
  public:
   explicit BatchDecodeRunner(std::unique_ptr<PointRunner> plain) : plain_(std::move(plain)), shared_(false) {}
-  std::string name() const override { return "batch_decode"; }
+  std::string name() const override { return std::string(kernel_name(KernelKind::batch_decode)); }
   std::optional<std::string> cannot_run(const Point& point) const override {
     return has_prefix(point) ? shared_.cannot_run(point) : plain_->cannot_run(point);
   }
