@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "backends/registry.hpp"
 #include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
@@ -22,6 +23,11 @@ bool is_capacity(const json& p) { return kernel_is(p, KernelKind::capacity); }
 // Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
 bool sizes_a_slab(const json& p) { return is_contiguous(p) || is_capacity(p); }
 bool times_a_kernel(const json& p) { return !is_capacity(p); }
+// The GPU kernels are computed by a backend; the reference and capacity runners are their own.
+bool uses_backend(const json& p) {
+  const auto k = kernel_of(p);
+  return k && kernel_uses_backend(*k);
+}
 // The CPU reference and the 3-kernel baseline have no split-K; capacity launches nothing.
 bool splits_k(const json& p) {
   const auto k = kernel_of(p);
@@ -38,6 +44,10 @@ const std::vector<AxisDef>& table() {
        "decode variant: cpu_reference (float64 host), baseline (3 kernels), flash_decode (split-K), "
        "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel",
        true},
+      // The values are the backend registry's (backends/registry.cpp). Not in ids at its default,
+      // so points of the project's own kernels keep the ids they had before the axis existed.
+      {"backend", AxisType::string, backend_names(), 0, 0, std::string(kDefaultBackend),
+       "what computes the kernel: decode-bench (this project's own kernels); docs/backends.md", false, uses_backend},
       {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
        "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
       {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",

@@ -11,8 +11,8 @@
 #include "harness/gpu_state.hpp"
 #include "harness/kernel_kind.hpp"
 #include "sweeps/capacity_runner.hpp"
-#include "sweeps/decode_runner.hpp"
-#include "sweeps/shared_prefix_runner.hpp"
+#include "sweeps/cpu_reference_runner.hpp"
+#include "sweeps/pipeline_runner.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -23,15 +23,15 @@ namespace {
 std::unique_ptr<PointRunner> make_builtin_runner(KernelKind kernel) {
   switch (kernel) {
     case KernelKind::cpu_reference: return make_cpu_reference_runner();
+    // The GPU kernels, through the measurement pipeline and the backend each point names. Batched
+    // decode is the same split-K kernel as flash_decode over many sequences; the name exists so
+    // presets can label FlashInfer/vLLM-style batch experiments. With prefix_len > 0 it runs over
+    // the forked pages of a shared-prefix batch (the prefix read once per sequence), against which
+    // shared_prefix's speedup is measured on the same pool state.
     case KernelKind::baseline:
-    case KernelKind::flash_decode: return make_gpu_decode_runner(kernel);
-    // Batched decode is the same split-K kernel over many sequences (grid z = sequence); the name
-    // exists so presets can label FlashInfer/vLLM-style batch experiments.
-    // With prefix_len > 0 it runs over the forked pages of a shared-prefix batch (the prefix read
-    // once per sequence), against which shared_prefix's speedup is measured on the same pool state.
-    case KernelKind::batch_decode: return make_batch_decode_runner(make_gpu_decode_runner(kernel));
-    // Composable shared-prefix decode: prefix phase (row attention) + suffix phase (batch decode) + merge.
-    case KernelKind::shared_prefix: return make_shared_prefix_runner();
+    case KernelKind::flash_decode:
+    case KernelKind::batch_decode:
+    case KernelKind::shared_prefix: return make_kernel_runner(kernel);
     // Sequences per memory budget (Figure 5): the exact host simulation, plus real arenas on a GPU.
     case KernelKind::capacity: return make_capacity_runner();
   }

@@ -1,4 +1,6 @@
 // The `cpu_reference` kernel: the float64 reference itself, timed on the host.
+#include "sweeps/cpu_reference_runner.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -12,7 +14,6 @@
 #include "kernels/traffic_model.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_point.hpp"
-#include "sweeps/decode_runner.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
