@@ -8,6 +8,7 @@
 #include "sweeps/axes.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/point_problems.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -76,7 +77,7 @@ void cross_check(const Point& point, const std::map<std::string, std::string>& s
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
-      problem(src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
+      problem(src(kernel_is(p, KernelKind::capacity) ? "budget_bytes" : "T"),
               "needs more device memory than the device's " + format_bytes(*ctx.device_memory_bytes),
               " needs about " + format_bytes(need));
   }
