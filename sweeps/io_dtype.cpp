@@ -15,11 +15,17 @@ std::uint16_t bits_of(H h) {
   std::memcpy(&b, &h, sizeof b);
   return b;
 }
-template <class H>
-H from_bits(std::uint16_t b) {
-  H h;
-  std::memcpy(&h, &b, sizeof b);
-  return h;
+// Through the toolkit's raw structs: a memcpy into __half or __nv_bfloat16 (classes with
+// protected members) is what -Wclass-memaccess warns about.
+__half half_from_bits(std::uint16_t b) {
+  __half_raw r;
+  r.x = b;
+  return __half(r);
+}
+__nv_bfloat16 bfloat16_from_bits(std::uint16_t b) {
+  __nv_bfloat16_raw r;
+  r.x = b;
+  return __nv_bfloat16(r);
 }
 
 void require_half(DType dtype) {
@@ -46,8 +52,8 @@ std::vector<float> from_io_bits(std::span<const std::uint16_t> bits, DType dtype
   require_half(dtype);
   std::vector<float> out(bits.size());
   for (std::size_t i = 0; i < bits.size(); ++i)
-    out[i] = dtype == DType::fp16 ? __half2float(from_bits<__half>(bits[i]))
-                                  : __bfloat162float(from_bits<__nv_bfloat16>(bits[i]));
+    out[i] = dtype == DType::fp16 ? __half2float(half_from_bits(bits[i]))
+                                  : __bfloat162float(bfloat16_from_bits(bits[i]));
   return out;
 }
 
