@@ -117,6 +117,20 @@ TEST(FlashInferLaunch, PagedDecodeRefusesBeforeTouchingTheDevice) {
   no_page.page_size = 0;
   EXPECT_TRUE(paged_decode_unsupported_reason(no_page).has_value());
 
+  // Strides: all 0 (packed pages) or all at least head_dim, each within 32 bits.
+  auto strided = paged_shape(32, 8, 2);
+  strided.page_stride = 16 * 128;
+  strided.head_stride = 4096 * 128;
+  strided.token_stride = 128;
+  EXPECT_EQ(paged_decode_unsupported_reason(strided), std::nullopt);
+  strided.token_stride = 0;
+  EXPECT_TRUE(paged_decode_unsupported_reason(strided).has_value());
+  strided.token_stride = 128;
+  strided.head_stride = std::int64_t{1} << 32;
+  const auto wide = paged_decode_unsupported_reason(strided);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_NE(wide->find("32 bits"), std::string::npos) << *wide;
+
   // run refuses a missing plan or pointers with its own sentence.
   PagedDecodePlan plan;
   EXPECT_EQ(paged_decode_run_fp16(paged_shape(32, 8, 2), plan, nullptr, nullptr, nullptr, &error), cudaErrorInvalidValue);

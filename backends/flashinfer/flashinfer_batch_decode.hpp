@@ -6,8 +6,14 @@
 //
 // Layout (FlashInfer's "HND", decode-bench's paged pool): K, V (num_pages, heads_kv, page_size,
 // head_dim); sequence s owns pages page_indices[indptr[s] .. indptr[s+1]) in token order, the last
-// holding last_page_len[s] tokens (1..page_size); every sequence has at least one token. q (batch, heads_q, head_dim), o likewise, lse
-// (batch, heads_q) in base 2 (multiply by ln 2 for decode-bench's natural log).
+// holding last_page_len[s] tokens (1..page_size); every sequence has at least one token. Entry e of
+// KV head g in page p sits at element p * page_stride + g * head_stride + e * token_stride; the
+// strides default (0) to packed pages (heads_kv * page_size * head_dim, page_size * head_dim,
+// head_dim). Other strides let page tables address another layout, e.g. decode-bench's contiguous
+// slots (slots, heads_kv, max_len, head_dim) as pages of page_size tokens: page_stride = page_size *
+// head_dim, head_stride = max_len * head_dim, page p of slot s at index s * heads_kv * max_len /
+// page_size + p. q (batch, heads_q, head_dim), o likewise, lse (batch, heads_q) in base 2 (multiply
+// by ln 2 for decode-bench's natural log).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -32,6 +38,9 @@ struct PagedDecodeArgs {
   int heads_kv = 0;
   int head_dim = 0;
   int page_size = 0;
+  std::int64_t page_stride = 0;   // elements; 0: packed pages (all three 0, or all three set)
+  std::int64_t head_stride = 0;   // elements
+  std::int64_t token_stride = 0;  // elements
   float sm_scale = 0;
 };
 

@@ -4,6 +4,7 @@
 // the VariableLengthMergeStates kernel of its split path.
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
 
+#include <limits>
 #include <sstream>
 
 #include <flashinfer/attention/decode.cuh>
@@ -56,6 +57,20 @@ std::optional<std::string> paged_decode_unsupported_reason(const PagedDecodeArgs
   if (auto reason = cuda_core_decode_unsupported_reason(s.heads_q, s.heads_kv, s.head_dim)) return reason;
   if (s.batch < 1) return "batch " + std::to_string(s.batch) + " must be >= 1";
   if (s.page_size < 1) return "page_size " + std::to_string(s.page_size) + " must be >= 1";
+  const bool packed = s.page_stride == 0 && s.head_stride == 0 && s.token_stride == 0;
+  if (!packed) {
+    if (s.token_stride < s.head_dim || s.head_stride < s.head_dim || s.page_stride < s.head_dim) {
+      return "page_stride, head_stride and token_stride must all be 0 (packed pages) or >= head_dim";
+    }
+    // FlashInfer keeps the strides in 32 bits (its page offsets are 64-bit).
+    constexpr std::int64_t kMax = std::numeric_limits<std::uint32_t>::max();
+    if (s.page_stride > kMax || s.head_stride > kMax || s.token_stride > kMax) {
+      return "page_stride, head_stride and token_stride must fit 32 bits (FlashInfer's paged_kv_t)";
+    }
+  } else if (static_cast<std::int64_t>(s.heads_kv) * s.page_size * s.head_dim >
+             std::numeric_limits<std::uint32_t>::max()) {
+    return "a page of heads_kv x page_size x head_dim elements must fit 32 bits (FlashInfer's paged_kv_t)";
+  }
   if (!(s.sm_scale > 0)) return "sm_scale must be > 0";
   return std::nullopt;
 }
@@ -130,11 +145,16 @@ cudaError_t paged_decode_run_fp16(const PagedDecodeArgs& a, const PagedDecodePla
   using flashinfer::GetPtrFromBaseOffset;
   Params p;
   p.q = const_cast<__half*>(a.q);
+  const bool packed = a.page_stride == 0;
+  // HND order: page, head, entry (FlashInfer's kv_strides for QKVLayout::kHND).
+  const std::int64_t strides[3] = {packed ? std::int64_t{a.heads_kv} * a.page_size * kHeadDim : a.page_stride,
+                                   packed ? std::int64_t{a.page_size} * kHeadDim : a.head_stride,
+                                   packed ? std::int64_t{kHeadDim} : a.token_stride};
   p.paged_kv = flashinfer::paged_kv_t<__half, std::int32_t>(
       static_cast<std::uint32_t>(a.heads_kv), static_cast<std::uint32_t>(a.page_size), kHeadDim,
       static_cast<std::uint32_t>(a.batch), flashinfer::QKVLayout::kHND, const_cast<__half*>(a.k_pages),
-      const_cast<__half*>(a.v_pages), const_cast<std::int32_t*>(a.page_indices), const_cast<std::int32_t*>(a.indptr),
-      const_cast<std::int32_t*>(a.last_page_len));
+      const_cast<__half*>(a.v_pages), strides, const_cast<std::int32_t*>(a.page_indices),
+      const_cast<std::int32_t*>(a.indptr), const_cast<std::int32_t*>(a.last_page_len));
   p.o = a.o;
   p.lse = a.lse;
   p.num_qo_heads = static_cast<std::uint32_t>(a.heads_q);
