@@ -72,6 +72,9 @@ constexpr Field kBuildFields[] = {{"build.type", Kind::string}, {"build.cuda_arc
 constexpr Field kGpuStateFields[] = {{"gpu_state.start", Kind::object}, {"gpu_state.end", Kind::object}};
 constexpr Field kGpuSnapshotFields[] = {{"source", Kind::string}, {"time", Kind::string}};
 constexpr Field kReasonFields[] = {{"reason", Kind::string}};
+// What computed a point (harness/backend.hpp): optional (points of older files, and of runners
+// without a backend, have none), typed when present.
+constexpr Field kBackendFields[] = {{"backend.name", Kind::string}, {"backend.version", Kind::string}};
 // A capacity count (kernel = capacity) launches nothing: its result is this object, not a timing.
 constexpr Field kCapacityFields[] = {{"capacity", Kind::object},
                                      {"capacity.sequences", Kind::number},
@@ -188,6 +191,7 @@ void validate_results(const json& doc) {
     const std::string p = "points[" + std::to_string(i) + "]";
     const json& pt = points[i];
     require(pt, p, kPointFields);
+    if (pt.contains("backend")) require(pt, p, kBackendFields);
     const std::string status = pt.at("status").get<std::string>();
     if (status == kStatusOk && pt.contains("capacity")) {
       require(pt, p, kCapacityFields);

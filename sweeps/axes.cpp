@@ -3,6 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "backends/registry.hpp"
+#include "sweeps/point_kernel.hpp"
+
 namespace decode_bench::sweeps {
 namespace {
 
@@ -12,18 +15,23 @@ bool is_paged(const json& p) { return p.value("layout", "") == "paged"; }
 bool is_contiguous(const json& p) { return p.value("layout", "") == "contiguous"; }
 bool has_prefix(const json& p) { return p.value("prefix_len", 0) > 0; }
 // Capacity points count one shared level (prefix_len); the group level belongs to the decode runners.
-bool may_group(const json& p) { return has_prefix(p) && p.value("kernel", "") != "capacity"; }
+bool may_group(const json& p) { return has_prefix(p) && !kernel_is(p, KernelKind::capacity); }
 bool has_group_prefix(const json& p) { return may_group(p) && p.value("group_prefix_len", 0) > 0; }
-bool is_shared_prefix(const json& p) { return p.value("kernel", "") == "shared_prefix"; }
+bool is_shared_prefix(const json& p) { return kernel_is(p, KernelKind::shared_prefix); }
 bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
-bool is_capacity(const json& p) { return p.value("kernel", "") == "capacity"; }
+bool is_capacity(const json& p) { return kernel_is(p, KernelKind::capacity); }
 // Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
 bool sizes_a_slab(const json& p) { return is_contiguous(p) || is_capacity(p); }
 bool times_a_kernel(const json& p) { return !is_capacity(p); }
+// The GPU kernels are computed by a backend; the reference and capacity runners are their own.
+bool uses_backend(const json& p) {
+  const auto k = kernel_of(p);
+  return k && kernel_uses_backend(*k);
+}
 // The CPU reference and the 3-kernel baseline have no split-K; capacity launches nothing.
 bool splits_k(const json& p) {
-  const std::string k = p.value("kernel", "");
-  return k != "cpu_reference" && k != "baseline" && k != "capacity";
+  const auto k = kernel_of(p);
+  return !k || kernel_splits_k(*k);
 }
 
 constexpr double kMaxTokens = 1 << 30;
@@ -31,12 +39,15 @@ constexpr double kMaxTokens = 1 << 30;
 // One line per axis. Order = expansion order (first varies slowest) = key order in point ids.
 const std::vector<AxisDef>& table() {
   static const std::vector<AxisDef> axes = {
-      {"kernel", AxisType::string,
-       {"cpu_reference", "baseline", "flash_decode", "batch_decode", "shared_prefix", "capacity"}, 0, 0,
-       "flash_decode",
+      // The values are the kernel table's (harness/kernel_kind.hpp), which also registers their runners.
+      {"kernel", AxisType::string, kernel_names(), 0, 0, std::string(kernel_name(KernelKind::flash_decode)),
        "decode variant: cpu_reference (float64 host), baseline (3 kernels), flash_decode (split-K), "
        "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel",
        true},
+      // The values are the backend registry's (backends/registry.cpp). Not in ids at its default,
+      // so points of the project's own kernels keep the ids they had before the axis existed.
+      {"backend", AxisType::string, backend_names(), 0, 0, std::string(kDefaultBackend),
+       "what computes the kernel: decode-bench (this project's own kernels); docs/backends.md", false, uses_backend},
       {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
        "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
       {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",

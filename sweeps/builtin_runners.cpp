@@ -1,30 +1,47 @@
 #include "sweeps/builtin_runners.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include <cuda_runtime.h>
 
 #include "harness/ceilings.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/gpu_state.hpp"
+#include "harness/kernel_kind.hpp"
 #include "sweeps/capacity_runner.hpp"
-#include "sweeps/decode_runner.hpp"
-#include "sweeps/shared_prefix_runner.hpp"
+#include "sweeps/cpu_reference_runner.hpp"
+#include "sweeps/pipeline_runner.hpp"
 
 namespace decode_bench::sweeps {
 
+namespace {
+
+// The runner of each kernel of the kernel table (harness/kernel_kind.hpp): the table lists the
+// kernel axis's values, this switch gives each its runner, so the two cannot drift apart.
+std::unique_ptr<PointRunner> make_builtin_runner(KernelKind kernel) {
+  switch (kernel) {
+    case KernelKind::cpu_reference: return make_cpu_reference_runner();
+    // The GPU kernels, through the measurement pipeline and the backend each point names. Batched
+    // decode is the same split-K kernel as flash_decode over many sequences; the name exists so
+    // presets can label FlashInfer/vLLM-style batch experiments. With prefix_len > 0 it runs over
+    // the forked pages of a shared-prefix batch (the prefix read once per sequence), against which
+    // shared_prefix's speedup is measured on the same pool state.
+    case KernelKind::baseline:
+    case KernelKind::flash_decode:
+    case KernelKind::batch_decode:
+    case KernelKind::shared_prefix: return make_kernel_runner(kernel);
+    // Sequences per memory budget (Figure 5): the exact host simulation, plus real arenas on a GPU.
+    case KernelKind::capacity: return make_capacity_runner();
+  }
+  throw std::logic_error("no runner for kernel " + std::string(kernel_name(kernel)));
+}
+
+}  // namespace
+
 void register_builtin_runners(RunnerRegistry& registry) {
-  registry.add(make_cpu_reference_runner());
-  registry.add(make_gpu_decode_runner("baseline"));
-  registry.add(make_gpu_decode_runner("flash_decode"));
-  // Batched decode is the same split-K kernel over many sequences (grid z = sequence); the name
-  // exists so presets can label FlashInfer/vLLM-style batch experiments.
-  // With prefix_len > 0 it runs over the forked pages of a shared-prefix batch (the prefix read
-  // once per sequence), against which shared_prefix's speedup is measured on the same pool state.
-  registry.add(make_batch_decode_runner(make_gpu_decode_runner("batch_decode")));
-  // Composable shared-prefix decode: prefix phase (row attention) + suffix phase (batch decode) + merge.
-  registry.add(make_shared_prefix_runner());
-  // Sequences per memory budget (Figure 5): the exact host simulation, plus real arenas on a GPU.
-  registry.add(make_capacity_runner());
+  for (const KernelInfo& k : kernel_kinds()) registry.add(make_builtin_runner(k.kind));
 }
 
 DriverHooks gpu_driver_hooks(int device) {

@@ -6,8 +6,8 @@
 
 namespace decode_bench::sweeps {
 
-// Registers one runner per kernel this build can measure (cpu_reference, baseline, flash_decode,
-// batch_decode, capacity). Kernels without a runner are recorded as skipped with that reason.
+// Registers one runner per kernel of the kernel table (harness/kernel_kind.hpp): cpu_reference,
+// baseline, flash_decode, batch_decode, shared_prefix, capacity.
 void register_builtin_runners(RunnerRegistry& registry);
 
 // device_info from the CUDA runtime (the results schema's device block), free memory from

@@ -4,6 +4,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
+#include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
 #include "pools/capacity.hpp"
 #include "pools/pool_error.hpp"
@@ -16,7 +17,7 @@ using nlohmann::json;
 
 class CapacityRunner final : public PointRunner {
  public:
-  std::string name() const override { return "capacity"; }
+  std::string name() const override { return std::string(kernel_name(KernelKind::capacity)); }
   bool needs_gpu() const override { return false; }  // the accounting backend counts exactly
   // device_bytes_needed stays the default estimate, budget_bytes: the device run allocates up to
   // the budget (whole slabs or pages below it), and the host run needs no device memory at all.

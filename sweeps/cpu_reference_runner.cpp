@@ -1,17 +1,19 @@
 // The `cpu_reference` kernel: the float64 reference itself, timed on the host.
+#include "sweeps/cpu_reference_runner.hpp"
+
 #include <algorithm>
 #include <chrono>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
 #include "kernels/cpu_reference.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "kernels/traffic_model.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_point.hpp"
-#include "sweeps/decode_runner.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -20,7 +22,7 @@ using nlohmann::json;
 
 class CpuReferenceRunner final : public PointRunner {
  public:
-  std::string name() const override { return "cpu_reference"; }
+  std::string name() const override { return std::string(kernel_name(KernelKind::cpu_reference)); }
   std::optional<std::string> cannot_run(const Point& point) const override {
     if (point.parameters.value("layout", std::string("contiguous")) != "contiguous")
       return std::string("the CPU reference reads host memory; paged layouts are checked in the unit tests");

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/decode_launch.hpp"
-#include "kernels/decode_problem.hpp"
+#include "backends/decode_bench_support.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -33,28 +33,19 @@ LengthDistribution zipf_lengths_of(const nlohmann::json& p) {
   return LengthDistribution::zipf(static_cast<double>(p.value("T", std::int64_t{4096})), p.value("zipf_alpha", 1.5));
 }
 
-std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
+std::optional<std::string> decode_request_unsupported(const nlohmann::json& p) {
   if (auto reason = decode_lengths_unsupported(p)) return reason;
   if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
     return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
-  const std::string dtype = p.value("dtype", std::string("fp16"));
-  if (p.value("kernel", std::string()) == "baseline" && dtype.rfind("fp8", 0) == 0)
-    return "dtype " + dtype + ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales)";
-  const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
-  if (p.value("kernel", std::string()) == "baseline") {
-    if (!head_dim_supported(shape.head_dim)) return head_dim_unsupported_reason(shape.head_dim);
-    if (shape.heads_kv > 0 && shape.heads_q % shape.heads_kv == 0 && !gqa_group_supported(shape.group()))
-      return "GQA group " + std::to_string(shape.group()) + " (heads_q " + std::to_string(shape.heads_q) +
-             " / heads_kv " + std::to_string(shape.heads_kv) + ") has no compiled baseline kernel (1, 2, 4, 8)";
-    return std::nullopt;
-  }
-  // flash_decode / batch_decode: the kernels' own rule (grouped FP16/BF16 shapes take the
-  // tensor-core row-attention path, kernels/decode_support.cpp).
-  DecodeProblem problem;
-  problem.shape = shape;
-  problem.kv_dtype = parse_dtype(dtype).value_or(DType::fp16);
-  if (auto why = decode_unsupported_reason(problem)) return why;
   return std::nullopt;
+}
+
+std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
+  if (auto reason = decode_request_unsupported(p)) return reason;
+  const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
+  const DType dtype = parse_dtype(p.value("dtype", std::string("fp16"))).value_or(DType::fp16);
+  // A point of no known kernel is judged as flash-decode, as before the kernel table existed.
+  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::flash_decode), shape, dtype);
 }
 
 DecodePoint parse_decode_point(const nlohmann::json& p) {

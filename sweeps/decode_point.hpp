@@ -37,7 +37,10 @@ std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& para
 // The zipf distribution of a length_dist = zipf point (mean T, exponent zipf_alpha); throws
 // std::invalid_argument with the reason when the mean is out of reach.
 LengthDistribution zipf_lengths_of(const nlohmann::json& params);
-// Why the GPU decode runners cannot run this point (the reasons above, then kernel shapes), or nullopt.
+// Why no backend can measure this point as a plain decode (the reasons above, then end_to_end over
+// a paged layout), or nullopt.
+std::optional<std::string> decode_request_unsupported(const nlohmann::json& params);
+// The same, then why decode-bench's own kernels cannot (backends/decode_bench_support.hpp), or nullopt.
 std::optional<std::string> decode_point_unsupported(const nlohmann::json& params);
 DecodePoint parse_decode_point(const nlohmann::json& params);
 

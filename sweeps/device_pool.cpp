@@ -14,6 +14,7 @@
 #include "sweeps/config_error.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/partial_file.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -164,8 +165,8 @@ std::vector<int> parse_device_list(const std::string& text, int device_count) {
 double estimated_point_cost(const Point& point) {
   constexpr double kFixedBytes = 64.0 * 1024 * 1024;  // setup, verification, launch overhead
   json parameters = point.parameters;
-  const bool on_host = parameters.value("kernel", "") == "cpu_reference";
-  if (on_host) parameters["kernel"] = "baseline";
+  const bool on_host = kernel_is(parameters, KernelKind::cpu_reference);
+  if (on_host) parameters["kernel"] = std::string(kernel_name(KernelKind::baseline));
   double bytes = 0;
   try {
     bytes = static_cast<double>(estimate_device_bytes(parameters));

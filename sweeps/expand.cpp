@@ -7,6 +7,7 @@
 #include "pools/capacity.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/memory_estimate.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -72,7 +73,7 @@ void cross_check(const json& p, const std::map<std::string, std::string>& source
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
-      errors.push_back({src(p.value("kernel", "") == "capacity" ? "budget_bytes" : "T"),
+      errors.push_back({src(kernel_is(p, KernelKind::capacity) ? "budget_bytes" : "T"),
                         "point " + id + " needs about " + format_bytes(need) + " of device memory; the device has " +
                             format_bytes(*ctx.device_memory_bytes)});
   }

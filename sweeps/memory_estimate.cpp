@@ -7,13 +7,14 @@
 #include "kernels/dtype.hpp"
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_point.hpp"
+#include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
 
 std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
-  const std::string kernel = p.value("kernel", "");
-  if (kernel == "cpu_reference") return 0;
-  if (kernel == "capacity") return p.value("budget_bytes", std::uint64_t{0});
+  const auto kernel = kernel_of(p);
+  if (kernel == KernelKind::cpu_reference) return 0;
+  if (kernel == KernelKind::capacity) return p.value("budget_bytes", std::uint64_t{0});
 
   const std::uint64_t dtype_bytes = decode_bench::dtype_bytes(parse_dtype(p.value("dtype", "fp16")).value_or(DType::fp16));
   const std::uint64_t heads_kv = p.value("heads_kv", 1), heads_q = p.value("heads_q", 1);
@@ -55,7 +56,7 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   }
   std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
   // shared_prefix: level states (at most two levels per sequence) and the merge's inputs.
-  if (kernel == "shared_prefix") q_and_o += 2 * batch * heads_q * (head_dim + 1) * 4;
+  if (kernel == KernelKind::shared_prefix) q_and_o += 2 * batch * heads_q * (head_dim + 1) * 4;
   return kv_tokens * token_bytes + table_bytes + q_and_o;
 }
 

@@ -48,6 +48,7 @@ struct Preset {
 // What validation knows beyond the preset itself.
 struct ValidationContext {
   std::vector<std::string> registered_kernels;     // accepted besides the axis table's list
+  std::vector<std::string> registered_backends;    // the same for the backend axis (tests' fakes)
   std::optional<std::uint64_t> device_memory_bytes;  // no memory check when unknown
 };
 

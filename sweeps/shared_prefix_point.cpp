@@ -1,8 +1,11 @@
 #include "sweeps/shared_prefix_point.hpp"
 
+#include "backends/decode_bench_support.hpp"
+#include "sweeps/point_kernel.hpp"
+
 namespace decode_bench::sweeps {
 
-std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json& p) {
+std::optional<std::string> shared_prefix_request_unsupported(const nlohmann::json& p) {
   const std::string kernel = p.value("kernel", std::string());
   if (p.value("prefix_len", std::int64_t{0}) < 1)
     return kernel + " with prefix_len 0: a shared-prefix batch needs prefix_len > 0";
@@ -11,11 +14,14 @@ std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json&
   if (const std::string dist = p.value("length_dist", std::string("fixed")); dist != "fixed")
     return "length_dist " + dist + ": a shared-prefix batch has fixed lengths (prefix_len + group_prefix_len + suffix_len)";
   if (p.value("end_to_end", false)) return std::string("end_to_end: shared-prefix points time the kernels only");
-  nlohmann::json plain = p;
-  plain["prefix_len"] = 0;
-  if (auto reason = decode_point_unsupported(plain)) return reason;
   if (auto r = parse_shared_prefix_point(p).spec.invalid_reason(); !r.empty()) return r;
   return std::nullopt;
+}
+
+std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json& p) {
+  if (auto reason = shared_prefix_request_unsupported(p)) return reason;
+  const DecodePoint d = parse_shared_prefix_point(p).decode;
+  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::shared_prefix), d.shape, d.dtype);
 }
 
 SharedPrefixPoint parse_shared_prefix_point(const nlohmann::json& p) {

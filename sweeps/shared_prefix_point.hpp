@@ -18,7 +18,9 @@ struct SharedPrefixPoint {
   bool overlap = true;    // shared_prefix: prefix and suffix phases on two streams
 };
 
-// Why neither shared-prefix path can run this point (naming the parameter), or nullopt.
+// Why no backend can measure this point as a shared-prefix batch (naming the parameter), or nullopt.
+std::optional<std::string> shared_prefix_request_unsupported(const nlohmann::json& params);
+// The same, then why decode-bench's own kernels cannot (backends/decode_bench_support.hpp), or nullopt.
 std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json& params);
 SharedPrefixPoint parse_shared_prefix_point(const nlohmann::json& params);
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "sweeps/decode_point.hpp"
-#include "sweeps/decode_runner.hpp"
+#include "sweeps/cpu_reference_runner.hpp"
 #include "sweeps/embedded_presets.hpp"
 #include "sweeps/expand.hpp"
 #include "sweeps/memory_estimate.hpp"

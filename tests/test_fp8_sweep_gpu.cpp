@@ -9,7 +9,7 @@
 #include <string>
 
 #include "sweep_test_support.hpp"
-#include "sweeps/decode_runner.hpp"
+#include "sweeps/pipeline_runner.hpp"
 #include "sweeps/decode_verify.hpp"
 #include "tests/gpu_test_support.hpp"
 
@@ -38,7 +38,7 @@ TEST(Fp8SweepGpu, DeviceAndHostFillsAndReferencesAgree) {
        {"page_size", 16}, {"page_order", "shuffled"}, {"timing", "hot"}, {"counters", false}});
   const Plan plan = testing::plan_of(preset);
   ASSERT_EQ(plan.points.size(), 4u);
-  auto runner = make_gpu_decode_runner("flash_decode");
+  auto runner = make_kernel_runner(KernelKind::flash_decode);
   for (const Point& point : plan.points) {
     SCOPED_TRACE(point.id);
     const json gpu = run_point(*runner, point, {false, false});         // the defaults

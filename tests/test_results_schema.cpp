@@ -104,6 +104,19 @@ TEST(ResultsSchema, FailedVerificationCarriesNoTiming) {
   EXPECT_EQ(rejection_path(doc), "<accepted>");
 }
 
+// What computed a point (harness/backend.hpp): optional, but name and version typed when present.
+TEST(ResultsSchema, ABackendBlockNamesItsBackendAndVersion) {
+  json doc = example_document();
+  doc["points"][0]["backend"] = {{"name", "decode-bench"}, {"version", "0.1.0+abc"}, {"plan_us", 12.5}};
+  EXPECT_EQ(rejection_path(doc), "<accepted>");
+  doc["points"][0]["backend"].erase("version");
+  EXPECT_EQ(rejection_path(doc), "points[0].backend.version");
+  doc["points"][0]["backend"] = {{"name", 7}, {"version", "1"}};
+  EXPECT_EQ(rejection_path(doc), "points[0].backend.name");
+  doc["points"][0]["backend"] = "decode-bench";
+  EXPECT_EQ(rejection_path(doc), "points[0].backend.name");
+}
+
 TEST(ResultsSchema, NewerMajorVersionIsRejected) {
   json doc = example_document();
   doc["schema_version"] = "2.0";

@@ -17,7 +17,7 @@
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/kv_scales.hpp"
 #include "sweeps/shared_prefix_fill.hpp"
-#include "sweeps/shared_prefix_runner.hpp"
+#include "sweeps/pipeline_runner.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/random_kv.hpp"
 
@@ -220,8 +220,8 @@ TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
                                  {"suffix_len", 3},     {"T", 65},               {"page_size", 16},
                                  {"page_order", "shuffled"}, {"timing", "hot"}, {"seed", 9},
                                  {"counters", false}};  // the CUPTI pass is BothKernelsRunAndVerifyAPoint's
-  auto shared = sweeps::make_shared_prefix_runner();
-  auto batch = sweeps::make_batch_decode_runner(nullptr);
+  auto shared = sweeps::make_kernel_runner(KernelKind::shared_prefix);
+  auto batch = sweeps::make_kernel_runner(KernelKind::batch_decode);
   for (const char* dtype : {"bf16", "fp8_e4m3"})
   for (const auto& [verify_on_host, fill_on_host] : {std::pair{false, false}, {false, true}, {true, false}}) {
     sweeps::RunContext ctx;
@@ -252,8 +252,8 @@ TEST(SharedPrefixRunnerGpu, BothKernelsRunAndVerifyAPoint) {
                                  {"prefix_len", 100},   {"group_prefix_len", 40}, {"groups", 4},
                                  {"suffix_len", 20},    {"T", 160},              {"page_size", 16},
                                  {"page_order", "shuffled"}, {"timing", "hot"}, {"seed", 3}};
-  auto shared = sweeps::make_shared_prefix_runner();
-  auto batch = sweeps::make_batch_decode_runner(nullptr);
+  auto shared = sweeps::make_kernel_runner(KernelKind::shared_prefix);
+  auto batch = sweeps::make_kernel_runner(KernelKind::batch_decode);
   sweeps::RunContext ctx;
   ctx.ceilings = {{"dram_read", {{"value", 3000.0}}}, {"fp16_tensor", {{"value", 600.0}}}};
   for (auto* runner : {shared.get(), batch.get()}) {

@@ -1,0 +1,156 @@
+// The `decode-bench` backend: this project's own kernels behind harness/backend.hpp.
+//   kernel baseline                 the seed's 3-kernel decode (plan_decode, DecodeKernel::baseline)
+//   kernel flash_decode, batch_decode  split-K flash-decode or tensor-core row attention, as the
+//                                   planner chooses (plan_decode, DecodeKernel::flash_decode); over
+//                                   a shared-prefix batch, the plain decode of its forked pages
+//   kernel shared_prefix            prefix phase + suffix phase + merge (plan_shared_prefix), the
+//                                   suffix phase on a second stream when prefix_overlap is set
+// Its plan JSON is kernels/plan_json.hpp's, naming the family the planner chose; its traffic
+// models are kernels/traffic_model.hpp's, with the intermediates each family writes.
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "backends/decode_bench_support.hpp"
+#include "build_info.hpp"
+#include "harness/backend.hpp"
+#include "harness/cuda_check.hpp"
+#include "kernels/decode_launch.hpp"
+#include "kernels/dtype_dispatch.hpp"
+#include "kernels/plan_json.hpp"
+#include "kernels/shared_prefix.hpp"
+#include "kernels/traffic_model.hpp"
+
+namespace decode_bench {
+namespace {
+
+// The second stream and the fork/join events of an overlapped shared-prefix launch, created on
+// the first point that overlaps and kept for the backend's life.
+struct OverlapStreams {
+  SharedPrefixStreams s;
+  OverlapStreams() {
+    DB_CUDA_CHECK(cudaStreamCreateWithFlags(&s.aux, cudaStreamNonBlocking));
+    DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
+    DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
+  }
+  ~OverlapStreams() {
+    cudaEventDestroy(s.join);
+    cudaEventDestroy(s.fork);
+    cudaStreamDestroy(s.aux);
+  }
+  OverlapStreams(const OverlapStreams&) = delete;
+  OverlapStreams& operator=(const OverlapStreams&) = delete;
+};
+
+class DecodeBenchBackend final : public Backend {
+ public:
+  std::string name() const override { return "decode-bench"; }
+  // The kernels are this build's: the tool version and the commit it was configured at.
+  std::string version() const override {
+    return std::string(build_info::kToolVersion) + "+" + build_info::kGitSha + (build_info::kGitDirty ? ".dirty" : "");
+  }
+
+  std::optional<std::string> supports(const AttentionProblem& p) const override {
+    if (p.kernel == KernelKind::shared_prefix && !p.prefix)
+      return std::string("kernel shared_prefix needs a shared-prefix batch (prefix_len > 0, layout paged)");
+    if (p.kernel == KernelKind::shared_prefix && p.layout != KvLayoutKind::paged)
+      return std::string("kernel shared_prefix reads shared pages: it needs layout paged");
+    if (!kernel_uses_backend(p.kernel))
+      return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
+    return decode_bench_unsupported(p.kernel, p.shape, p.kv_dtype);
+  }
+
+  void plan(const AttentionProblem& problem, Workspace& workspace) override {
+    if (auto why = supports(problem)) throw std::invalid_argument(*why);
+    if (problem.io_dtype != DType::fp32)
+      throw std::invalid_argument("decode-bench's kernels read q and write o in fp32, not " +
+                                  std::string(dtype_name(problem.io_dtype)));
+    problem_ = problem;
+    launch_ = serial_ = nullptr;  // nothing of an earlier point's plan survives a failed one
+    plan_json_ = nlohmann::json::object();
+    model_.reset();
+    with_storage_type(problem_.kv_dtype, [&]<class T>(std::type_identity<T>) {
+      if (problem_.kernel == KernelKind::shared_prefix)
+        plan_shared_prefix_typed<T>(workspace);
+      else if (problem_.layout == KvLayoutKind::paged)
+        plan_decode_typed<PagedKV<T>>(typed_kv<T>(problem_.paged), workspace);
+      else
+        plan_decode_typed<ContiguousKV<T>>(typed_kv<T>(problem_.contiguous), workspace);
+    });
+  }
+
+  cudaError_t run(cudaStream_t stream) override { return launch_ ? launch_(stream) : cudaErrorNotReady; }
+  cudaError_t run_serial(cudaStream_t stream) override { return serial_ ? serial_(stream) : cudaErrorNotReady; }
+  nlohmann::json plan_json() const override { return plan_json_; }
+  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override { return model_; }
+
+ private:
+  template <class KV>
+  void plan_decode_typed(const KV& kv, Workspace& workspace) {
+    const AttentionProblem& p = problem_;
+    const DecodeKernel kernel = p.kernel == KernelKind::baseline ? DecodeKernel::baseline : DecodeKernel::flash_decode;
+    // The plain decode of a shared-prefix batch is planned without host lengths, as it was
+    // before this backend existed: they can change the tiling the planner picks at GQA group 1,
+    // and the cascade's recorded points were planned without them.
+    const std::int32_t* host_lens = p.prefix ? nullptr : p.host_seq_lens.data();
+    const DecodeProblem problem{p.shape, p.kv_dtype, p.batch, p.max_len, p.seq_lens, static_cast<const float*>(p.q),
+                                static_cast<float*>(p.o), p.lse, host_lens};
+    DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = p.splits}, &plan_));
+    void* ws = workspace.allocate(plan_.workspace_bytes);
+    DB_CUDA_CHECK(init_decode_workspace(plan_, ws, workspace.stream()));
+    launch_ = [this, kv, problem, ws](cudaStream_t s) { return run_decode<KV>(kv, problem, plan_, ws, s); };
+    serial_ = launch_;
+    plan_json_ = to_json(plan_);
+    if (p.prefix) {
+      model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, plan_.num_splits),
+                                   "shared_prefix_unique_bytes+prefix_reread"};
+      return;
+    }
+    std::vector<std::int32_t> pages_per_seq;
+    if (p.layout == KvLayoutKind::paged)
+      for (auto len : p.host_seq_lens) pages_per_seq.push_back((len + p.paged.page_size - 1) / p.paged.page_size);
+    model_ = BackendTrafficModel{
+        decode_traffic_model(kernel, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, plan_.num_splits),
+        kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores" : "decode_min_bytes+splitk_partials"};
+  }
+
+  template <class T>
+  void plan_shared_prefix_typed(Workspace& workspace) {
+    const AttentionProblem& p = problem_;
+    const PagedKV<T> kv = typed_kv<T>(p.paged);
+    const SharedPrefixProblem problem{p.shape, p.kv_dtype, static_cast<const float*>(p.q), static_cast<float*>(p.o),
+                                      p.lse};
+    const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = p.splits}, .overlap = p.prefix_overlap};
+    DB_CUDA_CHECK(plan_shared_prefix<T>(kv, problem, *p.prefix, options, &sp_plan_));
+    void* ws = workspace.allocate(sp_plan_.workspace_bytes);
+    const bool overlap = p.prefix_overlap && sp_plan_.has_prefix;
+    if (overlap && !overlap_) overlap_ = std::make_unique<OverlapStreams>();
+    const SharedPrefixStreams* streams = overlap ? &overlap_->s : nullptr;
+    // Uploads the plan's metadata from sp_plan_, which stays until the next plan().
+    DB_CUDA_CHECK(init_shared_prefix_workspace(sp_plan_, ws, workspace.stream()));
+    launch_ = [this, kv, problem, ws, streams](cudaStream_t s) {
+      return run_shared_prefix<T>(kv, problem, sp_plan_, ws, s, streams);
+    };
+    serial_ = [this, kv, problem, ws](cudaStream_t s) {
+      return run_shared_prefix<T>(kv, problem, sp_plan_, ws, s, nullptr);
+    };
+    plan_json_ = to_json(sp_plan_, p.prefix->levels.size(), streams != nullptr);
+    model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, sp_plan_.suffix.num_splits),
+                                 "shared_prefix_unique_bytes+level_states"};
+  }
+
+  AttentionProblem problem_;
+  DecodePlan plan_;
+  SharedPrefixPlan sp_plan_;
+  std::function<cudaError_t(cudaStream_t)> launch_, serial_;
+  nlohmann::json plan_json_;
+  std::optional<BackendTrafficModel> model_;
+  std::unique_ptr<OverlapStreams> overlap_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_decode_bench_backend() { return std::make_unique<DecodeBenchBackend>(); }
+
+}  // namespace decode_bench

@@ -1,0 +1,18 @@
+#pragma once
+// Which problems decode-bench's own kernels take, from shapes and the storage type alone: the
+// `decode-bench` backend's supports(), and what sweeps/decode_point.hpp reports for a point.
+#include <optional>
+#include <string>
+
+#include "harness/kernel_kind.hpp"
+#include "kernels/decode_shape.hpp"
+#include "kernels/dtype.hpp"
+
+namespace decode_bench {
+
+// The reason naming the parameter and its value (all a skipped point records), or nullopt:
+// baseline: no FP8, head dims of the compiled kernels, GQA groups 1, 2, 4, 8; flash_decode,
+// batch_decode and shared_prefix: the decode kernels' rule (kernels/decode_support.cpp).
+std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype);
+
+}  // namespace decode_bench
