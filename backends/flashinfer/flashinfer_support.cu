@@ -7,10 +7,11 @@
 #include <flashinfer/utils.cuh>
 
 #include "backends/flashinfer/flashinfer_error.hpp"
+#include "flashinfer_build.hpp"
 
 namespace decode_bench::flashinfer_launch {
 
-std::string_view flashinfer_version() { return DECODE_BENCH_FLASHINFER_VERSION; }
+std::string_view flashinfer_version() { return flashinfer_build::kVersion; }
 
 std::optional<std::string> cuda_core_decode_unsupported_reason(int heads_q, int heads_kv, int head_dim) {
   if (heads_q < 1 || heads_kv < 1 || heads_q % heads_kv != 0) {
