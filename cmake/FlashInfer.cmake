@@ -113,8 +113,9 @@ function(_flashinfer_fetch_wheel out_root out_reason)
       if(NOT first_error)
         set(first_error "${rc}")
       endif()
-      set(${out_reason} "pip download flashinfer-python==${DECODE_BENCH_FLASHINFER_PIN} failed (no network? "
-                        "FLASHINFER_ROOT=<an unpacked wheel> builds it offline): ${first_error}" PARENT_SCOPE)
+      set(${out_reason}
+          "pip download flashinfer-python==${DECODE_BENCH_FLASHINFER_PIN} failed (no network? FLASHINFER_ROOT=<an unpacked wheel> builds it offline): ${first_error}"
+          PARENT_SCOPE)
       return()
     endif()
   endif()

@@ -34,21 +34,25 @@ configure() {  # configure NAME [cmake args...]: its output in $out/NAME.log, it
   shift
   cmake -S "$out/tree" -B "$out/$name" "$@" >"$out/$name.log" 2>&1
 }
-# cmake wraps the lines of an error message: those are matched by a fragment within one line.
-has() { grep -qF -- "$2" "$out/$1.log" || fail "$1: no '$2' in its output: $(cat "$out/$1.log")"; }
+# cmake wraps and indents the lines of an error message: the output is matched with every run of
+# white space made one space.
+has() {
+  tr -s '[:space:]' ' ' <"$out/$1.log" >"$out/$1.flat"
+  grep -qF -- "$2" "$out/$1.flat" || fail "$1: no '$2' in its output: $(cat "$out/$1.log")"
+}
 
 configure offline || fail "offline: configure failed: $(cat "$out/offline.log")"
 has offline "FlashInfer: backend flashinfer not built: pip download flashinfer-python==0.6.18.post1 failed"
 has offline "probe: found=OFF version="
 
 configure offline_on -DDECODE_BENCH_FLASHINFER=ON && fail "offline_on: configure succeeded"
-has offline_on "DECODE_BENCH_FLASHINFER=ON but FlashInfer's headers"
+has offline_on "DECODE_BENCH_FLASHINFER=ON but FlashInfer's headers cannot be had: pip download flashinfer-python==0.6.18.post1 failed"
 
 configure off -DDECODE_BENCH_FLASHINFER=OFF || fail "off: configure failed"
 has off "backend flashinfer not built: DECODE_BENCH_FLASHINFER=OFF"
 
 configure bad_option -DDECODE_BENCH_FLASHINFER=maybe && fail "bad_option: configure succeeded"
-has bad_option "DECODE_BENCH_FLASHINFER=maybe: expected AUTO"
+has bad_option "DECODE_BENCH_FLASHINFER=maybe: expected AUTO, ON or OFF"
 
 # A file where the pinned wheel goes, with other bytes: refused by its sha256 and removed.
 mkdir -p "$out/tampered/_deps/flashinfer-wheel"
@@ -59,7 +63,7 @@ has tampered "not the pinned adb6d2952b47131138e108bd2999b1fe18b71f1a4c0b2684f16
 [[ ! -e $tampered ]] || fail "tampered: the file is still there"
 
 configure no_headers -DFLASHINFER_ROOT="$out/tree" && fail "no_headers: configure succeeded"
-has no_headers "FLASHINFER_ROOT=$out/tree: no"
+has no_headers "FLASHINFER_ROOT=$out/tree: no flashinfer/data/include/flashinfer/attention/decode.cuh"
 
 if [[ -n $wheel && -d $wheel/flashinfer/data/include ]]; then
   configure root_wheel -DFLASHINFER_ROOT="$wheel" || fail "root_wheel: configure failed: $(cat "$out/root_wheel.log")"
@@ -72,7 +76,7 @@ if [[ -n $wheel && -d $wheel/flashinfer/data/include ]]; then
   mkdir -p "$out/partial/include"
   cp -r "$wheel/flashinfer/data/include/flashinfer" "$out/partial/include/"
   configure partial -DFLASHINFER_ROOT="$out/partial" && fail "partial: configure succeeded"
-  has partial "FLASHINFER_ROOT=$out/partial:"
+  has partial "FLASHINFER_ROOT=$out/partial: $out/partial has FlashInfer's headers but no cccl/libcudacxx/include"
 else
   echo "note: no unpacked wheel given, the FLASHINFER_ROOT layouts were not checked"
 fi
