@@ -3,9 +3,11 @@
 namespace decode_bench {
 
 // One line per in-tree backend: its `backend` axis value and the factory its own file under
-// backends/ defines (backends/CMakeLists.txt compiles every .cpp there).
-#define DECODE_BENCH_BACKENDS(X) \
-  X("decode-bench", make_decode_bench_backend)
+// backends/ defines (backends/CMakeLists.txt compiles every .cpp there; flashinfer's is built by
+// backends/flashinfer/CMakeLists.txt, with or without FlashInfer's headers).
+#define DECODE_BENCH_BACKENDS(X)                 \
+  X("decode-bench", make_decode_bench_backend)   \
+  X("flashinfer", make_flashinfer_backend)
 
 #define DECODE_BENCH_DECLARE_BACKEND(name, factory) std::unique_ptr<Backend> factory();
 DECODE_BENCH_BACKENDS(DECODE_BENCH_DECLARE_BACKEND)

@@ -1,0 +1,257 @@
+// The `flashinfer` backend: FlashInfer's CUDA-core decode kernels (backends/flashinfer/ launchers)
+// behind harness/backend.hpp, measured by the same pipeline as decode-bench's own kernels.
+//   contiguous, one sequence   SingleDecodeWithKVCache over its slot (FlashInfer's contiguous API)
+//   contiguous, a batch        BatchDecodeWithPagedKVCache over page tables into the slots
+//                              (FlashInfer has no batched contiguous decode)
+//   paged                      BatchDecodeWithPagedKVCache over the pool's own page tables, also the
+//                              plain decode of a shared-prefix batch's forked pages (batch_decode)
+// FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its base-2 LSE is turned into
+// the natural log by one more small launch (lse_log2_to_natural) inside run().
+// docs/decisions/flashinfer-backend.md says what is planned beyond this.
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/flashinfer/flashinfer_batch_decode.hpp"
+#include "backends/flashinfer/flashinfer_single_decode.hpp"
+#include "backends/flashinfer/flashinfer_support.hpp"
+#include "backends/flashinfer/lse_natural_log.hpp"
+#include "harness/backend.hpp"
+#include "harness/cuda_check.hpp"
+#include "kernels/traffic_model.hpp"
+
+namespace decode_bench {
+namespace {
+
+using namespace flashinfer_launch;
+
+// Pages of this many tokens address a contiguous batch's slots (decode-bench's paged experiments'
+// page size); smaller where it does not divide a slot.
+constexpr int kContiguousPageSize = 16;
+
+// Turns a launcher's failure into the exception the pipeline expects from plan(): a refusal
+// (cudaErrorInvalidValue with FlashInfer's or our sentence) is the point's error, anything else
+// CUDA's.
+void check(cudaError_t status, const std::string& error, const char* what) {
+  if (status == cudaSuccess) return;
+  if (status == cudaErrorInvalidValue) throw std::invalid_argument(std::string("FlashInfer ") + what + ": " + error);
+  throw CudaError(status, std::string("FlashInfer ") + what + ": " + cudaGetErrorName(status) + " (" + error + ")");
+}
+
+class FlashInferBackend final : public Backend {
+ public:
+  std::string name() const override { return "flashinfer"; }
+  // The flashinfer-python release whose headers this build compiled.
+  std::string version() const override { return std::string(flashinfer_version()); }
+
+  std::optional<std::string> supports(const AttentionProblem& p) const override {
+    if (!kernel_uses_backend(p.kernel))
+      return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
+    if (p.kernel == KernelKind::baseline) return std::string("kernel baseline is decode-bench's 3-kernel decode: FlashInfer has none");
+    if (p.kernel == KernelKind::shared_prefix)
+      return std::string("kernel shared_prefix: FlashInfer's composition (prefill over the prefix, batch decode, "
+                         "MergeState) is not in the flashinfer backend yet");
+    if (p.kv_dtype != DType::fp16)
+      return "dtype " + std::string(dtype_name(p.kv_dtype)) + ": the flashinfer backend runs fp16 only so far";
+    if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
+      return "FlashInfer's CUDA-core decode: " + *why;
+    if (p.splits != 0)
+      return "blocks " + std::to_string(p.splits) + ": FlashInfer's plan chooses its own splits";
+    for (std::size_t b = 0; b < p.host_seq_lens.size(); ++b)
+      if (p.host_seq_lens[b] < 1)
+        return "sequence " + std::to_string(b) + " has no token: FlashInfer's decode needs at least one per sequence";
+    return std::nullopt;
+  }
+
+  DType io_dtype(const AttentionProblem&) const override { return DType::fp16; }
+
+  void plan(const AttentionProblem& p, Workspace& workspace) override {
+    if (auto why = supports(p)) throw std::invalid_argument(*why);
+    if (p.io_dtype != DType::fp16)
+      throw std::invalid_argument("the flashinfer backend reads q and writes o in fp16, not " +
+                                  std::string(dtype_name(p.io_dtype)));
+    launch_ = nullptr;
+    plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
+    extra_bytes_ = 2.0 * p.batch * p.shape.heads_q * sizeof(float);  // the LSE conversion reads and writes it
+    if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
+      plan_single(p, workspace);
+    else
+      plan_batch(p, workspace);
+    lse_ = p.lse;
+    lse_count_ = static_cast<std::int64_t>(p.batch) * p.shape.heads_q;
+    base_model_ = minimum_model(p);
+  }
+
+  cudaError_t run(cudaStream_t stream) override {
+    if (!launch_) return cudaErrorNotReady;
+    if (const cudaError_t status = launch_(stream); status != cudaSuccess) return status;
+    return lse_log2_to_natural(lse_, lse_count_, stream);
+  }
+
+  nlohmann::json plan_json() const override { return plan_json_; }
+
+  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override {
+    BackendTrafficModel m{base_model_, basis_};
+    m.model.extra_bytes += extra_bytes_;
+    return m;
+  }
+
+ private:
+  // SingleDecodeWithKVCache over the one slot, with the workspace that lets it split.
+  void plan_single(const AttentionProblem& p, Workspace& workspace) {
+    const ContiguousKV<void>& kv = p.contiguous;
+    SingleDecodeArgs a;
+    a.q = static_cast<const __half*>(p.q);
+    a.k = static_cast<const __half*>(kv.k);
+    a.v = static_cast<const __half*>(kv.v);
+    a.o = static_cast<__half*>(p.o);
+    a.lse = p.lse;
+    a.heads_q = p.shape.heads_q;
+    a.heads_kv = p.shape.heads_kv;
+    a.head_dim = p.shape.head_dim;
+    a.kv_len = p.host_seq_lens.at(0);
+    a.kv_head_stride = kv.head_stride;
+    a.kv_token_stride = kv.head_dim;
+    a.sm_scale = static_cast<float>(p.shape.softmax_scale());
+    if (auto why = single_decode_unsupported_reason(a)) throw std::invalid_argument("FlashInfer single decode: " + *why);
+    const std::size_t bytes = single_decode_workspace_bytes(a);
+    void* ws = workspace.allocate(bytes);
+    launch_ = [a, ws, bytes](cudaStream_t s) { return single_decode_fp16(a, ws, bytes, s, nullptr); };
+    // FlashInfer picks the chunk count at launch (from occupancy, chunks of at least 256 tokens):
+    // its partials are counted at that bound.
+    const std::int64_t max_chunks = bytes == 0 ? 1 : (a.kv_len + 255) / 256;
+    if (max_chunks > 1) extra_bytes_ += 2.0 * static_cast<double>(bytes);
+    basis_ = "decode_min_bytes+flashinfer_partials_at_most+lse_conversion";
+    plan_json_.update({{"family", "flashinfer_single_decode"},
+                       {"kv_access", "contiguous"},
+                       {"max_chunks", max_chunks},
+                       {"workspace_bytes", bytes}});
+  }
+
+  // BatchDecodeWithPagedKVCache: FlashInfer's plan (its scheduler and work list), then its run.
+  void plan_batch(const AttentionProblem& p, Workspace& workspace) {
+    PagedDecodeArgs a;
+    a.q = static_cast<const __half*>(p.q);
+    a.o = static_cast<__half*>(p.o);
+    a.lse = p.lse;
+    a.batch = p.batch;
+    a.heads_q = p.shape.heads_q;
+    a.heads_kv = p.shape.heads_kv;
+    a.head_dim = p.shape.head_dim;
+    a.sm_scale = static_cast<float>(p.shape.softmax_scale());
+    const std::int32_t* indptr_host = nullptr;
+    if (p.layout == KvLayoutKind::paged) {
+      a.k_pages = static_cast<const __half*>(p.paged.k);
+      a.v_pages = static_cast<const __half*>(p.paged.v);
+      a.page_indices = p.paged.page_indices;
+      a.indptr = p.paged.indptr;
+      a.last_page_len = p.last_page_len;
+      a.page_size = p.paged.page_size;
+      indptr_host = p.host_indptr.data();
+      plan_json_["kv_access"] = "paged";
+      basis_ = p.prefix ? "shared_prefix_plain_decode+flashinfer_partials+lse_conversion"
+                        : "decode_min_bytes+flashinfer_partials+lse_conversion";
+    } else {
+      address_slots_as_pages(p, workspace, a);
+      indptr_host = slot_indptr_.data();
+      plan_json_["kv_access"] = "contiguous_as_pages";
+      basis_ = "decode_min_bytes+flashinfer_partials+page_tables+lse_conversion";
+    }
+    std::string error;
+    std::size_t float_bytes = 0, int_bytes = 0;
+    check(paged_decode_workspace_bytes_fp16(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
+    void* float_ws = workspace.allocate(float_bytes);
+    void* int_ws = workspace.allocate(int_bytes);
+    int_host_.assign(int_bytes, 0);
+    PagedDecodePlan plan;
+    check(paged_decode_plan_fp16(a, indptr_host, float_ws, float_bytes, int_ws, int_host_.data(), int_bytes,
+                                 workspace.stream(), &plan, &error),
+          error, "plan");
+    launch_ = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run_fp16(a, plan, float_ws, int_ws, s, nullptr); };
+    // Split work items write their partial o (fp16) and lse (fp32) and the merge reads them back.
+    if (plan.split_kv)
+      extra_bytes_ += 2.0 * static_cast<double>(plan.padded_batch_size) * p.shape.heads_q *
+                      (p.shape.head_dim * sizeof(__half) + sizeof(float));
+    plan_json_.update({{"family", "flashinfer_batch_decode"},
+                       {"page_size", a.page_size},
+                       {"split_kv", plan.split_kv},
+                       {"work_items", plan.padded_batch_size},
+                       {"float_workspace_bytes", float_bytes},
+                       {"int_workspace_bytes", int_bytes}});
+  }
+
+  // Page tables over the contiguous slots (B, H_kv, max_len, D): pages of `ps` tokens, page p of
+  // slot s at index s * slot_stride / (ps * D) + p, head stride max_len * D. Uploaded into the
+  // workspace on its stream; the page-table reads are FlashInfer's, counted as extra bytes.
+  void address_slots_as_pages(const AttentionProblem& p, Workspace& workspace, PagedDecodeArgs& a) {
+    const ContiguousKV<void>& kv = p.contiguous;
+    const std::int64_t slot_rows = kv.slot_stride / kv.head_dim;  // H_kv * max_len
+    int ps = kContiguousPageSize;
+    while (ps > 1 && slot_rows % ps != 0) ps /= 2;
+    const std::int64_t pages_per_slot = slot_rows / ps;
+    if (pages_per_slot * p.batch > std::numeric_limits<std::int32_t>::max())
+      throw std::invalid_argument("FlashInfer page tables: the contiguous pool has more than 2^31 pages of " +
+                                  std::to_string(ps) + " tokens");
+    slot_indptr_.assign(1, 0);
+    slot_indices_.clear();
+    slot_last_page_len_.clear();
+    for (int b = 0; b < p.batch; ++b) {
+      const std::int32_t len = p.host_seq_lens[b];
+      const std::int32_t pages = (len + ps - 1) / ps;
+      for (std::int32_t i = 0; i < pages; ++i) slot_indices_.push_back(static_cast<std::int32_t>(b * pages_per_slot + i));
+      slot_indptr_.push_back(slot_indptr_.back() + pages);
+      slot_last_page_len_.push_back((len - 1) % ps + 1);
+    }
+    const auto upload = [&](const std::vector<std::int32_t>& host) {
+      void* d = workspace.allocate(host.size() * sizeof(std::int32_t));
+      DB_CUDA_CHECK(cudaMemcpyAsync(d, host.data(), host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                                    workspace.stream()));
+      return static_cast<const std::int32_t*>(d);
+    };
+    a.k_pages = static_cast<const __half*>(kv.k);
+    a.v_pages = static_cast<const __half*>(kv.v);
+    a.page_indices = upload(slot_indices_);
+    a.indptr = upload(slot_indptr_);
+    a.last_page_len = upload(slot_last_page_len_);
+    a.page_size = ps;
+    a.page_stride = static_cast<std::int64_t>(ps) * kv.head_dim;
+    a.head_stride = kv.head_stride;
+    a.token_stride = kv.head_dim;
+    extra_bytes_ += static_cast<double>(slot_indices_.size() + slot_indptr_.size() + slot_last_page_len_.size()) *
+                    sizeof(std::int32_t);
+  }
+
+  // The minimum the pipeline would count for this problem, so GB/s compare across backends: the
+  // plain decode's, or over a shared-prefix batch the plain decode of its pages (with the shared
+  // tokens it reads again, as decode-bench's batch_decode counts them).
+  static TrafficModel minimum_model(const AttentionProblem& p) {
+    if (p.prefix) return shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, 1);
+    std::vector<std::int32_t> pages_per_seq;
+    for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
+      pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
+    TrafficModel m = decode_traffic_model(DecodeKernel::flash_decode, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, 1);
+    m.extra_bytes = 0;
+    return m;
+  }
+
+  std::function<cudaError_t(cudaStream_t)> launch_;
+  float* lse_ = nullptr;
+  std::int64_t lse_count_ = 0;
+  nlohmann::json plan_json_;
+  TrafficModel base_model_;
+  std::string basis_;
+  double extra_bytes_ = 0;
+  // Host copies the plan's uploads read from (kept until the next plan).
+  std::vector<std::int32_t> slot_indptr_, slot_indices_, slot_last_page_len_;
+  std::vector<unsigned char> int_host_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_flashinfer_backend() { return std::make_unique<FlashInferBackend>(); }
+
+}  // namespace decode_bench

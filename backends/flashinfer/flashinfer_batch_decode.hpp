@@ -1,0 +1,85 @@
+#pragma once
+// FlashInfer's batch decode over a paged KV cache (BatchDecodeWithPagedKVCache, its CUDA-core
+// kernel), FP16 in and out, head dimension 128, with FlashInfer's plan/run split: plan runs its
+// scheduler on the host (how many chunks each sequence is split into, from the device's occupancy)
+// and uploads the work list into the integer workspace; run only launches.
+//
+// Layout (FlashInfer's "HND", decode-bench's paged pool): K, V (num_pages, heads_kv, page_size,
+// head_dim); sequence s owns pages page_indices[indptr[s] .. indptr[s+1]) in token order, the last
+// holding last_page_len[s] tokens (1..page_size); every sequence has at least one token. Entry e of
+// KV head g in page p sits at element p * page_stride + g * head_stride + e * token_stride; the
+// strides default (0) to packed pages (heads_kv * page_size * head_dim, page_size * head_dim,
+// head_dim). Other strides let page tables address another layout, e.g. decode-bench's contiguous
+// slots (slots, heads_kv, max_len, head_dim) as pages of page_size tokens: page_stride = page_size *
+// head_dim, head_stride = max_len * head_dim, page p of slot s at index s * heads_kv * max_len /
+// page_size + p. q (batch, heads_q, head_dim), o likewise, lse (batch, heads_q) in base 2 (multiply
+// by ln 2 for decode-bench's natural log).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+namespace decode_bench::flashinfer_launch {
+
+struct PagedDecodeArgs {
+  const __half* q = nullptr;                    // device
+  const __half* k_pages = nullptr;              // device
+  const __half* v_pages = nullptr;              // device
+  const std::int32_t* page_indices = nullptr;   // device
+  const std::int32_t* indptr = nullptr;         // device, batch + 1
+  const std::int32_t* last_page_len = nullptr;  // device, batch
+  __half* o = nullptr;                          // device
+  float* lse = nullptr;                         // device, base 2; nullptr: not written
+  int batch = 0;
+  int heads_q = 0;
+  int heads_kv = 0;
+  int head_dim = 0;
+  int page_size = 0;
+  std::int64_t page_stride = 0;   // elements; 0: packed pages (all three 0, or all three set)
+  std::int64_t head_stride = 0;   // elements
+  std::int64_t token_stride = 0;  // elements
+  float sm_scale = 0;
+};
+
+// FlashInfer's DecodePlanInfo: where plan put the work list in the workspaces, and its choices.
+struct PagedDecodePlan {
+  std::int64_t padded_batch_size = 0;  // blocks along x: (sequence, chunk) work items
+  bool split_kv = false;               // sequences split into chunks, merged by VariableLengthMergeStates
+  std::int64_t v_offset = 0;           // float workspace: partial outputs
+  std::int64_t s_offset = 0;           // float workspace: their LSE
+  std::int64_t request_indices_offset = 0;
+  std::int64_t kv_tile_indices_offset = 0;
+  std::int64_t o_indptr_offset = 0;
+  std::int64_t block_valid_mask_offset = 0;
+  std::int64_t kv_chunk_size_ptr_offset = 0;
+  std::size_t float_workspace_bytes = 0;  // as sized for this plan
+  std::size_t int_workspace_bytes = 0;
+};
+
+// Why these shapes cannot run (head configuration by FlashInfer's table, page size, batch), or nullopt.
+// Pointers are not looked at: plan needs none of them.
+std::optional<std::string> paged_decode_unsupported_reason(const PagedDecodeArgs& shape);
+
+// The workspaces plan needs for this batch (host copy of indptr, batch + 1 page counts). Reads the
+// current device's occupancy, as plan does: call it on the device that will run.
+cudaError_t paged_decode_workspace_bytes_fp16(const PagedDecodeArgs& shape, const std::int32_t* indptr_host,
+                                              std::size_t* float_bytes, std::size_t* int_bytes,
+                                              std::string* error);
+
+// FlashInfer's DecodePlan: fills int_workspace_host (int_bytes of host memory) and copies it to
+// int_workspace (device) on stream, then waits for the stream, so the host buffer may be reused at
+// once. Not for stream capture; run is.
+cudaError_t paged_decode_plan_fp16(const PagedDecodeArgs& shape, const std::int32_t* indptr_host,
+                                   void* float_workspace, std::size_t float_bytes, void* int_workspace,
+                                   void* int_workspace_host, std::size_t int_bytes, cudaStream_t stream,
+                                   PagedDecodePlan* plan, std::string* error);
+
+// Launches the decode (and, when the plan splits, the merge) on stream. The workspaces must be the
+// ones plan filled, unchanged.
+cudaError_t paged_decode_run_fp16(const PagedDecodeArgs& args, const PagedDecodePlan& plan, void* float_workspace,
+                                  void* int_workspace, cudaStream_t stream, std::string* error);
+
+}  // namespace decode_bench::flashinfer_launch

@@ -1,0 +1,88 @@
+// The `flashinfer` backend on the host: registered in every build; with FlashInfer's headers, what
+// it takes and the sentence for what it does not (FlashInfer's own for GQA group 7); without them,
+// every point's reason is the configure's. The runs are GPU tests
+// (tests/test_flashinfer_backend_gpu.cpp).
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <gtest/gtest.h>
+
+#include "backends/registry.hpp"
+#include "flashinfer_build.hpp"
+#include "sweeps/point_problem.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+bool flashinfer_built() { return !std::string_view(flashinfer_build::kVersion).empty(); }
+
+AttentionProblem described(json change, KernelKind kernel = KernelKind::flash_decode) {
+  json p = {{"kernel", std::string(kernel_name(kernel))}, {"layout", "contiguous"}, {"dtype", "fp16"}, {"T", 64},
+            {"heads_q", 32},                 {"heads_kv", 8},           {"head_dim", 128}};
+  if (!change.is_null()) p.update(change);  // {} arrives as null
+  return describe_point(kernel, p);
+}
+
+std::string reason(const Backend& b, const AttentionProblem& p) { return b.supports(p).value_or("(supported)"); }
+
+TEST(FlashInferBackend, IsRegisteredUnderItsName) {
+  const BackendEntry* entry = find_backend("flashinfer");
+  ASSERT_NE(entry, nullptr);
+  const auto backend = entry->make();
+  EXPECT_EQ(backend->name(), "flashinfer");
+  EXPECT_EQ(backend->version(), flashinfer_built() ? flashinfer_build::kVersion : "not built");
+}
+
+TEST(FlashInferBackend, WithoutTheHeadersEveryPointHasTheConfiguresReason) {
+  if (flashinfer_built()) GTEST_SKIP() << "this build has FlashInfer " << flashinfer_build::kVersion;
+  const auto backend = find_backend("flashinfer")->make();
+  EXPECT_EQ(reason(*backend, described({})), std::string("backend flashinfer not built: ") + flashinfer_build::kNotBuiltReason);
+}
+
+TEST(FlashInferBackend, TakesFp16CudaCoreDecodeAndNamesWhatItDoesNot) {
+  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer not built: " << flashinfer_build::kNotBuiltReason;
+  const auto backend = find_backend("flashinfer")->make();
+  for (const json& ok : {json::object(), json{{"layout", "paged"}, {"page_size", 16}, {"batch", 4}},
+                         json{{"heads_q", 8}, {"heads_kv", 8}}, json{{"heads_q", 24}, {"heads_kv", 4}}}) {
+    EXPECT_EQ(backend->supports(described(ok)), std::nullopt) << ok.dump();
+  }
+  EXPECT_EQ(backend->supports(described({{"layout", "paged"}, {"page_size", 16}}, KernelKind::batch_decode)), std::nullopt);
+  EXPECT_EQ(backend->io_dtype(described({})), DType::fp16);
+
+  EXPECT_EQ(reason(*backend, described({{"heads_q", 28}, {"heads_kv", 4}})),
+            "FlashInfer's CUDA-core decode: Unsupported group_size: 7");
+  EXPECT_EQ(reason(*backend, described({{"dtype", "bf16"}})), "dtype bf16: the flashinfer backend runs fp16 only so far");
+  EXPECT_NE(reason(*backend, described({{"head_dim", 64}})).find("head_dim 64"), std::string::npos);
+  EXPECT_EQ(reason(*backend, described({{"blocks", 4}})), "blocks 4: FlashInfer's plan chooses its own splits");
+  EXPECT_NE(reason(*backend, described({}, KernelKind::baseline)).find("kernel baseline"), std::string::npos);
+  EXPECT_NE(reason(*backend, described({{"layout", "paged"}, {"page_size", 16}, {"prefix_len", 32}, {"suffix_len", 8}},
+                                       KernelKind::shared_prefix))
+                .find("kernel shared_prefix"),
+            std::string::npos);
+  AttentionProblem empty = described({{"batch", 2}});
+  empty.host_seq_lens = {64, 0};
+  EXPECT_EQ(reason(*backend, empty), "sequence 1 has no token: FlashInfer's decode needs at least one per sequence");
+}
+
+// plan() refuses what supports() refuses, and q / o in another dtype than it asked for.
+TEST(FlashInferBackend, PlanRefusesBeforeAnyDeviceWork) {
+  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer not built: " << flashinfer_build::kNotBuiltReason;
+  struct NoWorkspace final : Workspace {
+    void* allocate(std::size_t) override { throw std::logic_error("allocated"); }
+    cudaStream_t stream() const override { return nullptr; }
+  } workspace;
+  const auto backend = find_backend("flashinfer")->make();
+  AttentionProblem group7 = described({{"heads_q", 28}, {"heads_kv", 4}});
+  group7.io_dtype = DType::fp16;
+  EXPECT_THROW(backend->plan(group7, workspace), std::invalid_argument);
+  AttentionProblem fp32_io = described({});
+  fp32_io.io_dtype = DType::fp32;
+  EXPECT_THROW(backend->plan(fp32_io, workspace), std::invalid_argument);
+  EXPECT_EQ(backend->run(nullptr), cudaErrorNotReady);  // nothing planned
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
