@@ -71,7 +71,7 @@ TEST(Cli, UnknownGoogleBenchmarkFlagExitsTwoNamingIt) {
   EXPECT_NE(r.output.find("--benchmark_no_such_flag=1"), std::string::npos) << r.output;
 }
 
-TEST(Cli, CeilingsQuickWritesAValidResultsDocument) {
+TEST(CliGpu, CeilingsQuickWritesAValidResultsDocument) {
   DB_REQUIRE_GPU();
   const std::string path = ::testing::TempDir() + "decode_bench_ceilings.json";
   const auto r = run_cli("ceilings --quick --output " + path);
