@@ -18,7 +18,6 @@
 set(DECODE_BENCH_GPU_QUICK
   PlannerTuningGpu.*
   GpuReferenceGpu.*
-  DecodeKernelsGpu.HeadsPerBlock
   DecodeKernelsGpu.UnsupportedConfigurationsAreRefused
   DecodeKernelsGpu.HeadsPerBlockThatDoNotTileAreRefused
   DecodeShortBatchGpu.ShortTilingAtEveryHeadDimAndStorageType
