@@ -3,8 +3,9 @@
 // contiguous host slab of `seqs` slots, random values or, for FP8, the generator's bytes
 // (kernels/fp8_generator.hpp, through sweeps::fill_kv_host) with per-KV-head (or per-tensor)
 // scales, for the tokens each sequence holds (noise past them); its paged twin over shuffled
-// pages; and the device copy of either handed to the case's launch. The reference reads the host slab through the host scales, the kernels the device copy
-// through device scales.
+// pages; and the device copy of either handed to the case's launch. The CPU reference reads the
+// host slab through the host scales, the GPU reference a device copy of the slab and the kernels
+// theirs through device scales.
 #include <algorithm>
 #include <cstdint>
 #include <random>

@@ -115,6 +115,12 @@ RowCaseResult run_row_case(const RowCase& c) {
 
   // One reference per item: its rows' queries as the query heads of a one-KV-head problem over the
   // item's head and range (head_view), on the CPU or, for large cases, the GPU.
+  const auto item_queries = [&](const RowAttentionItem& it) {
+    std::vector<float> qi(static_cast<std::size_t>(it.row_end - it.row_begin) * D);
+    for (int r = it.row_begin; r < it.row_end; ++r)
+      std::copy_n(q.begin() + static_cast<std::size_t>(row_q[r]) * D, D, qi.begin() + (r - it.row_begin) * D);
+    return qi;
+  };
   std::int64_t work = 0;  // tokens x rows x head dim
   for (const auto& it : items) work += (it.token_end - it.token_begin) * (it.row_end - it.row_begin) * s.head_dim;
   result.verification.passed = true;
@@ -124,15 +130,13 @@ RowCaseResult run_row_case(const RowCase& c) {
       for (const auto& it : items) {
         const int rows = it.row_end - it.row_begin;
         if (rows == 0) continue;
-        std::vector<float> qi(static_cast<std::size_t>(rows) * D);
-        for (int r = 0; r < rows; ++r)
-          std::copy_n(q.begin() + static_cast<std::size_t>(row_q[it.row_begin + r]) * D, D, qi.begin() + r * D);
-        const DeviceBuffer<float> d_qi(qi);
-        const DeviceBuffer<std::int32_t> d_len(std::vector<std::int32_t>{static_cast<std::int32_t>(it.token_end - it.token_begin)});
+        const auto tokens = static_cast<std::int32_t>(it.token_end - it.token_begin);
+        const DeviceBuffer<float> d_qi(item_queries(it));
+        const DeviceBuffer<std::int32_t> d_len(std::vector<std::int32_t>{tokens});
+        const DecodeShape one_head{rows, 1, s.head_dim};
         accumulate(result.verification,
-                   verify_on_gpu_reference(head_view(slab, it.kv_seq, it.kv_head, it.token_begin), {rows, 1, s.head_dim},
-                                           1, it.token_end - it.token_begin, d_len.get(), d_qi.get(),
-                                           d_o.get() + static_cast<std::size_t>(it.row_begin) * D,
+                   verify_on_gpu_reference(head_view(slab, it.kv_seq, it.kv_head, it.token_begin), one_head, 1, tokens,
+                                           d_len.get(), d_qi.get(), d_o.get() + static_cast<std::size_t>(it.row_begin) * D,
                                            d_lse.get() + it.row_begin, dtype_of<Elem>::value));
       }
     });
@@ -142,11 +146,9 @@ RowCaseResult run_row_case(const RowCase& c) {
   for (const auto& it : items) {
     const int rows = it.row_end - it.row_begin;
     if (rows == 0) continue;
-    std::vector<float> qi(static_cast<std::size_t>(rows) * D);
-    for (int r = 0; r < rows; ++r)
-      std::copy_n(q.begin() + static_cast<std::size_t>(row_q[it.row_begin + r]) * D, D, qi.begin() + r * D);
+    const DecodeShape one_head{rows, 1, s.head_dim};
     const ReferenceOutput ref = reference_decode_range(head_view(kv_data.host, it.kv_seq, it.kv_head, it.token_begin), 0,
-                                                       0, it.token_end - it.token_begin, qi, {rows, 1, s.head_dim});
+                                                       0, it.token_end - it.token_begin, item_queries(it), one_head);
     accumulate(result.verification,
                verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(it.row_begin) * D, rows * D),
                              std::span<const float>(lse.data() + it.row_begin, rows), ref, dtype_of<Elem>::value));
