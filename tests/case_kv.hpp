@@ -2,9 +2,10 @@
 // The K/V of a kernel test case (tests/decode_case.hpp, tests/row_attention_case.hpp): a
 // contiguous host slab of `seqs` slots, random values or, for FP8, the generator's bytes
 // (kernels/fp8_generator.hpp, through sweeps::fill_kv_host) with per-KV-head (or per-tensor)
-// scales; its paged twin over shuffled pages; and the device copy of either handed to the case's
-// launch. The reference reads the host slab through the host scales, the kernels the device copy
-// through device scales.
+// scales, for the tokens each sequence holds (noise past them); its paged twin over shuffled
+// pages; and the device copy of either handed to the case's launch. The CPU reference reads the
+// host slab through the host scales, the GPU reference a device copy of the slab and the kernels
+// theirs through device scales.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -35,10 +36,12 @@ R with_storage_element(DType dtype, F&& f, R unknown) {
   return unknown;
 }
 
-// k, v: `seqs` slots of (H_kv, slot_len, D) each.
+// FP8: k, v, (seqs, H_kv, slot_len, D), get the generator's bytes for the tokens each sequence
+// holds (the rest of each slot is left as it is), and the per-KV-head (or per-tensor) scales.
 template <class Elem>
-sweeps::KvScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int seqs, const DecodeShape& s,
-                         std::int64_t slot_len, std::uint64_t seed, bool per_tensor_scale = false) {
+sweeps::KvScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, const std::vector<std::int32_t>& lengths,
+                               const DecodeShape& s, std::int64_t slot_len, std::uint64_t seed,
+                               bool per_tensor_scale = false) {
   sweeps::KvScales scales;
   if constexpr (dtype_is_fp8(dtype_of<Elem>::value)) {
     Fp8Scales host = fp8_random_head_scales(dtype_of<Elem>::value, s.heads_kv, seed);
@@ -46,12 +49,17 @@ sweeps::KvScales fp8_case_data(std::vector<Elem>& k, std::vector<Elem>& v, int s
       host.k.assign(s.heads_kv, host.k[0]);
       host.v.assign(s.heads_kv, host.v[0]);
     }
-    const std::size_t per_slot = static_cast<std::size_t>(s.heads_kv) * slot_len * s.head_dim;
-    for (int b = 0; b < seqs; ++b) {
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(k).subspan(b * per_slot, per_slot), false, seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
-      sweeps::fill_kv_host<Elem>(std::span<Elem>(v).subspan(b * per_slot, per_slot), true, seed, b, s.heads_kv,
-                                 slot_len, s.head_dim);
+    const std::size_t head = static_cast<std::size_t>(slot_len) * s.head_dim;
+    std::vector<Elem> rows;  // (H_kv, len, D): fill_kv_host's layout, then into the slot's heads
+    for (std::size_t b = 0; b < lengths.size(); ++b) {
+      const std::size_t used = static_cast<std::size_t>(lengths[b]) * s.head_dim;
+      rows.resize(static_cast<std::size_t>(s.heads_kv) * used);
+      for (auto [out, is_v] : {std::pair{&k, false}, std::pair{&v, true}}) {
+        sweeps::fill_kv_host<Elem>(std::span<Elem>(rows), is_v, seed, static_cast<int>(b), s.heads_kv, lengths[b],
+                                   s.head_dim);
+        for (int g = 0; g < s.heads_kv; ++g)
+          std::copy_n(rows.begin() + g * used, used, out->begin() + (b * s.heads_kv + g) * head);
+      }
     }
     scales.set(std::move(host));
   }
@@ -73,13 +81,30 @@ struct CaseKv {
       : shape(s),
         slot_len(std::max<std::int64_t>(*std::max_element(lengths.begin(), lengths.end()), 1)),
         page_size(page_size_) {
-    const int seqs = static_cast<int>(lengths.size());
-    const std::size_t slab = static_cast<std::size_t>(seqs) * s.heads_kv * slot_len * s.head_dim;
-    k = random_values<Elem>(slab, rng);
-    v = random_values<Elem>(slab, rng);
-    scales = fp8_case_data<Elem>(k, v, seqs, s, slot_len, seed, per_tensor_scale);
+    const std::size_t head = static_cast<std::size_t>(slot_len) * s.head_dim;
+    const std::size_t slab = lengths.size() * s.heads_kv * head;
+    k.resize(slab);
+    v.resize(slab);
+    // Fresh values for the tokens each sequence holds (FP8: the generator's, below), noise past them:
+    // a ragged batch's slots are as long as its longest sequence, and mostly unread.
+    for (std::size_t b = 0; b < lengths.size(); ++b)
+      for (int g = 0; g < s.heads_kv; ++g)
+        for (std::vector<Elem>* x : {&k, &v}) {
+          const std::span<Elem> slot(x->data() + (b * s.heads_kv + g) * head, head);
+          const std::size_t used = static_cast<std::size_t>(lengths[b]) * s.head_dim;
+          if (!dtype_is_fp8(dtype_of<Elem>::value)) fill_random(slot.first(used), rng);
+          fill_noise(slot.subspan(used));
+        }
+    scales = fp8_case_data<Elem>(k, v, lengths, s, slot_len, seed, per_tensor_scale);
     host = scales.attach(ContiguousKV<Elem>::make(k.data(), v.data(), s.heads_kv, slot_len, s.head_dim), false);
     if (page_size > 0) paged = scatter_batch_to_pages(host, lengths, s, page_size, rng);
+  }
+
+  // Uploads the slab and calls f(kv) with its device view and device scales (the GPU reference's input).
+  template <class F>
+  void on_device_slab(F&& f) const {
+    DeviceBuffer<Elem> dk(k), dv(v);
+    f(scales.attach(ContiguousKV<Elem>::make(dk.get(), dv.get(), shape.heads_kv, slot_len, shape.head_dim), true));
   }
 
   // Uploads the paged twin (page_size > 0) or the slab and calls launch(kv) with the device view.

@@ -1,7 +1,8 @@
 #pragma once
 // A decode problem with fresh random data for GPU kernel tests: a batch of sequences laid out
 // contiguously (slots, H_kv, max_len, D) or scattered over shuffled pages, uploaded to the device,
-// run through plan_decode/run_decode, checked against the float64 reference per sequence.
+// run through plan_decode/run_decode, checked against the float64 reference per sequence (the
+// CPU's, or the GPU's for large batches: tests/case_reference.hpp).
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -14,6 +15,7 @@
 #include "kernels/fp8_quantize.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "tests/case_kv.hpp"
+#include "tests/case_reference.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -31,12 +33,14 @@ struct DecodeCase {
   bool per_tensor_scale = false;  // FP8: every KV head gets the same scale (else one per head)
   DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family
   bool host_lengths = false;  // pass the lengths on the host too (ragged batches: the work-list plan)
+  CaseReference reference = CaseReference::automatic;
 };
 
 struct DecodeCaseResult {
   VerificationResult verification;
   DecodePlan plan;
   cudaError_t status = cudaSuccess;
+  bool gpu_reference = false;  // checked against the GPU reference
 };
 
 template <class Elem>
@@ -75,6 +79,16 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   kv_data.on_device(launch);
   if (result.status != cudaSuccess) return result;
 
+  std::int64_t work = 0;  // tokens x query heads x head dim
+  for (const std::int32_t len : c.lengths) work += static_cast<std::int64_t>(len) * s.heads_q * s.head_dim;
+  if (takes_gpu_reference(c.reference, work)) {
+    result.gpu_reference = true;
+    kv_data.on_device_slab([&](const auto& slab) {
+      result.verification = verify_on_gpu_reference(slab, s, seqs, kv_data.slot_len, d_lens.get(), d_q.get(), d_o.get(),
+                                                    d_lse.get(), dtype_of<Elem>::value);
+    });
+    return result;
+  }
   const std::vector<float> o = d_o.download(), lse = d_lse.download();
   result.verification.passed = true;
   for (int b = 0; b < seqs; ++b) {

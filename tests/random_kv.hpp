@@ -4,20 +4,48 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/kv_accessor.hpp"
+#include "kernels/kv_generator.hpp"
 
 namespace decode_bench::testing {
 
+// `out` filled with values uniform in [lo, hi]: one draw from `rng` seeds a counter-based stream
+// (splitmix64's finalizer, kernels/kv_generator.hpp), about ten times faster per value than
+// std::uniform_real_distribution over the Mersenne twister, whose cost made data generation the
+// largest part of the kernel tests' time.
+template <class T>
+void fill_random(std::span<T> out, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+  const std::uint64_t seed = rng();
+  const float step = (hi - lo) * 0x1.0p-24f;  // 24 random bits a value
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::uint64_t z = generator_mix(seed + (i + 1) * 0x9E3779B97F4A7C15ull);
+    out[i] = from_float<T>(lo + static_cast<float>(z >> 40) * step);
+  }
+}
+
 template <class T>
 std::vector<T> random_values(std::size_t n, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<T> out(n);
-  for (auto& x : out) x = from_float<T>(dist(rng));
+  fill_random(std::span<T>(out), rng, lo, hi);
   return out;
+}
+
+// Slots no kernel may read (a slot's tail past its sequence, a page arena's unused rows): finite
+// noise, not zeros, tiled from one fixed block, since these regions can be most of a ragged
+// batch's slab and need no fresh values.
+template <class T>
+void fill_noise(std::span<T> out) {
+  static const std::vector<T> block = [] {
+    std::mt19937_64 rng(0x6e6f697365);
+    return random_values<T>(4099, rng);  // a prime count: rows of any head dim see shifted values
+  }();
+  for (std::size_t at = 0; at < out.size(); at += block.size())
+    std::copy_n(block.begin(), std::min(block.size(), out.size() - at), out.begin() + at);
 }
 
 // One sequence of length T in a contiguous slab: K, V: (1, H_kv, T, D).
@@ -58,8 +86,10 @@ PagedSeq<T> scatter_to_pages(const ContiguousSeq<T>& src, const DecodeShape& s, 
   std::shuffle(out.page_indices.begin(), out.page_indices.end(), rng);
   out.indptr = {0, static_cast<std::int32_t>(pages)};
   const std::size_t n = static_cast<std::size_t>(pages) * s.heads_kv * page_size * s.head_dim;
-  out.k = random_values<T>(n, rng);  // unused tail slots hold noise, not zeros
-  out.v = random_values<T>(n, rng);
+  out.k.resize(n);  // unused tail slots hold noise, not zeros
+  out.v.resize(n);
+  fill_noise(std::span<T>(out.k));
+  fill_noise(std::span<T>(out.v));
   const auto contiguous = src.view(s, len);
   const auto paged = out.view(s);
   for (int g = 0; g < s.heads_kv; ++g)
@@ -87,8 +117,10 @@ PagedSeq<T> scatter_batch_to_pages(const ContiguousKV<T>& src, const std::vector
   std::shuffle(order.begin(), order.end(), rng);
   out.page_indices.assign(order.begin(), order.begin() + total_pages);
   const std::size_t arena = order.size() * s.heads_kv * page_size * s.head_dim;
-  out.k = random_values<T>(arena, rng);
-  out.v = random_values<T>(arena, rng);
+  out.k.resize(arena);
+  out.v.resize(arena);
+  fill_noise(std::span<T>(out.k));
+  fill_noise(std::span<T>(out.v));
   const auto paged = out.view(s);
   for (std::size_t b = 0; b < lengths.size(); ++b)
     for (int g = 0; g < s.heads_kv; ++g)

@@ -3,7 +3,8 @@
 // over shuffled pages, items (kv_seq, kv_head, n rows, token range) whose rows read random query
 // vectors through row_q (rows of many sequences, the shared-prefix shape), outputs poisoned, run
 // through plan_row_attention / run_row_attention and checked row by row against the float64
-// reference over the item's range. FP8: the benchmark generator's bytes (kernels/fp8_generator.hpp,
+// reference over the item's range (the CPU's, or the GPU's for large cases:
+// tests/case_reference.hpp). FP8: the benchmark generator's bytes (kernels/fp8_generator.hpp,
 // realistic magnitudes) under per-KV-head scales (fp8_random_head_scales), read by the reference
 // through the same bytes and scales.
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "sweeps/decode_fill.hpp"
 #include "kernels/row_attention.hpp"
 #include "tests/case_kv.hpp"
+#include "tests/case_reference.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench::testing {
@@ -38,12 +40,14 @@ struct RowCase {
   bool identity_rows = false;  // row_q = nullptr (row r reads q row r)
   double steal_pool = -1;      // RowAttentionOptions::steal_pool (< 0: the planner's)
   std::uint64_t seed = 1;
+  CaseReference reference = CaseReference::automatic;
 };
 
 struct RowCaseResult {
   VerificationResult verification;
   RowAttentionPlan plan;
   cudaError_t status = cudaSuccess;
+  bool gpu_reference = false;  // checked against the GPU reference
 };
 
 template <class Elem>
@@ -109,25 +113,46 @@ RowCaseResult run_row_case(const RowCase& c) {
   kv_data.on_device(launch);
   if (result.status != cudaSuccess) return result;
 
-  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  // One reference per item: its rows' queries as the query heads of a one-KV-head problem over the
+  // item's head and range (head_view), on the CPU or, for large cases, the GPU.
+  const auto item_queries = [&](const RowAttentionItem& it) {
+    std::vector<float> qi(static_cast<std::size_t>(it.row_end - it.row_begin) * D);
+    for (int r = it.row_begin; r < it.row_end; ++r)
+      std::copy_n(q.begin() + static_cast<std::size_t>(row_q[r]) * D, D, qi.begin() + (r - it.row_begin) * D);
+    return qi;
+  };
+  std::int64_t work = 0;  // tokens x rows x head dim
+  for (const auto& it : items) work += (it.token_end - it.token_begin) * (it.row_end - it.row_begin) * s.head_dim;
   result.verification.passed = true;
-  // One reference per row: q placed at its item's KV head of an H_kv-head MHA problem.
-  const DecodeShape one{s.heads_kv, s.heads_kv, s.head_dim};
-  std::vector<float> qh(static_cast<std::size_t>(s.heads_kv) * D);
-  for (const auto& it : items)
-    for (int r = it.row_begin; r < it.row_end; ++r) {
-      std::fill(qh.begin(), qh.end(), 0.f);
-      std::copy_n(q.begin() + static_cast<std::size_t>(row_q[r]) * D, D, qh.begin() + static_cast<std::size_t>(it.kv_head) * D);
-      const ReferenceOutput full = reference_decode_range(kv_data.host, it.kv_seq, it.token_begin, it.token_end, qh, one);
-      ReferenceOutput ref;
-      const auto h = static_cast<std::size_t>(it.kv_head);
-      ref.o.assign(full.o.begin() + h * D, full.o.begin() + (h + 1) * D);
-      ref.o_abs.assign(full.o_abs.begin() + h * D, full.o_abs.begin() + (h + 1) * D);
-      ref.lse = {full.lse[h]};
-      accumulate(result.verification,
-                 verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(r) * D, D),
-                               std::span<const float>(lse.data() + r, 1), ref, dtype_of<Elem>::value));
-    }
+  if (takes_gpu_reference(c.reference, work)) {
+    result.gpu_reference = true;
+    kv_data.on_device_slab([&](const auto& slab) {
+      for (const auto& it : items) {
+        const int rows = it.row_end - it.row_begin;
+        if (rows == 0) continue;
+        const auto tokens = static_cast<std::int32_t>(it.token_end - it.token_begin);
+        const DeviceBuffer<float> d_qi(item_queries(it));
+        const DeviceBuffer<std::int32_t> d_len(std::vector<std::int32_t>{tokens});
+        const DecodeShape one_head{rows, 1, s.head_dim};
+        accumulate(result.verification,
+                   verify_on_gpu_reference(head_view(slab, it.kv_seq, it.kv_head, it.token_begin), one_head, 1, tokens,
+                                           d_len.get(), d_qi.get(), d_o.get() + static_cast<std::size_t>(it.row_begin) * D,
+                                           d_lse.get() + it.row_begin, dtype_of<Elem>::value));
+      }
+    });
+    return result;
+  }
+  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  for (const auto& it : items) {
+    const int rows = it.row_end - it.row_begin;
+    if (rows == 0) continue;
+    const DecodeShape one_head{rows, 1, s.head_dim};
+    const ReferenceOutput ref = reference_decode_range(head_view(kv_data.host, it.kv_seq, it.kv_head, it.token_begin), 0,
+                                                       0, it.token_end - it.token_begin, item_queries(it), one_head);
+    accumulate(result.verification,
+               verify_decode(std::span<const float>(o.data() + static_cast<std::size_t>(it.row_begin) * D, rows * D),
+                             std::span<const float>(lse.data() + it.row_begin, rows), ref, dtype_of<Elem>::value));
+  }
   return result;
 }
 

@@ -72,7 +72,7 @@ TEST(Cli, UnknownGoogleBenchmarkFlagExitsTwoNamingIt) {
       << r.output;
 }
 
-TEST(Cli, CeilingsQuickWritesAValidResultsDocument) {
+TEST(CliGpu, CeilingsQuickWritesAValidResultsDocument) {
   DB_REQUIRE_GPU();
   const std::string path = ::testing::TempDir() + "decode_bench_ceilings.json";
   const auto r = run_cli("ceilings --quick --output " + path);

@@ -14,6 +14,7 @@
 #include "harness/results_schema.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/planner_tuning.hpp"
+#include "kernels/row_attention_wgmma.hpp"
 #include "kernels/shared_prefix_share.hpp"
 #include "tests/scoped_env.hpp"
 
@@ -368,13 +369,21 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
 }
 
 // The tensor-core row attention's automatic tiling for shared-prefix-like items (one per KV head,
-// N rows each): wide above 32 rows, except FP16 d 128 items of at most 64 rows over at least 128
-// tiles (8K tokens), where narrow measured faster; BF16, more rows, shorter ranges and a pinned
-// tiling keep their choice.
-TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
+// N rows each; kernels/row_attention_launch.cuh). Where the warpgroup-MMA kernel runs (a build
+// with sm_90a on a compute capability 9.0 GPU: wgmma_row_kernel_runs_on), FP16 d 128 items of more
+// than 64 rows take it in 128-row blocks, and of 33-64 rows over at least 128 tiles (8K tokens) in
+// 64-row blocks. Elsewhere those 33-64-row items take the narrow tiling (measured faster than wide
+// there before the wgmma kernel) and the larger ones the wide tiling. On every GPU: shorter 64-row
+// FP16 items, BF16, head dim 64 and a pinned wide tiling take the wide tiling; 32 rows the narrow.
+TEST(PlannerTuningGpu, RowTilingOfPrefixItemsWgmmaWhereItRunsElseNarrowOrWide) {
   DB_REQUIRE_GPU();
-  ScopedEnv unset(kRowTilingEnv, nullptr);
-  const auto plan_wide = [](DType dtype, int rows, std::int64_t tokens, int head_dim = 128) {
+  ScopedEnv unset(kRowTilingEnv, nullptr), unset_rows(kRowWgmmaRowsEnv, nullptr);
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  const bool wgmma_runs = wgmma_row_kernel_runs_on(dev);
+  SCOPED_TRACE(wgmma_runs ? "the wgmma kernel runs on this GPU" : "no wgmma kernel in this build or on this GPU");
+  // The plan's tiling ("wgmma", "wide" or "narrow") and rows per block.
+  const auto tiling_of = [](DType dtype, int rows, std::int64_t tokens, int head_dim = 128) {
     RowAttentionProblem p;
     p.shape = DecodeShape{32, 32, head_dim};
     p.kv_dtype = dtype;
@@ -388,19 +397,37 @@ TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
     else e = plan_row_attention<PagedKV<__nv_bfloat16>>(p, {}, &plan);
     EXPECT_EQ(e, cudaSuccess) << dtype_name(dtype) << " rows " << rows << " tokens " << tokens;
     EXPECT_EQ(plan.path, RowAttentionPath::tensor_core);
-    return plan.wide;
+    EXPECT_FALSE(plan.wgmma && plan.wide);
+    return std::string(plan.wgmma ? "wgmma" : plan.wide ? "wide" : "narrow") + " " +
+           std::to_string(plan.rows_per_block);
   };
-  EXPECT_FALSE(plan_wide(DType::fp16, 64, 8192));
-  EXPECT_FALSE(plan_wide(DType::fp16, 64, 32768));
-  EXPECT_FALSE(plan_wide(DType::fp16, 33, 8192));
-  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8191 - 63));  // 127 tiles
-  EXPECT_TRUE(plan_wide(DType::fp16, 64, 1024));
-  EXPECT_TRUE(plan_wide(DType::fp16, 65, 8192));
-  EXPECT_TRUE(plan_wide(DType::fp16, 256, 32768));
-  EXPECT_TRUE(plan_wide(DType::bf16, 64, 8192));
-  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192, 64));
+  struct Want {
+    DType dtype;
+    int rows;
+    std::int64_t tokens;
+    int head_dim;
+    const char* with_wgmma;
+    const char* without;
+  };
+  for (const Want& w : {Want{DType::fp16, 64, 8192, 128, "wgmma 64", "narrow 64"},
+                        Want{DType::fp16, 64, 32768, 128, "wgmma 64", "narrow 64"},
+                        Want{DType::fp16, 33, 8192, 128, "wgmma 64", "narrow 64"},
+                        Want{DType::fp16, 65, 8192, 128, "wgmma 128", "wide 128"},
+                        Want{DType::fp16, 65, 700, 128, "wgmma 128", "wide 64"},  // under 32 tiles: 64-row wide blocks
+                        Want{DType::fp16, 256, 32768, 128, "wgmma 128", "wide 256"},
+                        Want{DType::fp16, 64, 8191 - 63, 128, "wide 64", "wide 64"},  // 127 tiles
+                        Want{DType::fp16, 64, 1024, 128, "wide 64", "wide 64"},
+                        Want{DType::fp16, 32, 9000, 128, "narrow 32", "narrow 32"},
+                        Want{DType::bf16, 64, 8192, 128, "wide 64", "wide 64"},
+                        Want{DType::bf16, 256, 32768, 128, "wide 256", "wide 256"},
+                        Want{DType::fp16, 64, 8192, 64, "wide 64", "wide 64"},
+                        Want{DType::fp16, 256, 32768, 64, "wide 256", "wide 256"}}) {
+    EXPECT_EQ(tiling_of(w.dtype, w.rows, w.tokens, w.head_dim), wgmma_runs ? w.with_wgmma : w.without)
+        << dtype_name(w.dtype) << " D " << w.head_dim << " rows " << w.rows << " tokens " << w.tokens;
+  }
   ScopedEnv pinned(kRowTilingEnv, "wide");
-  EXPECT_TRUE(plan_wide(DType::fp16, 64, 8192));
+  EXPECT_EQ(tiling_of(DType::fp16, 64, 8192), "wide 64");
+  EXPECT_EQ(tiling_of(DType::fp16, 256, 32768), "wide 256");
 }
 
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or
@@ -409,7 +436,11 @@ TEST(PlannerTuningGpu, RowTilingNarrowForLong64RowFp16ItemsOnly) {
 // by default, over contiguous K/V for none.
 TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
   DB_REQUIRE_GPU();
-  ScopedEnv tiling(kRowTilingEnv, nullptr);
+  ScopedEnv tiling(kRowTilingEnv, nullptr), rows(kRowWgmmaRowsEnv, nullptr);
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  const bool wgmma_runs = wgmma_row_kernel_runs_on(dev);
+  SCOPED_TRACE(wgmma_runs ? "the wgmma kernel runs on this GPU" : "no wgmma kernel in this build or on this GPU");
   const auto plan_of = [](int rows, int items, std::int64_t tokens, RowAttentionOptions options = {},
                           int head_dim = 128) {
     RowAttentionProblem p;
@@ -437,8 +468,18 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
     RowAttentionOptions unsplit = half;
     unsplit.splits = 1;
     EXPECT_EQ(plan_of(4, 8, 65536, unsplit).steal_pool, 0.0);
-    const RowAttentionPlan wide = plan_of(256, 8, 32768, half);  // a shared prefix of 64 x 4 rows
+    // A shared prefix of 64 x 4 rows: the wgmma kernel where it runs, else the wide tiling; neither
+    // has a stealing twin. The wide tiling pinned, on every GPU.
+    const RowAttentionPlan prefix = plan_of(256, 8, 32768, half);
+    EXPECT_EQ(prefix.wgmma, wgmma_runs);
+    EXPECT_EQ(prefix.wide, !wgmma_runs);
+    EXPECT_GT(prefix.splits, 1);
+    EXPECT_EQ(prefix.steal_pool, 0.0);
+    RowAttentionOptions wide_half = half;
+    wide_half.tiling = RowAttentionTiling::wide;
+    const RowAttentionPlan wide = plan_of(256, 8, 32768, wide_half);
     EXPECT_TRUE(wide.wide);
+    EXPECT_FALSE(wide.wgmma);
     EXPECT_GT(wide.splits, 1);
     EXPECT_EQ(wide.steal_pool, 0.0);
     const RowAttentionPlan d256 = plan_of(4, 8, 65536, half, 256);

@@ -224,6 +224,16 @@ testing::RowCaseResult run_rows_simt(const DecodeCase& c) {
     }
   });
   if (result.status != cudaSuccess) return result;
+  std::int64_t work = 0;  // tokens x query heads x head dim
+  for (const std::int32_t len : c.lengths) work += static_cast<std::int64_t>(len) * s.heads_q * s.head_dim;
+  if (testing::takes_gpu_reference(c.reference, work)) {
+    result.gpu_reference = true;
+    kv_data.on_device_slab([&](const auto& slab) {
+      result.verification = testing::verify_on_gpu_reference(slab, s, seqs, kv_data.slot_len, d_lens.get(), d_q.get(),
+                                                             d_o.get(), d_lse.get(), dtype_of<Elem>::value);
+    });
+    return result;
+  }
   const std::vector<float> o = d_o.download(), lse = d_lse.download();
   result.verification.passed = true;
   const std::size_t per_seq = static_cast<std::size_t>(s.heads_q) * s.head_dim;

@@ -394,7 +394,10 @@ TEST_F(SweepCli, ASweepOfGpuKernelsWithoutAGpuNamesTheReasonAndTheWayOut) {
 
 // The host fallback is for machines without any GPU: on a GPU machine a bad --device index is
 // an error even for a plan that could run on the host.
-TEST_F(SweepCli, CapacityOnlySweepWithABadDeviceIndexOnAGpuMachineExitsTwo) {
+// A GPU test (its suite named *Gpu*: the gpu tier of docs/testing.md) on the same fixture.
+class SweepCliGpu : public SweepCli {};
+
+TEST_F(SweepCliGpu, CapacityOnlySweepWithABadDeviceIndexOnAGpuMachineExitsTwo) {
   DB_REQUIRE_GPU();
   const auto r =
       run_cli("sweep --preset paper --experiment capacity --device 999 --output " + (dir / "x.json").string());
