@@ -36,7 +36,8 @@ set(DECODE_BENCH_GPU_QUICK
   PoolGpu.DeviceAllocationFailureIsATypedError
   TimingGpu.EventsMeasureAKnownSpinWithinFivePercent
   TimingGpu.LaunchErrorFailsThePointButNotTheRun
-  TimingGpu.FilteredOutPointLaunchesNothing
+  TimingGpu.ATimeLimitCutsTheRepetitionsShort
+  FlashInferBackendGpu.EveryLayoutVerifiesThroughThePipeline
   TimingGpuDeathTest.IllegalAddressIsStickyAndReported
   CountersGpu.SelftestKernelsMatchClosedForms
   SweepGpu.DeviceHooksDescribeTheGpu
