@@ -201,14 +201,15 @@ if(DECODE_BENCH_FLASHINFER_FOUND)
   add_library(decode_bench_flashinfer_headers INTERFACE)
   add_library(decode_bench::flashinfer_headers ALIAS decode_bench_flashinfer_headers)
   # The wheel's CCCL before the toolkit's: FlashInfer's fastdiv.cuh uses cuda::fast_mod_div, which
-  # CUDA 13.0's bundled CCCL lacks. nvcc appends the toolkit's CCCL (-isystem .../include/cccl) after
-  # the command line's own -isystem folders, so these are searched first. SYSTEM: their warnings are
-  # FlashInfer's, not ours.
-  target_include_directories(decode_bench_flashinfer_headers SYSTEM INTERFACE
+  # CUDA 13.0's bundled CCCL lacks. The toolkit's CCCL can reach the command line as an -isystem
+  # folder ahead of ours (CMake 4's CUDA::cudart names it), and -isystem folders are searched in
+  # command-line order, so the wheel's CCCL goes in as -I: every -I folder is searched before any
+  # -isystem one. FlashInfer's own headers stay SYSTEM (their warnings are FlashInfer's, not ours).
+  target_include_directories(decode_bench_flashinfer_headers INTERFACE
     "${data_dir}/cccl/libcudacxx/include"
     "${data_dir}/cccl/cub"
-    "${data_dir}/cccl/thrust"
-    "${data_dir}/include")
+    "${data_dir}/cccl/thrust")
+  target_include_directories(decode_bench_flashinfer_headers SYSTEM INTERFACE "${data_dir}/include")
   target_link_libraries(decode_bench_flashinfer_headers INTERFACE CUDA::cudart)
   message(STATUS "FlashInfer ${DECODE_BENCH_FLASHINFER_VERSION}: ${DECODE_BENCH_FLASHINFER_SOURCE}; backend flashinfer built")
   if(NOT DECODE_BENCH_FLASHINFER_VERSION STREQUAL DECODE_BENCH_FLASHINFER_PIN)

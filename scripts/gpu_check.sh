@@ -69,10 +69,11 @@ log() { printf '== %s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$out/gpu-check
 : >"$out/gpu-check.log"
 
 # The commit: git's, or the stamp scripts/stamp_commit.sh leaves in a tree copied without .git.
-if commit=$(git rev-parse HEAD 2>/dev/null); then
-  [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit (uncommitted changes)"
-elif [ -s .decode-bench-commit ]; then
+# The stamp first, as cmake/GitVersion.cmake reads it: a copied tree can carry a stale .git.
+if [ -s .decode-bench-commit ]; then
   commit="$(head -1 .decode-bench-commit) (.decode-bench-commit$(sed -n '2s/^/, /p' .decode-bench-commit))"
+elif commit=$(git rev-parse HEAD 2>/dev/null); then
+  [ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit (uncommitted changes)"
 else
   commit="unknown (no .git, no .decode-bench-commit: scripts/stamp_commit.sh)"
 fi
