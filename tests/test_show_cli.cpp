@@ -153,7 +153,7 @@ TEST_F(ShowCli, ExportsTheSyntheticPaperRunAsCsv) {
   EXPECT_EQ(rows[0][0], "id");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].size(), rows[0].size()) << out;
-    EXPECT_EQ(rows[i][0], synthetic["points"][i - 1]["id"]);
+    EXPECT_EQ(rows[i][0], synthetic["points"][i - 1]["id"].get<std::string>());
   }
   ASSERT_EQ(show(file + " --experiment fig6_page_size", &out), 0);
   EXPECT_EQ(out.rfind("fig6_page_size: 8 points (7 ok, 1 skipped)\n", 0), 0u) << out;
