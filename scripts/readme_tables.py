@@ -11,7 +11,10 @@ Regions of README.md, each between `<!-- generated:NAME begin -->` and `<!-- gen
   ceilings  the pinned set's measured ceilings and read floor (results/reference/h100/ceilings.json)
   presets   the presets table, from configs/*.json
   dry-run, capacity  (only with --exe) the first lines of `decode-bench sweep --dry-run` and
-            `decode-bench capacity` (neither needs a GPU)
+            `decode-bench capacity` (neither needs a GPU; run with CUDA_VISIBLE_DEVICES="" so the
+            output is the same on a machine with a GPU)
+  sweep-output  (only with --exe) `decode-bench show` of one experiment of the pinned quick run:
+            the table a sweep prints at its end
 --check also fails when the README names a repository path (results/, docs/, scripts/, configs/,
 ...) that does not exist. --write rewrites the regions; --check exits 1 with a diff when the
 README and the files disagree, 2 on bad input. Plain python3: no matplotlib, no GPU.
@@ -19,6 +22,7 @@ README and the files disagree, 2 on bad input. Plain python3: no matplotlib, no 
 import argparse
 import difflib
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -147,7 +151,9 @@ def presets():
 
 def command_output(exe, args, keep):
     try:
-        res = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        # No GPU visible: the README quotes what these print on any machine (a GPU adds columns).
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        res = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     except OSError as e:
         raise BadInput(f"--exe {exe}: cannot run: {e}")
     if res.returncode != 0:
@@ -178,6 +184,8 @@ def regions(exe):
     if exe:
         out["dry-run"] = command_output(exe, ["sweep", "--dry-run"], lambda ls: ls[:DRY_RUN_LINES])
         out["capacity"] = command_output(exe, ["capacity"], first_sections)
+        out["sweep-output"] = command_output(exe, ["show", f"{PINNED}/quick.json", "--experiment", "fp8"],
+                                             lambda ls: ls)
     return out
 
 
