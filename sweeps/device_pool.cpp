@@ -265,15 +265,7 @@ SweepOutcome run_sweep_on_devices(const Plan& plan, const std::vector<DeviceWork
   out.ran = s.ran;
   out.failed = counts[std::string(kStatusVerificationFailed)] + counts[std::string(kStatusError)];
   out.complete = doc["points"].size() == plan.points.size();
-  // After the plan's points, and outside failed/complete: they are the resumed file's, not this run's.
-  const std::size_t kept_outside_plan = outside_plan.size();
-  for (json& p : outside_plan) {
-    ++counts[p.value("status", "?")];
-    doc["points"].push_back(std::move(p));
-  }
-  if (kept_outside_plan > 0 && options.progress)
-    *options.progress << "decode-bench: kept " << kept_outside_plan << " points of " << options.resume->string()
-                      << " that this run's selection leaves out\n";
+  const std::size_t kept_outside_plan = keep_outside_plan(std::move(outside_plan), doc, counts, options);
   if (!out.complete) {
     if (options.interrupted && options.interrupted->load()) {
       out.stop_reason = "interrupted";

@@ -162,6 +162,19 @@ ResumedPoints resumed_points(const Plan& plan, const SweepOptions& options, cons
   return resumed;
 }
 
+std::size_t keep_outside_plan(std::vector<json> outside_plan, json& doc, std::map<std::string, std::size_t>& counts,
+                              const SweepOptions& options) {
+  const std::size_t kept = outside_plan.size();
+  for (json& p : outside_plan) {
+    ++counts[p.value("status", "?")];
+    doc["points"].push_back(std::move(p));
+  }
+  if (kept > 0 && options.progress)
+    *options.progress << "decode-bench: kept " << kept << " points of " << options.resume->string()
+                      << " that this run's selection leaves out\n";
+  return kept;
+}
+
 json host_device_info() {
   return {{"name", "host (no GPU)"}, {"compute_capability", "0.0"}, {"sm_count", 0},   {"l2_bytes", 0},
           {"memory_bytes", 0},       {"sm_clock_khz", 0},          {"memory_clock_khz", 0},
@@ -243,15 +256,7 @@ SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const Dr
   }
   out.failed = counts[std::string(kStatusVerificationFailed)] + counts[std::string(kStatusError)];
   out.complete = recorded.size() == plan.points.size();
-  // After the plan's points, and outside failed/complete: they are the resumed file's, not this run's.
-  const std::size_t kept_outside_plan = outside_plan.size();
-  for (json& p : outside_plan) {
-    ++counts[p.value("status", "?")];
-    doc["points"].push_back(std::move(p));
-  }
-  if (kept_outside_plan > 0 && options.progress)
-    *options.progress << "decode-bench: kept " << kept_outside_plan << " points of " << options.resume->string()
-                      << " that this run's selection leaves out\n";
+  const std::size_t kept_outside_plan = keep_outside_plan(std::move(outside_plan), doc, counts, options);
   std::vector<std::string> experiments;
   for (const auto& e : plan.preset.experiments) experiments.push_back(e.name);
   doc["meta"]["sweep"] = {{"preset_name", plan.preset.name},

@@ -88,6 +88,12 @@ struct ResumedPoints {
 // multi-device scheduler.
 ResumedPoints resumed_points(const Plan& plan, const SweepOptions& options, const std::vector<ResumeDevice>& devices);
 
+// Appends the resumed points this run's selection left out to the final document, after the
+// plan's, counting them in the status counts but never in this run's failures or completeness, and
+// says so on options.progress. Returns how many. Shared with the multi-device scheduler.
+std::size_t keep_outside_plan(std::vector<nlohmann::json> outside_plan, nlohmann::json& doc,
+                              std::map<std::string, std::size_t>& counts, const SweepOptions& options);
+
 // Throws ConfigErrors for an unusable --resume (missing file, other device); std::runtime_error
 // for I/O failures (the sidecar keeps what was done).
 SweepOutcome run_sweep(const Plan& plan, const RunnerRegistry& runners, const DriverHooks& hooks,

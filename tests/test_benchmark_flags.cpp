@@ -7,22 +7,13 @@
 #include <gtest/gtest.h>
 
 #include "harness/benchmark_flags.hpp"
+#include "tests/benchmark_flags_test_support.hpp"
 
 namespace decode_bench {
 namespace {
 
-std::vector<std::string> split(std::vector<const char*> argv) {
-  return take_benchmark_flags(static_cast<int>(argv.size()), argv.data());
-}
-
-std::string refusal(std::vector<const char*> argv) {
-  try {
-    split(std::move(argv));
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+std::vector<std::string> split(std::vector<const char*> argv) { return testing::split_benchmark_flags(std::move(argv)); }
+std::string refusal(std::vector<const char*> argv) { return testing::benchmark_flags_refusal(std::move(argv)); }
 
 TEST(BenchmarkFlags, TwinsAreMovedAfterTheOtherArguments) {
   const auto rest = split({"decode-bench", "--benchmark_repetitions=7", "sweep", "--device", "1",

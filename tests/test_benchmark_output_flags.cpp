@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/benchmark_flags.hpp"
+#include "tests/benchmark_flags_test_support.hpp"
 #include "harness/results_schema.hpp"
 #include "sweeps/results_csv.hpp"
 #include "sweeps/results_table.hpp"
@@ -27,18 +28,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using ::decode_bench::testing::run_decode_bench;
 
-std::vector<std::string> split(std::vector<const char*> argv) {
-  return take_benchmark_flags(static_cast<int>(argv.size()), argv.data());
-}
-
-std::string refusal(std::vector<const char*> argv) {
-  try {
-    split(std::move(argv));
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::vector<std::string> split(std::vector<const char*> argv) { return testing::split_benchmark_flags(std::move(argv)); }
+std::string refusal(std::vector<const char*> argv) { return testing::benchmark_flags_refusal(std::move(argv)); }
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
