@@ -1,13 +1,16 @@
-// `decode-bench show FILE [--experiment E]... [--filter REGEX] [--format text|markdown|csv|json]`:
-// a results file as tables grouped by experiment, or the whole run as CSV (sweeps/results_table.hpp,
-// sweeps/results_csv.hpp). FILE may also be a running or stopped sweep's .partial.jsonl, or a
-// results path whose document was never written but whose sidecar exists; a document with a
-// sidecar beside it (a resumed run in progress) shows both, as --resume reads them.
+// `decode-bench show FILE [--experiment E]... [--filter REGEX] [--format text|markdown|csv|json]
+// [--by-backend]`: a results file as tables grouped by experiment, or the whole run as CSV
+// (sweeps/results_table.hpp, sweeps/results_csv.hpp); with --by-backend, one row per shape with
+// each backend's median side by side (sweeps/backend_table.hpp). FILE may also be a running or
+// stopped sweep's .partial.jsonl, or a results path whose document was never written but whose
+// sidecar exists; a document with a sidecar beside it (a resumed run in progress) shows both, as
+// --resume reads them.
 // Exit 0 printed, 2 an unreadable file or a bad option.
 #include <filesystem>
 #include <iostream>
 
 #include "harness/results_schema.hpp"
+#include "sweeps/backend_table.hpp"
 #include "sweeps/cli/command.hpp"
 #include "sweeps/partial_file.hpp"
 #include "sweeps/results_table.hpp"
@@ -23,6 +26,7 @@ struct ShowArgs {
   std::vector<std::string> experiments;
   std::string filter;
   std::string format = "text";
+  bool by_backend = false;
 };
 
 // The document to show: `path`'s own document (or its sidecar's header) with the points
@@ -72,7 +76,9 @@ void run(const ShowArgs& args, CommandContext& ctx) {
   if (points.empty())
     std::cerr << "decode-bench show: no point of " << args.file << " is selected (" << doc["points"].size()
               << " in the file)\n";
-  std::cout << sweeps::format_results(doc, points, *format) << std::flush;
+  std::cout << (args.by_backend ? sweeps::format_backend_table(points, *format)
+                                : sweeps::format_results(doc, points, *format))
+            << std::flush;
   ctx.exit_code = kExitOk;
 }
 
@@ -88,6 +94,8 @@ void add_show_command(CLI::App& app, CommandContext& ctx) {
                   "text (aligned tables) | markdown (the same tables) | csv (one row per point) | json (the points)")
       ->check(CLI::IsMember({"text", "markdown", "csv", "json"}))
       ->capture_default_str();
+  sub->add_flag("--by-backend", args.by_backend,
+                "One row per shape, each backend's median side by side with its time over the fastest's");
   sub->callback([&ctx] { run(args, ctx); });
 }
 
