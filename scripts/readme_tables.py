@@ -10,8 +10,9 @@ Regions of README.md, each between `<!-- generated:NAME begin -->` and `<!-- gen
             run's DRAM read ceiling and read floor, as the JSON records them
   ceilings  the pinned set's measured ceilings and read floor (results/reference/h100/ceilings.json)
   presets   the presets table, from configs/*.json
-  backends  the peer preset run with every backend (results/reference/h100/peer-backends.json):
-            each shape's median per backend and the ratio, and why a backend skipped a shape
+  backends  (only with --exe) the peer preset run with every backend
+            (results/reference/h100/peer-backends.json): `decode-bench show --by-backend`, each
+            shape's median per backend and its time over the fastest's
   dry-run, capacity  (only with --exe) the first lines of `decode-bench sweep --dry-run` and
             `decode-bench capacity` (neither needs a GPU; run with CUDA_VISIBLE_DEVICES="" so the
             output is the same on a machine with a GPU)
@@ -181,45 +182,22 @@ def first_sections(lines, n=CAPACITY_SECTIONS):
     return out
 
 
-def shape_of(point):
-    """A point's id without its backend: the key that pairs the backends' points of one shape."""
-    return "/".join(part for part in point["id"].split("/") if not part.startswith("backend="))
-
-
-def backends():
+def backends(exe):
     path = f"{PINNED}/peer-backends.json"
     doc = load(path)
     sha, device = run_of(doc, path)
-    by_shape, order, skipped = {}, [], {}
-    for p in doc.get("points", []):
-        name = (p.get("parameters") or {}).get("backend", "decode-bench")
-        key = shape_of(p)
-        if key not in by_shape:
-            by_shape[key], _ = {}, order.append(key)
-        if p.get("status") == "ok":
-            by_shape[key][name] = p
-        elif p.get("status") == "skipped":
-            reason = p.get("reason", "?")
-            skipped.setdefault((name, reason), []).append(key)
-    rows = [f"{device}; `{path}` ({sha}), both backends in one call. Median time per backend, each point verified "
-            "against the float64 reference first; ratio = flashinfer / decode-bench (above 1: decode-bench is faster).",
-            "", "| point | decode-bench | flashinfer | ratio |", "| --- | ---: | ---: | ---: |"]
-    for key in order:
-        got = by_shape[key]
-        if "decode-bench" in got and "flashinfer" in got:
-            a, b = got["decode-bench"]["timing"]["median_us"], got["flashinfer"]["timing"]["median_us"]
-            label = key.replace("/counters=false", "")
-            rows.append(f"| `{label}` | {a:.1f} us | {b:.1f} us | {b / a:.2f} |")
-    if skipped:
-        rows.append("")
-        for (name, reason), keys in sorted(skipped.items()):
-            rows.append(f"- {name} skipped {len(keys)} point{'s' if len(keys) != 1 else ''}: {reason}")
-    return "\n".join(rows)
+    intro = (f"{device}; `{path}` ({sha}), both backends in one call. Median time per backend, each point verified "
+             "against the float64 reference first; `/ fastest` = the backend's time over the fastest one's "
+             "(1.00: the fastest), and a backend that skipped a shape shows `skipped` (the reasons: "
+             f"`decode-bench show {path} --format markdown`).")
+    return intro + "\n\n" + command_output(exe, ["show", path, "--by-backend", "--format", "markdown"],
+                                              lambda ls: ls)
 
 
 def regions(exe):
-    out = {"headline": headline(), "ceilings": ceilings(), "presets": presets(), "backends": backends()}
+    out = {"headline": headline(), "ceilings": ceilings(), "presets": presets()}
     if exe:
+        out["backends"] = backends(exe)
         out["dry-run"] = command_output(exe, ["sweep", "--dry-run"], lambda ls: ls[:DRY_RUN_LINES])
         out["capacity"] = command_output(exe, ["capacity"], first_sections)
         out["sweep-output"] = command_output(exe, ["show", f"{PINNED}/quick.json", "--experiment", "fp8"],
