@@ -152,7 +152,7 @@ def presets():
     return "\n".join(rows)
 
 
-def command_output(exe, args, keep):
+def command_output(exe, args, keep, fenced=True):
     try:
         # No GPU visible: the README quotes what these print on any machine (a GPU adds columns).
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
@@ -165,6 +165,8 @@ def command_output(exe, args, keep):
     shown = keep(lines)
     if shown != lines:
         shown = shown + ["..."]
+    if not fenced:  # markdown the command printed itself: rendered as it is
+        return "\n".join(shown)
     return "```\n$ decode-bench " + " ".join(args) + "\n" + "\n".join(shown) + "\n```"
 
 
@@ -189,9 +191,10 @@ def backends(exe):
     intro = (f"{device}; `{path}` ({sha}), both backends in one call. Median time per backend, each point verified "
              "against the float64 reference first; `/ fastest` = the backend's time over the fastest one's "
              "(1.00: the fastest), and a backend that skipped a shape shows `skipped` (the reasons: "
-             f"`decode-bench show {path} --format markdown`).")
+             f"`decode-bench show {path} --format markdown`). Written by "
+             f"`decode-bench show {path} --by-backend --format markdown`:")
     return intro + "\n\n" + command_output(exe, ["show", path, "--by-backend", "--format", "markdown"],
-                                              lambda ls: ls)
+                                              lambda ls: ls, fenced=False)
 
 
 def regions(exe):
