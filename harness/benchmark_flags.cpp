@@ -25,20 +25,18 @@ bool listed(const std::array<std::string_view, N>& list, std::string_view name) 
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// The whitelist: true for a twin of a first-class flag (it goes to CLI11), false for a flag that
-// goes to Google Benchmark; throws for anything else.
-bool is_twin_flag(std::string_view arg) {
+// The whitelist for every --benchmark_* flag that is not an output flag (those are taken first):
+// a twin of a first-class flag, which goes on to CLI11; anything else is refused by name.
+void require_twin_flag(std::string_view arg) {
   const std::string_view name = arg.substr(0, arg.find('='));
   names_given().emplace_back(name);
-  if (!listed(kSupportedBenchmarkFlags, name)) {
+  if (!listed(kBenchmarkTwinFlags, name)) {
     std::string supported;
     for (std::string_view s : kSupportedBenchmarkFlags) supported += (supported.empty() ? "" : ", ") + std::string(s);
     throw std::invalid_argument(std::string(name) + " is not supported (supported: " + supported + ")");
   }
-  if (!listed(kBenchmarkTwinFlags, name)) return false;
   if (arg.size() == name.size())
     throw std::invalid_argument(std::string(name) + " needs a value: " + std::string(name) + "=VALUE");
-  return true;
 }
 
 BenchmarkOutputFlags& output_flags() {
@@ -70,7 +68,6 @@ bool take_output_flag(std::string_view arg) {
 
 std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv) {
   std::vector<std::string> rest;
-  std::vector<std::string> benchmark_args;
   std::vector<std::string> twin_args;
   names_given().clear();
   output_flags() = {};
@@ -78,29 +75,13 @@ std::vector<std::string> take_benchmark_flags(int argc, const char* const* argv)
     const std::string_view arg = argv[i];
     if (i > 0 && take_output_flag(arg)) continue;
     if (i > 0 && starts_with(arg, "--benchmark_")) {
-      if (is_twin_flag(arg)) {
-        twin_args.emplace_back(arg);
-        continue;
-      }
-      benchmark_args.emplace_back(arg);
+      require_twin_flag(arg);
+      twin_args.emplace_back(arg);
     } else {
       rest.emplace_back(arg);
     }
   }
   rest.insert(rest.end(), twin_args.begin(), twin_args.end());
-  if (benchmark_args.empty()) return rest;
-
-  std::vector<char*> bench_argv;
-  std::string program = argc > 0 ? argv[0] : "decode-bench";
-  bench_argv.push_back(program.data());
-  for (auto& a : benchmark_args) bench_argv.push_back(a.data());
-  int bench_argc = static_cast<int>(bench_argv.size());
-  bench_argv.push_back(nullptr);
-  benchmark::Initialize(&bench_argc, bench_argv.data());  // removes the flags it recognises
-  initialized() = true;
-  if (bench_argc > 1)
-    throw std::invalid_argument(std::string("unknown Google Benchmark flag '") + bench_argv[1] +
-                                "' (see Google Benchmark's --benchmark_* flags)");
   return rest;
 }
 

@@ -3,7 +3,8 @@
 // is either a twin of a first-class flag of the subcommands that time (--benchmark_filter is
 // --filter, --benchmark_repetitions is --repetitions, --benchmark_min_time is --min-time; they are
 // handed to that subcommand's parser, which maps them onto the same settings) or an output flag
-// handed to benchmark::Initialize. Any other --benchmark_* flag is refused by name.
+// that `sweep` honours itself (below). Google Benchmark's own parser sees none of them. Any other
+// --benchmark_* flag is refused by name.
 #include <array>
 #include <string>
 #include <string_view>
@@ -14,7 +15,7 @@ namespace decode_bench {
 // The twins of first-class flags, parsed by the subcommand (sweeps/cli/measure_flags.hpp).
 inline constexpr std::array<std::string_view, 3> kBenchmarkTwinFlags = {
     "--benchmark_filter", "--benchmark_repetitions", "--benchmark_min_time"};
-// Every --benchmark_* flag decode-bench accepts (the twins, then those Google Benchmark reads).
+// Every --benchmark_* flag decode-bench accepts (the twins, then the output flags).
 inline constexpr std::array<std::string_view, 6> kSupportedBenchmarkFlags = {
     "--benchmark_filter", "--benchmark_repetitions", "--benchmark_min_time",
     "--benchmark_out",    "--benchmark_out_format",  "--benchmark_format"};
@@ -47,8 +48,8 @@ struct BenchmarkOutputFlags {
 
 const BenchmarkOutputFlags& benchmark_output_flags();
 
-// Calls benchmark::Initialize once (with no flags) unless take_benchmark_flags already did, so
-// Google Benchmark's globals are set up before the timer runs it (tests, library users).
+// Calls benchmark::Initialize once (with no flags), so Google Benchmark's globals are set up
+// before the timer runs it.
 void ensure_benchmark_initialized();
 
 }  // namespace decode_bench
