@@ -5,9 +5,9 @@
 //
 // B = batch, H_q = heads_q, H_kv = heads_kv, D = head_dim; query head h reads KV head h / (H_q / H_kv).
 //   q:   (B, H_q, D)  io_dtype, read             o: (B, H_q, D) io_dtype, written by Backend::run
-//   lse: (B, H_q)     fp32, written: the NATURAL-log log-sum-exp of the scaled scores (scores are
-//                     q.k / sqrt(D), DecodeShape::softmax_scale). A backend whose kernels produce a
-//                     base-2 LSE converts it in its own code, inside its run.
+//   lse: (B, H_q)     fp32, written: the log-sum-exp of the scaled scores (scores are q.k / sqrt(D),
+//                     DecodeShape::softmax_scale), natural log or, where Backend::lse_base says
+//                     so, base 2 (the pipeline converts it outside timing).
 //   K, V, by `layout` (the accessors of kernels/kv_accessor.hpp, type-erased: T = void; typed_kv
 //   below gives them their storage type kv_dtype):
 //     contiguous: (slots, H_kv, max_len, D); sequence b is slot b (ContiguousKV)

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/attention_problem.hpp"
+#include "harness/lse_base.hpp"
 #include "kernels/traffic_model.hpp"
 
 namespace decode_bench {
@@ -63,6 +64,10 @@ class Backend {
   // The dtype the backend reads q in and writes o in. The pipeline converts q from FP32 before
   // plan() and o back to FP32 after the checked launch, outside every timed region, and records it.
   virtual DType io_dtype(const AttentionProblem&) const { return DType::fp32; }
+
+  // The base of the lse run() writes. The pipeline converts a base-2 lse to the natural log after
+  // the checked launch, outside every timed region (harness/lse_base.hpp), and records it.
+  virtual LseBase lse_base() const { return LseBase::natural; }
 
   // Host-side choices, workspace requests and their initialisation (on workspace.stream()); never
   // timed. The problem stays alive and unchanged until the point ends. Throws on failure

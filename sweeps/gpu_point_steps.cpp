@@ -49,10 +49,15 @@ class GpuSteps : public PointSteps {
     o_io_.poison();
   }
   Workspace& workspace() override { return workspace_; }
-  void checked_launch(const LaunchFn& launch) override {
+  void checked_launch(const LaunchFn& launch, LseBase lse_base) override {
     DB_CUDA_CHECK(launch(ctx_.stream));
     DB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
     if (io_ != DType::fp32) o_.upload(from_io_bits(o_io_.download(), io_));  // poison included: NaN stays NaN
+    if (lse_base != LseBase::natural) {
+      std::vector<float> lse = lse_.download();
+      lse_to_natural(lse, lse_base);
+      lse_.upload(lse);
+    }
   }
   TimingResult time(const LaunchFn& launch, const TimingOptions& options, bool end_to_end) override {
     if (end_to_end) throw std::logic_error(id_ + ": end_to_end times contiguous decode points only");

@@ -89,6 +89,9 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
                                       std::string(dtype_name(problem.io_dtype)));
   result["backend"]["io_dtype"] = std::string(dtype_name(problem.io_dtype));
   if (problem.io_dtype != DType::fp32) result["backend"]["io_conversion"] = "host, outside timing";
+  if (backend.lse_base() != LseBase::natural)
+    result["backend"]["lse_conversion"] = "base " + std::string(lse_base_name(backend.lse_base())) +
+                                          " to natural, host, outside timing";
 
   {
     NvtxRange range("build " + request.id);
@@ -119,7 +122,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
     result["backend"]["workspace_bytes"] = workspace.bytes();
     {
       PhaseTimer phase(ctx.phases, kPhaseVerification);
-      steps.checked_launch(launch);
+      steps.checked_launch(launch, backend.lse_base());
     }
     verification = steps.verify();
   }

@@ -56,9 +56,9 @@ class PointSteps {
   virtual void poison_outputs() = 0;
   // Where plan() allocates (each buffer poisoned) and enqueues its initialisation.
   virtual Workspace& workspace() = 0;
-  // One launch on the point's stream, waited for; o widened back to FP32 when io_dtype is not.
-  // Throws CudaError when the launch fails.
-  virtual void checked_launch(const LaunchFn& launch) = 0;
+  // One launch on the point's stream, waited for; o widened back to FP32 when io_dtype is not,
+  // and lse turned from `lse_base` into the natural log. Throws CudaError when the launch fails.
+  virtual void checked_launch(const LaunchFn& launch, LseBase lse_base) = 0;
   // The launch's o and lse against the float64 reference.
   virtual CheckedVerification verify() = 0;
   // The timed launches: harness/timing's time_launches, or with the E2E copies around them.

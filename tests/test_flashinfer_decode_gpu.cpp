@@ -4,8 +4,8 @@
 // than the sequence), with and without the workspace that lets it split, and paged batch decode
 // (page 16, pages in a shuffled physical order) through its plan and run, also over contiguous
 // slots addressed as pages. Outputs are poisoned
-// (NaN) before each launch; FlashInfer's base-2 LSE is turned into the natural log first (on the
-// host for single decode, by lse_log2_to_natural on the device for the batch paths). GPU tests
+// (NaN) before each launch; FlashInfer's base-2 LSE is turned into the natural log on the host
+// first, as the pipeline does (harness/lse_base.hpp). GPU tests
 // skip with the reason where no GPU exists.
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,7 @@
 
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
 #include "backends/flashinfer/flashinfer_single_decode.hpp"
-#include "backends/flashinfer/lse_natural_log.hpp"
+#include "harness/lse_base.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/verify.hpp"
 #include "tests/gpu_test_support.hpp"
@@ -39,7 +39,7 @@ std::vector<float> to_float(const std::vector<__half>& h) {
 
 // FlashInfer's lse is log2 of the sum of exp2(s * log2 e); decode-bench's is the natural log.
 std::vector<float> natural_lse(std::vector<float> lse2) {
-  for (auto& x : lse2) x = static_cast<float>(x * std::numbers::ln2);
+  lse_to_natural(lse2, LseBase::two);
   return lse2;
 }
 
@@ -162,11 +162,10 @@ void check_paged_decode(const DecodeShape& s, const std::vector<std::int32_t>& l
   d_lse.poison();
   ASSERT_EQ(paged_decode_run_fp16(a, plan, float_ws.get(), int_ws.get(), nullptr, &error), cudaSuccess)
       << what << ": " << error;
-  // The natural log on the device, as the backend's run does (the single-decode test converts on the host).
-  ASSERT_EQ(lse_log2_to_natural(d_lse.get(), static_cast<std::int64_t>(d_lse.size()), nullptr), cudaSuccess) << what;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
   const auto o = to_float(d_o.download());
-  const auto lse = d_lse.download();
+  auto lse = d_lse.download();
+  lse_to_natural(lse, LseBase::two);  // as the pipeline does after a flashinfer point's checked launch
   const auto host_paged = paged.view(s);
   VerificationResult total;
   total.passed = true;
@@ -240,11 +239,10 @@ void check_contiguous_as_pages(const DecodeShape& s, const std::vector<std::int3
   d_lse.poison();
   ASSERT_EQ(paged_decode_run_fp16(a, plan, float_ws.get(), int_ws.get(), nullptr, &error), cudaSuccess)
       << what << ": " << error;
-  // The natural log on the device, as the backend's run does (the single-decode test converts on the host).
-  ASSERT_EQ(lse_log2_to_natural(d_lse.get(), static_cast<std::int64_t>(d_lse.size()), nullptr), cudaSuccess) << what;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
   const auto o = to_float(d_o.download());
-  const auto lse = d_lse.download();
+  auto lse = d_lse.download();
+  lse_to_natural(lse, LseBase::two);  // as the pipeline does after a flashinfer point's checked launch
   const auto kv = ContiguousKV<__half>::make(k.data(), v.data(), s.heads_kv, max_len, s.head_dim);
   const std::size_t per_seq = static_cast<std::size_t>(s.heads_q) * s.head_dim;
   VerificationResult total;

