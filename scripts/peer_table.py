@@ -4,7 +4,9 @@
   python3 scripts/peer_table.py RESULTS.json [RESULTS2.json ...] --peer peer.json [--markdown]
 
 A sweep point matches a peer point when batch, T, heads_q, heads_kv, head_dim and dtype agree and
-its lengths are fixed (length_dist absent or "fixed") with no shared prefix. Prints one row per
+its lengths are fixed (length_dist absent or "fixed") with no shared prefix, and decode-bench's own
+kernels computed it (backend absent or "decode-bench": `decode-bench show FILE --by-backend` sets
+the other backends of a file beside them). Prints one row per
 matching ok point: decode-bench's median, its fraction of the run's DRAM read ceiling, the read
 floor at its size (harness/read_floor.hpp: the ceiling's read kernels over the same bytes, cold)
 and its fraction of that floor when the run measured one, the peer's median and the speedup (peer
@@ -35,6 +37,8 @@ def main():
         for p in doc["points"]:
             par = p["parameters"]
             if p.get("status") != "ok" or par.get("length_dist", "fixed") != "fixed" or par.get("prefix_len", 0):
+                continue
+            if par.get("backend", "decode-bench") != "decode-bench":
                 continue
             key = shape_key({**par, "batch": par.get("batch", 1)})
             if key not in peer:
