@@ -1,12 +1,14 @@
 #include "sweeps/run_report.hpp"
 
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
 
 #include <unistd.h>
 
+#include "sweeps/backend_table.hpp"
 #include "sweeps/partial_file.hpp"
 #include "sweeps/results_table.hpp"
 
@@ -29,7 +31,14 @@ std::string quoted(const fs::path& path) {
 std::string run_report(const json& doc, std::string_view format) {
   if (format == "json") return doc.dump(2) + "\n";
   const std::vector<json> points = doc.value("points", json::array()).get<std::vector<json>>();
-  if (format == "console") return format_results(doc, points, TableFormat::text);
+  if (format == "console") {
+    std::string out = format_results(doc, points, TableFormat::text);
+    std::set<std::string> backends;
+    for (const json& p : points) backends.insert(point_backend(p));
+    if (backends.size() > 1)
+      out += "\n" + std::string(kBackendsSideBySideHeading) + "\n" + format_backend_table(points, TableFormat::text);
+    return out;
+  }
   if (format == "csv") return format_results(doc, points, TableFormat::csv);
   throw std::invalid_argument("run_report: format '" + std::string(format) + "' is not one of console, json, csv");
 }

@@ -2,7 +2,9 @@
 // What `decode-bench sweep` prints and writes about the whole run once it is over, in Google
 // Benchmark's output formats (harness/benchmark_flags.hpp: --benchmark_format,
 // --benchmark_out, --benchmark_out_format):
-//   console  the tables by experiment (sweeps/results_table.hpp, text)
+//   console  the tables by experiment (sweeps/results_table.hpp, text); when the run measured more
+//            than one backend, then the backends side by side (sweeps/backend_table.hpp, as
+//            `decode-bench show FILE --by-backend` prints them)
 //   csv      one row per point (sweeps/results_csv.hpp)
 //   json     the results document itself
 #include <filesystem>
@@ -12,6 +14,9 @@
 #include <string_view>
 
 namespace decode_bench::sweeps {
+
+// The line before the side-by-side table of a console report.
+inline constexpr std::string_view kBackendsSideBySideHeading = "backends side by side (decode-bench show FILE --by-backend):";
 
 // The results document `doc` in `format` (console | csv | json; std::invalid_argument otherwise).
 std::string run_report(const nlohmann::json& doc, std::string_view format);

@@ -14,6 +14,7 @@
 #include "harness/benchmark_flags.hpp"
 #include "tests/benchmark_flags_test_support.hpp"
 #include "harness/results_schema.hpp"
+#include "sweeps/backend_table.hpp"
 #include "sweeps/results_csv.hpp"
 #include "sweeps/results_table.hpp"
 #include "sweeps/run_report.hpp"
@@ -75,6 +76,24 @@ TEST(RunReport, GoogleBenchmarkFormatsOfAWholeRun) {
   EXPECT_EQ(sweeps::run_report(doc, "csv"), sweeps::results_csv(doc, all_points(doc)));
   EXPECT_EQ(json::parse(sweeps::run_report(doc, "json")), doc);
   EXPECT_THROW(sweeps::run_report(doc, "text"), std::invalid_argument);
+}
+
+// A run of two backends ends with them side by side; a run of one has no such table.
+TEST(RunReport, TheConsoleReportOfSeveralBackendsEndsWithThemSideBySide) {
+  json doc = ::decode_bench::testing::sample_results_document();
+  const std::string one_backend = sweeps::run_report(doc, "console");
+  EXPECT_EQ(one_backend.find(sweeps::kBackendsSideBySideHeading), std::string::npos);
+  json other = doc["points"][0];
+  other["id"] = "e/backend=flashinfer/T=4096";
+  other["parameters"]["backend"] = "flashinfer";
+  other["timing"]["median_us"] = 500.0;
+  doc["points"].push_back(other);
+  const std::vector<json> points = all_points(doc);
+  const std::string two = sweeps::run_report(doc, "console");
+  EXPECT_EQ(two, sweeps::format_results(doc, points, sweeps::TableFormat::text) + "\n" +
+                     std::string(sweeps::kBackendsSideBySideHeading) + "\n" +
+                     sweeps::format_backend_table(points, sweeps::TableFormat::text));
+  EXPECT_NE(two.find("flashinfer"), std::string::npos);
 }
 
 TEST(RunReport, AnOutputFileIsCheckedBeforeTheRunAndWrittenAfterIt) {
