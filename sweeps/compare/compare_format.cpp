@@ -42,6 +42,9 @@ std::string header_line(const CompareReport& r) {
 }
 
 std::string devices_line(const CompareReport& r) {
+  if (!r.backend_a.empty())
+    return "A: backend " + r.backend_a + ", B: backend " + r.backend_b + ", points paired by shape, on " + r.device_a +
+           " (preset " + r.preset_a + ")";
   return "A: " + r.device_a + " (preset " + r.preset_a + "), B: " + r.device_b + " (preset " + r.preset_b + ")";
 }
 
@@ -153,11 +156,16 @@ json report_to_json(const CompareReport& r) {
   for (const auto& g : r.experiments) experiments[g.experiment] = group_json(g);
   json ceilings = json::array();
   for (const auto& c : r.ceilings) ceilings.push_back({{"name", c.name}, {"unit", c.unit}, {"a", c.a}, {"b", c.b}, {"ratio", c.ratio}});
+  json side_a = {{"device", r.device_a}, {"preset", r.preset_a}}, side_b = {{"device", r.device_b}, {"preset", r.preset_b}};
+  if (!r.backend_a.empty()) {
+    side_a["backend"] = r.backend_a;
+    side_b["backend"] = r.backend_b;
+  }
   return {{"metric", r.metric},
           {"lower_is_better", r.lower_is_better},
           {"threshold", r.threshold},
-          {"a", {{"device", r.device_a}, {"preset", r.preset_a}}},
-          {"b", {{"device", r.device_b}, {"preset", r.preset_b}}},
+          {"a", side_a},
+          {"b", side_b},
           {"ceiling_ratios", ceilings},
           {"environment_differences", r.environment_differences},
           {"points", points},
