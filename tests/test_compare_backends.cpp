@@ -1,10 +1,12 @@
-// `decode-bench compare FILE --backends A,B` (sweeps/compare/compare_backends.hpp): two backends
-// of one file paired by shape, the report equal to the two-file comparison of the same points, the
-// refusals, and the commands through the executable, on the SYNTHETIC two-backend fixture
-// (tests/data/synthetic_backends_results.json: flashinfer 10% slower on `kernels`, 10% faster on
-// `paged`, bf16 skipped, one shape decode-bench only).
+// `decode-bench compare FILE --backends A,B` (sweeps/compare/compare_backends.hpp) and `compare
+// --format csv`: two backends of one file paired by shape, the report equal to the two-file
+// comparison of the same points, the refusals, the csv rows, and the commands through the
+// executable, on the SYNTHETIC two-backend fixture (tests/data/synthetic_backends_results.json:
+// flashinfer 10% slower on `kernels`, 10% faster on `paged`, bf16 skipped, one shape decode-bench
+// only).
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,13 @@ std::map<std::string, double> medians(const std::string& backend) {
   for (const json& p : doc["points"])
     if (sweeps::point_backend(p) == backend && p["status"] == "ok")
       out[sweeps::shape_of(p)] = p["timing"]["median_us"].get<double>();
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
 }
 
@@ -117,6 +126,29 @@ TEST(CompareBackends, Refusals) {
     EXPECT_THROW(parse_backend_pair(bad), std::invalid_argument) << bad;
 }
 
+TEST(CompareCsv, OneRowPerPointThenTheIdsNotCompared) {
+  const CompareReport r = compare_backends(fixture(), "decode-bench", "flashinfer", kByTime);
+  const auto lines = lines_of(format_report(r, Format::csv));
+  ASSERT_EQ(lines.size(), 1u + 3u + 1u + 2u);
+  EXPECT_EQ(lines[0], "id,experiment,a,b,ratio,interval_lo,interval_hi,verdict,samples_a,samples_b,bound,bound_device_ratio");
+  const PointComparison& c = r.common[0];
+  EXPECT_EQ(lines[1], c.id + ",kernels," + json(c.a).dump() + "," + json(c.b).dump() + "," + json(c.ratio).dump() +
+                          "," + json(*c.lo).dump() + "," + json(*c.hi).dump() + ",regression,10,10,,");
+  EXPECT_EQ(lines[4], r.only_in_a[0] + ",,,,,,,only_in_a,,,,");
+  EXPECT_EQ(lines[5], r.not_comparable[0] + ",,,,,,,not_comparable,,,,");
+  EXPECT_EQ(parse_format("csv"), Format::csv);
+}
+
+TEST(CompareCsv, IdsWithCommasAreQuoted) {
+  const json doc = read_results(std::string(DECODE_BENCH_SOURCE_DIR) + "/tests/data/synthetic_paper_results.json");
+  const CompareReport r = compare_results(doc, doc, CompareOptions{});
+  const auto lines = lines_of(format_report(r, Format::csv));
+  ASSERT_EQ(lines.size(), 1 + r.common.size() + r.not_comparable.size());
+  ASSERT_NE(r.common[0].id.find(','), std::string::npos) << "the fixture's ids hold commas";
+  EXPECT_EQ(lines[1].rfind("\"" + r.common[0].id + "\",", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find(",1.0,,,unchanged,0,0,,"), std::string::npos) << lines[1];  // ratio 1, no samples
+}
+
 // --- through the executable ---------------------------------------------------------------
 
 using ::decode_bench::testing::run_decode_bench_split;
@@ -149,6 +181,9 @@ TEST(CompareBackendsCli, SameReportAsTheTwoFilesOfEachBackend) {
   const auto loose = run_decode_bench_split("compare " + kFixture + " --backends decode-bench,flashinfer --threshold 0.2");
   EXPECT_EQ(loose.exit_code, 0) << loose.err;
   EXPECT_NE(loose.out.find("A: backend decode-bench, B: backend flashinfer"), std::string::npos) << loose.out;
+  const auto csv = run_decode_bench_split("compare " + kFixture + " --backends decode-bench,flashinfer --format csv");
+  EXPECT_EQ(csv.exit_code, 1) << csv.err;
+  EXPECT_EQ(lines_of(csv.out).size(), 7u) << csv.out;
 }
 
 TEST(CompareBackendsCli, RefusalsExitTwoNamingTheProblem) {

@@ -1,5 +1,5 @@
 // `decode-bench compare A.json B.json [--threshold 0.05] [--metric achieved.gbps] [--normalize ceilings]
-//   [--format text|markdown|json] [--markdown-out F] [--json-out F]`: the CI gate.
+//   [--format text|markdown|json|csv] [--markdown-out F] [--json-out F]`: the CI gate.
 // `decode-bench compare FILE --backends A,B [...]`: backend B against backend A within one file,
 //   points paired by shape (sweeps/compare/compare_backends.hpp), with the same report.
 // Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold; with
@@ -45,7 +45,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "none | ceilings: compare each point's fraction of its own run's measured ceiling "
                   "(DRAM read or the dtype's FMA roof, by the model's intensity against the ridge)")
       ->capture_default_str();
-  sub->add_option("--format", format, "text | markdown | json (standard output)")->capture_default_str();
+  sub->add_option("--format", format, "text | markdown | json | csv (standard output; csv: a row per point)")->capture_default_str();
   sub->add_option("--markdown-out", markdown_out, "Also write the markdown summary to this file");
   sub->add_option("--json-out", json_out, "Also write the JSON report to this file (plot --compare reads it)");
   sub->add_flag("--fail-on-noisy", fail_on_noisy,
