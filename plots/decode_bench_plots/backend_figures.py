@@ -109,8 +109,8 @@ def backends_by_shape(doc, out_dir, note):
     group_in = max([0.35 * len(backends)] + [0.06 * len(line) + 0.1 for ls in labels.values() for lab in ls
                                                for line in lab.split("\n")])
     most = max(len(ls) for ls in labels.values())
-    fig, axes = plt.subplots(len(experiments), 1, squeeze=False,
-                             figsize=(max(7.0, group_in * most + 1.5), 2.9 * len(experiments) + 0.6))
+    fig_width = max(7.0, group_in * most + 1.5)
+    fig, axes = plt.subplots(len(experiments), 1, squeeze=False, figsize=(fig_width, 2.9 * len(experiments) + 0.6))
     absent_seen = set()
     for ax, exp in zip(axes[:, 0], experiments):
         rows = [r for r in table["rows"] if r["experiment"] == exp]
@@ -132,7 +132,7 @@ def backends_by_shape(doc, out_dir, note):
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels(labels[exp], fontsize=7)
         ax.set_xlim(-0.6, len(rows) - 0.4)
-        ax.set_ylim(0, top * 1.35)  # headroom for the legend above the tallest bar
+        ax.set_ylim(0, top * 1.35)  # headroom for the first panel's legend above the tallest bar
         ax.grid(True, axis="y", alpha=0.25)
         ax.set(xlabel=f"shape in {exp or '(no experiment)'} (varying parameters)",
                ylabel="median time (us, lower is better)")
@@ -142,7 +142,12 @@ def backends_by_shape(doc, out_dir, note):
     handles.append(Patch(facecolor="white", edgecolor="black", linewidth=1.2, label="fastest (black edge)"))
     handles += [Patch(facecolor="white", edgecolor="0.3", hatch=_ABSENT_HATCH.get(s, "--"), label=f"{s} (no time)")
                 for s in sorted(absent_seen)]
-    axes[0, 0].legend(handles=handles, fontsize=7, ncol=len(handles), loc="upper left")
+    # As many legend entries in a row as the width holds (about 1.6 inch each of 7-point text), and
+    # the first panel's headroom grown by a row's height for each further row.
+    ncol = max(1, min(len(handles), int(fig_width / 1.6)))
+    rows = -(-len(handles) // ncol)
+    axes[0, 0].set_ylim(0, axes[0, 0].get_ylim()[1] * (1 + 0.15 * (rows - 1)))
+    axes[0, 0].legend(handles=handles, fontsize=7, ncol=ncol, loc="upper left")
     axes[0, 0].set_title("Median time per shape and backend (as decode-bench show --by-backend)", fontsize=9)
     return save(fig, f"{out_dir}/{FIGURE}")
 
