@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from decode_bench_plots.backend_figures import make_backend_figures  # noqa: E402
 from decode_bench_plots.compare_figures import make_compare_figures  # noqa: E402
 from decode_bench_plots.load import ResultsError, load_many, load_results  # noqa: E402
 from decode_bench_plots.paper_figures import make_paper_figures  # noqa: E402
@@ -46,6 +47,7 @@ def main(argv=None):
     figures.update(make_rooflines(doc, args.out, note))
     figures.update(make_paper_figures(doc, args.out, note))
     figures.update(make_shared_prefix_figures(doc, args.out, note))
+    figures.update(make_backend_figures(doc, args.out, note))
     report = write_report(doc, args.out, figures, skipped, args.results)
     _finish(args.out, figures, skipped, report=report)
     print(f"plot_results: wrote {report}")

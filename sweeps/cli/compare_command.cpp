@@ -1,5 +1,7 @@
 // `decode-bench compare A.json B.json [--threshold 0.05] [--metric achieved.gbps] [--normalize ceilings]
-//   [--format text|markdown|json] [--markdown-out F] [--json-out F]`: the CI gate.
+//   [--format text|markdown|json|csv] [--markdown-out F] [--json-out F]`: the CI gate.
+// `decode-bench compare FILE --backends A,B [...]`: backend B against backend A within one file,
+//   points paired by shape (sweeps/compare/compare_backends.hpp), with the same report.
 // Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold; with
 // --fail-on-noisy also a point too noisy to judge),
 // 2 malformed input (unreadable file, schema error, bad option, or no point to compare).
@@ -8,6 +10,7 @@
 
 #include "harness/results_schema.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/compare/compare_backends.hpp"
 #include "sweeps/compare/compare_format.hpp"
 #include "sweeps/compare/compare_results.hpp"
 
@@ -23,12 +26,16 @@ bool write_text(const std::string& path, const std::string& text) {
 }  // namespace
 
 void add_compare_command(CLI::App& app, CommandContext& ctx) {
-  auto* sub = app.add_subcommand("compare", "Compare two results files point by point (CI gate)");
-  static std::string path_a, path_b, format = "text", normalize = "none", markdown_out, json_out;
+  auto* sub = app.add_subcommand(
+      "compare", "Compare two results files point by point (CI gate), or two backends of one file (--backends)");
+  static std::string path_a, path_b, format = "text", normalize = "none", markdown_out, json_out, backends;
   static compare::CompareOptions options;
   static bool lower_is_better = false, fail_on_noisy = false;
-  sub->add_option("A", path_a, "Baseline results JSON")->required();
-  sub->add_option("B", path_b, "Candidate results JSON")->required();
+  sub->add_option("A", path_a, "Baseline results JSON (with --backends: the one file)")->required();
+  sub->add_option("B", path_b, "Candidate results JSON (not with --backends)");
+  auto* backends_option = sub->add_option("--backends", backends,
+                  "BASELINE,CANDIDATE: compare two backends of the one file A, points paired by shape (the id "
+                  "without its backend=NAME component, as show --by-backend)");
   sub->add_option("--threshold", options.threshold, "Allowed relative regression")->capture_default_str();
   sub->add_option("--metric", options.metric, "Dotted path of the compared number in each point")
       ->capture_default_str();
@@ -38,7 +45,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "none | ceilings: compare each point's fraction of its own run's measured ceiling "
                   "(DRAM read or the dtype's FMA roof, by the model's intensity against the ridge)")
       ->capture_default_str();
-  sub->add_option("--format", format, "text | markdown | json (standard output)")->capture_default_str();
+  sub->add_option("--format", format, "text | markdown | json | csv (standard output; csv: a row per point)")->capture_default_str();
   sub->add_option("--markdown-out", markdown_out, "Also write the markdown summary to this file");
   sub->add_option("--json-out", json_out, "Also write the JSON report to this file (plot --compare reads it)");
   sub->add_flag("--fail-on-noisy", fail_on_noisy,
@@ -46,7 +53,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--confidence", options.confidence, "Bootstrap interval confidence")->capture_default_str();
   sub->add_option("--resamples", options.resamples, "Bootstrap resamples per point")->capture_default_str();
   sub->add_option("--seed", options.seed, "Bootstrap seed (fixed: the verdict is reproducible)")->capture_default_str();
-  sub->callback([&ctx] {
+  sub->callback([&ctx, backends_option] {
     if (lower_is_better) options.lower_is_better = true;
     compare::CompareReport report;
     compare::Format out_format{};
@@ -56,9 +63,19 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
         options.normalize = compare::Normalize::ceilings;
       else if (normalize != "none")
         throw std::invalid_argument("--normalize '" + normalize + "': one of none, ceilings");
-      const auto a = read_results(path_a);
-      const auto b = read_results(path_b);
-      report = compare::compare_results(a, b, options);
+      if (backends_option->count() > 0) {
+        if (!path_b.empty())
+          throw std::invalid_argument("--backends compares two backends inside one file; a second file ('" + path_b +
+                                      "') cannot be given with it");
+        const auto [backend_a, backend_b] = compare::parse_backend_pair(backends);
+        report = compare::compare_backends(read_results(path_a), backend_a, backend_b, options);
+      } else {
+        if (path_b.empty())
+          throw std::invalid_argument("two results files A B are needed (or one file with --backends A,B)");
+        const auto a = read_results(path_a);
+        const auto b = read_results(path_b);
+        report = compare::compare_results(a, b, options);
+      }
     } catch (const std::exception& e) {
       std::cerr << "decode-bench compare: " << e.what() << "\n";
       ctx.exit_code = kExitUsage;
@@ -72,8 +89,12 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       return;
     }
     if (report.common.empty()) {
-      std::cerr << "decode-bench compare: no point of " << path_a << " and " << path_b << " is ok in both with '"
-                << report.metric << "'\n";
+      if (report.backend_a.empty())
+        std::cerr << "decode-bench compare: no point of " << path_a << " and " << path_b << " is ok in both with '"
+                  << report.metric << "'\n";
+      else
+        std::cerr << "decode-bench compare: no shape of " << path_a << " is ok in both backends " << report.backend_a
+                  << " and " << report.backend_b << " with '" << report.metric << "'\n";
       ctx.exit_code = kExitUsage;
       return;
     }

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
+
+#include "sweeps/results_csv.hpp"
 
 namespace decode_bench::compare {
 namespace {
@@ -42,6 +45,9 @@ std::string header_line(const CompareReport& r) {
 }
 
 std::string devices_line(const CompareReport& r) {
+  if (!r.backend_a.empty())
+    return "A: backend " + r.backend_a + ", B: backend " + r.backend_b + ", points paired by shape, on " + r.device_a +
+           " (preset " + r.preset_a + ")";
   return "A: " + r.device_a + " (preset " + r.preset_a + "), B: " + r.device_b + " (preset " + r.preset_b + ")";
 }
 
@@ -129,13 +135,38 @@ json group_json(const GroupSummary& g) {
           {"worst_ratio", g.worst_ratio}};
 }
 
+// One row per point of the report: the compared ones with their numbers and verdict, then the
+// ids not compared with the reason in the verdict column and the other fields empty.
+std::string csv(const CompareReport& r) {
+  const auto number = [](double v) { return json(v).dump(); };  // as results_csv writes numbers
+  const auto row = [](const std::vector<std::string>& fields) {
+    std::string line;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) line += ',';
+      line += sweeps::csv_field(fields[i]);
+    }
+    return line + "\n";
+  };
+  std::string out = row({"id", "experiment", "a", "b", "ratio", "interval_lo", "interval_hi", "verdict", "samples_a",
+                         "samples_b", "bound", "bound_device_ratio"});
+  for (const auto& p : r.common)
+    out += row({p.id, p.experiment, number(p.a), number(p.b), number(p.ratio), p.lo ? number(*p.lo) : "",
+                p.hi ? number(*p.hi) : "", to_string(p.verdict), std::to_string(p.samples_a),
+                std::to_string(p.samples_b), p.bound, p.bound_ratio ? number(*p.bound_ratio) : ""});
+  for (const auto& [ids, why] : {std::pair{&r.only_in_a, "only_in_a"}, std::pair{&r.only_in_b, "only_in_b"},
+                                 std::pair{&r.not_comparable, "not_comparable"}})
+    for (const auto& id : *ids) out += row({id, "", "", "", "", "", "", why, "", "", "", ""});
+  return out;
+}
+
 }  // namespace
 
 Format parse_format(const std::string& text) {
   if (text == "text") return Format::text;
   if (text == "markdown") return Format::markdown;
   if (text == "json") return Format::json;
-  throw std::invalid_argument("--format '" + text + "': one of text, markdown, json");
+  if (text == "csv") return Format::csv;
+  throw std::invalid_argument("--format '" + text + "': one of text, markdown, json, csv");
 }
 
 json report_to_json(const CompareReport& r) {
@@ -153,11 +184,16 @@ json report_to_json(const CompareReport& r) {
   for (const auto& g : r.experiments) experiments[g.experiment] = group_json(g);
   json ceilings = json::array();
   for (const auto& c : r.ceilings) ceilings.push_back({{"name", c.name}, {"unit", c.unit}, {"a", c.a}, {"b", c.b}, {"ratio", c.ratio}});
+  json side_a = {{"device", r.device_a}, {"preset", r.preset_a}}, side_b = {{"device", r.device_b}, {"preset", r.preset_b}};
+  if (!r.backend_a.empty()) {
+    side_a["backend"] = r.backend_a;
+    side_b["backend"] = r.backend_b;
+  }
   return {{"metric", r.metric},
           {"lower_is_better", r.lower_is_better},
           {"threshold", r.threshold},
-          {"a", {{"device", r.device_a}, {"preset", r.preset_a}}},
-          {"b", {{"device", r.device_b}, {"preset", r.preset_b}}},
+          {"a", side_a},
+          {"b", side_b},
           {"ceiling_ratios", ceilings},
           {"environment_differences", r.environment_differences},
           {"points", points},
@@ -174,6 +210,7 @@ std::string format_report(const CompareReport& report, Format format) {
     case Format::text: return text(report);
     case Format::markdown: return markdown(report);
     case Format::json: return report_to_json(report).dump(1) + "\n";
+    case Format::csv: return csv(report);
   }
   return "";
 }

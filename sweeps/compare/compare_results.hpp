@@ -73,6 +73,8 @@ struct CompareReport {
   bool lower_is_better = false;
   double threshold = 0;
   std::string device_a, device_b, preset_a, preset_b;
+  // compare_backends (one file, two backends): the backend of each side; empty for two files.
+  std::string backend_a, backend_b;
   std::vector<CeilingRatio> ceilings;       // filled with Normalize::ceilings
   // "NAME: A=... B=..." for every meta.environment variable (DECODE_BENCH_*) set differently.
   std::vector<std::string> environment_differences;

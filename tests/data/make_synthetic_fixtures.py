@@ -187,12 +187,47 @@ GATE_FIXTURES = {
 }
 
 
+def backends():
+    """One run through two backends (the `backend` axis), ids as a sweep writes them: the default
+    backend's without a backend component, the other's with `backend=flashinfer` after the kernel.
+    flashinfer is 10% slower on `kernels` and 10% faster on `paged`; it skips bf16 (as it does for
+    want of a build), decode-bench fails verification on one shape, and one shape has no flashinfer
+    point at all."""
+    rng = random.Random(5)
+    shapes = [("kernels", {"kernel": "flash_decode", "layout": "contiguous", "dtype": dtype, "T": t}, 0.8)
+              for dtype in ("fp16", "bf16") for t in (4096, 65536)]
+    shapes += [("paged", {"kernel": "batch_decode", "layout": "paged", "dtype": "fp16", "batch": b, "T": 4096,
+                          "page_size": 16}, 0.6) for b in (4, 16)]
+    pts = []
+    for backend in ("decode-bench", "flashinfer"):
+        for exp, params, eff in shapes:
+            if backend == "flashinfer" and params.get("batch") == 16:
+                continue  # a shape only decode-bench ran
+            p = point(exp, dict(params, backend=backend), eff)
+            keys = ["kernel"] + (["backend"] if backend != "decode-bench" else []) + ["layout", "dtype", "batch", "T",
+                                                                                    "page_size"]
+            p["id"] = exp + "/" + "/".join(f"{k}={p['parameters'][k]}" for k in keys if k in p["parameters"])
+            slowdown = 1.0 if backend == "decode-bench" else 1.1 if exp == "kernels" else 0.9
+            _with_samples(p, rng, slowdown)
+            if backend == "flashinfer" and params["dtype"] == "bf16":
+                p = {k: p[k] for k in ("id", "experiment", "parameters")}
+                p.update(status="skipped", reason="synthetic: flashinfer built without bf16")
+            elif backend == "decode-bench" and params["dtype"] == "bf16" and params["T"] == 65536:
+                p = {k: p[k] for k in ("id", "experiment", "parameters", "verification", "model")}
+                p["verification"]["passed"] = False
+                p.update(status="verification_failed", reason="synthetic: output beyond the tolerance")
+            pts.append(p)
+    meta = dict(META, preset="peer", command="tests/data/make_synthetic_fixtures.py (two backends)")
+    return {"schema_version": "1.1", "meta": meta, "device": DEVICE, "ceilings": CEILINGS, "points": pts}
+
+
 if __name__ == "__main__":
     for name, make in GATE_FIXTURES.items():
         with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
             json.dump(make(), f, indent=1)
             f.write("\n")
-    for name, doc in (("synthetic_paper_results.json", paper()), ("synthetic_capacity_results.json", capacity())):
+    for name, doc in (("synthetic_paper_results.json", paper()), ("synthetic_capacity_results.json", capacity()),
+                      ("synthetic_backends_results.json", backends())):
         with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
