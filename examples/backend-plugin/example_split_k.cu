@@ -176,6 +176,10 @@ int supports(const decode_bench_instance*, const decode_bench_problem* p, char* 
     write_message(reason, size, "dtype: example_split_k reads fp32, fp16 and bf16 K/V, not fp8");
     return 1;
   }
+  if (p->batch > 65535) {  // one grid z index per sequence
+    snprintf(reason, size, "batch %d: example_split_k launches at most 65535 sequences", p->batch);
+    return 1;
+  }
   if (p->head_dim > kMaxHeadDim) {
     snprintf(reason, size, "head_dim %d: example_split_k takes at most %d", p->head_dim, kMaxHeadDim);
     return 1;
