@@ -21,6 +21,7 @@
 #include "harness/cuda_check.hpp"
 #include "sweeps/axes.hpp"
 #include "tests/cli_runner.hpp"
+#include "tests/plugin_test_support.hpp"
 
 namespace decode_bench {
 namespace {
@@ -133,17 +134,7 @@ class FakeWorkspace final : public Workspace {
   alignas(16) unsigned char buffer_[64] = {};
 };
 
-// The valid test plugin, loaded into this process once (its backend then stays registered).
-std::unique_ptr<Backend> host_test_backend() {
-  static const bool loaded = [] {
-    load_backend_library(kValid);
-    return true;
-  }();
-  (void)loaded;
-  const BackendEntry* entry = find_backend("host_test_plugin");
-  if (entry == nullptr) throw std::logic_error("host_test_plugin is not registered");
-  return entry->make();
-}
+std::unique_ptr<Backend> host_test_backend() { return decode_bench::testing::host_test_plugin().make(); }
 
 TEST(PluginBackend, JoinsTheRegistryAndTheBackendAxis) {
   const auto backend = host_test_backend();
