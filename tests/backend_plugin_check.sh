@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest cmake.backend_plugin: a backend plugin built outside the tree (docs/backends.md, "Plugins").
-# Usage: backend_plugin_check.sh SOURCE_DIR BUILD_DIR OUT_DIR CUDA_COMPILER CUDA_ARCH FLASHINFER_LICENSE [LAUNCHER]
+# Usage: backend_plugin_check.sh SOURCE_DIR BUILD_DIR OUT_DIR CUDA_COMPILER CUDA_ARCH FLASHINFER_LICENSE GENERATOR [LAUNCHER]
 #   `cmake --install` of this build into OUT_DIR/prefix holds bin/decode-bench, the plugin header
 #   and the decode_bench package (and FlashInfer's licence text when FLASHINFER_LICENSE is 1: the
 #   build compiles FlashInfer in and found its licence file); examples/backend-plugin configures against it with
@@ -8,7 +8,7 @@
 #   installed decode-bench loads it with --backend-lib and lists its backend in --list-axes and in
 #   a dry run's point ids (no GPU needed). The GPU test gpu.backend_plugin_sweep runs the result.
 set -uo pipefail
-src=$1 build=$2 out=$3 nvcc=$4 arch=$5 flashinfer_license=$6 launcher=${7:-}
+src=$1 build=$2 out=$3 nvcc=$4 arch=$5 flashinfer_license=$6 generator=$7 launcher=${8:-}
 rm -rf "$out"
 mkdir -p "$out"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -29,7 +29,7 @@ fi
 example=$out/example
 launch=()
 [ -n "$launcher" ] && launch=(-DCMAKE_CUDA_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
-cmake -S "$src/examples/backend-plugin" -B "$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$src/examples/backend-plugin" -B "$example" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" \
       "${launch[@]}" >"$out/configure.log" 2>&1 || fail "configuring the example: $(cat "$out/configure.log")"
 grep -q "decode_bench_DIR:PATH=$prefix/lib/cmake/decode_bench" "$example/CMakeCache.txt" ||
