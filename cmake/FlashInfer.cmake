@@ -218,8 +218,8 @@ if(DECODE_BENCH_FLASHINFER_FOUND)
   endif()
   if(DECODE_BENCH_FLASHINFER_LICENSE)
     # FlashInfer is Apache-2.0: its licence text goes wherever the binary that compiles it in goes.
-    install(FILES "${DECODE_BENCH_FLASHINFER_LICENSE}" DESTINATION share/doc/decode-bench/flashinfer
-            RENAME LICENSE)
+    install(FILES "${DECODE_BENCH_FLASHINFER_LICENSE}" DESTINATION share/doc/decode_bench/licenses
+            RENAME FlashInfer-LICENSE)
   else()
     message(WARNING "FlashInfer: no licence file found beside ${data_dir}; `cmake --install` will not install "
                     "FlashInfer's Apache-2.0 licence text (an unpacked wheel holds it in its dist-info folder)")

@@ -37,18 +37,19 @@ bool splits_k(const json& p) {
 constexpr double kMaxTokens = 1 << 30;
 
 // One line per axis. Order = expansion order (first varies slowest) = key order in point ids.
-const std::vector<AxisDef>& table() {
-  static const std::vector<AxisDef> axes = {
+std::vector<AxisDef>& static_table() {
+  static std::vector<AxisDef> axes = {
       // The values are the kernel table's (harness/kernel_kind.hpp), which also registers their runners.
       {"kernel", AxisType::string, kernel_names(), 0, 0, std::string(kernel_name(KernelKind::flash_decode)),
        "decode variant: cpu_reference (float64 host), baseline (3 kernels), flash_decode (split-K), "
        "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel",
        true},
-      // The values are the backend registry's (backends/registry.cpp). Not in ids at its default,
-      // so points of the project's own kernels keep the ids they had before the axis existed.
+      // The values are the backend registry's (backends/registry.cpp), plugins loaded with
+      // --backend-lib included (table() below follows it). Not in ids at its default, so points of
+      // the project's own kernels keep the ids they had before the axis existed.
       {"backend", AxisType::string, backend_names(), 0, 0, std::string(kDefaultBackend),
        "what computes the kernel: decode-bench (this project's own kernels), flashinfer (FlashInfer's decode "
-       "kernels compiled in); docs/backends.md", false, uses_backend},
+       "kernels compiled in), or a plugin's backend (--backend-lib FILE.so); docs/backends.md", false, uses_backend},
       {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
        "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
       {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",
@@ -108,6 +109,15 @@ const std::vector<AxisDef>& table() {
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},
   };
+  return axes;
+}
+
+// The table with the backend axis's values brought up to the registry, which grows when plugins
+// are loaded (before any sweep runs: the registry only grows, so a size check suffices).
+const std::vector<AxisDef>& table() {
+  std::vector<AxisDef>& axes = static_table();
+  for (AxisDef& a : axes)
+    if (a.name == "backend" && a.allowed.size() != registered_backends().size()) a.allowed = backend_names();
   return axes;
 }
 

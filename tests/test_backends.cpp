@@ -31,7 +31,12 @@ TEST(BackendRegistry, EveryEntryMakesTheBackendItNames) {
   }
   EXPECT_NE(find_backend(kDefaultBackend), nullptr) << "the default backend is registered";
   EXPECT_EQ(find_backend("no-such-backend"), nullptr);
-  EXPECT_EQ(backend_names(), (std::vector<std::string_view>{"decode-bench", "flashinfer"}));
+  // The in-tree backends, first and in registry.cpp's order (plugins a test of this process loaded
+  // come after them: tests/test_plugin_backend.cpp).
+  const auto names = backend_names();
+  ASSERT_GE(names.size(), 2u);
+  EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.begin() + 2),
+            (std::vector<std::string_view>{"decode-bench", "flashinfer"}));
 }
 
 TEST(BackendAxis, AllowsTheRegisteredBackendsAndStaysOutOfDefaultIds) {
@@ -73,7 +78,9 @@ TEST(BackendAxis, AnUnknownBackendIsAConfigErrorListingTheRegisteredOnes) {
   const auto errors = testing::plan_errors(testing::one_experiment({{"backend", "no-such-backend"}}));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "experiments[0].axes.backend");
-  EXPECT_EQ(errors[0].message, "unknown value \"no-such-backend\" (one of: decode-bench, flashinfer)");
+  // A prefix: plugins loaded by another test of this process follow the in-tree names.
+  EXPECT_EQ(errors[0].message.rfind("unknown value \"no-such-backend\" (one of: decode-bench, flashinfer", 0), 0u)
+      << errors[0].message;
 }
 
 TEST(BackendCli, ListAxesShowsTheBackendsAndAnUnknownOneExitsTwo) {

@@ -19,6 +19,7 @@
 
 #include "harness/results_schema.hpp"
 #include "harness/statistics.hpp"
+#include "plugin_test_support.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/driver.hpp"
 #include "sweeps/pipeline_runner.hpp"
@@ -276,6 +277,28 @@ TEST(PointPipeline, APlanThatThrowsIsThePointsError) {
   EXPECT_EQ(p["reason"], "backend fake plan: no plan for batch 2");
   EXPECT_FALSE(logged(out.log, "checked_launch"));
   EXPECT_FALSE(logged(out.log, "run"));
+}
+
+// A plugin's backend (tests/plugins/test_plugin.c) through the same pipeline: its supports()
+// reason is the skipped point's, its plan() message the point's error, and nothing is launched.
+TEST(PointPipeline, APluginsRefusalAndPlanErrorAreThePointsRecord) {
+  const auto backend = decode_bench::testing::host_test_plugin().make();
+  Outcome out;
+  FakeSteps steps(out.log);
+  const json skipped = run_point_pipeline(*backend, problem_of(128, 2), steps, {"e/x"}, out.ctx);
+  EXPECT_EQ(skipped["status"], "skipped");
+  EXPECT_EQ(skipped["reason"].get<std::string>().rfind("head_dim 128: host_test_plugin takes 64 (kernel 2,", 0), 0u)
+      << skipped["reason"];
+  EXPECT_TRUE(out.log.empty()) << "nothing built for a refused point";
+
+  const json failed = run_point_pipeline(*backend, problem_of(64, 2), steps, {"e/x"}, out.ctx);
+  EXPECT_EQ(failed["status"], "error");
+  EXPECT_EQ(failed["reason"], "backend host_test_plugin plan: host_test_plugin computes nothing (batch 2, io_dtype 1, "
+                              "workspace given)");
+  EXPECT_EQ(failed["backend"]["name"], "host_test_plugin");
+  EXPECT_EQ(failed["backend"]["version"], "0.0.1");
+  EXPECT_EQ(failed["backend"]["io_dtype"], "fp16") << "the plugin's io_dtype is recorded";
+  EXPECT_EQ(out.log, (Log{"build", "poison_outputs", "workspace.allocate"})) << "no launch after a failed plan";
 }
 
 TEST(PointPipeline, EndToEndAndCountersFollowTheRequest) {

@@ -12,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include "backends/plugin_backend.hpp"
 #include "harness/benchmark_flags.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
@@ -47,6 +48,7 @@ struct SweepArgs {
   std::optional<std::string> device_memory;  // --device-memory: the size a dry run checks points against
   bool list_axes = false;
   bool allow_mixed_devices = false;
+  std::vector<std::string> backend_libs;  // --backend-lib: plugin libraries whose backends join the registry
   RunPathOptions paths;
   MeasureFlags measure;  // --filter, --repetitions, --min-time, ... and their --benchmark_* twins
 };
@@ -123,6 +125,17 @@ bool runs_on_host(const Plan& plan) {
 }
 
 void run(const SweepArgs& args, CommandContext& ctx) {
+  // The plugins first: their backends are values of the backend axis that --list-axes, the preset's
+  // validation and the runners see (backends/plugin_backend.hpp).
+  for (const std::string& lib : args.backend_libs) {
+    try {
+      load_backend_library(lib);
+    } catch (const PluginLoadError& e) {
+      std::cerr << "decode-bench: --backend-lib: " << e.what() << "\n";
+      ctx.exit_code = kExitUsage;
+      return;
+    }
+  }
   const BenchmarkOutputFlags& report_flags = benchmark_output_flags();
   if ((args.dry_run || args.list_axes) && !report_flags.first_given.empty()) {
     report_config_errors(ConfigErrors(report_flags.first_given, std::string("reports a sweep's results; ") +
@@ -313,6 +326,9 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
          "Device memory a dry run checks the points against, e.g. 80GiB (default: the GPU's, or 80 GiB without a GPU)")
       ->needs(dry_run);
   sub->add_flag("--list-axes", args.list_axes, "List every axis with its values and default");
+  sub->add_option("--backend-lib", args.backend_libs,
+                  "Load the backends of a plugin library built against include/decode_bench/backend.h; they "
+                  "join the backend axis (repeatable; docs/backends.md)");
   sub->add_flag("--allow-mixed-devices", args.allow_mixed_devices, "Resume from a file recorded on another device");
   args.measure.add_to(sub,
                       "Run only the points whose id matches this POSIX extended regular expression (searched "
