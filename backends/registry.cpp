@@ -3,11 +3,13 @@
 namespace decode_bench {
 
 // One line per in-tree backend: its `backend` axis value and the factory its own file under
-// backends/ defines (backends/CMakeLists.txt compiles every .cpp there; flashinfer's is built by
-// backends/flashinfer/CMakeLists.txt, with or without FlashInfer's headers).
+// backends/ defines (backends/CMakeLists.txt compiles every .cpp there; flashinfer's and
+// flashinfer_tc's are built by backends/flashinfer/CMakeLists.txt, with or without FlashInfer's
+// headers).
 #define DECODE_BENCH_BACKENDS(X)                 \
   X("decode-bench", make_decode_bench_backend)   \
-  X("flashinfer", make_flashinfer_backend)
+  X("flashinfer", make_flashinfer_backend)       \
+  X("flashinfer_tc", make_flashinfer_tc_backend)
 
 #define DECODE_BENCH_DECLARE_BACKEND(name, factory) std::unique_ptr<Backend> factory();
 DECODE_BENCH_BACKENDS(DECODE_BENCH_DECLARE_BACKEND)

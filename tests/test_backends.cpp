@@ -31,7 +31,7 @@ TEST(BackendRegistry, EveryEntryMakesTheBackendItNames) {
   }
   EXPECT_NE(find_backend(kDefaultBackend), nullptr) << "the default backend is registered";
   EXPECT_EQ(find_backend("no-such-backend"), nullptr);
-  EXPECT_EQ(backend_names(), (std::vector<std::string_view>{"decode-bench", "flashinfer"}));
+  EXPECT_EQ(backend_names(), (std::vector<std::string_view>{"decode-bench", "flashinfer", "flashinfer_tc"}));
 }
 
 TEST(BackendAxis, AllowsTheRegisteredBackendsAndStaysOutOfDefaultIds) {
@@ -73,18 +73,18 @@ TEST(BackendAxis, AnUnknownBackendIsAConfigErrorListingTheRegisteredOnes) {
   const auto errors = testing::plan_errors(testing::one_experiment({{"backend", "no-such-backend"}}));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "experiments[0].axes.backend");
-  EXPECT_EQ(errors[0].message, "unknown value \"no-such-backend\" (one of: decode-bench, flashinfer)");
+  EXPECT_EQ(errors[0].message, "unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, flashinfer_tc)");
 }
 
 TEST(BackendCli, ListAxesShowsTheBackendsAndAnUnknownOneExitsTwo) {
   const auto axes = ::decode_bench::testing::run_decode_bench("sweep --list-axes");
   EXPECT_EQ(axes.exit_code, 0) << axes.output;
-  EXPECT_NE(axes.output.find("  backend           one of: decode-bench, flashinfer; default decode-bench"),
+  EXPECT_NE(axes.output.find("  backend           one of: decode-bench, flashinfer, flashinfer_tc; default decode-bench"),
             std::string::npos)
       << axes.output;
   const auto bad = ::decode_bench::testing::run_decode_bench("sweep --dry-run --preset ci-smoke --set backend=no-such-backend");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer)"),
+  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, flashinfer_tc)"),
             std::string::npos)
       << bad.output;
   // Naming the default changes nothing: the same points, the same ids.

@@ -5,6 +5,8 @@
 //                              (FlashInfer has no batched contiguous decode)
 //   paged                      BatchDecodeWithPagedKVCache over the pool's own page tables, also the
 //                              plain decode of a shared-prefix batch's forked pages (batch_decode)
+//   kernel shared_prefix       FlashInfer's cascade (flashinfer_cascade.hpp): batch prefill per
+//                              shared level, the suffixes through BatchDecodeWithPagedKVCache
 // FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its LSE is base 2
 // (lse_base): the pipeline converts it outside timing, so run() launches FlashInfer's kernels only.
 // docs/decisions/flashinfer-backend.md says what is planned beyond this.
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
+#include "backends/flashinfer/flashinfer_cascade.hpp"
 #include "backends/flashinfer/flashinfer_single_decode.hpp"
 #include "backends/flashinfer/flashinfer_slot_pages.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
@@ -47,9 +50,12 @@ class FlashInferBackend final : public Backend {
     if (!kernel_uses_backend(p.kernel))
       return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
     if (p.kernel == KernelKind::baseline) return std::string("kernel baseline is decode-bench's 3-kernel decode: FlashInfer has none");
-    if (p.kernel == KernelKind::shared_prefix)
-      return std::string("kernel shared_prefix: FlashInfer's composition (prefill over the prefix, batch decode, "
-                         "MergeState) is not in the flashinfer backend yet");
+    if (p.kernel == KernelKind::shared_prefix) {
+      if (auto why = cascade_unsupported_reason(p)) return why;
+      if (p.prefix_overlap)
+        return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
+                           "(set prefix_overlap false)");
+    }
     if (p.kv_dtype != DType::fp16)
       return "dtype " + std::string(dtype_name(p.kv_dtype)) + ": the flashinfer backend runs fp16 only so far";
     if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
@@ -73,6 +79,10 @@ class FlashInferBackend final : public Backend {
     launch_ = nullptr;
     plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
     extra_bytes_ = 0;
+    if (p.kernel == KernelKind::shared_prefix) {
+      plan_cascade_cuda_core(p, workspace);
+      return;
+    }
     if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
       plan_single(p, workspace);
     else
@@ -123,6 +133,18 @@ class FlashInferBackend final : public Backend {
                        {"kv_access", "contiguous"},
                        {"max_chunks", max_chunks},
                        {"workspace_bytes", bytes}});
+  }
+
+  // FlashInfer's cascade (flashinfer_cascade.hpp) with the suffix through the CUDA-core batch decode.
+  void plan_cascade_cuda_core(const AttentionProblem& p, Workspace& workspace) {
+    PlannedCascade c = plan_cascade(p, CascadeSuffix::cuda_core_decode, workspace);
+    launch_ = std::move(c.run);
+    extra_bytes_ = c.extra_bytes;
+    plan_json_.update(c.plan);
+    plan_json_.update({{"family", "flashinfer_cascade"}, {"kv_access", "paged"}, {"launches", c.launches}});
+    basis_ = "shared_prefix_unique_bytes+level_states+flashinfer_partials";
+    base_model_ = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
+    base_model_.extra_bytes = 0;
   }
 
   // BatchDecodeWithPagedKVCache: FlashInfer's plan (its scheduler and work list), then its run.
