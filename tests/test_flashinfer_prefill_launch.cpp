@@ -26,17 +26,22 @@ PagedPrefillArgs prefill_shape(int heads_q, int heads_kv, int requests, int rows
   return a;
 }
 
-TEST(FlashInferPrefillLaunch, TakesEveryGqaGroupAtHeadDim128) {
-  for (int group : {1, 4, 5, 7, 9, 12, 16, 32, 64})
-    EXPECT_EQ(paged_prefill_unsupported_reason(prefill_shape(2 * group, 2, 3, 3)), std::nullopt) << "group " << group;
+TEST(FlashInferPrefillLaunch, TakesEveryGqaGroupAtEveryCompiledHeadDim) {
+  for (int head_dim : kPrefillHeadDims) {
+    for (int group : {1, 4, 5, 7, 9, 12, 16, 32, 64}) {
+      PagedPrefillArgs a = prefill_shape(2 * group, 2, 3, 3);
+      a.head_dim = head_dim;
+      EXPECT_EQ(paged_prefill_unsupported_reason(a), std::nullopt) << "group " << group << " head_dim " << head_dim;
+    }
+  }
 }
 
 TEST(FlashInferPrefillLaunch, RefusesShapesItDoesNotCompileOrAddress) {
   EXPECT_EQ(paged_prefill_unsupported_reason(prefill_shape(6, 4, 1, 1)), "heads_q 6 must be a positive multiple of heads_kv 4");
-  PagedPrefillArgs d64 = prefill_shape(8, 8, 1, 1);
-  d64.head_dim = 64;
-  EXPECT_EQ(paged_prefill_unsupported_reason(d64),
-            "head_dim 64: the FlashInfer prefill launchers are compiled for head_dim 128 only");
+  PagedPrefillArgs d96 = prefill_shape(8, 8, 1, 1);
+  d96.head_dim = 96;
+  EXPECT_EQ(paged_prefill_unsupported_reason(d96),
+            "head_dim 96: the FlashInfer prefill launchers are compiled for head_dim 64, 128 and 256");
   EXPECT_EQ(paged_prefill_unsupported_reason(prefill_shape(8, 8, 0, 0)), "requests 0 must be >= 1");
   EXPECT_EQ(paged_prefill_unsupported_reason(prefill_shape(8, 8, 3, 2)), "total_rows 2 must be >= requests");
   PagedPrefillArgs strides = prefill_shape(8, 8, 1, 1);
@@ -114,14 +119,22 @@ TEST(FlashInferMergeState, RefusesWhatItsBlockCannotHold) {
   m.heads = 64;  // 64 x 16 threads: FlashInfer's block limit exactly
   EXPECT_EQ(merge_state_unsupported_reason(m), std::nullopt);
   m.heads = 65;
-  EXPECT_EQ(merge_state_unsupported_reason(m), "heads 65: FlashInfer's merge runs a block of heads x 16 threads, so 1 .. 64");
+  EXPECT_EQ(merge_state_unsupported_reason(m),
+            "heads 65: FlashInfer's merge runs a block of heads x 16 threads at head_dim 128, so 1 .. 64");
+  m.head_dim = 64;  // 8 threads a head
+  m.heads = 128;
+  EXPECT_EQ(merge_state_unsupported_reason(m), std::nullopt);
+  m.head_dim = 256;  // 32 threads a head
+  m.heads = 33;
+  EXPECT_EQ(merge_state_unsupported_reason(m),
+            "heads 33: FlashInfer's merge runs a block of heads x 32 threads at head_dim 256, so 1 .. 32");
+  m.head_dim = 128;
   m.heads = 8;
   m.dtype = DType::fp32;
   EXPECT_EQ(merge_state_unsupported_reason(m), "dtype fp32: the FlashInfer merge launchers take fp16 and bf16");
   m.dtype = DType::fp16;
-  m.head_dim = 64;
-  EXPECT_EQ(merge_state_unsupported_reason(m),
-            "head_dim 64: the FlashInfer merge launchers are compiled for head_dim 128 only");
+  m.head_dim = 96;
+  EXPECT_EQ(merge_state_unsupported_reason(m), "head_dim 96: the FlashInfer merge launchers take head_dim 64, 128 and 256");
   m.head_dim = 128;
   std::string error;
   EXPECT_EQ(merge_state_in_place(m, nullptr, &error), cudaErrorInvalidValue);

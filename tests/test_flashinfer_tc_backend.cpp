@@ -1,6 +1,6 @@
 // The `flashinfer_tc` backend on the host: registered in every build; with FlashInfer's headers,
-// what it takes (every GQA group, FP16 and BF16, paged and contiguous, the cascade over a
-// shared-prefix batch) and the sentence for what it does not; plan() refusing before any device
+// what it takes (every GQA group, FP16 and BF16, head dims 64, 128 and 256, paged and contiguous,
+// the cascade over a shared-prefix batch) and the sentence for what it does not; plan() refusing before any device
 // work. The runs are GPU tests (tests/test_flashinfer_tc_backend_gpu.cpp).
 #include <stdexcept>
 #include <string>
@@ -73,6 +73,8 @@ TEST(FlashInferTcBackend, TakesEveryGqaGroupInFp16AndBf16) {
   EXPECT_EQ(backend->supports(described({{"layout", "paged"}, {"page_size", 16}, {"prefix_len", 32}, {"suffix_len", 8}},
                                         KernelKind::batch_decode)),
             std::nullopt);
+  EXPECT_EQ(backend->supports(described({{"head_dim", 64}, {"heads_q", 71}, {"heads_kv", 1}})), std::nullopt);
+  EXPECT_EQ(backend->supports(described({{"head_dim", 256}, {"heads_q", 16}, {"heads_kv", 16}})), std::nullopt);
 }
 
 TEST(FlashInferTcBackend, NamesWhatItDoesNotTake) {
@@ -81,8 +83,9 @@ TEST(FlashInferTcBackend, NamesWhatItDoesNotTake) {
   EXPECT_EQ(reason(*backend, described({{"dtype", "fp32"}})), "dtype fp32: the flashinfer_tc backend runs fp16 and bf16");
   EXPECT_EQ(reason(*backend, described({{"dtype", "fp8_e4m3"}})),
             "dtype fp8_e4m3: the flashinfer_tc backend runs fp16 and bf16");
-  EXPECT_EQ(reason(*backend, described({{"head_dim", 64}})),
-            "FlashInfer's batch prefill: head_dim 64: the FlashInfer prefill launchers are compiled for head_dim 128 only");
+  EXPECT_EQ(reason(*backend, described({{"head_dim", 96}})),
+            "FlashInfer's batch prefill: head_dim 96: the FlashInfer prefill launchers are compiled for head_dim 64, 128 "
+            "and 256");
   EXPECT_EQ(reason(*backend, described({{"blocks", 4}})), "blocks 4: FlashInfer's plan chooses its own splits");
   EXPECT_NE(reason(*backend, described({}, KernelKind::baseline)).find("kernel baseline"), std::string::npos);
   AttentionProblem empty = described({{"batch", 2}});
@@ -111,6 +114,10 @@ TEST(FlashInferTcBackend, TakesTheCascadeOverConsecutiveLevelsOnOneStream) {
   EXPECT_EQ(reason(*backend, gap),
             "the depth-1 levels share sequences that are not consecutive (sequence 2 has none): FlashInfer's batch "
             "prefill reads the queries of its requests as consecutive rows");
+  // FlashInfer's merge block holds heads x head_dim / 8 threads: 33 heads at head dim 256 are too many.
+  EXPECT_EQ(reason(*backend, shared_batch({{"head_dim", 256}, {"heads_q", 33}, {"heads_kv", 1}})),
+            "FlashInfer's MergeStateInPlace: heads 33: FlashInfer's merge runs a block of heads x 32 threads at "
+            "head_dim 256, so 1 .. 32");
   AttentionProblem no_own = p;
   no_own.prefix->lengths[3] = static_cast<std::int32_t>(no_own.prefix->suffix_begin[3]);
   EXPECT_EQ(reason(*backend, no_own), "sequence 3 has no token of its own: the cascade's suffix step needs one");
@@ -124,9 +131,9 @@ TEST(FlashInferTcBackend, PlanRefusesBeforeAnyDeviceWork) {
     cudaStream_t stream() const override { return nullptr; }
   } workspace;
   const auto backend = find_backend("flashinfer_tc")->make();
-  AttentionProblem d64 = described({{"head_dim", 64}});
-  d64.io_dtype = DType::fp16;
-  EXPECT_THROW(backend->plan(d64, workspace), std::invalid_argument);
+  AttentionProblem d96 = described({{"head_dim", 96}});
+  d96.io_dtype = DType::fp16;
+  EXPECT_THROW(backend->plan(d96, workspace), std::invalid_argument);
   AttentionProblem fp16_io_for_bf16 = described({{"dtype", "bf16"}});
   fp16_io_for_bf16.io_dtype = DType::fp16;
   EXPECT_THROW(backend->plan(fp16_io_for_bf16, workspace), std::invalid_argument);

@@ -1,13 +1,14 @@
 // The `flashinfer_tc` backend through the sweep's pipeline runner, as `--set backend=flashinfer_tc`
 // runs it: decode through FlashInfer's batch prefill kernel at GQA groups its CUDA-core table has
 // (4, 1) and lacks (7, 32: MQA), paged over shuffled pages and contiguous (one slot and a batch of
-// slots as pages), FP16 and BF16, verified against the float64 reference; the query tile its plan
-// picks (16 rows up to a group of 16, 64 up to 64). Then FlashInfer's cascade over shared-prefix
+// slots as pages), FP16 and BF16, head dims 64 and 256 besides 128, verified against the float64
+// reference; the query tile its plan picks (16 rows up to a group of 16, 64 up to 64, then 128). Then FlashInfer's cascade over shared-prefix
 // batches (one level, two levels with unequal groups, N 4 to 16) verified for both backends that take
 // it (flashinfer_tc: suffix through the prefill kernel; flashinfer: through its CUDA-core decode).
 // Skipped (with the reason) where no GPU exists or FlashInfer is not built.
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,17 @@ TEST(FlashInferTcBackendGpu, DecodeVerifiesAtEveryGroupLayoutAndDtype) {
         EXPECT_EQ(r["plan"]["cta_tile_q"], tile) << r["plan"].dump();
         EXPECT_EQ(r["plan"]["requests"], point["batch"]);
       }
+    }
+  }
+  // The other head dims: Falcon-7B's MQA at 64 (71 rows, the 128-row tile) and MHA at 256.
+  for (const auto& [head_dim, heads_q, heads_kv, tile] : {std::tuple{64, 71, 1, 128}, std::tuple{256, 16, 16, 16}}) {
+    for (const char* dtype : {"fp16", "bf16"}) {
+      SCOPED_TRACE("head_dim " + std::to_string(head_dim) + " " + dtype);
+      const json paged = {{"head_dim", head_dim}, {"heads_q", heads_q}, {"heads_kv", heads_kv}, {"dtype", dtype},
+                          {"layout", "paged"},     {"page_size", 16},    {"batch", 3},           {"T", 1000}};
+      const json r = run_point(KernelKind::flash_decode, "flashinfer_tc", paged);
+      expect_verified(r, "flashinfer_tc", dtype, "flashinfer_prefill_as_decode", "paged");
+      EXPECT_EQ(r["plan"]["cta_tile_q"], tile) << r["plan"].dump();
     }
   }
   // The plain decode of a shared-prefix batch's forked pages.

@@ -1,8 +1,8 @@
 #pragma once
 // FlashInfer's batch prefill over a paged KV cache (BatchPrefillWithPagedKVCache, its FA2
-// tensor-core kernel), head dimension 128, no mask, with FlashInfer's plan/run split: plan runs its
+// tensor-core kernel), head dimension 64, 128 or 256, no mask, with FlashInfer's plan/run split: plan runs its
 // scheduler (PrefillPlan) on the host, which picks the query tile (cta_tile_q 16, 64 or 128 from
-// the average packed query length, query tokens x GQA group) and how many chunks each request's KV
+// the average packed query length, query tokens x GQA group; 128 only below head dimension 256) and how many chunks each request's KV
 // is split into, and uploads the work list into the integer workspace; run only launches (the
 // kernel, then VariableLengthMergeStates when the plan split).
 //
@@ -71,9 +71,10 @@ struct PagedPrefillPlan {
   std::size_t int_workspace_bytes = 0;
 };
 
-// The query tiles the launchers instantiate: every value FlashInfer's FA2DetermineCtaTileQ picks at
-// head dimension 128 (16, 64, 128); its dispatch also names 32, which it picks only at head
-// dimension 512 and which is not compiled here.
+// The head dimensions compiled, and the query tiles: every value FlashInfer's FA2DetermineCtaTileQ
+// picks at these head dimensions (16, 64, and 128 below head dimension 256); its dispatch also
+// names 32, which it picks only at head dimension 512 and which is not compiled here.
+inline constexpr int kPrefillHeadDims[] = {64, 128, 256};
 inline constexpr int kPrefillCtaTilesQ[] = {16, 64, 128};
 
 // Why these shapes cannot run (heads, head dim, page size, requests, strides), or nullopt. Pointers

@@ -2,13 +2,14 @@
 // shapes, shared by the FP16 and BF16 run translation units. No kernel is compiled here.
 #include "backends/flashinfer/flashinfer_batch_prefill.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
 #include <flashinfer/attention/scheduler.cuh>
 
 #include "backends/flashinfer/flashinfer_error.hpp"
-#include "backends/flashinfer/flashinfer_support.hpp"
 
 namespace decode_bench::flashinfer_launch {
 namespace {
@@ -58,12 +59,12 @@ cudaError_t plan_impl(const PagedPrefillArgs& s, const std::int32_t* qo_indptr_h
   if constexpr (Materialize) {
     return flashinfer::PrefillPlan<std::int32_t>(
         float_ws, float_bytes, int_ws, int_host, int_bytes, *info, qo, kv, u(s.total_rows), u(s.requests),
-        u(s.heads_q), u(s.heads_kv), kHeadDim, kHeadDim, u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft,
+        u(s.heads_q), u(s.heads_kv), u(s.head_dim), u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft,
         kFixedSplitSize, kDisableSplitKv, kNumColocatedCtas, kUniformQLen, stream, kDTypeBytes);
   } else {
     return flashinfer::PrefillPlanWorkspaceSize<std::int32_t>(
-        *float_out, *int_out, qo, kv, u(s.total_rows), u(s.requests), u(s.heads_q), u(s.heads_kv), kHeadDim, kHeadDim,
-        u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft, kFixedSplitSize, kDisableSplitKv,
+        *float_out, *int_out, qo, kv, u(s.total_rows), u(s.requests), u(s.heads_q), u(s.heads_kv), u(s.head_dim),
+        u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft, kFixedSplitSize, kDisableSplitKv,
         kNumColocatedCtas, kUniformQLen, stream, kDTypeBytes);
   }
 }
@@ -76,10 +77,9 @@ std::optional<std::string> paged_prefill_unsupported_reason(const PagedPrefillAr
     m << "heads_q " << s.heads_q << " must be a positive multiple of heads_kv " << s.heads_kv;
     return m.str();
   }
-  if (s.head_dim != kHeadDim) {
+  if (std::find(std::begin(kPrefillHeadDims), std::end(kPrefillHeadDims), s.head_dim) == std::end(kPrefillHeadDims)) {
     std::ostringstream m;
-    m << "head_dim " << s.head_dim << ": the FlashInfer prefill launchers are compiled for head_dim " << kHeadDim
-      << " only";
+    m << "head_dim " << s.head_dim << ": the FlashInfer prefill launchers are compiled for head_dim 64, 128 and 256";
     return m.str();
   }
   if (s.requests < 1) return "requests " + std::to_string(s.requests) + " must be >= 1";

@@ -2,7 +2,8 @@
 // FlashInfer's merge of two attention states (attention/cascade.cuh), as its cascade composition
 // uses it: MergeStateInPlace folds state b into state a (o_a, lse_a updated), MergeState writes
 // the merge of a and b to a third place. A state is o (rows, heads, head_dim) of the o dtype and
-// lse (rows, heads) float in base 2, FlashInfer's own. Head dimension 128; FP16 and BF16.
+// lse (rows, heads) float in base 2, FlashInfer's own. Head dimension 64, 128 or 256 (the batch
+// prefill's); FP16 and BF16.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,7 +28,7 @@ struct MergeStateArgs {
 };
 
 // Why these shapes cannot be merged (dtype, head_dim, heads: FlashInfer's block is heads x
-// head_dim / 8 threads, at most 1024), or nullopt. Pointers are not looked at.
+// head_dim / 8 threads for 16-bit states, at most 1024), or nullopt. Pointers are not looked at.
 std::optional<std::string> merge_state_unsupported_reason(const MergeStateArgs& shape);
 
 // One launch each on stream; capturable.

@@ -6,10 +6,12 @@
 //   contiguous                 page tables into the slots (flashinfer_slot_pages.hpp)
 //   kernel shared_prefix       FlashInfer's cascade (flashinfer_cascade.hpp), suffix through the
 //                              same prefill kernel
-// FP16 and BF16 K/V (q and o in the same dtype) at head dim 128; FlashInfer's PrefillPlan chooses
-// the query tile and the KV split. Its LSE is base 2 (lse_base): the pipeline converts it outside
-// timing, so run() launches FlashInfer's kernels only.
+// FP16 and BF16 K/V (q and o in the same dtype) at head dims 64, 128 and 256; FlashInfer's
+// PrefillPlan chooses the query tile and the KV split. Its LSE is base 2 (lse_base): the pipeline
+// converts it outside timing, so run() launches FlashInfer's kernels only.
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
