@@ -2,9 +2,10 @@
 // runs it: decode through FlashInfer's batch prefill kernel at GQA groups its CUDA-core table has
 // (4, 1) and lacks (7, 32: MQA), paged over shuffled pages and contiguous (one slot and a batch of
 // slots as pages), FP16 and BF16, head dims 64 and 256 besides 128, verified against the float64
-// reference; the query tile its plan picks (16 rows up to a group of 16, 64 up to 64, then 128). Then FlashInfer's cascade over shared-prefix
-// batches (one level, two levels with unequal groups, N 4 to 16) verified for both backends that take
-// it (flashinfer_tc: suffix through the prefill kernel; flashinfer: through its CUDA-core decode).
+// reference; the query tile its plan picks (16 rows up to a group of 16, 64 up to 64, then 128).
+// Then FlashInfer's cascade over shared-prefix batches (one level; two levels with unequal groups,
+// whose sequences outside a group have longer suffixes; N 4 to 16) verified for both backends that
+// take it (flashinfer_tc: suffix through the prefill kernel; flashinfer: its CUDA-core decode).
 // Skipped (with the reason) where no GPU exists or FlashInfer is not built.
 #include <string>
 #include <string_view>

@@ -1,10 +1,11 @@
 #pragma once
 // FlashInfer's batch prefill over a paged KV cache (BatchPrefillWithPagedKVCache, its FA2
-// tensor-core kernel), head dimension 64, 128 or 256, no mask, with FlashInfer's plan/run split: plan runs its
-// scheduler (PrefillPlan) on the host, which picks the query tile (cta_tile_q 16, 64 or 128 from
-// the average packed query length, query tokens x GQA group; 128 only below head dimension 256) and how many chunks each request's KV
-// is split into, and uploads the work list into the integer workspace; run only launches (the
-// kernel, then VariableLengthMergeStates when the plan split).
+// tensor-core kernel), head dimension 64, 128 or 256, no mask, with FlashInfer's plan/run split:
+// plan runs its scheduler (PrefillPlan) on the host, which picks the query tile (cta_tile_q 16, 64
+// or 128 from the average packed query length, query tokens x GQA group; 128 only below head
+// dimension 256) and how many chunks each request's KV is split into, and uploads the work list
+// into the integer workspace; run only launches (the kernel, then VariableLengthMergeStates when
+// the plan split).
 //
 // Requests: request r has the query tokens qo_indptr[r] .. qo_indptr[r + 1] (any number >= 1) and
 // the KV pages kv_indptr[r] .. kv_indptr[r + 1] of page_indices (at least one), the last holding
