@@ -34,9 +34,9 @@ TEST(BackendRegistry, EveryEntryMakesTheBackendItNames) {
   // The in-tree backends, first and in registry.cpp's order (plugins a test of this process loaded
   // come after them: tests/test_plugin_backend.cpp).
   const auto names = backend_names();
-  ASSERT_GE(names.size(), 2u);
-  EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.begin() + 2),
-            (std::vector<std::string_view>{"decode-bench", "flashinfer"}));
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(std::vector<std::string_view>(names.begin(), names.begin() + 3),
+            (std::vector<std::string_view>{"decode-bench", "flashinfer", "flashinfer_tc"}));
 }
 
 TEST(BackendAxis, AllowsTheRegisteredBackendsAndStaysOutOfDefaultIds) {
@@ -79,19 +79,19 @@ TEST(BackendAxis, AnUnknownBackendIsAConfigErrorListingTheRegisteredOnes) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "experiments[0].axes.backend");
   // A prefix: plugins loaded by another test of this process follow the in-tree names.
-  EXPECT_EQ(errors[0].message.rfind("unknown value \"no-such-backend\" (one of: decode-bench, flashinfer", 0), 0u)
+  EXPECT_EQ(errors[0].message.rfind("unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, flashinfer_tc", 0), 0u)
       << errors[0].message;
 }
 
 TEST(BackendCli, ListAxesShowsTheBackendsAndAnUnknownOneExitsTwo) {
   const auto axes = ::decode_bench::testing::run_decode_bench("sweep --list-axes");
   EXPECT_EQ(axes.exit_code, 0) << axes.output;
-  EXPECT_NE(axes.output.find("  backend           one of: decode-bench, flashinfer; default decode-bench"),
+  EXPECT_NE(axes.output.find("  backend           one of: decode-bench, flashinfer, flashinfer_tc; default decode-bench"),
             std::string::npos)
       << axes.output;
   const auto bad = ::decode_bench::testing::run_decode_bench("sweep --dry-run --preset ci-smoke --set backend=no-such-backend");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer)"),
+  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, flashinfer_tc)"),
             std::string::npos)
       << bad.output;
   // Naming the default changes nothing: the same points, the same ids.

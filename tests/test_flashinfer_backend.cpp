@@ -58,10 +58,15 @@ TEST(FlashInferBackend, TakesFp16CudaCoreDecodeAndNamesWhatItDoesNot) {
   EXPECT_NE(reason(*backend, described({{"head_dim", 64}})).find("head_dim 64"), std::string::npos);
   EXPECT_EQ(reason(*backend, described({{"blocks", 4}})), "blocks 4: FlashInfer's plan chooses its own splits");
   EXPECT_NE(reason(*backend, described({}, KernelKind::baseline)).find("kernel baseline"), std::string::npos);
-  EXPECT_NE(reason(*backend, described({{"layout", "paged"}, {"page_size", 16}, {"prefix_len", 32}, {"suffix_len", 8}},
-                                       KernelKind::shared_prefix))
-                .find("kernel shared_prefix"),
-            std::string::npos);
+  const json shared = {{"layout", "paged"}, {"page_size", 16}, {"prefix_len", 32}, {"suffix_len", 8}, {"batch", 4}};
+  EXPECT_EQ(reason(*backend, described(shared, KernelKind::shared_prefix)),
+            "prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream (set prefix_overlap false)");
+  json one_stream = shared;
+  one_stream["prefix_overlap"] = false;
+  EXPECT_EQ(backend->supports(described(one_stream, KernelKind::shared_prefix)), std::nullopt);
+  one_stream.update({{"heads_q", 28}, {"heads_kv", 4}});
+  EXPECT_EQ(reason(*backend, described(one_stream, KernelKind::shared_prefix)),
+            "FlashInfer's CUDA-core decode: Unsupported group_size: 7");
   AttentionProblem empty = described({{"batch", 2}});
   empty.host_seq_lens = {64, 0};
   EXPECT_EQ(reason(*backend, empty), "sequence 1 has no token: FlashInfer's decode needs at least one per sequence");

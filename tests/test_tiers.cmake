@@ -38,6 +38,7 @@ set(DECODE_BENCH_GPU_QUICK
   TimingGpu.LaunchErrorFailsThePointButNotTheRun
   TimingGpu.ATimeLimitCutsTheRepetitionsShort
   FlashInferBackendGpu.EveryLayoutVerifiesThroughThePipeline
+  FlashInferTcBackendGpu.CascadeVerifiesForBothBackends
   TimingGpuDeathTest.IllegalAddressIsStickyAndReported
   CountersGpu.SelftestKernelsMatchClosedForms
   SweepGpu.DeviceHooksDescribeTheGpu

@@ -5,19 +5,22 @@
 //                              (FlashInfer has no batched contiguous decode)
 //   paged                      BatchDecodeWithPagedKVCache over the pool's own page tables, also the
 //                              plain decode of a shared-prefix batch's forked pages (batch_decode)
+//   kernel shared_prefix       FlashInfer's cascade (flashinfer_cascade.hpp): batch prefill per
+//                              shared level, the suffixes through BatchDecodeWithPagedKVCache
 // FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its LSE is base 2
 // (lse_base): the pipeline converts it outside timing, so run() launches FlashInfer's kernels only.
 // docs/decisions/flashinfer-backend.md says what is planned beyond this.
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
+#include "backends/flashinfer/flashinfer_cascade.hpp"
 #include "backends/flashinfer/flashinfer_single_decode.hpp"
+#include "backends/flashinfer/flashinfer_slot_pages.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
@@ -27,10 +30,6 @@ namespace decode_bench {
 namespace {
 
 using namespace flashinfer_launch;
-
-// Pages of this many tokens address a contiguous batch's slots (decode-bench's paged experiments'
-// page size); smaller where it does not divide a slot.
-constexpr int kContiguousPageSize = 16;
 
 // Turns a launcher's failure into the exception the pipeline expects from plan(): a refusal
 // (cudaErrorInvalidValue with FlashInfer's or our sentence) is the point's error, anything else
@@ -51,9 +50,12 @@ class FlashInferBackend final : public Backend {
     if (!kernel_uses_backend(p.kernel))
       return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
     if (p.kernel == KernelKind::baseline) return std::string("kernel baseline is decode-bench's 3-kernel decode: FlashInfer has none");
-    if (p.kernel == KernelKind::shared_prefix)
-      return std::string("kernel shared_prefix: FlashInfer's composition (prefill over the prefix, batch decode, "
-                         "MergeState) is not in the flashinfer backend yet");
+    if (p.kernel == KernelKind::shared_prefix) {
+      if (auto why = cascade_unsupported_reason(p)) return why;
+      if (p.prefix_overlap)
+        return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
+                           "(set prefix_overlap false)");
+    }
     if (p.kv_dtype != DType::fp16)
       return "dtype " + std::string(dtype_name(p.kv_dtype)) + ": the flashinfer backend runs fp16 only so far";
     if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
@@ -77,6 +79,10 @@ class FlashInferBackend final : public Backend {
     launch_ = nullptr;
     plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
     extra_bytes_ = 0;
+    if (p.kernel == KernelKind::shared_prefix) {
+      plan_cascade_cuda_core(p, workspace);
+      return;
+    }
     if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
       plan_single(p, workspace);
     else
@@ -129,6 +135,18 @@ class FlashInferBackend final : public Backend {
                        {"workspace_bytes", bytes}});
   }
 
+  // FlashInfer's cascade (flashinfer_cascade.hpp) with the suffix through the CUDA-core batch decode.
+  void plan_cascade_cuda_core(const AttentionProblem& p, Workspace& workspace) {
+    PlannedCascade c = plan_cascade(p, CascadeSuffix::cuda_core_decode, workspace);
+    launch_ = std::move(c.run);
+    extra_bytes_ = c.extra_bytes;
+    plan_json_.update(c.plan);
+    plan_json_.update({{"family", "flashinfer_cascade"}, {"kv_access", "paged"}, {"launches", c.launches}});
+    basis_ = "shared_prefix_unique_bytes+level_states+flashinfer_partials";
+    base_model_ = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
+    base_model_.extra_bytes = 0;
+  }
+
   // BatchDecodeWithPagedKVCache: FlashInfer's plan (its scheduler and work list), then its run.
   void plan_batch(const AttentionProblem& p, Workspace& workspace) {
     PagedDecodeArgs a;
@@ -153,8 +171,18 @@ class FlashInferBackend final : public Backend {
       basis_ = p.prefix ? "shared_prefix_plain_decode+flashinfer_partials"
                         : "decode_min_bytes+flashinfer_partials";
     } else {
-      address_slots_as_pages(p, workspace, a);
-      indptr_host = slot_indptr_.data();
+      slots_ = address_slots_as_pages(p, workspace);
+      a.k_pages = static_cast<const __half*>(p.contiguous.k);
+      a.v_pages = static_cast<const __half*>(p.contiguous.v);
+      a.page_indices = slots_.device_indices;
+      a.indptr = slots_.device_indptr;
+      a.last_page_len = slots_.device_last_page_len;
+      a.page_size = slots_.page_size;
+      a.page_stride = slots_.page_stride;
+      a.head_stride = slots_.head_stride;
+      a.token_stride = slots_.token_stride;
+      extra_bytes_ += slots_.table_bytes();
+      indptr_host = slots_.indptr.data();
       plan_json_["kv_access"] = "contiguous_as_pages";
       basis_ = "decode_min_bytes+flashinfer_partials+page_tables";
     }
@@ -181,47 +209,6 @@ class FlashInferBackend final : public Backend {
                        {"int_workspace_bytes", int_bytes}});
   }
 
-  // Page tables over the contiguous slots (B, H_kv, max_len, D): pages of `ps` tokens, page p of
-  // slot s at index s * slot_stride / (ps * D) + p, head stride max_len * D. Uploaded into the
-  // workspace on its stream; the page-table reads are FlashInfer's, counted as extra bytes.
-  void address_slots_as_pages(const AttentionProblem& p, Workspace& workspace, PagedDecodeArgs& a) {
-    const ContiguousKV<void>& kv = p.contiguous;
-    const std::int64_t slot_rows = kv.slot_stride / kv.head_dim;  // H_kv * max_len
-    int ps = kContiguousPageSize;
-    while (ps > 1 && slot_rows % ps != 0) ps /= 2;
-    const std::int64_t pages_per_slot = slot_rows / ps;
-    if (pages_per_slot * p.batch > std::numeric_limits<std::int32_t>::max())
-      throw std::invalid_argument("FlashInfer page tables: the contiguous pool has more than 2^31 pages of " +
-                                  std::to_string(ps) + " tokens");
-    slot_indptr_.assign(1, 0);
-    slot_indices_.clear();
-    slot_last_page_len_.clear();
-    for (int b = 0; b < p.batch; ++b) {
-      const std::int32_t len = p.host_seq_lens[b];
-      const std::int32_t pages = (len + ps - 1) / ps;
-      for (std::int32_t i = 0; i < pages; ++i) slot_indices_.push_back(static_cast<std::int32_t>(b * pages_per_slot + i));
-      slot_indptr_.push_back(slot_indptr_.back() + pages);
-      slot_last_page_len_.push_back((len - 1) % ps + 1);
-    }
-    const auto upload = [&](const std::vector<std::int32_t>& host) {
-      void* d = workspace.allocate(host.size() * sizeof(std::int32_t));
-      DB_CUDA_CHECK(cudaMemcpyAsync(d, host.data(), host.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
-                                    workspace.stream()));
-      return static_cast<const std::int32_t*>(d);
-    };
-    a.k_pages = static_cast<const __half*>(kv.k);
-    a.v_pages = static_cast<const __half*>(kv.v);
-    a.page_indices = upload(slot_indices_);
-    a.indptr = upload(slot_indptr_);
-    a.last_page_len = upload(slot_last_page_len_);
-    a.page_size = ps;
-    a.page_stride = static_cast<std::int64_t>(ps) * kv.head_dim;
-    a.head_stride = kv.head_stride;
-    a.token_stride = kv.head_dim;
-    extra_bytes_ += static_cast<double>(slot_indices_.size() + slot_indptr_.size() + slot_last_page_len_.size()) *
-                    sizeof(std::int32_t);
-  }
-
   // The minimum the pipeline would count for this problem, so GB/s compare across backends: the
   // plain decode's, or over a shared-prefix batch the plain decode of its pages (with the shared
   // tokens it reads again, as decode-bench's batch_decode counts them).
@@ -241,7 +228,7 @@ class FlashInferBackend final : public Backend {
   std::string basis_;
   double extra_bytes_ = 0;
   // Host copies the plan's uploads read from (kept until the next plan).
-  std::vector<std::int32_t> slot_indptr_, slot_indices_, slot_last_page_len_;
+  SlotPages slots_;
   std::vector<unsigned char> int_host_;
 };
 
