@@ -48,8 +48,9 @@ std::vector<AxisDef>& static_table() {
       // --backend-lib included (table() below follows it). Not in ids at its default, so points of
       // the project's own kernels keep the ids they had before the axis existed.
       {"backend", AxisType::string, backend_names(), 0, 0, std::string(kDefaultBackend),
-       "what computes the kernel: decode-bench (this project's own kernels), flashinfer (FlashInfer's decode "
-       "kernels compiled in), or a plugin's backend (--backend-lib FILE.so); docs/backends.md", false, uses_backend},
+       "what computes the kernel: decode-bench (this project's own kernels), flashinfer and flashinfer_tc "
+       "(FlashInfer's CUDA-core and tensor-core decode, compiled in), or a plugin's backend (--backend-lib "
+       "FILE.so); docs/backends.md", false, uses_backend},
       {"layout", AxisType::string, {"contiguous", "paged"}, 0, 0, "contiguous",
        "KV pool: contiguous (max_seq_len slab per sequence) or paged (fixed-size pages + block table)", true},
       {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",
