@@ -12,8 +12,15 @@ double verification_tolerance(DType kv_dtype) {
   return kv_dtype == DType::fp32 || dtype_is_fp8(kv_dtype) ? 1e-5 : 1e-3;
 }
 
+double verification_tolerance(DType kv_dtype, DType io_dtype) {
+  // Two roundings of o to the io type and the arithmetic before them: 4u (harness/verify.hpp).
+  const double io = io_dtype == DType::fp16 ? 2e-3 : io_dtype == DType::bf16 ? 1.6e-2 : 0.0;
+  return std::max(verification_tolerance(kv_dtype), io);
+}
+
 std::string verification_rule() {
-  return "|o-ref| <= tol*sum_t w_t|v_t| and |lse-ref| <= tol*max(1,|ref|); tol fp32 and fp8 1e-5, fp16/bf16 1e-3";
+  return "|o-ref| <= tol*sum_t w_t|v_t| and |lse-ref| <= tol*max(1,|ref|); tol fp32 and fp8 1e-5, fp16/bf16 1e-3; "
+         "at least 2e-3 with fp16 q/o, 1.6e-2 with bf16 q/o";
 }
 
 VerificationResult verify_decode(std::span<const float> o, std::span<const float> lse, const ReferenceOutput& ref,
@@ -63,6 +70,11 @@ void accumulate(VerificationResult& total, const VerificationResult& one) {
   total.max_rel_error = std::max(total.max_rel_error, one.max_rel_error);
   total.max_lse_error = std::max(total.max_lse_error, one.max_lse_error);
   total.passed = total.non_finite == 0 && total.max_rel_error <= total.tolerance;
+}
+
+void judge_at(VerificationResult& r, double tolerance) {
+  r.tolerance = tolerance;
+  r.passed = r.non_finite == 0 && r.max_rel_error <= r.tolerance;
 }
 
 nlohmann::json VerificationResult::to_json() const {

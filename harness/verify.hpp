@@ -10,6 +10,11 @@
 //   1e-5 for fp8 K/V, the fp32 bound: the reference dequantizes the same stored bytes with the same
 //   per-head scales, so the only error is the kernel's fp32 arithmetic (the K scale folded into q
 //   and the V scale into o add one rounding each). Measured on the H100 sweep: <= 1.4e-7.
+//   q and o in a 16-bit io dtype (Backend::io_dtype; the reference reads the rounded q): o is
+//   rounded to it, and a split kernel may keep its partials in it too, two roundings of at most
+//   u * o_abs each (unit roundoff u: 2^-11 for fp16, 2^-8 for bf16), and the kernel's fp32
+//   arithmetic comes on top (with FP8 K/V's wide logits, enough to pass 2u): the tolerance is then
+//   at least 4u, 2e-3 for fp16 (2^-9 = 1.95e-3) and 1.6e-2 for bf16 (2^-6 = 1.56e-2).
 // max_rel_error is the largest of those ratios; passed means max_rel_error <= tol and every
 // element finite.
 #include <span>
@@ -23,6 +28,8 @@
 namespace decode_bench {
 
 double verification_tolerance(DType kv_dtype);
+// With q and o in io_dtype: the larger of the K/V rule and the io rounding bound above.
+double verification_tolerance(DType kv_dtype, DType io_dtype);
 std::string verification_rule();
 
 struct VerificationResult {
@@ -43,5 +50,9 @@ VerificationResult verify_decode(std::span<const float> o, std::span<const float
 
 // Accumulates sequence after sequence of a batch into one result.
 void accumulate(VerificationResult& total, const VerificationResult& one);
+
+// r judged again at `tolerance` (the io-aware rule, applied after a comparison made with the K/V
+// rule): max_rel_error is the same ratio whatever the tolerance, so only passed changes.
+void judge_at(VerificationResult& r, double tolerance);
 
 }  // namespace decode_bench

@@ -8,6 +8,7 @@
 #include "harness/nvtx.hpp"
 #include "harness/read_floor.hpp"
 #include "harness/results_schema.hpp"
+#include "harness/verify.hpp"
 #include "kernels/traffic_model.hpp"
 #include "sweeps/io_dtype.hpp"
 #include "sweeps/phase_timer.hpp"
@@ -125,6 +126,9 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
       steps.checked_launch(launch, backend.lse_base());
     }
     verification = steps.verify();
+    // o rounded to a 16-bit io dtype: that type's rule at least (harness/verify.hpp).
+    if (problem.io_dtype != DType::fp32)
+      judge_at(verification.result, verification_tolerance(problem.kv_dtype, problem.io_dtype));
   }
   const BackendTrafficModel model = backend.traffic_model(problem).value_or(minimum_traffic_model(problem));
   result["verification"] = verification.result.to_json();

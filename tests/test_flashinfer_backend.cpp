@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -42,7 +43,7 @@ TEST(FlashInferBackend, WithoutTheHeadersEveryPointHasTheConfiguresReason) {
   EXPECT_EQ(reason(*backend, described({})), std::string("backend flashinfer not built: ") + flashinfer_build::kNotBuiltReason);
 }
 
-TEST(FlashInferBackend, TakesFp16CudaCoreDecodeAndNamesWhatItDoesNot) {
+TEST(FlashInferBackend, TakesCudaCoreDecodeAndNamesWhatItDoesNot) {
   if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer not built: " << flashinfer_build::kNotBuiltReason;
   const auto backend = find_backend("flashinfer")->make();
   for (const json& ok : {json::object(), json{{"layout", "paged"}, {"page_size", 16}, {"batch", 4}},
@@ -54,7 +55,8 @@ TEST(FlashInferBackend, TakesFp16CudaCoreDecodeAndNamesWhatItDoesNot) {
 
   EXPECT_EQ(reason(*backend, described({{"heads_q", 28}, {"heads_kv", 4}})),
             "FlashInfer's CUDA-core decode: Unsupported group_size: 7");
-  EXPECT_EQ(reason(*backend, described({{"dtype", "bf16"}})), "dtype bf16: the flashinfer backend runs fp16 only so far");
+  EXPECT_EQ(reason(*backend, described({{"dtype", "fp32"}})),
+            "dtype fp32: FlashInfer's CUDA-core decode reads fp16, bf16 or fp8 K/V");
   EXPECT_NE(reason(*backend, described({{"head_dim", 64}})).find("head_dim 64"), std::string::npos);
   EXPECT_EQ(reason(*backend, described({{"blocks", 4}})), "blocks 4: FlashInfer's plan chooses its own splits");
   EXPECT_NE(reason(*backend, described({}, KernelKind::baseline)).find("kernel baseline"), std::string::npos);
@@ -72,6 +74,22 @@ TEST(FlashInferBackend, TakesFp16CudaCoreDecodeAndNamesWhatItDoesNot) {
   EXPECT_EQ(reason(*backend, empty), "sequence 1 has no token: FlashInfer's decode needs at least one per sequence");
 }
 
+// Every K/V type but FP32, on both layouts: q and o in BF16 for BF16 K/V, in FP16 for FP16 and FP8.
+TEST(FlashInferBackend, TakesEachKvTypeWithItsIoType) {
+  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer not built: " << flashinfer_build::kNotBuiltReason;
+  const auto backend = find_backend("flashinfer")->make();
+  for (const auto& [dtype, io] : {std::pair{"fp16", DType::fp16}, std::pair{"bf16", DType::bf16},
+                                  std::pair{"fp8_e4m3", DType::fp16}, std::pair{"fp8_e5m2", DType::fp16}}) {
+    for (const json& layout : {json{{"layout", "contiguous"}}, json{{"layout", "paged"}, {"page_size", 16}, {"batch", 4}}}) {
+      json change = layout;
+      change["dtype"] = dtype;
+      const AttentionProblem p = described(change);
+      EXPECT_EQ(backend->supports(p), std::nullopt) << change.dump();
+      EXPECT_EQ(backend->io_dtype(p), io) << change.dump();
+    }
+  }
+}
+
 // plan() refuses what supports() refuses, and q / o in another dtype than it asked for.
 TEST(FlashInferBackend, PlanRefusesBeforeAnyDeviceWork) {
   if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer not built: " << flashinfer_build::kNotBuiltReason;
@@ -86,6 +104,15 @@ TEST(FlashInferBackend, PlanRefusesBeforeAnyDeviceWork) {
   AttentionProblem fp32_io = described({});
   fp32_io.io_dtype = DType::fp32;
   EXPECT_THROW(backend->plan(fp32_io, workspace), std::invalid_argument);
+  // q / o in another 16-bit type than the K/V type's.
+  AttentionProblem bf16_as_fp16 = described({{"dtype", "bf16"}});
+  bf16_as_fp16.io_dtype = DType::fp16;
+  try {
+    backend->plan(bf16_as_fp16, workspace);
+    ADD_FAILURE() << "planned bf16 K/V with fp16 q/o";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "the flashinfer backend reads q and writes o in bf16 for bf16 K/V, not fp16");
+  }
   EXPECT_EQ(backend->run(nullptr), cudaErrorNotReady);  // nothing planned
 }
 

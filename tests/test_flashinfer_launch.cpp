@@ -34,12 +34,16 @@ TEST(FlashInferLaunch, RefusesShapesTheLaunchersDoNotCompile) {
   EXPECT_TRUE(cuda_core_decode_unsupported_reason(0, 1, 128).has_value());
 }
 
-SingleDecodeArgs single_args(int heads_q, int heads_kv, std::int64_t kv_len) {
+template <class KV = __half>
+SingleDecodeArgs<KV> single_args(int heads_q, int heads_kv, std::int64_t kv_len) {
   // Pointers that are never dereferenced: every case here is refused or only sized.
-  static __half dummy[1];
-  SingleDecodeArgs a;
-  a.q = a.k = a.v = dummy;
-  a.o = dummy;
+  static io_type_of<KV> io[1];
+  static KV kv[1];
+  static float scales[1];
+  SingleDecodeArgs<KV> a;
+  a.q = a.o = io;
+  a.k = a.v = kv;
+  if constexpr (is_fp8_kv<KV>) a.k_scale = a.v_scale = scales;
   a.heads_q = heads_q;
   a.heads_kv = heads_kv;
   a.head_dim = 128;
@@ -52,7 +56,7 @@ SingleDecodeArgs single_args(int heads_q, int heads_kv, std::int64_t kv_len) {
 
 TEST(FlashInferLaunch, SingleDecodeRefusesGroupSevenWithFlashInfersReason) {
   std::string error;
-  EXPECT_EQ(single_decode_fp16(single_args(28, 4, 100), nullptr, 0, nullptr, &error), cudaErrorInvalidValue);
+  EXPECT_EQ(single_decode(single_args(28, 4, 100), nullptr, 0, nullptr, &error), cudaErrorInvalidValue);
   EXPECT_EQ(error, "Unsupported group_size: 7");
 }
 
@@ -79,12 +83,13 @@ TEST(FlashInferLaunch, SingleDecodeWorkspaceIsOneChunkPer256Tokens) {
   EXPECT_EQ(single_decode_workspace_bytes(single_args(32, 8, 4096)), 16u * 32 * (128 * 2 + 4));
   std::string error;
   static unsigned char small[16];
-  EXPECT_EQ(single_decode_fp16(single_args(32, 8, 4096), small, sizeof small, nullptr, &error), cudaErrorInvalidValue);
+  EXPECT_EQ(single_decode(single_args(32, 8, 4096), small, sizeof small, nullptr, &error), cudaErrorInvalidValue);
   EXPECT_NE(error.find("workspace of 16 bytes"), std::string::npos) << error;
 }
 
-PagedDecodeArgs paged_shape(int heads_q, int heads_kv, int batch) {
-  PagedDecodeArgs a;
+template <class KV = __half>
+PagedDecodeArgs<KV> paged_shape(int heads_q, int heads_kv, int batch) {
+  PagedDecodeArgs<KV> a;
   a.batch = batch;
   a.heads_q = heads_q;
   a.heads_kv = heads_kv;
@@ -98,17 +103,17 @@ TEST(FlashInferLaunch, PagedDecodeRefusesBeforeTouchingTheDevice) {
   const std::vector<std::int32_t> indptr = {0, 2, 5};
   std::size_t float_bytes = 0, int_bytes = 0;
   std::string error;
-  EXPECT_EQ(paged_decode_workspace_bytes_fp16(paged_shape(28, 4, 2), indptr.data(), &float_bytes, &int_bytes, &error),
+  EXPECT_EQ(paged_decode_workspace_bytes(paged_shape(28, 4, 2), indptr.data(), &float_bytes, &int_bytes, &error),
             cudaErrorInvalidValue);
   EXPECT_EQ(error, "Unsupported group_size: 7");
 
   const std::vector<std::int32_t> empty_seq = {0, 2, 2};
-  EXPECT_EQ(paged_decode_workspace_bytes_fp16(paged_shape(32, 8, 2), empty_seq.data(), &float_bytes, &int_bytes, &error),
+  EXPECT_EQ(paged_decode_workspace_bytes(paged_shape(32, 8, 2), empty_seq.data(), &float_bytes, &int_bytes, &error),
             cudaErrorInvalidValue);
   EXPECT_NE(error.find("sequence 1 has no page"), std::string::npos) << error;
 
   const std::vector<std::int32_t> offset = {1, 2, 5};
-  EXPECT_EQ(paged_decode_workspace_bytes_fp16(paged_shape(32, 8, 2), offset.data(), &float_bytes, &int_bytes, &error),
+  EXPECT_EQ(paged_decode_workspace_bytes(paged_shape(32, 8, 2), offset.data(), &float_bytes, &int_bytes, &error),
             cudaErrorInvalidValue);
   EXPECT_NE(error.find("indptr_host[0]"), std::string::npos) << error;
 
@@ -133,8 +138,41 @@ TEST(FlashInferLaunch, PagedDecodeRefusesBeforeTouchingTheDevice) {
 
   // run refuses a missing plan or pointers with its own sentence.
   PagedDecodePlan plan;
-  EXPECT_EQ(paged_decode_run_fp16(paged_shape(32, 8, 2), plan, nullptr, nullptr, nullptr, &error), cudaErrorInvalidValue);
+  EXPECT_EQ(paged_decode_run(paged_shape(32, 8, 2), plan, nullptr, nullptr, nullptr, &error), cudaErrorInvalidValue);
   EXPECT_NE(error.find("must be set"), std::string::npos) << error;
+}
+
+// The K/V types: the workspace holds partials in o's type (BF16 for BF16 K/V, FP16 for FP8 K/V),
+// FP8 K/V need their per-head scales and 16-bit K/V take none.
+TEST(FlashInferLaunch, EachKvTypeSizesAndChecksItsScales) {
+  EXPECT_EQ(single_decode_workspace_bytes(single_args<__nv_bfloat16>(32, 8, 4096)), 16u * 32 * (128 * 2 + 4));
+  EXPECT_EQ(single_decode_workspace_bytes(single_args<__nv_fp8_e4m3>(32, 8, 4096)), 16u * 32 * (128 * 2 + 4));
+  EXPECT_EQ(single_decode_unsupported_reason(single_args<__nv_bfloat16>(32, 8, 100)), std::nullopt);
+  EXPECT_EQ(single_decode_unsupported_reason(single_args<__nv_fp8_e4m3>(32, 8, 100)), std::nullopt);
+  EXPECT_EQ(single_decode_unsupported_reason(single_args<__nv_fp8_e5m2>(32, 8, 100)), std::nullopt);
+
+  auto unscaled = single_args<__nv_fp8_e5m2>(32, 8, 100);
+  unscaled.v_scale = nullptr;
+  EXPECT_EQ(single_decode_unsupported_reason(unscaled), "FP8 K/V need k_scale and v_scale (one per KV head)");
+  std::string error;
+  EXPECT_EQ(single_decode(unscaled, nullptr, 0, nullptr, &error), cudaErrorInvalidValue);
+  EXPECT_EQ(error, "FP8 K/V need k_scale and v_scale (one per KV head)");
+  auto scaled = single_args<__nv_bfloat16>(32, 8, 100);
+  static float scale[1];
+  scaled.k_scale = scale;
+  EXPECT_EQ(single_decode_unsupported_reason(scaled), "k_scale and v_scale are for FP8 K/V only");
+
+  PagedDecodePlan plan;
+  plan.padded_batch_size = 2;
+  static int table[1];
+  static __half io[1];
+  static __nv_fp8_e4m3 kv[1];
+  auto paged = paged_shape<__nv_fp8_e4m3>(32, 8, 2);
+  paged.q = paged.o = io;
+  paged.k_pages = paged.v_pages = kv;
+  paged.page_indices = paged.indptr = paged.last_page_len = table;
+  EXPECT_EQ(paged_decode_run(paged, plan, nullptr, table, nullptr, &error), cudaErrorInvalidValue);
+  EXPECT_EQ(error, "FP8 K/V need k_scale and v_scale (one per KV head)");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ set(DECODE_BENCH_GPU_QUICK
   TimingGpu.EventsMeasureAKnownSpinWithinFivePercent
   TimingGpu.LaunchErrorFailsThePointButNotTheRun
   TimingGpu.ATimeLimitCutsTheRepetitionsShort
-  FlashInferBackendGpu.EveryLayoutVerifiesThroughThePipeline
+  FlashInferBackendGpu.EveryLayoutAndKvTypeVerifiesThroughThePipeline
   FlashInferTcBackendGpu.CascadeVerifiesForBothBackends
   TimingGpuDeathTest.IllegalAddressIsStickyAndReported
   CountersGpu.SelftestKernelsMatchClosedForms

@@ -1,6 +1,7 @@
 // The host verification rule (harness/verify.cpp) on hand-made references: exact outputs pass, an
 // output off by more than the tolerance fails, and a non-finite reference never passes (|x - NaN| is
-// NaN, which a max silently drops: a NaN reference used to pass with error 0).
+// NaN, which a max silently drops: a NaN reference used to pass with error 0); q and o in a 16-bit
+// io dtype loosen the rule to that type's rounding bound, never tighten it, and re-judge a result.
 #include <cmath>
 #include <vector>
 
@@ -43,6 +44,31 @@ TEST(Verify, ANonFiniteReferenceNeverPasses) {
   ReferenceOutput nan_abs = reference();
   nan_abs.o_abs[0] = NAN;
   EXPECT_FALSE(check({0.5f, -0.25f, 0.125f, 1.0f}, 2.0f, nan_abs).passed);
+}
+
+TEST(Verify, A16BitIoDtypeLoosensTheRuleToItsRoundingBound) {
+  for (DType kv : {DType::fp32, DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+    EXPECT_EQ(verification_tolerance(kv, DType::fp32), verification_tolerance(kv)) << dtype_name(kv);
+  // 4u: 4 x 2^-11 for fp16, 4 x 2^-8 for bf16, each rounded up.
+  EXPECT_EQ(verification_tolerance(DType::fp8_e4m3, DType::fp16), 2e-3);
+  EXPECT_EQ(verification_tolerance(DType::fp16, DType::fp16), 2e-3);
+  EXPECT_EQ(verification_tolerance(DType::bf16, DType::bf16), 1.6e-2);
+  EXPECT_GE(verification_tolerance(DType::fp16, DType::fp16), 4 * std::ldexp(1.0, -11));
+  EXPECT_GE(verification_tolerance(DType::bf16, DType::bf16), 4 * std::ldexp(1.0, -8));
+
+  // An fp8 comparison (tol 1e-5) off by 1e-3 of o_abs fails; judged at the fp16 io rule it passes,
+  // and off by 1e-2 it still fails.
+  const ReferenceOutput ref = reference();
+  VerificationResult r = verify_decode(std::vector<float>{0.5f, -0.25f, 0.126f, 1.0f}, std::vector<float>{2.0f}, ref,
+                                       DType::fp8_e4m3);
+  EXPECT_FALSE(r.passed);
+  judge_at(r, verification_tolerance(DType::fp8_e4m3, DType::fp16));
+  EXPECT_TRUE(r.passed);
+  EXPECT_EQ(r.tolerance, 2e-3);
+  VerificationResult far = verify_decode(std::vector<float>{0.5f, -0.25f, 0.135f, 1.0f}, std::vector<float>{2.0f}, ref,
+                                         DType::fp8_e4m3);
+  judge_at(far, verification_tolerance(DType::fp8_e4m3, DType::fp16));
+  EXPECT_FALSE(far.passed);
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 //                              plain decode of a shared-prefix batch's forked pages (batch_decode)
 //   kernel shared_prefix       FlashInfer's cascade (flashinfer_cascade.hpp): batch prefill per
 //                              shared level, the suffixes through BatchDecodeWithPagedKVCache
-// FP16 K/V, q and o at head dim 128; FlashInfer plans its own splits. Its LSE is base 2
+// Head dim 128; K/V in FP16 or BF16 (q and o in the same type), or FP8 E4M3 / E5M2 (q and o in
+// FP16, the per-KV-head scales applied in FlashInfer's kernel by an attention variant:
+// flashinfer_kv_head_scale.cuh); the cascade in FP16. FlashInfer plans its own splits. Its LSE is base 2
 // (lse_base): the pipeline converts it outside timing, so run() launches FlashInfer's kernels only.
 // docs/decisions/flashinfer-backend.md says what is planned beyond this.
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
@@ -40,6 +43,19 @@ void check(cudaError_t status, const std::string& error, const char* what) {
   throw CudaError(status, std::string("FlashInfer ") + what + ": " + cudaGetErrorName(status) + " (" + error + ")");
 }
 
+// Calls f with a tag whose ::type is the C++ storage type of a K/V dtype the launchers compile.
+template <class F>
+void with_kv_type(DType kv_dtype, F&& f) {
+  switch (kv_dtype) {
+    case DType::fp16: return f(std::type_identity<__half>{});
+    case DType::bf16: return f(std::type_identity<__nv_bfloat16>{});
+    case DType::fp8_e4m3: return f(std::type_identity<__nv_fp8_e4m3>{});
+    case DType::fp8_e5m2: return f(std::type_identity<__nv_fp8_e5m2>{});
+    case DType::fp32: break;
+  }
+  throw std::invalid_argument("dtype " + std::string(dtype_name(kv_dtype)) + ": no FlashInfer launcher compiled");
+}
+
 class FlashInferBackend final : public Backend {
  public:
   std::string name() const override { return "flashinfer"; }
@@ -56,8 +72,8 @@ class FlashInferBackend final : public Backend {
         return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
                            "(set prefix_overlap false)");
     }
-    if (p.kv_dtype != DType::fp16)
-      return "dtype " + std::string(dtype_name(p.kv_dtype)) + ": the flashinfer backend runs fp16 only so far";
+    if (p.kv_dtype == DType::fp32)
+      return std::string("dtype fp32: FlashInfer's CUDA-core decode reads fp16, bf16 or fp8 K/V");
     if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
       return "FlashInfer's CUDA-core decode: " + *why;
     if (p.splits != 0)
@@ -68,25 +84,37 @@ class FlashInferBackend final : public Backend {
     return std::nullopt;
   }
 
-  DType io_dtype(const AttentionProblem&) const override { return DType::fp16; }
+  // The 16-bit type FlashInfer's kernel reads q in and writes o in: the K/V type for BF16, else FP16.
+  DType io_dtype(const AttentionProblem& p) const override {
+    return p.kv_dtype == DType::bf16 ? DType::bf16 : DType::fp16;
+  }
   LseBase lse_base() const override { return LseBase::two; }
 
   void plan(const AttentionProblem& p, Workspace& workspace) override {
     if (auto why = supports(p)) throw std::invalid_argument(*why);
-    if (p.io_dtype != DType::fp16)
-      throw std::invalid_argument("the flashinfer backend reads q and writes o in fp16, not " +
+    if (p.io_dtype != io_dtype(p))
+      throw std::invalid_argument("the flashinfer backend reads q and writes o in " +
+                                  std::string(dtype_name(io_dtype(p))) + " for " +
+                                  std::string(dtype_name(p.kv_dtype)) + " K/V, not " +
                                   std::string(dtype_name(p.io_dtype)));
     launch_ = nullptr;
     plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
+    if (dtype_is_fp8(p.kv_dtype))
+      plan_json_["variant"] = {{"name", "kv_head_scale"},
+                               {"k_scale", "per KV head, on the logits (LogitsTransform)"},
+                               {"v_scale", "per KV head, on the output (OutputTransform)"}};
     extra_bytes_ = 0;
     if (p.kernel == KernelKind::shared_prefix) {
       plan_cascade_cuda_core(p, workspace);
       return;
     }
-    if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
-      plan_single(p, workspace);
-    else
-      plan_batch(p, workspace);
+    with_kv_type(p.kv_dtype, [&](auto kv_tag) {
+      using KV = typename decltype(kv_tag)::type;
+      if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
+        plan_single<KV>(p, workspace);
+      else
+        plan_batch<KV>(p, workspace);
+    });
     base_model_ = minimum_model(p);
   }
 
@@ -105,14 +133,18 @@ class FlashInferBackend final : public Backend {
 
  private:
   // SingleDecodeWithKVCache over the one slot, with the workspace that lets it split.
+  template <class KV>
   void plan_single(const AttentionProblem& p, Workspace& workspace) {
+    using IO = io_type_of<KV>;
     const ContiguousKV<void>& kv = p.contiguous;
-    SingleDecodeArgs a;
-    a.q = static_cast<const __half*>(p.q);
-    a.k = static_cast<const __half*>(kv.k);
-    a.v = static_cast<const __half*>(kv.v);
-    a.o = static_cast<__half*>(p.o);
+    SingleDecodeArgs<KV> a;
+    a.q = static_cast<const IO*>(p.q);
+    a.k = static_cast<const KV*>(kv.k);
+    a.v = static_cast<const KV*>(kv.v);
+    a.o = static_cast<IO*>(p.o);
     a.lse = p.lse;
+    a.k_scale = kv.k_scale;
+    a.v_scale = kv.v_scale;
     a.heads_q = p.shape.heads_q;
     a.heads_kv = p.shape.heads_kv;
     a.head_dim = p.shape.head_dim;
@@ -123,7 +155,7 @@ class FlashInferBackend final : public Backend {
     if (auto why = single_decode_unsupported_reason(a)) throw std::invalid_argument("FlashInfer single decode: " + *why);
     const std::size_t bytes = single_decode_workspace_bytes(a);
     void* ws = workspace.allocate(bytes);
-    launch_ = [a, ws, bytes](cudaStream_t s) { return single_decode_fp16(a, ws, bytes, s, nullptr); };
+    launch_ = [a, ws, bytes](cudaStream_t s) { return single_decode(a, ws, bytes, s, nullptr); };
     // FlashInfer picks the chunk count at launch (from occupancy, chunks of at least 256 tokens):
     // its partials are counted at that bound.
     const std::int64_t max_chunks = bytes == 0 ? 1 : (a.kv_len + 255) / 256;
@@ -148,10 +180,12 @@ class FlashInferBackend final : public Backend {
   }
 
   // BatchDecodeWithPagedKVCache: FlashInfer's plan (its scheduler and work list), then its run.
+  template <class KV>
   void plan_batch(const AttentionProblem& p, Workspace& workspace) {
-    PagedDecodeArgs a;
-    a.q = static_cast<const __half*>(p.q);
-    a.o = static_cast<__half*>(p.o);
+    using IO = io_type_of<KV>;
+    PagedDecodeArgs<KV> a;
+    a.q = static_cast<const IO*>(p.q);
+    a.o = static_cast<IO*>(p.o);
     a.lse = p.lse;
     a.batch = p.batch;
     a.heads_q = p.shape.heads_q;
@@ -160,8 +194,10 @@ class FlashInferBackend final : public Backend {
     a.sm_scale = static_cast<float>(p.shape.softmax_scale());
     const std::int32_t* indptr_host = nullptr;
     if (p.layout == KvLayoutKind::paged) {
-      a.k_pages = static_cast<const __half*>(p.paged.k);
-      a.v_pages = static_cast<const __half*>(p.paged.v);
+      a.k_pages = static_cast<const KV*>(p.paged.k);
+      a.v_pages = static_cast<const KV*>(p.paged.v);
+      a.k_scale = p.paged.k_scale;
+      a.v_scale = p.paged.v_scale;
       a.page_indices = p.paged.page_indices;
       a.indptr = p.paged.indptr;
       a.last_page_len = p.last_page_len;
@@ -172,8 +208,10 @@ class FlashInferBackend final : public Backend {
                         : "decode_min_bytes+flashinfer_partials";
     } else {
       slots_ = address_slots_as_pages(p, workspace);
-      a.k_pages = static_cast<const __half*>(p.contiguous.k);
-      a.v_pages = static_cast<const __half*>(p.contiguous.v);
+      a.k_pages = static_cast<const KV*>(p.contiguous.k);
+      a.v_pages = static_cast<const KV*>(p.contiguous.v);
+      a.k_scale = p.contiguous.k_scale;
+      a.v_scale = p.contiguous.v_scale;
       a.page_indices = slots_.device_indices;
       a.indptr = slots_.device_indptr;
       a.last_page_len = slots_.device_last_page_len;
@@ -188,19 +226,19 @@ class FlashInferBackend final : public Backend {
     }
     std::string error;
     std::size_t float_bytes = 0, int_bytes = 0;
-    check(paged_decode_workspace_bytes_fp16(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
+    check(paged_decode_workspace_bytes(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
     void* float_ws = workspace.allocate(float_bytes);
     void* int_ws = workspace.allocate(int_bytes);
     int_host_.assign(int_bytes, 0);
     PagedDecodePlan plan;
-    check(paged_decode_plan_fp16(a, indptr_host, float_ws, float_bytes, int_ws, int_host_.data(), int_bytes,
-                                 workspace.stream(), &plan, &error),
+    check(paged_decode_plan(a, indptr_host, float_ws, float_bytes, int_ws, int_host_.data(), int_bytes,
+                            workspace.stream(), &plan, &error),
           error, "plan");
-    launch_ = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run_fp16(a, plan, float_ws, int_ws, s, nullptr); };
-    // Split work items write their partial o (fp16) and lse (fp32) and the merge reads them back.
+    launch_ = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run(a, plan, float_ws, int_ws, s, nullptr); };
+    // Split work items write their partial o (in o's type) and lse (fp32) and the merge reads them back.
     if (plan.split_kv)
       extra_bytes_ += 2.0 * static_cast<double>(plan.padded_batch_size) * p.shape.heads_q *
-                      (p.shape.head_dim * sizeof(__half) + sizeof(float));
+                      (p.shape.head_dim * sizeof(IO) + sizeof(float));
     plan_json_.update({{"family", "flashinfer_batch_decode"},
                        {"page_size", a.page_size},
                        {"split_kv", plan.split_kv},

@@ -1,8 +1,9 @@
 #pragma once
 // FlashInfer's batch decode over a paged KV cache (BatchDecodeWithPagedKVCache, its CUDA-core
-// kernel), FP16 in and out, head dimension 128, with FlashInfer's plan/run split: plan runs its
-// scheduler on the host (how many chunks each sequence is split into, from the device's occupancy)
-// and uploads the work list into the integer workspace; run only launches.
+// kernel), head dimension 128, for each K/V type of flashinfer_types.hpp (q and o in
+// io_type_of<KV>), with FlashInfer's plan/run split: plan runs its scheduler on the host (how many
+// chunks each sequence is split into, from the device's occupancy) and uploads the work list into
+// the integer workspace; run only launches.
 //
 // Layout (FlashInfer's "HND", decode-bench's paged pool): K, V (num_pages, heads_kv, page_size,
 // head_dim); sequence s owns pages page_indices[indptr[s] .. indptr[s+1]) in token order, the last
@@ -13,26 +14,35 @@
 // slots (slots, heads_kv, max_len, head_dim) as pages of page_size tokens: page_stride = page_size *
 // head_dim, head_stride = max_len * head_dim, page p of slot s at index s * heads_kv * max_len /
 // page_size + p. q (batch, heads_q, head_dim), o likewise, lse (batch, heads_q) in base 2 (multiply
-// by ln 2 for decode-bench's natural log).
+// by ln 2 for decode-bench's natural log). FP8 K/V: per-KV-head scales as in
+// flashinfer_single_decode.hpp.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "backends/flashinfer/flashinfer_support.hpp"
+#include "backends/flashinfer/flashinfer_types.hpp"
 
 namespace decode_bench::flashinfer_launch {
 
+template <InstantiatedKv KV>
 struct PagedDecodeArgs {
-  const __half* q = nullptr;                    // device
-  const __half* k_pages = nullptr;              // device
-  const __half* v_pages = nullptr;              // device
+  using IO = io_type_of<KV>;
+  const IO* q = nullptr;                        // device
+  const KV* k_pages = nullptr;                  // device
+  const KV* v_pages = nullptr;                  // device
   const std::int32_t* page_indices = nullptr;   // device
   const std::int32_t* indptr = nullptr;         // device, batch + 1
   const std::int32_t* last_page_len = nullptr;  // device, batch
-  __half* o = nullptr;                          // device
+  IO* o = nullptr;                              // device
   float* lse = nullptr;                         // device, base 2; nullptr: not written
+  const float* k_scale = nullptr;               // (heads_kv), device: FP8 K/V only, required there
+  const float* v_scale = nullptr;               // (heads_kv), device: FP8 K/V only, required there
   int batch = 0;
   int heads_q = 0;
   int heads_kv = 0;
@@ -61,25 +71,52 @@ struct PagedDecodePlan {
 
 // Why these shapes cannot run (head configuration by FlashInfer's table, page size, batch), or nullopt.
 // Pointers are not looked at: plan needs none of them.
-std::optional<std::string> paged_decode_unsupported_reason(const PagedDecodeArgs& shape);
+template <InstantiatedKv KV>
+std::optional<std::string> paged_decode_unsupported_reason(const PagedDecodeArgs<KV>& s) {
+  if (auto reason = cuda_core_decode_unsupported_reason(s.heads_q, s.heads_kv, s.head_dim)) return reason;
+  if (s.batch < 1) return "batch " + std::to_string(s.batch) + " must be >= 1";
+  if (s.page_size < 1) return "page_size " + std::to_string(s.page_size) + " must be >= 1";
+  const bool packed = s.page_stride == 0 && s.head_stride == 0 && s.token_stride == 0;
+  if (!packed) {
+    if (s.token_stride < s.head_dim || s.head_stride < s.head_dim || s.page_stride < s.head_dim) {
+      return "page_stride, head_stride and token_stride must all be 0 (packed pages) or >= head_dim";
+    }
+    // FlashInfer keeps the strides in 32 bits (its page offsets are 64-bit).
+    constexpr std::int64_t kMax = std::numeric_limits<std::uint32_t>::max();
+    if (s.page_stride > kMax || s.head_stride > kMax || s.token_stride > kMax) {
+      return "page_stride, head_stride and token_stride must fit 32 bits (FlashInfer's paged_kv_t)";
+    }
+  } else if (static_cast<std::int64_t>(s.heads_kv) * s.page_size * s.head_dim >
+             std::numeric_limits<std::uint32_t>::max()) {
+    return "a page of heads_kv x page_size x head_dim elements must fit 32 bits (FlashInfer's paged_kv_t)";
+  }
+  if (!(s.sm_scale > 0)) return "sm_scale must be > 0";
+  return std::nullopt;
+}
+
+// Why a host copy of indptr (batch + 1 page counts) cannot be planned, or nullopt.
+std::optional<std::string> paged_decode_indptr_reason(int batch, const std::int32_t* indptr_host);
 
 // The workspaces plan needs for this batch (host copy of indptr, batch + 1 page counts). Reads the
 // current device's occupancy, as plan does: call it on the device that will run.
-cudaError_t paged_decode_workspace_bytes_fp16(const PagedDecodeArgs& shape, const std::int32_t* indptr_host,
-                                              std::size_t* float_bytes, std::size_t* int_bytes,
-                                              std::string* error);
+template <InstantiatedKv KV>
+cudaError_t paged_decode_workspace_bytes(const PagedDecodeArgs<KV>& shape, const std::int32_t* indptr_host,
+                                         std::size_t* float_bytes, std::size_t* int_bytes, std::string* error);
 
 // FlashInfer's DecodePlan: fills int_workspace_host (int_bytes of host memory) and copies it to
 // int_workspace (device) on stream, then waits for the stream, so the host buffer may be reused at
 // once. Not for stream capture; run is.
-cudaError_t paged_decode_plan_fp16(const PagedDecodeArgs& shape, const std::int32_t* indptr_host,
-                                   void* float_workspace, std::size_t float_bytes, void* int_workspace,
-                                   void* int_workspace_host, std::size_t int_bytes, cudaStream_t stream,
-                                   PagedDecodePlan* plan, std::string* error);
+template <InstantiatedKv KV>
+cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& shape, const std::int32_t* indptr_host,
+                              void* float_workspace, std::size_t float_bytes, void* int_workspace,
+                              void* int_workspace_host, std::size_t int_bytes, cudaStream_t stream,
+                              PagedDecodePlan* plan, std::string* error);
 
 // Launches the decode (and, when the plan splits, the merge) on stream. The workspaces must be the
-// ones plan filled, unchanged.
-cudaError_t paged_decode_run_fp16(const PagedDecodeArgs& args, const PagedDecodePlan& plan, void* float_workspace,
-                                  void* int_workspace, cudaStream_t stream, std::string* error);
+// ones plan filled, unchanged. One translation unit per K/V type defines the three
+// (flashinfer_batch_decode_paged_<dtype>.cu).
+template <InstantiatedKv KV>
+cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& args, const PagedDecodePlan& plan, void* float_workspace,
+                             void* int_workspace, cudaStream_t stream, std::string* error);
 
 }  // namespace decode_bench::flashinfer_launch

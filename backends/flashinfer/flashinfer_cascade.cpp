@@ -134,7 +134,7 @@ PlannedCascade plan_cascade(const AttentionProblem& p, CascadeSuffix suffix, Wor
     if (p.kv_dtype != DType::fp16)
       throw std::invalid_argument("the CUDA-core suffix of the cascade runs fp16 only, not " +
                                   std::string(dtype_name(p.kv_dtype)));
-    PagedDecodeArgs a;
+    PagedDecodeArgs<__half> a;
     a.q = static_cast<const __half*>(p.q);
     a.k_pages = static_cast<const __half*>(p.paged.k);
     a.v_pages = static_cast<const __half*>(p.paged.v);

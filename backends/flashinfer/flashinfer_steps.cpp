@@ -48,20 +48,20 @@ PlannedStep plan_prefill_step(const PagedPrefillArgs& a, DType dtype, const std:
   return step;
 }
 
-PlannedStep plan_decode_step_fp16(const PagedDecodeArgs& a, const std::int32_t* indptr_host, Workspace& workspace) {
+PlannedStep plan_decode_step_fp16(const PagedDecodeArgs<__half>& a, const std::int32_t* indptr_host, Workspace& workspace) {
   std::string error;
   std::size_t float_bytes = 0, int_bytes = 0;
-  check_flashinfer(paged_decode_workspace_bytes_fp16(a, indptr_host, &float_bytes, &int_bytes, &error), error,
+  check_flashinfer(paged_decode_workspace_bytes(a, indptr_host, &float_bytes, &int_bytes, &error), error,
                    "batch decode plan");
   void* float_ws = workspace.allocate(float_bytes);
   void* int_ws = workspace.allocate(int_bytes);
   std::vector<unsigned char> int_host(int_bytes, 0);
   PagedDecodePlan plan;
-  check_flashinfer(paged_decode_plan_fp16(a, indptr_host, float_ws, float_bytes, int_ws, int_host.data(), int_bytes,
+  check_flashinfer(paged_decode_plan(a, indptr_host, float_ws, float_bytes, int_ws, int_host.data(), int_bytes,
                                           workspace.stream(), &plan, &error),
                    error, "batch decode plan");
   PlannedStep step;
-  step.run = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run_fp16(a, plan, float_ws, int_ws, s, nullptr); };
+  step.run = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run(a, plan, float_ws, int_ws, s, nullptr); };
   // Split work items write their partial o (fp16) and lse (fp32) and the merge reads them back.
   if (plan.split_kv)
     step.partial_bytes = 2.0 * static_cast<double>(plan.padded_batch_size) * a.heads_q *

@@ -33,7 +33,7 @@ PlannedStep plan_prefill_step(const flashinfer_launch::PagedPrefillArgs& a, DTyp
                               Workspace& workspace);
 
 // BatchDecodeWithPagedKVCache (CUDA cores, FP16) over `a`; the host indptr is read by DecodePlan.
-PlannedStep plan_decode_step_fp16(const flashinfer_launch::PagedDecodeArgs& a, const std::int32_t* indptr_host,
+PlannedStep plan_decode_step_fp16(const flashinfer_launch::PagedDecodeArgs<__half>& a, const std::int32_t* indptr_host,
                                   Workspace& workspace);
 
 }  // namespace decode_bench

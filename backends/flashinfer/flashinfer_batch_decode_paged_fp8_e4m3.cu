@@ -1,0 +1,16 @@
+// FlashInfer's paged batch decode (plan and run) for FP8 E4M3 K/V with
+// per-KV-head scales, FP16 q and o (flashinfer_batch_decode_impl.cuh).
+#include "backends/flashinfer/flashinfer_batch_decode_impl.cuh"
+
+namespace decode_bench::flashinfer_launch {
+
+template cudaError_t paged_decode_workspace_bytes<__nv_fp8_e4m3>(const PagedDecodeArgs<__nv_fp8_e4m3>&,
+                                                                 const std::int32_t*, std::size_t*, std::size_t*,
+                                                                 std::string*);
+template cudaError_t paged_decode_plan<__nv_fp8_e4m3>(const PagedDecodeArgs<__nv_fp8_e4m3>&, const std::int32_t*, void*,
+                                                      std::size_t, void*, void*, std::size_t, cudaStream_t,
+                                                      PagedDecodePlan*, std::string*);
+template cudaError_t paged_decode_run<__nv_fp8_e4m3>(const PagedDecodeArgs<__nv_fp8_e4m3>&, const PagedDecodePlan&,
+                                                     void*, void*, cudaStream_t, std::string*);
+
+}  // namespace decode_bench::flashinfer_launch
