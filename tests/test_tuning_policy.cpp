@@ -175,6 +175,24 @@ TEST(TuningPolicy, ScaledSplitsRoundAndKeepAtLeastOne) {
   EXPECT_EQ(scaled_splits(10, 2.0), 20);
 }
 
+// `decode-bench list knobs` prints the table; --format belongs to it alone.
+TEST(TuningPolicy, ListKnobsPrintsTheTable) {
+  auto r = testing::run_decode_bench("list knobs");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, format_tuning_knobs(false));
+  r = testing::run_decode_bench("list knobs --format markdown");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, format_tuning_knobs(true));
+  r = testing::run_decode_bench("list presets");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("quick ("), std::string::npos) << r.output;
+  r = testing::run_decode_bench("list --format markdown");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--format applies to `list knobs` only"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::run_decode_bench("list knobs --format csv").exit_code, 2);
+  EXPECT_EQ(testing::run_decode_bench("list axes").exit_code, 2);
+}
+
 // A sweep parses the knobs once, at start: a bad value or a misspelt knob ends it with exit 2
 // before anything runs, each named (a dry run needs no GPU); good ones let it go on.
 TEST(TuningPolicy, SweepRefusesABadEnvironmentWithExitTwo) {
