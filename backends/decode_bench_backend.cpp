@@ -96,7 +96,7 @@ class DecodeBenchBackend final : public Backend {
     const std::int32_t* host_lens = p.prefix ? nullptr : p.host_seq_lens.data();
     const DecodeProblem problem{p.shape, p.kv_dtype, p.batch, p.max_len, p.seq_lens, static_cast<const float*>(p.q),
                                 static_cast<float*>(p.o), p.lse, host_lens};
-    DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = p.splits}, &plan_));
+    DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = p.splits, .tuning = p.tuning}, &plan_));
     void* ws = workspace.allocate(plan_.workspace_bytes);
     DB_CUDA_CHECK(init_decode_workspace(plan_, ws, workspace.stream()));
     launch_ = [this, kv, problem, ws](cudaStream_t s) { return run_decode<KV>(kv, problem, plan_, ws, s); };
@@ -121,7 +121,8 @@ class DecodeBenchBackend final : public Backend {
     const PagedKV<T> kv = typed_kv<T>(p.paged);
     const SharedPrefixProblem problem{p.shape, p.kv_dtype, static_cast<const float*>(p.q), static_cast<float*>(p.o),
                                       p.lse};
-    const SharedPrefixOptions options{.prefix = {}, .suffix = {.splits = p.splits}, .overlap = p.prefix_overlap};
+    const SharedPrefixOptions options{
+        .prefix = {}, .suffix = {.splits = p.splits}, .overlap = p.prefix_overlap, .tuning = p.tuning};
     DB_CUDA_CHECK(plan_shared_prefix<T>(kv, problem, *p.prefix, options, &sp_plan_));
     void* ws = workspace.allocate(sp_plan_.workspace_bytes);
     const bool overlap = p.prefix_overlap && sp_plan_.has_prefix;

@@ -32,6 +32,7 @@
 #include "kernels/dtype.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/shared_prefix_layout.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 
@@ -60,6 +61,11 @@ struct AttentionProblem {
   // Requests of the point a backend honours or refuses in supports(), never ignores:
   int splits = 0;               // `blocks`: split-K blocks per (sequence, KV head block); 0 = the backend's choice
   bool prefix_overlap = true;   // shared_prefix: the prefix phase on a second stream beside the suffix phase
+
+  // How the run plans, for the decode-bench backend's planners (other backends have no such knobs):
+  // the sweep's tuning policy (kernels/tuning_policy.hpp, parsed once from the environment) with
+  // the run's measured DRAM read ceiling in measured_dram_read_bytes_per_s (0: none measured).
+  TuningPolicy tuning{};
 
   DType io_dtype = DType::fp32;  // of q and o (Backend::io_dtype; the pipeline converts outside timing)
   const void* q = nullptr;       // (B, H_q, D) device

@@ -5,7 +5,7 @@
 // instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 
@@ -16,10 +16,11 @@ cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& 
   if (!decode_tensor_core_supported(problem)) return cudaErrorInvalidValue;
   // Ragged batches with host lengths: the row-attention work list (DECODE_BENCH_FD_BALANCE=0: off).
   RowAttentionOptions row_options{RowAttentionPath::tensor_core, options.splits};
-  row_options.balance = flash_decode_balance_enabled();
+  row_options.tuning = options.tuning;
+  row_options.balance = options.tuning.fd_balance;
   // Work stealing among an item's splits: paged K/V only, where it measured faster
-  // (kRowStealDefault, kernels/planner_tuning.hpp); DECODE_BENCH_ROW_STEAL pins it.
-  row_options.steal_pool = row_steal_pool(is_paged_accessor<KV>::value ? kRowStealDefault : 0.0);
+  // (kRowStealDefault, kernels/tuning_policy.hpp); DECODE_BENCH_ROW_STEAL pins it.
+  row_options.steal_pool = options.tuning.row_steal.value_or(is_paged_accessor<KV>::value ? kRowStealDefault : 0.0);
   DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
   plan->kernel = DecodeKernel::flash_decode;
   plan->path = DecodePath::tensor_core;

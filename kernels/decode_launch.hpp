@@ -18,6 +18,7 @@
 #include "kernels/decode_problem.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 
@@ -50,6 +51,9 @@ struct DecodeOptions {
   bool fused_merge = true;  // flash_decode: false merges the splits in a second kernel (probes)
   DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family (probes, tests);
                                             // automatic with heads_per_block > 0 keeps the CUDA cores
+  // The knobs this plan follows where the fields above leave a choice to the planner (the sweep's,
+  // parsed once from the environment: kernels/tuning_policy.hpp); the tensor-core path hands it on.
+  TuningPolicy tuning{};
 };
 
 struct DecodePlan {

@@ -47,7 +47,7 @@ struct FlashDecodeArgs {
   float* o;                   // (num_seqs, H_q, h)             when num_splits == 1
   float* lse;                 // (num_seqs, H_q)                when num_splits == 1
   float* partial_o;           // (num_seqs, H_q, num_splits, h) when num_splits > 1; work lists:
-                              // (H_q, n, h) per sequence split n > 1 ways, at BlockWork::partial_row
+                              // (H_q, n, h) per sequence split n > 1 ways, at SplitBlockWork::partial_row
   float* partial_lse;         // (num_seqs, H_q, num_splits)    likewise, one float per state
   unsigned* split_counters;   // (num_seqs, H_kv / HB) when the merge is fused: zero before the
                               // launch, left zero by it (the last split of each head block resets it)
@@ -131,11 +131,11 @@ __device__ __forceinline__ void fetch_tickets(const RowLocator<KV>& loc, const T
 // What one block computes: split `split` of the `num_splits` of sequence `seq`, for the KV heads of
 // head block `head_block`. Uniform plans read it off the block index (every sequence split alike),
 // work-list plans off their item.
-struct BlockWork {
+struct SplitBlockWork {
   int seq, split, num_splits, head_block;
   std::int64_t partial_base;
 
-  __device__ __forceinline__ static BlockWork of_block(const FlashDecodeArgs& args) {
+  __device__ __forceinline__ static SplitBlockWork of_block(const FlashDecodeArgs& args) {
     if (args.items == nullptr)
       return {static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.x), args.num_splits, static_cast<int>(blockIdx.y),
               static_cast<std::int64_t>(blockIdx.z) * args.num_splits};
@@ -343,7 +343,7 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
 template <class Tr>
 __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
                                                  const FlashDecodeArgs& args, const float* v_scale,
-                                                 const BlockWork& work, int first_kv_head) {
+                                                 const SplitBlockWork& work, int first_kv_head) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -426,7 +426,7 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
 // HB * GROUP query heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
 // pattern of the CUDA samples).
 template <class Tr>
-__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, const BlockWork& work,
+__device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, const SplitBlockWork& work,
                                                     int first_kv_head) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   __shared__ bool last;
@@ -443,7 +443,7 @@ __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args,
   const int query_heads = Tr::kWarps / args.warps_per_head * GROUP;
   for (int h = 0; h < query_heads; ++h) {
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + first_kv_head * GROUP + h;
-    const std::int64_t first = BlockWork{work.seq, 0, work.num_splits, work.head_block, work.partial_base}.partial_row(
+    const std::int64_t first = SplitBlockWork{work.seq, 0, work.num_splits, work.head_block, work.partial_base}.partial_row(
         args.heads_q, first_kv_head * GROUP + h);
     merge_split_states<D, Tr::kThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
                                         work.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
@@ -456,7 +456,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
   constexpr int GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   mark_block(args.timeline, BlockMark::start);
-  const BlockWork work = BlockWork::of_block(args);
+  const SplitBlockWork work = SplitBlockWork::of_block(args);
   const int split = work.split, seq = work.seq;
   const TileRows<Tr> rows(args.warps_per_head);
   const int first_kv_head = work.head_block * (Tr::kWarps / args.warps_per_head);

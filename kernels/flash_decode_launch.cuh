@@ -11,7 +11,7 @@
 #include "kernels/decode_balance.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode.cuh"
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 
@@ -62,7 +62,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   if constexpr (Tr::kSharedBytes > 0)
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSharedBytes));
-  if (carveout_max_shared())
+  if (options.tuning.carveout_max_shared)
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
                                             cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
@@ -86,7 +86,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   const std::span<const std::int32_t> host_lens =
       p.host_seq_lens ? std::span<const std::int32_t>(p.host_seq_lens, p.num_seqs) : std::span<const std::int32_t>{};
   if (options.splits <= 0 && options.fused_merge && lengths_are_ragged(host_lens) &&
-      static_cast<std::int64_t>(host_lens.size()) <= kMaxWorkItems && flash_decode_balance_enabled()) {
+      static_cast<std::int64_t>(host_lens.size()) <= kMaxWorkItems && options.tuning.fd_balance) {
     BalancedWork work;
     try {
       work = balance_decode_work(host_lens, p.shape.heads_kv / heads_per_block, sms * per_sm, tile);
@@ -99,7 +99,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     // Splits of a sequence take turns tile by tile (the access order of a grid-stride read), not
     // one range of chunk_bound tokens each: on the H100 zipf batch of docs/history/kernel-notes.md ranges
     // were as fast or slower in every case (paged, standard tiling: 519 against 443 us).
-    const bool tiles = flash_decode_work_chunks_override() != WorkChunksOverride::ranges;
+    const bool tiles = options.tuning.fd_work_chunks != WorkChunksOverride::ranges;
     plan->chunk = tiles ? tile : work.chunk_bound;
     plan->interleaved = tiles && work.max_splits > 1;
     // Workspace: [split counters, zeroed once][work items][partial o][partial lse], regions padded
@@ -119,7 +119,7 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     const std::int64_t by_wave = std::max<std::int64_t>(1, wave / head_blocks);
     const std::int64_t by_length = std::max<std::int64_t>(1, len / (2 * tile));
     splits = static_cast<int>(std::min(by_wave, by_length));
-    splits = scaled_splits(splits, flash_decode_split_scale());  // 1 unless DECODE_BENCH_FD_SPLIT_SCALE
+    splits = scaled_splits(splits, options.tuning.fd_split_scale);  // 1 unless DECODE_BENCH_FD_SPLIT_SCALE
   }
   std::int64_t chunk = (len + splits - 1) / splits;
   // Whole tiles per split when chunks are long, so only the last split has a masked tail.
@@ -204,7 +204,7 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
 }
 
 // Plans with the standard tiling, then (GQA group 1) replans with the short one where
-// prefer_short_tiling says so or DECODE_BENCH_FD_TILING pins it.
+// prefer_short_tiling says so or the tuning policy pins it (DECODE_BENCH_FD_TILING).
 template <class KV>
 struct PlanFlashDecode {
   const DecodeProblem& p;
@@ -215,7 +215,7 @@ struct PlanFlashDecode {
     using T = typename KV::value_type;
     DB_RETURN_IF_ERROR((plan_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV>(p, options, plan)));
     if constexpr (GROUP == 1) {
-      const TilingOverride pin = flash_decode_tiling_override();
+      const TilingOverride pin = options.tuning.fd_tiling;
       int dev = 0, sms = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
       DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -232,7 +232,7 @@ struct PlanFlashDecode {
       if (take_short) {
         *plan = DecodePlan{};
         DecodeOptions short_options = options;
-        const int heads = flash_decode_short_heads();  // 1 unless DECODE_BENCH_FD_SHORT_HEADS
+        const int heads = options.tuning.fd_short_heads;  // 1 unless DECODE_BENCH_FD_SHORT_HEADS
         if (options.heads_per_block <= 0 && heads > 1 && p.shape.heads_kv % heads == 0) short_options.heads_per_block = heads;
         DB_RETURN_IF_ERROR(
             (plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(p, short_options, plan)));

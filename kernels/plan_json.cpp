@@ -46,6 +46,8 @@ nlohmann::json to_json(const SharedPrefixPlan& plan, std::size_t levels, bool ov
           {"prefix", {{"family", plan.has_prefix ? std::string(row_plan_family(p)) : "none"},
                       {"items", plan.num_items},
                       {"share", plan.prefix_share},
+                      {"share_dram", std::string(share_dram_source_name(plan.share_dram))},
+                      {"share_dram_gbps", plan.share_dram_bytes_per_s / 1e9},
                       {"wide", p.wide},
                       {"rows", plan.num_rows},
                       {"tokens", plan.prefix_tokens},

@@ -31,7 +31,9 @@ nlohmann::json to_json(const DecodePlan& plan);
 
 // {family: shared_prefix, levels, overlap, prefix: {...}, suffix: to_json(plan.suffix) + max_len,
 // workspace_bytes}. levels: the layout's level count; overlap: whether the launch runs the suffix
-// phase on a second stream beside the prefix phase.
+// phase on a second stream beside the prefix phase; prefix.share_dram / share_dram_gbps: which DRAM
+// rate the overlapped share rule divided by ("clock", "measured", or "none" with 0 where the rule
+// did not run) and its value.
 nlohmann::json to_json(const SharedPrefixPlan& plan, std::size_t levels, bool overlap);
 
 }  // namespace decode_bench

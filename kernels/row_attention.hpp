@@ -46,6 +46,8 @@
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/row_attention_balance.hpp"
+#include "kernels/row_attention_tiling.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 
@@ -85,13 +87,6 @@ enum class RowAttentionPath {
   tensor_core,  // mma.sync m16n8k16, FP32 accumulation (FP16 / BF16 / FP8 storage)
 };
 
-// The tensor-core tiling: narrow = 4 warps x 1 row tile of 16; wide = 8 warps x 2 row tiles
-// (FP16 / BF16 at head_dim <= 128); wgmma = Hopper's warpgroup MMA, one or two warpgroups of 64
-// rows (FP16 at head dims 65-128, on compute capability 9.0 in a build for it:
-// kernels/row_attention_wgmma.hpp; elsewhere the automatic choice). automatic: wgmma where it
-// runs for items of more than 32 rows, else wide for them, or what DECODE_BENCH_ROW_TILING pins
-// (kernels/planner_tuning.hpp).
-enum class RowAttentionTiling { automatic, narrow, wide, wgmma };
 
 struct RowAttentionOptions {
   RowAttentionPath path = RowAttentionPath::automatic;
@@ -103,10 +98,13 @@ struct RowAttentionOptions {
   int max_blocks = 0;
   // The uniform grid's split items (splits > 1, tensor-core path): the share of each item's tiles
   // its splits take from a shared counter (work stealing) after each has streamed its own static
-  // range of the rest. < 0: DECODE_BENCH_ROW_STEAL, or none when unset (grouped decode passes its
+  // range of the rest. < 0: tuning.row_steal, or none when it is unset (grouped decode passes its
   // own default: kernels/decode_dispatch.cuh); 0: none (each split one fixed range); (0, 1]: that
   // share.
   double steal_pool = -1;
+  // The knobs this plan follows where the fields above leave a choice to the planner (the
+  // sweep's, parsed once from the environment; default-constructed: every knob at its default).
+  TuningPolicy tuning{};
 };
 
 struct RowAttentionPlan {

@@ -71,7 +71,7 @@ __device__ __forceinline__ void split_range(const ItemView& it, int s, int split
 // of item `item_index` over tokens [t_begin, t_end), chunk `split` of the item's `splits`. With
 // splits > 1, row r's state of chunk c is partial state partial + (r - item.row_begin) x splits + c
 // (the uniform grid: partial = row_begin x splits, i.e. (num_rows, splits)).
-struct BlockWork {
+struct RowBlockWork {
   ItemView item;
   int item_index, row_block;
   int split, splits;
@@ -86,8 +86,8 @@ struct BlockWork {
 // uniform path's tensor-core kernel differently (FP16 D = 128: 166 instead of 253 registers,
 // nvcc 13.0 -Xptxas -v, sm_90), a schedule change nobody had timed.
 template <int kTile>
-__device__ __forceinline__ BlockWork locate_block_work(const RowAttentionArgs& a) {
-  BlockWork w;
+__device__ __forceinline__ RowBlockWork locate_block_work(const RowAttentionArgs& a) {
+  RowBlockWork w;
   const int unit = blockIdx.x / a.row_blocks;
   w.row_block = blockIdx.x - unit * a.row_blocks;
   if (a.entries != nullptr) {
@@ -189,13 +189,13 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
 
 // Where a finished row's state goes: the output (one chunk) or its chunk's partial state; d: the
 // row length, the runtime head dim.
-__device__ __forceinline__ std::int64_t partial_state(const BlockWork& w, int row) {
+__device__ __forceinline__ std::int64_t partial_state(const RowBlockWork& w, int row) {
   return w.partial + static_cast<std::int64_t>(row - w.item.row_begin) * w.splits + w.split;
 }
-__device__ __forceinline__ float* state_o(const RowAttentionArgs& a, const BlockWork& w, int row, int d) {
+__device__ __forceinline__ float* state_o(const RowAttentionArgs& a, const RowBlockWork& w, int row, int d) {
   return w.splits == 1 ? a.o + static_cast<std::int64_t>(row) * d : a.partial_o + partial_state(w, row) * d;
 }
-__device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const BlockWork& w, int row) {
+__device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const RowBlockWork& w, int row) {
   return w.splits == 1 ? a.lse + row : a.partial_lse + partial_state(w, row);
 }
 
@@ -348,7 +348,7 @@ __device__ __forceinline__ unsigned* steal_counter(const RowAttentionArgs& a, in
 // scratch: the block's dynamic shared memory, free by now (merge_rows).
 // steal: the blocks took tiles from steal_counter, which the last one resets too.
 template <int D, int kThreads>
-__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const BlockWork& w, int row0, int nrows,
+__device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const RowBlockWork& w, int row0, int nrows,
                                               float* scratch, int scratch_floats, bool steal = false) {
   if (w.splits == 1) return;
   __shared__ bool last;

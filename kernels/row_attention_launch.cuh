@@ -10,7 +10,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_problem.hpp"
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
@@ -152,15 +152,16 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
 }
 
 // Readies a kernel for planning and launch: its opt-in limit on dynamic shared memory (and the
-// carveout DECODE_BENCH_CARVEOUT asks for), then its resident blocks per SM at this choice.
+// most shared memory when carveout_max_shared: DECODE_BENCH_CARVEOUT), then its resident blocks
+// per SM at this choice.
 // Above 48 KiB a kernel must opt in; the attribute sticks, so planning sets it (untimed). It is set
 // to the kernel's largest size, never this plan's: one kernel serves plans of different rows and
 // stages (a shared-prefix phase of 64 rows and a grouped decode of 16 in the same launch
 // sequence), and a later plan must not lower the limit under an earlier one's launch.
-inline cudaError_t prepare_kernel(const KernelChoice& c, int* blocks_per_sm) {
+inline cudaError_t prepare_kernel(const KernelChoice& c, bool carveout_max_shared, int* blocks_per_sm) {
   DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(c.max_shared_bytes)));
-  if (carveout_max_shared())
+  if (carveout_max_shared)
     DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, c.kernel, c.threads, c.shared_bytes);
@@ -242,9 +243,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // P 1K (16 tiles: 84.4 against 83.0 / 83.2) (commit 32c8776,
   // git show 9372013:results/reference/probe/h100-32c8776-sp-coresidency/). Not measured between 16 and 128 tiles,
   // nor for BF16 (whose narrow kernel runs two mma a product) or other head dims: wide there.
-  // DECODE_BENCH_ROW_TILING pins either tiling.
+  // The tuning policy pins either tiling (DECODE_BENCH_ROW_TILING).
   const RowAttentionTiling tiling =
-      options.tiling != RowAttentionTiling::automatic ? options.tiling : row_attention_tiling_override();
+      options.tiling != RowAttentionTiling::automatic ? options.tiling : options.tuning.row_tiling;
   const bool wide_ok = path == RowAttentionPath::tensor_core &&
                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, true).kernel != nullptr;
   const std::int64_t item_tiles = (p.max_item_tokens + 63) / 64;
@@ -266,7 +267,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                         wgmma_row_kernel_runs_on(dev);
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic && (rows > 64 || (rows > 32 && item_tiles >= 128))));
-  const int wgmma_rows_pinned = row_wgmma_rows_override();
+  const int wgmma_rows_pinned = options.tuning.row_wgmma_rows;
   const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
@@ -280,7 +281,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // (DECODE_BENCH_ROW_PACKED_SPLIT=off keeps the two-mma kernel).
   const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
                       choose_kernel<KV>(p.shape.head_dim, path, 16, 0, false, true).kernel != nullptr &&
-                      row_packed_split_enabled();
+                      options.tuning.row_packed_split;
   // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
   // KiB) was slower on the H100 (shared prefix N = 256, P = 32K: 835 -> 1028 us; decode-row-probe,
   // 2026-11-23): the third tile in flight matters more than the second block.
@@ -289,7 +290,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
-    DB_RETURN_IF_ERROR(prepare_kernel(c, &blocks));
+    DB_RETURN_IF_ERROR(prepare_kernel(c, options.tuning.carveout_max_shared, &blocks));
     if (blocks > per_sm) k = c, per_sm = blocks;
     if (per_sm >= 1) break;
   }
@@ -334,10 +335,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
   const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128;
+  const RowDecodeSplits decode_splits =
+      options.tuning.row_decode_splits != RowDecodeSplits::automatic ? options.tuning.row_decode_splits
+      : one_per_sm_default                                            ? RowDecodeSplits::sms
+                                                                      : RowDecodeSplits::slots;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
-      rows_per_block == 16 &&
-      row_decode_splits_override(one_per_sm_default ? RowDecodeSplits::sms : RowDecodeSplits::slots) ==
-          RowDecodeSplits::sms) {
+      rows_per_block == 16 && decode_splits == RowDecodeSplits::sms) {
     const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
   }
@@ -350,11 +353,13 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // tile at the end lets the fast ones take over the slow ones' share.
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.
-  const double pool = options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : row_steal_pool(0.0);
+  const double pool =
+      options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : options.tuning.row_steal.value_or(0.0);
   if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0 && !wgmma) {
     const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
     int twin_per_sm = 0;
-    if (twin.kernel != nullptr) DB_RETURN_IF_ERROR(prepare_kernel(twin, &twin_per_sm));
+    if (twin.kernel != nullptr)
+      DB_RETURN_IF_ERROR(prepare_kernel(twin, options.tuning.carveout_max_shared, &twin_per_sm));
     if (twin.kernel != nullptr && twin_per_sm >= per_sm) plan->steal_pool = pool;
   }
   size_workspace(p, plan);

@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   mark_block(args.timeline, BlockMark::start);
 
   // The block's item, row block and token chunk (the uniform grid or a work-list entry).
-  const BlockWork work = locate_block_work<kTile>(args);
+  const RowBlockWork work = locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);

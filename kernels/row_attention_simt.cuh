@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   extern __shared__ __align__(128) unsigned char smem[];
   mark_block(args.timeline, BlockMark::start);
 
-  const BlockWork work = locate_block_work<kTile>(args);  // the uniform grid or a work-list entry
+  const RowBlockWork work = locate_block_work<kTile>(args);  // the uniform grid or a work-list entry
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * Tr::kRows;
   const int nrows = min(Tr::kRows, item.row_end - row0);

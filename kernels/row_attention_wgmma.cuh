@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
   extern __shared__ __align__(128) unsigned char smem_raw[];
   mark_block(args.timeline, BlockMark::start);
 
-  const BlockWork work = locate_block_work<kTile>(args);
+  const RowBlockWork work = locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);

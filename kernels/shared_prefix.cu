@@ -7,7 +7,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
 #include "kernels/block_timeline.cuh"
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "kernels/shared_prefix_share.hpp"
 
 namespace decode_bench {
@@ -234,6 +234,7 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   if (plan->has_prefix) {
     const RowAttentionProblem rp = prefix_problem(problem, *plan, max_tokens, max_rows, nullptr);
     RowAttentionOptions prefix_options = options.prefix;
+    prefix_options.tuning = options.tuning;
     // Planned once for the whole GPU; overlapped, replanned for the share its rule gives (the rule
     // depends on the kernel the first plan took: kernels/shared_prefix_share.hpp).
     DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
@@ -243,7 +244,7 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
       DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
       DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
       DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
-      double share = shared_prefix_prefix_share();  // 0: not pinned
+      double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
         std::int64_t suffix_tokens = 0;
         for (const std::int32_t len : lens) suffix_tokens += len;
@@ -251,7 +252,15 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
         const double suffix_bytes = 2.0 * static_cast<double>(suffix_tokens) * problem.shape.heads_kv * head_bytes;
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
                                     problem.shape.head_dim;
-        const double dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;  // double data rate
+        // The clock estimate (double data rate) unless the policy asks for the run's measured ceiling
+        // and the run measured one: on an H100 the two differ enough to move a point across a
+        // threshold of the rule, so the estimate it was fitted with stays the default.
+        const double clock_dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+        const bool measured = options.tuning.sp_share_dram == ShareDramRate::measured &&
+                              options.tuning.measured_dram_read_bytes_per_s > 0;
+        const double dram = measured ? options.tuning.measured_dram_read_bytes_per_s : clock_dram;
+        plan->share_dram = measured ? ShareDramSource::measured : ShareDramSource::clock;
+        plan->share_dram_bytes_per_s = dram;
         const double prefix_bytes =
             2.0 * static_cast<double>(plan->prefix_tokens) * problem.shape.heads_kv * head_bytes;
         share = plan->prefix.wgmma
@@ -266,7 +275,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
     }
   }
   const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
-  DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, options.suffix, &plan->suffix));
+  DecodeOptions suffix_options = options.suffix;
+  suffix_options.tuning = options.tuning;
+  DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, suffix_options, &plan->suffix));
 
   std::size_t at = 0;
   const auto take = [&at](std::size_t bytes) {

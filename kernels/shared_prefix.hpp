@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -41,14 +42,26 @@ struct SharedPrefixProblem {
 };
 
 struct SharedPrefixOptions {
-  RowAttentionOptions prefix;
-  DecodeOptions suffix;
+  RowAttentionOptions prefix;  // its tuning is replaced by `tuning` below
+  DecodeOptions suffix;        // likewise
   // The prefix phase will run beside the suffix phase (SharedPrefixStreams): its blocks fill whole
   // SMs (all registers), so planned for the whole GPU it leaves the suffix phase nothing to run on
   // until it drains. With overlap the prefix is planned for a share of the SMs (pinned by
-  // DECODE_BENCH_SP_PREFIX_SHARE, else shared_prefix_auto_share) unless prefix.max_blocks is set.
+  // tuning.sp_prefix_share, else shared_prefix_auto_share) unless prefix.max_blocks is set.
   bool overlap = false;
+  // The knobs of the share rule and of both phases' plans (it replaces prefix.tuning and
+  // suffix.tuning): the pinned share, and which DRAM rate the rule divides by (sp_share_dram: the
+  // clock estimate, or measured_dram_read_bytes_per_s where it is set).
+  TuningPolicy tuning{};
 };
+
+// Which DRAM rate the overlapped share rule divided by: none (the rule did not run: no overlap,
+// no prefix, a pinned share or prefix.max_blocks), the clock estimate (2 x memory clock x bus
+// width), or the run's measured dram_read ceiling.
+enum class ShareDramSource { none, clock, measured };
+constexpr std::string_view share_dram_source_name(ShareDramSource s) {
+  return s == ShareDramSource::measured ? "measured" : s == ShareDramSource::clock ? "clock" : "none";
+}
 
 struct SharedPrefixPlan {
   bool has_prefix = false;     // false: no level (N = 1, or a prefix below one page): decode only
@@ -60,6 +73,8 @@ struct SharedPrefixPlan {
   std::int64_t prefix_row_tokens = 0;   // sum over levels of tokens x sequences (the prefix FLOPs' factor)
   std::int64_t max_suffix_len = 0;
   double prefix_share = 1.0;            // overlap: the share of the SMs the prefix phase was planned for
+  ShareDramSource share_dram = ShareDramSource::none;  // the rate the share rule took, and its value:
+  double share_dram_bytes_per_s = 0;                   // 0 when the rule did not run
   std::int64_t max_item_tokens = 0;     // host-known bounds handed to the row-attention planner
   int max_item_rows = 0;
   RowAttentionPlan prefix;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <new>
 
 #include "harness/cuda_check.hpp"
@@ -56,6 +57,15 @@ json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, con
 
 }  // namespace
 
+TuningPolicy planning_policy(const RunContext& ctx) {
+  TuningPolicy policy = ctx.tuning;
+  double gbps = 0;
+  if (const auto dram = ctx.ceilings.find("dram_read"); dram != ctx.ceilings.end() && dram->is_object())
+    if (const auto value = dram->find("value"); value != dram->end() && value->is_number()) gbps = value->get<double>();
+  policy.measured_dram_read_bytes_per_s = std::isfinite(gbps) && gbps > 0 ? gbps * 1e9 : 0.0;
+  return policy;
+}
+
 BackendTrafficModel minimum_traffic_model(const AttentionProblem& p) {
   BackendTrafficModel m;
   if (p.prefix) {
@@ -83,6 +93,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   };
 
   if (auto why = backend.supports(problem)) return finish(kStatusSkipped, *why);
+  problem.tuning = planning_policy(ctx);
   problem.io_dtype = backend.io_dtype(problem);
   if (auto why = io_dtype_unsupported(problem.io_dtype)) return finish(kStatusSkipped, "backend " + backend.name() + " " + *why);
   if (problem.io_dtype != DType::fp32 && request.end_to_end)

@@ -82,4 +82,8 @@ BackendTrafficModel minimum_traffic_model(const AttentionProblem& problem);
 nlohmann::json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& steps,
                                   const MeasureRequest& request, RunContext& ctx);
 
+// The policy a point's backend plans under: the run's knobs (ctx.tuning) with its measured DRAM
+// read ceiling (ctx.ceilings.dram_read, GB/s, as bytes/s; 0 when the run measured none).
+TuningPolicy planning_policy(const RunContext& ctx);
+
 }  // namespace decode_bench::sweeps

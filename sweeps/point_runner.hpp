@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/timing_options.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/point.hpp"
 
@@ -39,6 +40,10 @@ struct RunContext {
   // How points are timed (sweep's --repetitions, --min-time, ...; harness/timing_flags.hpp); a
   // runner copies it and sets the mode from the point's `timing` axis.
   TimingOptions timing;
+  // The planners' knobs, parsed once from the environment when the sweep starts (a bad value is
+  // refused there, exit 2); the pipeline hands them to each point's backend with the measured
+  // DRAM read ceiling added (AttentionProblem::tuning).
+  TuningPolicy tuning{};
 
   bool interrupt_requested() const { return interrupted && interrupted->load(); }
 };

@@ -33,6 +33,7 @@ struct DecodeCase {
   bool per_tensor_scale = false;  // FP8: every KV head gets the same scale (else one per head)
   DecodePath path = DecodePath::automatic;  // flash_decode: pin the kernel family
   bool host_lengths = false;  // pass the lengths on the host too (ragged batches: the work-list plan)
+  TuningPolicy tuning{};      // the planner's knobs (DecodeOptions::tuning)
   CaseReference reference = CaseReference::automatic;
 };
 
@@ -63,7 +64,7 @@ DecodeCaseResult run_decode_case(const DecodeCase& c) {
   const auto launch = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
     const DecodeOptions options{.splits = c.splits, .heads_per_block = c.heads_per_block, .fused_merge = c.fused_merge,
-                                .path = c.path};
+                                .path = c.path, .tuning = c.tuning};
     result.status = plan_decode<KV>(c.kernel, problem, options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);

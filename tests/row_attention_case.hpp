@@ -39,6 +39,7 @@ struct RowCase {
   RowAttentionTiling tiling = RowAttentionTiling::automatic;
   bool identity_rows = false;  // row_q = nullptr (row r reads q row r)
   double steal_pool = -1;      // RowAttentionOptions::steal_pool (< 0: the planner's)
+  TuningPolicy tuning{};       // RowAttentionOptions::tuning (the planner's knobs)
   std::uint64_t seed = 1;
   CaseReference reference = CaseReference::automatic;
 };
@@ -98,6 +99,7 @@ RowCaseResult run_row_case(const RowCase& c) {
     using KV = std::decay_t<decltype(kv)>;
     RowAttentionOptions options{c.path, c.splits, c.tiling};
     options.steal_pool = c.steal_pool;
+    options.tuning = c.tuning;
     result.status = plan_row_attention<KV>(problem, options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(result.plan.workspace_bytes, 1));

@@ -9,12 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "pools/length_distribution.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
-#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
@@ -33,8 +32,6 @@ DecodePlan expect_verified(DType dtype, const DecodeCase& c) {
   EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
   return r.plan;
 }
-
-using testing::ScopedEnv;
 
 // The short batch at a tenth of the batch (enough blocks to fill a wave of the standard
 // tiling on any GPU with up to 256 SMs): the plan takes the short tiling, unsplit.
@@ -59,18 +56,21 @@ TEST(DecodeShortBatchGpu, ShortTilingAtEveryHeadDimAndStorageType) {
 // take the standard one), contiguous and paged.
 TEST(DecodeShortBatchGpu, ShortTilingWithSeveralHeadsPerBlock) {
   DB_REQUIRE_GPU();
-  const ScopedEnv pin_tiling(kTilingEnv, "short");
-  for (const char* heads : {"2", "4"}) {
-    const ScopedEnv pin(kShortHeadsEnv, heads);
+  for (int heads : {2, 4}) {
+    TuningPolicy pinned;
+    pinned.fd_tiling = TilingOverride::short_batch;
+    pinned.fd_short_heads = heads;
     for (int page : {0, 16}) {
-      const DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, std::vector<std::int32_t>(8, 32), page, 0, 64};
+      DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, std::vector<std::int32_t>(8, 32), page, 0, 64};
+      c.tuning = pinned;
       const DecodePlan plan = expect_verified(DType::fp16, c);
       EXPECT_EQ(plan.tiling, DecodeTiling::short_batch);
-      EXPECT_EQ(plan.heads_per_block, heads[0] - '0');
+      EXPECT_EQ(plan.heads_per_block, heads);
       DecodeCase z{DecodeKernel::flash_decode, {8, 8, 128}, zipf_batch_with_extremes(64, 65, 16), page, 0, 66};
       z.host_lengths = true;
       z.launches = 2;
-      EXPECT_EQ(expect_verified(DType::bf16, z).heads_per_block, heads[0] - '0');
+      z.tuning = pinned;
+      EXPECT_EQ(expect_verified(DType::bf16, z).heads_per_block, heads);
     }
   }
 }
@@ -79,13 +79,19 @@ TEST(DecodeShortBatchGpu, ShortTilingWithSeveralHeadsPerBlock) {
 // merge), lengths that end mid-tile, a ragged batch with empty sequences, several launches.
 TEST(DecodeShortBatchGpu, PinnedShortTilingOnSplitAndRaggedShapes) {
   DB_REQUIRE_GPU();
-  const ScopedEnv pin(kTilingEnv, "short");
+  TuningPolicy pinned;
+  pinned.fd_tiling = TilingOverride::short_batch;
   for (int page : {0, 1, 7}) {
     DecodeCase c{DecodeKernel::flash_decode, {2, 2, 128}, {4099}, page, 0, 61};
     c.launches = 3;
+    c.tuning = pinned;
     EXPECT_GT(expect_verified(DType::fp16, c).num_splits, 1);
-    expect_verified(DType::fp32, {DecodeKernel::flash_decode, {1, 1, 256}, {1013, 0, 33, 255}, page, 7, 62});
-    expect_verified(DType::bf16, {DecodeKernel::flash_decode, {4, 4, 64}, {0, 1, 2, 31, 32, 33}, page, 0, 63});
+    DecodeCase ragged{DecodeKernel::flash_decode, {1, 1, 256}, {1013, 0, 33, 255}, page, 7, 62};
+    ragged.tuning = pinned;
+    expect_verified(DType::fp32, ragged);
+    DecodeCase short_tails{DecodeKernel::flash_decode, {4, 4, 64}, {0, 1, 2, 31, 32, 33}, page, 0, 63};
+    short_tails.tuning = pinned;
+    expect_verified(DType::bf16, short_tails);
   }
 }
 
@@ -125,12 +131,15 @@ TEST(DecodeRaggedBatchGpu, LongAndShortSequencesOnBothTilings) {
   const std::vector<std::int32_t> lengths{0, 12000, 1, 3, 3000, 129, 0, 700, 17};
   for (const char* tiling : {"standard", "short"})
     for (const char* chunks : {"tiles", "ranges"}) {
-      const ScopedEnv pin(kTilingEnv, tiling), pin_chunks(kWorkChunksEnv, chunks);
+      TuningPolicy pinned;
+      pinned.fd_tiling = std::string(tiling) == "short" ? TilingOverride::short_batch : TilingOverride::standard;
+      pinned.fd_work_chunks = std::string(chunks) == "tiles" ? WorkChunksOverride::tiles : WorkChunksOverride::ranges;
       SCOPED_TRACE(std::string(tiling) + " tiling, work chunks " + chunks);
       for (int page : {0, 16}) {
         DecodeCase c{DecodeKernel::flash_decode, {1, 1, 256}, lengths, page, 0, 81};
         c.host_lengths = true;
         c.launches = 3;
+        c.tuning = pinned;
         const DecodePlan plan = expect_verified(DType::fp16, c);
         EXPECT_GT(plan.num_splits, 1) << tiling;
         EXPECT_EQ(plan.interleaved, std::string(chunks) == "tiles");
@@ -139,9 +148,9 @@ TEST(DecodeRaggedBatchGpu, LongAndShortSequencesOnBothTilings) {
       }
     }
   // Without host lengths, or with the balance off, the same batch runs on the uniform plan.
-  const ScopedEnv off(kBalanceEnv, "0");
   DecodeCase c{DecodeKernel::flash_decode, {1, 1, 256}, lengths, 16, 0, 82};
   c.host_lengths = true;
+  c.tuning.fd_balance = false;
   EXPECT_TRUE(expect_verified(DType::fp16, c).work_items.empty());
 }
 

@@ -74,6 +74,8 @@ TEST(PlanJson, SharedPrefixPlanNestsTheSuffixDecodePlan) {
   sp.num_rows = 96;
   sp.prefix_tokens = 2048;
   sp.prefix_share = 0.5;
+  sp.share_dram = ShareDramSource::measured;
+  sp.share_dram_bytes_per_s = 3.125e12;
   sp.max_suffix_len = 130;
   sp.workspace_bytes = 1 << 20;
   sp.prefix.path = RowAttentionPath::tensor_core;
@@ -94,7 +96,7 @@ TEST(PlanJson, SharedPrefixPlanNestsTheSuffixDecodePlan) {
       {"family", "rows_wgmma"}, {"items", 8},          {"share", 0.5},       {"wide", false},
       {"rows", 96},             {"tokens", 2048},      {"path", "tensor_core"}, {"splits", 4},
       {"steal_pool", 0.0},      {"rows_per_block", 64}, {"tiling", "wgmma"},  {"blocks_per_sm", 2},
-      {"slots", 264},           {"tile_tokens", 64}};
+      {"slots", 264},           {"tile_tokens", 64},   {"share_dram", "measured"}, {"share_dram_gbps", 3125.0}};
   EXPECT_EQ(j["prefix"], expected_prefix);
   nlohmann::json expected_suffix = to_json(cuda_core_plan());
   expected_suffix["max_len"] = 130;
@@ -103,6 +105,17 @@ TEST(PlanJson, SharedPrefixPlanNestsTheSuffixDecodePlan) {
   sp.has_prefix = false;  // N = 1 or a prefix below one page: the decode alone
   EXPECT_EQ(to_json(sp, 0, false)["prefix"]["path"], "none");
   EXPECT_EQ(to_json(sp, 0, false)["prefix"]["family"], "none");
+}
+
+// Which DRAM rate the share rule took: the clock estimate, the measured ceiling, or none.
+TEST(PlanJson, SharedPrefixPlanSaysWhichDramRateTheShareRuleTook) {
+  SharedPrefixPlan sp;
+  EXPECT_EQ(to_json(sp, 1, false)["prefix"]["share_dram"], "none");
+  EXPECT_EQ(to_json(sp, 1, false)["prefix"]["share_dram_gbps"], 0.0);
+  sp.share_dram = ShareDramSource::clock;
+  sp.share_dram_bytes_per_s = 3352.32e9;
+  EXPECT_EQ(to_json(sp, 1, true)["prefix"]["share_dram"], "clock");
+  EXPECT_DOUBLE_EQ(to_json(sp, 1, true)["prefix"]["share_dram_gbps"].get<double>(), 3352.32);
 }
 
 }  // namespace

@@ -9,18 +9,16 @@
 
 #include <sstream>
 
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
-#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
 
 using testing::RowCase;
 using testing::RowCaseItem;
-using testing::ScopedEnv;
 
 testing::RowCaseResult run_any(DType dtype, const RowCase& c) { return testing::run_row_case_as(dtype, c); }
 
@@ -248,7 +246,7 @@ TEST(RowAttentionGpu, Fp8SplitsAndPages) {
 
 // BF16 / FP8 blocks of at most 8 rows at D 128 take the packed-split kernel (q and P lo parts in
 // rows 8..15 of one mma): 8 and 9 rows either side of the switch, splits, pages of 1, 3 and 100
-// tokens, ranges that start past 0 and off the tile; DECODE_BENCH_ROW_PACKED_SPLIT=off the two-mma
+// tokens, ranges that start past 0 and off the tile; the knob DECODE_BENCH_ROW_PACKED_SPLIT=off the two-mma
 // kernel on the same cases.
 TEST(RowAttentionGpu, PackedSplitRowsAroundTheSwitch) {
   DB_REQUIRE_GPU();
@@ -257,8 +255,8 @@ TEST(RowAttentionGpu, PackedSplitRowsAroundTheSwitch) {
     for (DType dtype : {DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2, DType::fp16})
       for (int page : {1, 3, 100, 0})
         for (int rows : {1, 5, 8, 9}) {
-          ScopedEnv env(kRowPackedSplitEnv, knob);
           RowCase c;
+          c.tuning.row_packed_split = std::string(knob) == "auto";  // DECODE_BENCH_ROW_PACKED_SPLIT
           c.shape = {16, 2, 128};
           c.lengths = {700, 257};
           c.page_size = page;

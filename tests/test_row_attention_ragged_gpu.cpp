@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
@@ -140,10 +140,10 @@ TEST(RowAttentionRaggedGpu, UniformBatchesKeepTheUniformPlan) {
   ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {.splits = 3}, &pinned), cudaSuccess);
   EXPECT_TRUE(pinned.rows.work_entries.empty());
   EXPECT_EQ(pinned.rows.splits, 3);
-  setenv(kBalanceEnv, "0", 1);
   DecodePlan off;
-  const cudaError_t off_status = plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &off);
-  unsetenv(kBalanceEnv);
+  DecodeOptions balance_off;
+  balance_off.tuning.fd_balance = false;
+  const cudaError_t off_status = plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, balance_off, &off);
   ASSERT_EQ(off_status, cudaSuccess);
   EXPECT_TRUE(off.rows.work_entries.empty());
   DecodeCase c{DecodeKernel::flash_decode, {32, 8, 128}, ragged, 16, 0, 97};

@@ -10,17 +10,15 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/planner_tuning.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention_wgmma.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
-#include "tests/scoped_env.hpp"
 
 namespace decode_bench {
 namespace {
 
 using testing::RowCase;
-using testing::ScopedEnv;
 
 #define DB_REQUIRE_WGMMA()                                                                      \
   do {                                                                                          \
@@ -42,7 +40,6 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
   DB_REQUIRE_WGMMA();
   std::uint64_t seed = 9100;
   for (int block_rows : {64, 128}) {
-    const ScopedEnv rows_env(kRowWgmmaRowsEnv, std::to_string(block_rows).c_str());
     for (int d : {128, 96})
       for (int rows : {1, 17, 64, 65, 129, 300}) {
         RowCase c;
@@ -54,6 +51,7 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
         c.splits = rows % 3 == 0 ? 3 : 1;
         c.path = RowAttentionPath::tensor_core;
         c.tiling = RowAttentionTiling::wgmma;
+        c.tuning.row_wgmma_rows = block_rows;
         c.seed = ++seed;
         // A long item starting past 0, a short one under a tile, an empty one.
         c.items = {{0, 0, rows, 3, len}, {0, 1, 5, 0, 41}, {1, 1, 9, 2, 2}};
@@ -104,8 +102,8 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
 TEST(RowAttentionWgmmaGpu, Small) {
   DB_REQUIRE_WGMMA();
   for (int block_rows : {64, 128}) {
-    const ScopedEnv rows_env(kRowWgmmaRowsEnv, std::to_string(block_rows).c_str());
     RowCase c;
+    c.tuning.row_wgmma_rows = block_rows;
     c.shape = {8, 2, 128};
     c.lengths = {300, 3};
     c.page_size = 16;

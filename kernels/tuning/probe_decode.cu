@@ -6,6 +6,9 @@
 //   build/kernels/tuning/decode-probe tiling2m | locality | short
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
+// The planner's knobs (DECODE_BENCH_FD_*, ...: kernels/tuning_policy.hpp) apply to every plan,
+// parsed once at start; a bad value ends the probe with exit 2.
+//
 // Timing is the harness's own (time_launches: stream gate, read flush of 2x L2, CUDA events
 // around one launch, cold L2, median of the repetitions), so these numbers compare with results/.
 // The tables of commit 5efe1fc came from an earlier version that flushed with cudaMemset and timed
@@ -13,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -26,9 +30,12 @@
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode_launch.cuh"
 #include "kernels/traffic_model.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 namespace {
+
+TuningPolicy g_tuning;  // from the environment, parsed in main
 
 // Pseudo-random values in [-1, 1): a hash of the index.
 template <class T>
@@ -151,12 +158,12 @@ struct Probe {
     const auto measure = [&](const auto& kv) {
       using KV = std::decay_t<decltype(kv)>;
       DecodePlan default_plan;
-      DB_CUDA_CHECK(plan_decode<KV>(DecodeKernel::flash_decode, default_problem, {}, &default_plan));
+      DB_CUDA_CHECK(plan_decode<KV>(DecodeKernel::flash_decode, default_problem, {.tuning = g_tuning}, &default_plan));
       DeviceBuffer<char> default_ws(default_plan.workspace_bytes);
       DB_CUDA_CHECK(init_decode_workspace(default_plan, default_ws.get(), nullptr));
       DB_CUDA_CHECK(run_decode<KV>(kv, default_problem, default_plan, default_ws.get(), nullptr));
       const DecodeOptions options{.splits = knobs.splits, .heads_per_block = knobs.heads_per_block,
-                                  .fused_merge = knobs.fused_merge};
+                                  .fused_merge = knobs.fused_merge, .tuning = g_tuning};
       DB_CUDA_CHECK((plan_flash_decode_with<Tr, KV>(problem, options, &plan)));
       if (knobs.contiguous_ranges && plan.interleaved) {
         const std::int64_t chunk = (len + plan.num_splits - 1) / plan.num_splits;
@@ -276,6 +283,12 @@ __global__ void empty_kernel() {}
 
 int main(int argc, char** argv) {
   using namespace decode_bench;
+  try {
+    g_tuning = tuning_policy_from_environment();
+  } catch (const TuningPolicyError& e) {
+    std::fprintf(stderr, "decode-probe: %s\n", e.what());
+    return 2;
+  }
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
     return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" : std::find(sections.begin(), sections.end(), name) != sections.end();

@@ -10,6 +10,8 @@
 //   decode-row-probe [repetitions [filter]]
 //   DECODE_ROW_PROBE_SPLITS=n pins the decode splits (DecodeOptions::splits) of every decode point.
 //   DECODE_ROW_PROBE_FLUSH_CARVEOUT=p sets the flush kernel's preferred shared-memory carveout.
+//   The planner's knobs (DECODE_BENCH_ROW_*, ...: kernels/tuning_policy.hpp) apply to every plan,
+//   parsed once at start; a bad value ends the probe with exit 2.
 // repetitions 0: one launch per point, untimed (for ncu); filter: run only the points whose label
 // contains it (labels: "decode fp16 1x65536 contiguous cuda_core", "decode fp16 mha 1x8192 contiguous
 // cuda_core" for 32 / 32 heads, "prefix fp16 N 64 P 1024 paged16", "read 268435456").
@@ -25,6 +27,7 @@
 #include "harness/l2_flush.hpp"
 #include "harness/timing.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 namespace {
@@ -72,6 +75,7 @@ void with_storage(DType dtype, F&& f) {
 int g_reps = 15;
 const char* g_filter = "";
 L2Flusher* g_flusher = nullptr;
+TuningPolicy g_tuning;  // the planner's knobs (kernels/tuning_policy.hpp), parsed in main
 
 bool selected(const std::string& label) { return label.find(g_filter) != std::string::npos; }
 
@@ -147,6 +151,7 @@ void decode_point(int seqs, int len, bool paged, DType dtype, int heads_kv = 8) 
       DecodePlan plan;
       DecodeOptions options;
       options.path = path;
+      options.tuning = g_tuning;
       if (const char* pinned = std::getenv("DECODE_ROW_PROBE_SPLITS")) options.splits = std::atoi(pinned);
       if (plan_decode<KV>(DecodeKernel::flash_decode, p, options, &plan) != cudaSuccess) {
         std::printf("decode %s %dx%d %s %s: plan refused\n", std::string(dtype_name(dtype)).c_str(), seqs, len,
@@ -213,7 +218,7 @@ void prefix_point(int n, int prefix, int page, DType dtype) {
       return;
     using KV = decltype(kv);
     RowAttentionPlan plan;
-    DB_CUDA_CHECK(plan_row_attention<KV>(p, {}, &plan));
+    DB_CUDA_CHECK(plan_row_attention<KV>(p, {.tuning = g_tuning}, &plan));
     DeviceBuffer<std::uint8_t> ws(std::max<std::size_t>(plan.workspace_bytes, 1));
     DB_CUDA_CHECK(init_row_attention_workspace(plan, ws.get(), nullptr));
     const double us = median_us([&](cudaStream_t st) { return run_row_attention<KV>(kv, p, plan, ws.get(), st); });
@@ -237,6 +242,12 @@ void prefix_point(int n, int prefix, int page, DType dtype) {
 
 int main(int argc, char** argv) {
   using namespace decode_bench;
+  try {
+    g_tuning = tuning_policy_from_environment();
+  } catch (const TuningPolicyError& e) {
+    std::fprintf(stderr, "decode-row-probe: %s\n", e.what());
+    return 2;
+  }
   if (argc > 1) g_reps = std::atoi(argv[1]);
   if (argc > 2) g_filter = argv[2];
   L2Flusher flusher(0);

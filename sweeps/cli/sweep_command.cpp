@@ -17,6 +17,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_query.hpp"
 #include "harness/timing_flags.hpp"
+#include "kernels/tuning_policy.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/builtin_runners.hpp"
 #include "sweeps/cli/command.hpp"
@@ -159,6 +160,17 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     ctx.exit_code = kExitUsage;
     return;
   }
+  // The planners' knobs, once for the whole run (kernels/tuning_policy.hpp): a bad one is refused
+  // like a bad preset value, before anything runs (a dry run too).
+  TuningPolicy tuning;
+  try {
+    tuning = tuning_policy_from_environment();
+  } catch (const TuningPolicyError& e) {
+    std::vector<ConfigError> errors;
+    for (const std::string& problem : e.problems()) errors.push_back({"environment", problem});
+    report_config_errors(ConfigErrors(std::move(errors)), ctx);
+    return;
+  }
   static const bool registered = [] {
     register_builtin_runners(RunnerRegistry::global());
     return true;
@@ -239,6 +251,7 @@ void run(const SweepArgs& args, CommandContext& ctx) {
     options.context.verify_on_host = run_paths.verify_on_host;
     options.context.fill_on_host = run_paths.fill_on_host;
     options.context.timing = timing;
+    options.context.tuning = tuning;
     options.interrupted = &g_interrupted;
     options.progress = &std::cerr;
     std::cerr << "decode-bench: " << plan.points.size() << " points -> " << options.output.string()

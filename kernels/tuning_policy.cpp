@@ -1,0 +1,209 @@
+#include "kernels/tuning_policy.hpp"
+
+#include <unistd.h>  // environ
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <utility>
+
+namespace decode_bench {
+namespace {
+
+// `text` among `choices`: sets `out` and returns true, or returns false.
+template <class T>
+bool choose(std::string_view text, std::initializer_list<std::pair<std::string_view, T>> choices, T& out) {
+  for (const auto& [choice, value] : choices)
+    if (text == choice) return out = value, true;
+  return false;
+}
+
+// A number in (0, max], the whole text (strtod's syntax), or nullopt.
+std::optional<double> number_in(std::string_view text, double max) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(value) || !(value > 0) || value > max) return std::nullopt;
+  return value;
+}
+
+const std::array<TuningKnob, 13> kKnobs{{
+    {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
+     "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
+     "scaled); below 1: a deliberately slowed run",
+     [](TuningPolicy& p, std::string_view t) {
+       const auto v = number_in(t, 64);
+       return v ? (p.fd_split_scale = *v, true) : false;
+     }},
+    {"DECODE_BENCH_FD_TILING", "auto | standard | short", "auto",
+     "pins the CUDA-core tiling at GQA group 1, the only group that compiles both; other groups keep standard",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), TilingOverride::automatic},
+                      std::pair{std::string_view("standard"), TilingOverride::standard},
+                      std::pair{std::string_view("short"), TilingOverride::short_batch}},
+                     p.fd_tiling);
+     }},
+    {"DECODE_BENCH_FD_BALANCE", "1 | 0", "1",
+     "0 plans ragged batches like uniform ones (no work list on either path: every sequence split alike by the "
+     "longest)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("1"), true}, std::pair{std::string_view("0"), false}}, p.fd_balance);
+     }},
+    {"DECODE_BENCH_FD_WORK_CHUNKS", "auto | tiles | ranges", "auto",
+     "how the splits of a CUDA-core work-list sequence share it: tile by tile (auto), or one contiguous range of "
+     "the chunk bound each",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), WorkChunksOverride::automatic},
+                      std::pair{std::string_view("tiles"), WorkChunksOverride::tiles},
+                      std::pair{std::string_view("ranges"), WorkChunksOverride::ranges}},
+                     p.fd_work_chunks);
+     }},
+    {"DECODE_BENCH_FD_SHORT_HEADS", "1 | 2 | 4", "1",
+     "KV heads per block of the short CUDA-core tiling (its 4 warps in that many groups), where it divides H_kv",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("1"), 1}, std::pair{std::string_view("2"), 2}, std::pair{std::string_view("4"), 4}},
+                     p.fd_short_heads);
+     }},
+    {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
+     "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "
+     "items of more than 16 rows, wgmma for every item where that kernel runs",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), RowAttentionTiling::automatic},
+                      std::pair{std::string_view("narrow"), RowAttentionTiling::narrow},
+                      std::pair{std::string_view("wide"), RowAttentionTiling::wide},
+                      std::pair{std::string_view("wgmma"), RowAttentionTiling::wgmma}},
+                     p.row_tiling);
+     }},
+    {"DECODE_BENCH_ROW_WGMMA_ROWS", "auto | 64 | 128", "auto",
+     "rows of a warpgroup-MMA block (64: one warpgroup, 128: two); auto: 64 for items of up to 64 rows, else 128",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
+                     p.row_wgmma_rows);
+     }},
+    {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
+     "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "
+     "auto: sms where measured faster (FP16, packed BF16, contiguous K/V, d 128)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), RowDecodeSplits::automatic},
+                      std::pair{std::string_view("sms"), RowDecodeSplits::sms},
+                      std::pair{std::string_view("slots"), RowDecodeSplits::slots}},
+                     p.row_decode_splits);
+     }},
+    {"DECODE_BENCH_ROW_PACKED_SPLIT", "auto | off", "auto",
+     "off keeps BF16 / FP8 row-attention blocks of at most 8 rows at d 128 on the two-mma kernel instead of the "
+     "packed-split one",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.row_packed_split);
+     }},
+    {"DECODE_BENCH_ROW_STEAL", "auto | off | a number in (0, 1]", "auto",
+     "the share of each split item's tiles the tensor-core uniform grid's splits steal from a counter (FP16 / BF16, "
+     "d 128); auto: 0.25 for grouped decodes over paged K/V, none elsewhere",
+     [](TuningPolicy& p, std::string_view t) {
+       if (t == "auto") return p.row_steal.reset(), true;
+       if (t == "off") return p.row_steal = 0.0, true;
+       const auto v = number_in(t, 1);
+       return v ? (p.row_steal = *v, true) : false;
+     }},
+    {"DECODE_BENCH_SP_PREFIX_SHARE", "auto | a number in (0, 1]", "auto",
+     "the share of the SMs an overlapped shared-prefix phase is planned for; auto: 1, 0.75 or 0.5 by the rule of "
+     "kernels/shared_prefix_share.hpp",
+     [](TuningPolicy& p, std::string_view t) {
+       if (t == "auto") return p.sp_prefix_share = 0, true;
+       const auto v = number_in(t, 1);
+       return v ? (p.sp_prefix_share = *v, true) : false;
+     }},
+    {"DECODE_BENCH_SP_SHARE_DRAM", "clock | measured", "clock",
+     "the DRAM rate that rule divides by: 2 x memory clock x bus width, or the run's measured dram_read ceiling "
+     "(the clock's where none was measured); plan.prefix.share_dram says which",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("clock"), ShareDramRate::clock},
+                      std::pair{std::string_view("measured"), ShareDramRate::measured}},
+                     p.sp_share_dram);
+     }},
+    {"DECODE_BENCH_CARVEOUT", "default | max", "default",
+     "max sets the preferred shared-memory carveout of the row-attention and flash-decode kernels to the most "
+     "shared memory (an experiment on co-residency)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("default"), false}, std::pair{std::string_view("max"), true}},
+                     p.carveout_max_shared);
+     }},
+}};
+
+// The families of knob names: a variable under one of them that is no knob is refused.
+constexpr std::array<std::string_view, 3> kKnobPrefixes{"DECODE_BENCH_FD_", "DECODE_BENCH_ROW_", "DECODE_BENCH_SP_"};
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
+}  // namespace
+
+std::span<const TuningKnob> tuning_knobs() { return kKnobs; }
+
+TuningPolicyError::TuningPolicyError(std::vector<std::string> problems)
+    : std::invalid_argument(join_lines(problems)), problems_(std::move(problems)) {}
+
+TuningPolicy parse_tuning_policy(const std::map<std::string, std::string>& environment) {
+  TuningPolicy policy;
+  std::vector<std::string> problems;
+  for (const TuningKnob& knob : kKnobs) {
+    const auto it = environment.find(std::string(knob.name));
+    if (it == environment.end() || it->second.empty()) continue;
+    if (!knob.apply(policy, it->second))
+      problems.push_back(std::string(knob.name) + "='" + it->second + "': accepted: " + std::string(knob.accepted));
+  }
+  for (const auto& [name, value] : environment) {
+    const bool in_family = std::any_of(kKnobPrefixes.begin(), kKnobPrefixes.end(),
+                                       [&](std::string_view prefix) { return name.starts_with(prefix); });
+    const bool known = std::any_of(kKnobs.begin(), kKnobs.end(), [&](const TuningKnob& k) { return k.name == name; });
+    if (in_family && !known)
+      problems.push_back(name + ": not a planner knob (`decode-bench list knobs` names them)");
+  }
+  if (!problems.empty()) throw TuningPolicyError(std::move(problems));
+  return policy;
+}
+
+TuningPolicy tuning_policy_from_environment() {
+  std::map<std::string, std::string> environment;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (entry.starts_with("DECODE_BENCH_") && eq != std::string_view::npos)
+      environment.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return parse_tuning_policy(environment);
+}
+
+std::string format_tuning_knobs(bool markdown) {
+  std::string out;
+  if (markdown) {
+    out = "| variable | values | default | what it sets |\n| --- | --- | --- | --- |\n";
+    for (const TuningKnob& k : kKnobs) {
+      std::string accepted(k.accepted);
+      // A `|` inside a cell would end it: the values' separator is escaped.
+      for (std::size_t at = accepted.find('|'); at != std::string::npos; at = accepted.find('|', at + 2))
+        accepted.replace(at, 1, "\\|");
+      out += "| `" + std::string(k.name) + "` | " + accepted + " | " + std::string(k.default_text) + " | " +
+             std::string(k.meaning) + " |\n";
+    }
+    return out;
+  }
+  for (const TuningKnob& k : kKnobs)
+    out += std::string(k.name) + "  " + std::string(k.accepted) + "; default " + std::string(k.default_text) + "\n  " +
+           std::string(k.meaning) + "\n";
+  return out;
+}
+
+int scaled_splits(int splits, double scale) { return std::max(1, static_cast<int>(std::lround(splits * scale))); }
+
+}  // namespace decode_bench

@@ -1,0 +1,107 @@
+#pragma once
+// The tuning policy of this project's own planners: every knob they follow, in one object.
+//
+// The knobs are environment variables, for experiments that must keep every point's id (a
+// `--set blocks=...` changes the ids, so `decode-bench compare` could not pair the points). A sweep
+// parses them once, when it starts (tuning_policy_from_environment; a bad value or an unknown
+// DECODE_BENCH_FD_* / _ROW_* / _SP_* name is refused, exit 2), and hands the object to the
+// planners through their options (DecodeOptions, RowAttentionOptions, SharedPrefixOptions
+// ::tuning); nothing under kernels/ reads the environment. A default-constructed policy is every
+// knob at its default. Sweeps record every DECODE_BENCH_* variable in meta.environment, so a run
+// under a knob says so.
+//
+// tuning_knobs() is the one list of the knobs (name, accepted values, default, meaning): the parser
+// reads it, `decode-bench list knobs` prints it, and docs/kernels.md holds its markdown between
+// generated markers (scripts/knob_docs.py; ctest docs.knobs checks it against the binary).
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/row_attention_tiling.hpp"
+
+namespace decode_bench {
+
+enum class TilingOverride { automatic, standard, short_batch };  // the CUDA-core tiling at group 1
+enum class WorkChunksOverride { automatic, tiles, ranges };      // automatic = tiles
+enum class RowDecodeSplits { automatic, sms, slots };            // the grouped-decode split rule
+// The DRAM rate the shared-prefix share rule divides by (kernels/shared_prefix_share.hpp).
+enum class ShareDramRate { clock, measured };
+
+struct TuningPolicy {
+  double fd_split_scale = 1.0;                                        // DECODE_BENCH_FD_SPLIT_SCALE
+  TilingOverride fd_tiling = TilingOverride::automatic;               // DECODE_BENCH_FD_TILING
+  bool fd_balance = true;                                             // DECODE_BENCH_FD_BALANCE
+  WorkChunksOverride fd_work_chunks = WorkChunksOverride::automatic;  // DECODE_BENCH_FD_WORK_CHUNKS
+  int fd_short_heads = 1;                                             // DECODE_BENCH_FD_SHORT_HEADS
+  RowAttentionTiling row_tiling = RowAttentionTiling::automatic;      // DECODE_BENCH_ROW_TILING
+  int row_wgmma_rows = 0;                                             // DECODE_BENCH_ROW_WGMMA_ROWS; 0: auto
+  RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS
+  bool row_packed_split = true;                                       // DECODE_BENCH_ROW_PACKED_SPLIT
+  std::optional<double> row_steal;  // DECODE_BENCH_ROW_STEAL: 0 off, (0, 1] a share; unset: the planner's
+  double sp_prefix_share = 0;       // DECODE_BENCH_SP_PREFIX_SHARE: (0, 1]; 0: the rule decides
+  bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
+  ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM
+  // Not a knob: the run's measured DRAM read ceiling (ceilings.dram_read) in bytes/s, set by the
+  // sweep for each point (sweeps/point_pipeline.cpp); 0: none measured.
+  double measured_dram_read_bytes_per_s = 0;
+
+  bool operator==(const TuningPolicy&) const = default;
+};
+
+struct TuningKnob {
+  std::string_view name;          // the environment variable
+  std::string_view accepted;      // its values, e.g. "auto | standard | short"
+  std::string_view default_text;  // the value unset (or empty) means
+  std::string_view meaning;       // one line
+  // Sets the knob's field from `text`; false when the text is not among the accepted values.
+  bool (*apply)(TuningPolicy& policy, std::string_view text);
+};
+
+// Every knob, in the order `decode-bench list knobs` prints them.
+std::span<const TuningKnob> tuning_knobs();
+
+// A refused environment: one line per bad variable, "NAME='value': accepted: ...", or
+// "NAME: not a planner knob (...)".
+class TuningPolicyError : public std::invalid_argument {
+ public:
+  explicit TuningPolicyError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+// The policy that the DECODE_BENCH_* variables in `environment` (name -> value) describe; unset or
+// empty knobs keep their defaults. Throws TuningPolicyError listing every bad value, and every
+// name under DECODE_BENCH_FD_, DECODE_BENCH_ROW_ or DECODE_BENCH_SP_ that is no knob (a typo would
+// otherwise leave the run at the default it meant to change).
+TuningPolicy parse_tuning_policy(const std::map<std::string, std::string>& environment);
+// The same over this process's environment.
+TuningPolicy tuning_policy_from_environment();
+
+// The knob table as `decode-bench list knobs` prints it: aligned text, or a markdown table.
+std::string format_tuning_knobs(bool markdown);
+
+// The planner's split count after DECODE_BENCH_FD_SPLIT_SCALE: max(1, round(splits x scale)).
+int scaled_splits(int splits, double scale);
+
+// The stolen share of a grouped decode over paged K/V when neither options nor
+// DECODE_BENCH_ROW_STEAL pin one (plan_decode_rows, kernels/decode_dispatch.cuh). H100, 32 / 8
+// heads, 1 x 64K (decode-row-probe, commit b6f0df5 against f9daa3b, two rounds each): paged FP16
+// 98.9 / 98.9 us against 103.3 / 101.4 without stealing, BF16 99.6 / 100.0 against 100.7 / 100.3.
+// Not taken elsewhere, by measurement:
+//   contiguous K/V: slower, in proportion to the pool (FP16 97.2-98.4 us off, 104.8 at an eighth,
+//     107.0 at a quarter, 111.7 at a half; BF16 alike). Taking two steps ahead instead of one
+//     changed nothing (2ef3078 -> b6f0df5), so the take's latency is not the cause. A guess, not
+//     profiled: pool tiles read by all of an item's blocks at once, in a narrow window of one
+//     head's contiguous K/V, stream slower than static ranges 1 MiB apart;
+//   the shared-prefix phase (narrow items of 16-64 rows: cascade N 16, and N 64 under MHA): the
+//     24 cascade points that stole took 0.99-1.11x the time without (geomean 1.045; cascade preset,
+//     commit b6f0df5, against DECODE_BENCH_ROW_STEAL=off in the same call).
+inline constexpr double kRowStealDefault = 0.25;
+
+}  // namespace decode_bench
