@@ -77,9 +77,14 @@ SharedPrefixState<T> build_shared_prefix_state(const SharedPrefixPoint& sp, cons
   const std::size_t q_elems = static_cast<std::size_t>(sp.spec.batch) * d.shape.heads_q * d.shape.head_dim;
   st.q = DeviceBuffer<float>(q_elems);
   if (!fill) {
+    // On the pool's stream, where batch()'s CSR gather and the pool's uploads run (as
+    // sweeps/decode_state.cpp fills): `stream`, the legacy default one in a sweep, does not wait for
+    // it, and a fill there read block tables still in flight under the GPU test tier's concurrent
+    // processes on an H100 (illegal addresses, unfilled pages). The synchronize below ends it.
     const auto in_place = st.device_pool->template batch<T>(st.device_handles);
     DB_CUDA_CHECK(fill_shared_prefix_device(in_place.kv, in_place.seq_lens_device, sp.spec, st.layout,
-                                            d.shape.heads_kv, d.shape.head_dim, d.seed, stream));
+                                            d.shape.heads_kv, d.shape.head_dim, d.seed,
+                                            st.device_pool->stream()));
   }
   if (options.host_mirror || options.host_fill) {
     st.q_host.resize(q_elems);
