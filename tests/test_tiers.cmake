@@ -64,13 +64,16 @@ set(DECODE_BENCH_GPU_SANITIZE
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU
-# (ctest -j) would stretch them, so they run alone.
+# (ctest -j) would stretch them, so they run alone. The counter tests need the GPU's counters to
+# themselves: a sweep profiling beside them makes CUPTI answer CUPTI_ERROR_HARDWARE_BUSY (it did,
+# under ctest -j3 on an H100), so they run alone too.
 set(gpu_suites "*Gpu.*:*GpuDeathTest.*")
-set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*")
+set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*:CountersGpu.*")
+set(serial_regex "^(TimingGpu|CountersGpu)")
 set(quick_serial ${DECODE_BENCH_GPU_QUICK})
-list(FILTER quick_serial INCLUDE REGEX "^TimingGpu")
+list(FILTER quick_serial INCLUDE REGEX "${serial_regex}")
 set(quick_parallel ${DECODE_BENCH_GPU_QUICK})
-list(FILTER quick_parallel EXCLUDE REGEX "^TimingGpu")
+list(FILTER quick_parallel EXCLUDE REGEX "${serial_regex}")
 list(REMOVE_ITEM quick_parallel ${DECODE_BENCH_GPU_SANITIZE})
 foreach(name IN LISTS DECODE_BENCH_GPU_SANITIZE)
   if(name MATCHES "^TimingGpu")
