@@ -8,7 +8,7 @@
 - plot_results.py draws backends_median_by_shape for the two-backend fixture
   (tests/data/synthetic_backends_results.json) and skips it, with a note, for a one-backend file;
 - with DECODE_BENCH: backend_rows agrees row for row with `decode-bench show --by-backend --format
-  json` on the fixture and on the pinned peer-backends run (the shape key and the order are the
+  json` on the fixture and on the pinned peer run (the shape key and the order are the
   C++ ones), and `decode-bench plot` draws the figure too.
 Needs a python3 with matplotlib. Exit 0 passed, 1 failed.
 """
@@ -119,7 +119,7 @@ def figures():
 def agrees_with_show():
     """backend_rows against the C++ table, row for row."""
     for path in (os.path.join(SRC, "tests", "data", "synthetic_backends_results.json"),
-                 os.path.join(SRC, "results", "reference", "h100", "peer-backends.json")):
+                 os.path.join(SRC, "results", "reference", "h100", "peer.json")):
         r = subprocess.run([EXE, "show", path, "--by-backend", "--format", "json"], capture_output=True, text=True)
         check(r.returncode == 0, f"show --by-backend {path}: exit {r.returncode}: {r.stderr}")
         cpp = json.loads(r.stdout)
@@ -134,7 +134,7 @@ def agrees_with_show():
             py.append(o)
         keys = lambda o: {k: v for k, v in o.items() if not k.endswith("_over_fastest")}  # noqa: E731
         check([keys(o) for o in cpp] == py, f"{path}: python rows differ from show --by-backend")
-        check(len(t["backends"]) == 2 and len(py) > 3, f"{path}: expected two backends and several shapes")
+        check(len(t["backends"]) >= 2 and len(py) > 3, f"{path}: expected several backends and shapes")
 
 
 grouping()
