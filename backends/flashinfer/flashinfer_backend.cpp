@@ -20,10 +20,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/flashinfer/flashinfer_backend_base.hpp"
 #include "backends/flashinfer/flashinfer_batch_decode.hpp"
 #include "backends/flashinfer/flashinfer_cascade.hpp"
 #include "backends/flashinfer/flashinfer_single_decode.hpp"
 #include "backends/flashinfer/flashinfer_slot_pages.hpp"
+#include "backends/flashinfer/flashinfer_steps.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
@@ -33,15 +35,6 @@ namespace decode_bench {
 namespace {
 
 using namespace flashinfer_launch;
-
-// Turns a launcher's failure into the exception the pipeline expects from plan(): a refusal
-// (cudaErrorInvalidValue with FlashInfer's or our sentence) is the point's error, anything else
-// CUDA's.
-void check(cudaError_t status, const std::string& error, const char* what) {
-  if (status == cudaSuccess) return;
-  if (status == cudaErrorInvalidValue) throw std::invalid_argument(std::string("FlashInfer ") + what + ": " + error);
-  throw CudaError(status, std::string("FlashInfer ") + what + ": " + cudaGetErrorName(status) + " (" + error + ")");
-}
 
 // Calls f with a tag whose ::type is the C++ storage type of a K/V dtype the launchers compile.
 template <class F>
@@ -56,56 +49,30 @@ void with_kv_type(DType kv_dtype, F&& f) {
   throw std::invalid_argument("dtype " + std::string(dtype_name(kv_dtype)) + ": no FlashInfer launcher compiled");
 }
 
-class FlashInferBackend final : public Backend {
+class FlashInferBackend final : public FlashInferBackendBase {
  public:
   std::string name() const override { return "flashinfer"; }
-  // The flashinfer-python release whose headers this build compiled.
-  std::string version() const override { return std::string(flashinfer_version()); }
 
   std::optional<std::string> supports(const AttentionProblem& p) const override {
-    if (!kernel_uses_backend(p.kernel))
-      return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
-    if (p.kernel == KernelKind::baseline) return std::string("kernel baseline is decode-bench's 3-kernel decode: FlashInfer has none");
-    if (p.kernel == KernelKind::shared_prefix) {
-      if (auto why = cascade_unsupported_reason(p)) return why;
-      if (p.prefix_overlap)
-        return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
-                           "(set prefix_overlap false)");
-    }
+    if (auto why = common_refusal(p)) return why;
     if (p.kv_dtype == DType::fp32)
       return std::string("dtype fp32: FlashInfer's CUDA-core decode reads fp16, bf16 or fp8 K/V");
     if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
       return "FlashInfer's CUDA-core decode: " + *why;
-    if (p.splits != 0)
-      return "blocks " + std::to_string(p.splits) + ": FlashInfer's plan chooses its own splits";
-    for (std::size_t b = 0; b < p.host_seq_lens.size(); ++b)
-      if (p.host_seq_lens[b] < 1)
-        return "sequence " + std::to_string(b) + " has no token: FlashInfer's decode needs at least one per sequence";
     return std::nullopt;
   }
 
   // The 16-bit type FlashInfer's kernel reads q in and writes o in: the K/V type for BF16, else FP16.
-  DType io_dtype(const AttentionProblem& p) const override {
-    return p.kv_dtype == DType::bf16 ? DType::bf16 : DType::fp16;
-  }
-  LseBase lse_base() const override { return LseBase::two; }
+  DType io_dtype(const AttentionProblem& p) const override { return io_dtype_for(p.kv_dtype); }
 
   void plan(const AttentionProblem& p, Workspace& workspace) override {
-    if (auto why = supports(p)) throw std::invalid_argument(*why);
-    if (p.io_dtype != io_dtype(p))
-      throw std::invalid_argument("the flashinfer backend reads q and writes o in " +
-                                  std::string(dtype_name(io_dtype(p))) + " for " +
-                                  std::string(dtype_name(p.kv_dtype)) + " K/V, not " +
-                                  std::string(dtype_name(p.io_dtype)));
-    launch_ = nullptr;
-    plan_json_ = {{"path", "cuda_core"}, {"flashinfer", version()}};
+    start_plan(p, "cuda_core");
     if (dtype_is_fp8(p.kv_dtype))
       plan_json_["variant"] = {{"name", "kv_head_scale"},
                                {"k_scale", "per KV head, on the logits (LogitsTransform)"},
                                {"v_scale", "per KV head, on the output (OutputTransform)"}};
-    extra_bytes_ = 0;
     if (p.kernel == KernelKind::shared_prefix) {
-      plan_cascade_cuda_core(p, workspace);
+      plan_cascade_step(p, CascadeSuffix::cuda_core_decode, workspace);
       return;
     }
     with_kv_type(p.kv_dtype, [&](auto kv_tag) {
@@ -116,19 +83,6 @@ class FlashInferBackend final : public Backend {
         plan_batch<KV>(p, workspace);
     });
     base_model_ = minimum_model(p);
-  }
-
-  cudaError_t run(cudaStream_t stream) override {
-    if (!launch_) return cudaErrorNotReady;
-    return launch_(stream);
-  }
-
-  nlohmann::json plan_json() const override { return plan_json_; }
-
-  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override {
-    BackendTrafficModel m{base_model_, basis_};
-    m.model.extra_bytes += extra_bytes_;
-    return m;
   }
 
  private:
@@ -165,18 +119,6 @@ class FlashInferBackend final : public Backend {
                        {"kv_access", "contiguous"},
                        {"max_chunks", max_chunks},
                        {"workspace_bytes", bytes}});
-  }
-
-  // FlashInfer's cascade (flashinfer_cascade.hpp) with the suffix through the CUDA-core batch decode.
-  void plan_cascade_cuda_core(const AttentionProblem& p, Workspace& workspace) {
-    PlannedCascade c = plan_cascade(p, CascadeSuffix::cuda_core_decode, workspace);
-    launch_ = std::move(c.run);
-    extra_bytes_ = c.extra_bytes;
-    plan_json_.update(c.plan);
-    plan_json_.update({{"family", "flashinfer_cascade"}, {"kv_access", "paged"}, {"launches", c.launches}});
-    basis_ = "shared_prefix_unique_bytes+level_states+flashinfer_partials";
-    base_model_ = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
-    base_model_.extra_bytes = 0;
   }
 
   // BatchDecodeWithPagedKVCache: FlashInfer's plan (its scheduler and work list), then its run.
@@ -226,14 +168,14 @@ class FlashInferBackend final : public Backend {
     }
     std::string error;
     std::size_t float_bytes = 0, int_bytes = 0;
-    check(paged_decode_workspace_bytes(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
+    check_flashinfer(paged_decode_workspace_bytes(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
     void* float_ws = workspace.allocate(float_bytes);
     void* int_ws = workspace.allocate(int_bytes);
     int_host_.assign(int_bytes, 0);
     PagedDecodePlan plan;
-    check(paged_decode_plan(a, indptr_host, float_ws, float_bytes, int_ws, int_host_.data(), int_bytes,
-                            workspace.stream(), &plan, &error),
-          error, "plan");
+    check_flashinfer(paged_decode_plan(a, indptr_host, float_ws, float_bytes, int_ws, int_host_.data(), int_bytes,
+                                       workspace.stream(), &plan, &error),
+                     error, "plan");
     launch_ = [a, plan, float_ws, int_ws](cudaStream_t s) { return paged_decode_run(a, plan, float_ws, int_ws, s, nullptr); };
     // Split work items write their partial o (in o's type) and lse (fp32) and the merge reads them back.
     if (plan.split_kv)
@@ -247,27 +189,7 @@ class FlashInferBackend final : public Backend {
                        {"int_workspace_bytes", int_bytes}});
   }
 
-  // The minimum the pipeline would count for this problem, so GB/s compare across backends: the
-  // plain decode's, or over a shared-prefix batch the plain decode of its pages (with the shared
-  // tokens it reads again, as decode-bench's batch_decode counts them).
-  static TrafficModel minimum_model(const AttentionProblem& p) {
-    if (p.prefix) return shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, 1);
-    std::vector<std::int32_t> pages_per_seq;
-    for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
-      pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
-    TrafficModel m = decode_traffic_model(DecodeKernel::flash_decode, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, 1);
-    m.extra_bytes = 0;
-    return m;
-  }
-
-  std::function<cudaError_t(cudaStream_t)> launch_;
-  nlohmann::json plan_json_;
-  TrafficModel base_model_;
-  std::string basis_;
-  double extra_bytes_ = 0;
-  // Host copies the plan's uploads read from (kept until the next plan).
-  SlotPages slots_;
-  std::vector<unsigned char> int_host_;
+  std::vector<unsigned char> int_host_;  // the plan's host work list (kept until the next plan)
 };
 
 }  // namespace

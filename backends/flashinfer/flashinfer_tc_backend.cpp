@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/flashinfer/flashinfer_backend_base.hpp"
 #include "backends/flashinfer/flashinfer_batch_prefill.hpp"
 #include "backends/flashinfer/flashinfer_cascade.hpp"
 #include "backends/flashinfer/flashinfer_slot_pages.hpp"
@@ -30,17 +31,12 @@ namespace {
 
 using namespace flashinfer_launch;
 
-class FlashInferTcBackend final : public Backend {
+class FlashInferTcBackend final : public FlashInferBackendBase {
  public:
   std::string name() const override { return "flashinfer_tc"; }
-  // The flashinfer-python release whose headers this build compiled.
-  std::string version() const override { return std::string(flashinfer_version()); }
 
   std::optional<std::string> supports(const AttentionProblem& p) const override {
-    if (!kernel_uses_backend(p.kernel))
-      return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
-    if (p.kernel == KernelKind::baseline)
-      return std::string("kernel baseline is decode-bench's 3-kernel decode: FlashInfer has none");
+    if (auto why = common_refusal(p)) return why;
     if (p.kv_dtype != DType::fp16 && p.kv_dtype != DType::bf16)
       return "dtype " + std::string(dtype_name(p.kv_dtype)) + ": the flashinfer_tc backend runs fp16 and bf16";
     PagedPrefillArgs shape;
@@ -51,57 +47,20 @@ class FlashInferTcBackend final : public Backend {
     shape.page_size = 1;
     shape.sm_scale = 1;
     if (auto why = paged_prefill_unsupported_reason(shape)) return "FlashInfer's batch prefill: " + *why;
-    if (p.kernel == KernelKind::shared_prefix) {
-      if (auto why = cascade_unsupported_reason(p)) return why;
-      if (p.prefix_overlap)
-        return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
-                           "(set prefix_overlap false)");
-    }
-    if (p.splits != 0) return "blocks " + std::to_string(p.splits) + ": FlashInfer's plan chooses its own splits";
-    for (std::size_t b = 0; b < p.host_seq_lens.size(); ++b)
-      if (p.host_seq_lens[b] < 1)
-        return "sequence " + std::to_string(b) + " has no token: FlashInfer's decode needs at least one per sequence";
     return std::nullopt;
   }
 
   // q and o in the K/V dtype, as FlashInfer's wrapper defaults them.
-  DType io_dtype(const AttentionProblem& p) const override { return p.kv_dtype == DType::bf16 ? DType::bf16 : DType::fp16; }
-  LseBase lse_base() const override { return LseBase::two; }
+  DType io_dtype(const AttentionProblem& p) const override { return io_dtype_for(p.kv_dtype); }
 
   void plan(const AttentionProblem& p, Workspace& workspace) override {
-    if (auto why = supports(p)) throw std::invalid_argument(*why);
-    if (p.io_dtype != io_dtype(p))
-      throw std::invalid_argument("the flashinfer_tc backend reads q and writes o in " +
-                                  std::string(dtype_name(io_dtype(p))) + ", not " + std::string(dtype_name(p.io_dtype)));
-    launch_ = nullptr;
-    plan_json_ = {{"path", "tensor_core"}, {"flashinfer", version()}};
-    extra_bytes_ = 0;
+    start_plan(p, "tensor_core");
     if (p.kernel == KernelKind::shared_prefix) {
-      PlannedCascade c = plan_cascade(p, CascadeSuffix::batch_prefill, workspace);
-      launch_ = std::move(c.run);
-      extra_bytes_ = c.extra_bytes;
-      plan_json_.update(c.plan);
-      plan_json_.update({{"family", "flashinfer_cascade"}, {"kv_access", "paged"}, {"launches", c.launches}});
-      basis_ = "shared_prefix_unique_bytes+level_states+flashinfer_partials";
-      base_model_ = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
-      base_model_.extra_bytes = 0;
+      plan_cascade_step(p, CascadeSuffix::batch_prefill, workspace);
       return;
     }
     plan_decode(p, workspace);
     base_model_ = minimum_model(p);
-  }
-
-  cudaError_t run(cudaStream_t stream) override {
-    if (!launch_) return cudaErrorNotReady;
-    return launch_(stream);
-  }
-
-  nlohmann::json plan_json() const override { return plan_json_; }
-
-  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override {
-    BackendTrafficModel m{base_model_, basis_};
-    m.model.extra_bytes += extra_bytes_;
-    return m;
   }
 
  private:
@@ -156,27 +115,7 @@ class FlashInferTcBackend final : public Backend {
     plan_json_.update({{"family", "flashinfer_prefill_as_decode"}, {"page_size", a.page_size}, {"requests", p.batch}});
   }
 
-  // The minimum the pipeline would count for this problem, so GB/s compare across backends: the
-  // plain decode's, or over a shared-prefix batch (kernel batch_decode) the plain decode of its
-  // pages, with the shared tokens it reads again.
-  static TrafficModel minimum_model(const AttentionProblem& p) {
-    if (p.prefix) return shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, 1);
-    std::vector<std::int32_t> pages_per_seq;
-    for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
-      pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
-    TrafficModel m = decode_traffic_model(DecodeKernel::flash_decode, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, 1);
-    m.extra_bytes = 0;
-    return m;
-  }
-
-  std::function<cudaError_t(cudaStream_t)> launch_;
-  nlohmann::json plan_json_;
-  TrafficModel base_model_;
-  std::string basis_;
-  double extra_bytes_ = 0;
-  // Host copies the plan's uploads read from (kept until the next plan).
-  SlotPages slots_;
-  std::vector<std::int32_t> qo_indptr_;
+  std::vector<std::int32_t> qo_indptr_;  // host copy of the plan's upload (kept until the next plan)
 };
 
 }  // namespace
