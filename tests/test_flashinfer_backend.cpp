@@ -1,4 +1,5 @@
-// The `flashinfer` backend on the host: registered in every build; with FlashInfer's headers, what
+// The `flashinfer` backend on the host (and, for registration and the not-built reason, both
+// FlashInfer backends): registered in every build; with FlashInfer's headers, what
 // it takes and the sentence for what it does not (FlashInfer's own for GQA group 7); without them,
 // every point's reason is the configure's. The runs are GPU tests
 // (tests/test_flashinfer_backend_gpu.cpp).
@@ -12,35 +13,38 @@
 #include "backends/registry.hpp"
 #include "flashinfer_build.hpp"
 #include "sweeps/point_problem.hpp"
+#include "tests/flashinfer_backend_test_support.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
 
-bool flashinfer_built() { return !std::string_view(flashinfer_build::kVersion).empty(); }
+using ::decode_bench::testing::described;
+using ::decode_bench::testing::flashinfer_built;
+using ::decode_bench::testing::reason;
 
-AttentionProblem described(json change, KernelKind kernel = KernelKind::flash_decode) {
-  json p = {{"kernel", std::string(kernel_name(kernel))}, {"layout", "contiguous"}, {"dtype", "fp16"}, {"T", 64},
-            {"heads_q", 32},                 {"heads_kv", 8},           {"head_dim", 128}};
-  if (!change.is_null()) p.update(change);  // {} arrives as null
-  return describe_point(kernel, p);
-}
 
-std::string reason(const Backend& b, const AttentionProblem& p) { return b.supports(p).value_or("(supported)"); }
+// Both FlashInfer backends, with or without the headers.
+constexpr const char* kFlashInferBackends[] = {"flashinfer", "flashinfer_tc"};
 
 TEST(FlashInferBackend, IsRegisteredUnderItsName) {
-  const BackendEntry* entry = find_backend("flashinfer");
-  ASSERT_NE(entry, nullptr);
-  const auto backend = entry->make();
-  EXPECT_EQ(backend->name(), "flashinfer");
-  EXPECT_EQ(backend->version(), flashinfer_built() ? flashinfer_build::kVersion : "not built");
+  for (const char* name : kFlashInferBackends) {
+    const BackendEntry* entry = find_backend(name);
+    ASSERT_NE(entry, nullptr) << name;
+    const auto backend = entry->make();
+    EXPECT_EQ(backend->name(), name);
+    EXPECT_EQ(backend->version(), flashinfer_built() ? flashinfer_build::kVersion : "not built") << name;
+  }
 }
 
 TEST(FlashInferBackend, WithoutTheHeadersEveryPointHasTheConfiguresReason) {
   if (flashinfer_built()) GTEST_SKIP() << "this build has FlashInfer " << flashinfer_build::kVersion;
-  const auto backend = find_backend("flashinfer")->make();
-  EXPECT_EQ(reason(*backend, described({})), std::string("backend flashinfer not built: ") + flashinfer_build::kNotBuiltReason);
+  for (const char* name : kFlashInferBackends) {
+    const auto backend = find_backend(name)->make();
+    EXPECT_EQ(reason(*backend, described({})),
+              "backend " + std::string(name) + " not built: " + flashinfer_build::kNotBuiltReason);
+  }
 }
 
 TEST(FlashInferBackend, TakesCudaCoreDecodeAndNamesWhatItDoesNot) {

@@ -15,6 +15,7 @@
 #include "harness/verify.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/pipeline_runner.hpp"
+#include "tests/flashinfer_backend_test_support.hpp"
 #include "tests/gpu_test_support.hpp"
 
 namespace decode_bench::sweeps {
@@ -23,17 +24,8 @@ namespace {
 using nlohmann::json;
 
 json run_flashinfer_point(KernelKind kernel, json params, std::string_view dtype = "fp16") {
-  json common = {{"kernel", std::string(kernel_name(kernel))},
-                 {"backend", "flashinfer"},
-                 {"dtype", std::string(dtype)},
-                 {"head_dim", 128},
-                 {"timing", "hot"},
-                 {"counters", false}};
-  common.update(params);
-  const Plan plan = testing::plan_of(testing::one_experiment(json::object(), common));
-  EXPECT_EQ(plan.points.size(), 1u);
-  RunContext ctx;
-  return make_kernel_runner(kernel)->run(plan.points.at(0), ctx);
+  params["dtype"] = std::string(dtype);
+  return ::decode_bench::testing::run_backend_point(kernel, "flashinfer", std::move(params));
 }
 
 // q and o: BF16 for BF16 K/V, FP16 for FP16 and FP8.

@@ -11,20 +11,16 @@
 #include "backends/registry.hpp"
 #include "flashinfer_build.hpp"
 #include "sweeps/point_problem.hpp"
+#include "tests/flashinfer_backend_test_support.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
 
 using nlohmann::json;
 
-bool flashinfer_built() { return !std::string_view(flashinfer_build::kVersion).empty(); }
-
-AttentionProblem described(json change, KernelKind kernel = KernelKind::flash_decode) {
-  json p = {{"kernel", std::string(kernel_name(kernel))}, {"layout", "contiguous"}, {"dtype", "fp16"}, {"T", 64},
-            {"heads_q", 32},                 {"heads_kv", 8},           {"head_dim", 128}};
-  if (!change.is_null()) p.update(change);  // {} arrives as null
-  return describe_point(kernel, p);
-}
+using ::decode_bench::testing::described;
+using ::decode_bench::testing::flashinfer_built;
+using ::decode_bench::testing::reason;
 
 // A shared-prefix batch of 6 sequences: 40 shared tokens (2 pages and a partial one), 16 more
 // shared by each of 4 groups (sizes 2, 2, 1, 1: two depth-1 levels), 8 own tokens each.
@@ -33,23 +29,6 @@ AttentionProblem shared_batch(json change = {}) {
             {"group_prefix_len", 16}, {"groups", 4},            {"suffix_len", 8}, {"prefix_overlap", false}};
   if (!change.is_null()) p.update(change);
   return described(p, KernelKind::shared_prefix);
-}
-
-std::string reason(const Backend& b, const AttentionProblem& p) { return b.supports(p).value_or("(supported)"); }
-
-TEST(FlashInferTcBackend, IsRegisteredUnderItsName) {
-  const BackendEntry* entry = find_backend("flashinfer_tc");
-  ASSERT_NE(entry, nullptr);
-  const auto backend = entry->make();
-  EXPECT_EQ(backend->name(), "flashinfer_tc");
-  EXPECT_EQ(backend->version(), flashinfer_built() ? flashinfer_build::kVersion : "not built");
-}
-
-TEST(FlashInferTcBackend, WithoutTheHeadersEveryPointHasTheConfiguresReason) {
-  if (flashinfer_built()) GTEST_SKIP() << "this build has FlashInfer " << flashinfer_build::kVersion;
-  const auto backend = find_backend("flashinfer_tc")->make();
-  EXPECT_EQ(reason(*backend, described({})),
-            std::string("backend flashinfer_tc not built: ") + flashinfer_build::kNotBuiltReason);
 }
 
 TEST(FlashInferTcBackend, TakesEveryGqaGroupInFp16AndBf16) {

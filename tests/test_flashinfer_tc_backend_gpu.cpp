@@ -16,6 +16,7 @@
 #include "flashinfer_build.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/pipeline_runner.hpp"
+#include "tests/flashinfer_backend_test_support.hpp"
 #include "tests/gpu_test_support.hpp"
 
 namespace decode_bench::sweeps {
@@ -24,17 +25,7 @@ namespace {
 using nlohmann::json;
 
 json run_point(KernelKind kernel, const std::string& backend, json params) {
-  json common = {{"kernel", std::string(kernel_name(kernel))},
-                 {"backend", backend},
-                 {"dtype", "fp16"},
-                 {"head_dim", 128},
-                 {"timing", "hot"},
-                 {"counters", false}};
-  common.update(params);
-  const Plan plan = testing::plan_of(testing::one_experiment(json::object(), common));
-  EXPECT_EQ(plan.points.size(), 1u);
-  RunContext ctx;
-  return make_kernel_runner(kernel)->run(plan.points.at(0), ctx);
+  return ::decode_bench::testing::run_backend_point(kernel, backend, std::move(params));
 }
 
 void expect_verified(const json& r, std::string_view backend, std::string_view dtype, std::string_view family,
@@ -49,7 +40,7 @@ void expect_verified(const json& r, std::string_view backend, std::string_view d
   EXPECT_EQ(r["plan"]["kv_access"], kv_access) << r["plan"].dump();
 }
 
-bool flashinfer_built() { return !std::string_view(flashinfer_build::kVersion).empty(); }
+using ::decode_bench::testing::flashinfer_built;
 
 TEST(FlashInferTcBackendGpu, DecodeVerifiesAtEveryGroupLayoutAndDtype) {
   DB_REQUIRE_GPU();
