@@ -4,8 +4,8 @@
 //
 // Why: on an idle GPU a start event executes the moment it is submitted, and the launch behind it
 // arrives microseconds later (host-side launch cost), so the event pair times the host. Measured
-// on the H100: a 16 MiB L2-resident read timed hot (nothing in front of it) read 12.9 us, slower
-// than the same read cold (9.8 us), where the flush kernel happened to cover the gap. The gate is
+// on the H100: a 16 MiB L2-resident read timed hot (nothing in front of it) read slower than the
+// same read cold, where the flush kernel happened to cover the gap (docs/harness.md). The gate is
 // a one-thread kernel spinning on a host-mapped word; release() writes the ticket it waits for.
 // A timeout opens it anyway, so a host that never releases cannot hang the device.
 #include <cstdint>

@@ -285,7 +285,8 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
   // The dynamic window starts right after the static shared memory, at whatever offset that
   // leaves. Each warp's cp.async writes 512 contiguous bytes; from a base that was 16 mod 32 bytes
   // (4176 B of static memory) L1TEX split the copies so that half the global sectors were fetched
-  // twice: L1 traffic 1.25x and L2 2.5x the bytes read, 11% slower at 2M tokens (H100, ncu).
+  // twice, and the kernel ran slower at 2M tokens (H100, ncu; docs/history/kernel-notes.md,
+  // "Commit bd98083: fused merge, and a shared-memory alignment defect").
   extern __shared__ uint4 dynamic_shared[];
   const std::uint32_t stage_base = (shared_address(dynamic_shared) + Tr::kSharedAlign - 1) & ~(Tr::kSharedAlign - 1u);
   const auto slot = [stage_base](int stage, int u, int j, int kv_sel) -> std::uint32_t {

@@ -70,8 +70,8 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
                                                                    Tr::kThreads, Tr::kSharedBytes));
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
   // One KV head per block unless asked: on the H100, 2, 4 and 8 heads per block were slower at
-  // every page size and contiguous too (32 x 64K FP16: 349 -> 368 us contiguous, 362 -> 374 us at
-  // shuffled page 1; docs/history/kernel-notes.md, commit 328fb71).
+  // every page size and contiguous too (32 x 64K FP16; commit 328fb71, docs/history/kernel-notes.md,
+  // "Commits 328fb71 to b6e4dff: the default tiling, and what shuffled small pages cost").
   const int heads_per_block = options.heads_per_block > 0 ? options.heads_per_block : 1;
   if (!heads_per_block_fit<Tr>(heads_per_block, p.shape.heads_kv)) return cudaErrorInvalidValue;
   const int tile = Tr::kTileTokens / heads_per_block;  // tokens of one head per block iteration
@@ -97,8 +97,9 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
     plan->chunk_bound = work.chunk_bound;
     plan->num_splits = plan->active_splits = work.max_splits;
     // Splits of a sequence take turns tile by tile (the access order of a grid-stride read), not
-    // one range of chunk_bound tokens each: on the H100 zipf batch of docs/history/kernel-notes.md ranges
-    // were as fast or slower in every case (paged, standard tiling: 519 against 443 us).
+    // one range of chunk_bound tokens each: on the H100 zipf batch ranges were as fast or slower in
+    // every case (docs/history/kernel-notes.md, "Short and ragged batches (CUDA-core flash-decode,
+    // 2026-11-23)").
     const bool tiles = options.tuning.fd_work_chunks != WorkChunksOverride::ranges;
     plan->chunk = tiles ? tile : work.chunk_bound;
     plan->interleaved = tiles && work.max_splits > 1;
@@ -126,8 +127,9 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   if (chunk > tile) chunk = (chunk + tile - 1) / tile * tile;
   // Splits of a long sequence take turns tile by tile rather than each reading one far-apart
   // range: all blocks then read inside a window of splits x tile rows, the access order of a
-  // grid-stride copy. On the H100 this read 2M-token FP16 at 88.7% instead of 80.2% of the DRAM
-  // ceiling, and 32 x 64K at 2838 instead of 2513 GB/s (docs/history/kernel-notes.md).
+  // grid-stride copy. On the H100 this read 2M-token FP16 and 32 x 64K faster, nearer the DRAM
+  // ceiling (probe; docs/history/kernel-notes.md, "Commits 69ee5ad and 5efe1fc: ncu first, then
+  // interleaved splits and a cp.async pipeline").
   const bool interleave = splits > 1 && chunk > tile;
   if (interleave) chunk = tile;
   plan->num_splits = splits;

@@ -22,10 +22,10 @@ struct FlashDecodeTraits {
   static constexpr int kElemsPerLane = kVecsPerLane * kVec;
   static constexpr int kRowsPerWarp = 32 / kLanesPerRow;
   // GQA groups 1-2: one block of 8 warps per SM with a 2-stage pipeline (128 KiB of stages) was
-  // the best of 9 tilings, or within 0.5% of it, in every column of the H100 table of
-  // docs/history/kernel-notes.md (commit e3c7a78, aligned stages: 2M FP16 3062 GB/s against 3018 for 4 warps x
-  // 3 stages, 32 x 64K 3058 against 3012). Those tables measured group 1 only, so groups 4-8 keep
-  // the choice of commit 69ee5ad, 4 warps and 3 stages (2 blocks per SM).
+  // the best of 9 tilings, or within 0.5% of it, in every column of the H100 probe table (commit
+  // e3c7a78, aligned stages, against 4 warps x 3 stages; docs/history/kernel-notes.md, "Commit
+  // bd98083: fused merge, and a shared-memory alignment defect"). Those tables measured group 1
+  // only, so groups 4-8 keep the choice of commit 69ee5ad, 4 warps and 3 stages (2 blocks per SM).
   static constexpr int kWarps = WARPS > 0 ? WARPS : (GROUP <= 2 ? 8 : 4);
   static constexpr int kThreads = kWarps * 32;
   // Rows each row group handles per tile (16-byte vectors of K and V per thread per stage); fewer

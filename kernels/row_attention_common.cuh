@@ -157,7 +157,7 @@ __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>
   // kChunks lanes (TileStagingMap), not by each of those lanes (FP16, D 128: 16 lanes each doing
   // the address work of 8 rows a tile). SASS (sm_90, CUDA 13.0), one tile's staging of FP16 D 128
   // by 128 threads, alone: about 414 instructions a thread before, 172 after (contiguous rows:
-  // 288). Measured (H100, commit 5b8dd7b): paged 64 x 1K about 1.5% faster at the same plan; it
+  // 288). Measured (H100, commit 5b8dd7b): paged 64 x 1K faster at the same plan; it
   // did not let paged K/V take one block per SM (docs/history/kernel-notes.md, "Paged rows resolved once
   // per warp"), so the address work is not what held that back. Taken by the narrow tensor-core
   // tiling (grouped decode) only: in the wide tiling and the SIMT kernel the extra live registers
@@ -205,8 +205,9 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const Row
 // dynamic shared memory), one warp per row turns them into weights, then every (row, 16-byte
 // column) sums its splits with several loads in flight. Folding one row at a time
 // (merge_split_states per row) cost two dependent L2 round trips and three barriers per row: a
-// shared prefix of 64 rows x 4 splits took 91.0 us with it and 39.1 us without (H100,
-// decode-row-probe, commits d708e6b and cf8bc3f). Rows whose splits do not fit the scratch fall back
+// shared prefix of 64 rows x 4 splits took more than twice as long with it (H100,
+// decode-row-probe, commits d708e6b and cf8bc3f; docs/history/kernel-notes.md, "ncu on row
+// attention, the split merge and a wide tiling"). Rows whose splits do not fit the scratch fall back
 // to that per-row fold.
 template <int D, int kThreads>
 __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int nrows,
@@ -219,7 +220,8 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   // the LSEs first cost one more (and two barriers) before any partial was read, and the partials
   // then came 8 splits a round trip. Per batch the max is taken first and the 16 weights are
   // independent, so the fold is no serial chain of exponentials (one rescale per batch): a running
-  // max per split measured 1-1.5 us slower at 32 splits (H100, commit d0f853a).
+  // max per split measured slower at 32 splits (H100, commit d0f853a; docs/history/kernel-notes.md,
+  // "Where the grouped decode's time goes: a fixed cost, not the stream").
   if (nrows * kCols <= kThreads) {
     if (threadIdx.x < nrows * kCols) {
       const int i = threadIdx.x, r = i / kCols, c = i - r * kCols;

@@ -43,15 +43,17 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 // (plan_row_attention): FP16, and BF16 on the packed-split kernel (groups of at most 8), over
 // contiguous K/V. Paged K/V keeps two blocks per SM even with each row's offset resolved by one
 // lane of the warp that stages it (stage_kv_tile): at one block per SM that staging measured
-// FP16 1 x 64K 103.0-103.8 us against 100.6-100.8 at two, 16 x 4K 101.7-101.9 against
-// 100.1-103.0 (H100, commit 5b8dd7b, decode-row-probe against 34ba5b4 in the same call); the
-// staging itself took 64 x 1K, the same plan in both, from 101.6-102.0 to 100.2-100.6 us.
-// H100, 32 / 8 heads, decode-row-probe (two blocks per SM in brackets):
-//   BF16 packed (commit c00bc78): 1 x 64K 97.4 us (99.3), 16 x 4K 94.4 (98.2); unpacked at commit
-//     75635a1 16 x 4K 121.2 (99.7): the hi + lo mma pair outran one block's share of the stream.
-//   Paged FP16 16 x 4K 118.3 (100.6, commit 75635a1), and 111.0 (101.9) with the block-table
-//     entries fetched a tile ahead (commit b613bd9, reverted); paged BF16 packed 117.4 (99.4).
-//   E4M3 on the tensor-core path 16 x 4K packed 96.5 (74.2); FP8 decodes on CUDA cores anyway.
+// slower than two blocks per SM for paged FP16 1 x 64K and 16 x 4K, while the staging itself made
+// 64 x 1K faster at the same plan (H100, commit 5b8dd7b, decode-row-probe against 34ba5b4 in the
+// same call; docs/history/kernel-notes.md, "Paged rows resolved once per warp").
+// H100, 32 / 8 heads, decode-row-probe, one block per SM against two (docs/history/kernel-notes.md,
+// "The packed split: BF16 at FP16's mma count" and "Where the grouped decode's time goes: a fixed
+// cost, not the stream"):
+//   BF16 packed (commit c00bc78): faster at one; unpacked at commit 75635a1 slower at one: the
+//     hi + lo mma pair outran one block's share of the stream.
+//   Paged FP16 16 x 4K slower at one (commit 75635a1), also with the block-table entries fetched
+//     a tile ahead (commit b613bd9, reverted); paged BF16 packed slower at one too.
+//   E4M3 on the tensor-core path 16 x 4K packed slower at one; FP8 decodes on CUDA cores anyway.
 
 // The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
 template <class KV, int D>
@@ -233,15 +235,16 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // of 2 row tiles, so each K/V fragment serves two mma. Blocks of 128 or 256 rows (each staged tile
   // serving them all) where the range is long; 64 rows where it is short (under 32 tiles), since a
   // 256-row block's fixed costs (Q, epilogue, the split merge) outweigh a few tiles: H100, N 256
-  // P 1K, 256 rows x 4 splits 82.7 us (d874af7) against 45.8 us for 64 rows x 1 split on the narrow
-  // tiling (cf8bc3f); N 64 P 1K, wide 33.7 against narrow 41.5 us (f6c74ad) (decode-row-probe,
-  // git show 9372013:results/reference/probe/h100-*-row-probe*.txt).
+  // P 1K, 256 rows x 4 splits (d874af7) against 64 rows x 1 split on the narrow tiling (cf8bc3f);
+  // N 64 P 1K, wide against narrow (f6c74ad) (decode-row-probe,
+  // git show 9372013:results/reference/probe/h100-*-row-probe*.txt; docs/history/kernel-notes.md,
+  // "ncu on row attention, the split merge and a wide tiling").
   // Except FP16 items of 33-64 rows at d 128 over at least 128 tiles (8K tokens): there the narrow
   // tiling (4 warps, each its own 16-row tile, sharing every staged tile) ran faster since the
   // ldmatrix offsets were kept in registers (SwizzledChunks): shared prefix N 64, h100 preset,
-  // overlapped, P 8K 136.9 against 138.6 / 141.2 us, P 32K 309.0 against 324.4 / 325.5; slower at
-  // P 1K (16 tiles: 84.4 against 83.0 / 83.2) (commit 32c8776,
-  // git show 9372013:results/reference/probe/h100-32c8776-sp-coresidency/). Not measured between 16 and 128 tiles,
+  // overlapped, at P 8K and 32K; slower at P 1K (16 tiles) (commit 32c8776,
+  // git show 9372013:results/reference/probe/h100-32c8776-sp-coresidency/; docs/history/kernel-notes.md,
+  // "The level-state merge, a warp per state"). Not measured between 16 and 128 tiles,
   // nor for BF16 (whose narrow kernel runs two mma a product) or other head dims: wide there.
   // The tuning policy pins either tiling (DECODE_BENCH_ROW_TILING).
   const RowAttentionTiling tiling =
@@ -259,9 +262,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // for it): blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged
   // tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
   // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
-  // P 1K 73.6 against 71.1 us, P 4K 105.4 against 95.0, where P 8K took 115.8 against 129.7 and
-  // every item of 256 or 1024 rows 1.01-1.37x less time (git show 9372013:results/reference/29187b1/). Pinned by
-  // the tiling, it takes items of any row count; where it does not run, the rules below decide.
+  // at P 1K and 4K ran slower on wgmma, where P 8K and every item of 256 or 1024 rows ran faster
+  // (git show 9372013:results/reference/29187b1/; docs/history/kernel-notes.md, "The shared-prefix
+  // phase on Hopper's warpgroup MMA"). Pinned by the tiling, it takes items of any row count; where
+  // it does not run, the rules below decide.
   const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
                         choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
                         wgmma_row_kernel_runs_on(dev);
@@ -283,8 +287,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                       choose_kernel<KV>(p.shape.head_dim, path, 16, 0, false, true).kernel != nullptr &&
                       options.tuning.row_packed_split;
   // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
-  // KiB) was slower on the H100 (shared prefix N = 256, P = 32K: 835 -> 1028 us; decode-row-probe,
-  // 2026-11-23): the third tile in flight matters more than the second block.
+  // KiB) was slower on the H100 (shared prefix N = 256, P = 32K; decode-row-probe, commit d17227e;
+  // docs/history/kernel-notes.md, "Row attention: tensor-core grouped decode and the shared-prefix
+  // phase (2026-11-23)", run 2): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma);
@@ -328,9 +333,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // A grouped decode (16-row blocks, memory-bound): about one block per SM. One block of 3 stages
   // per SM already streams at the read ceiling, and every split adds the last block's merge
   // (partial writes, the counter, the partial reads: dependent L2 round trips after the stream
-  // ends). H100, FP16 32 / 8 heads (decode-row-probe, commits 6aaee99 and 75635a1): 16 x 4K
-  // 98.0-98.8 us at 2 splits (256 blocks) against 94.1-94.7 us at 1 (128 blocks); 1 x 64K
-  // 99.6-101.1 us at 32 splits against 97.3-98.0 at 16. Taken by default only where measured
+  // ends). H100, FP16 32 / 8 heads (decode-row-probe, commits 6aaee99 and 75635a1): 16 x 4K faster
+  // at 1 split (128 blocks) than at 2 (256 blocks), 1 x 64K faster at 16 splits than at 32
+  // (docs/history/kernel-notes.md, "Where the grouped decode's time goes: a fixed cost, not the
+  // stream"). Taken by default only where measured
   // faster (one_block_per_sm_decode: not BF16 unpacked or FP8, whose hi + lo mma outran one
   // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
@@ -349,8 +355,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;
   // Work stealing among an item's splits (RowAttentionOptions::steal_pool): equal ranges finish
   // unequally, since SMs stream at different speeds (block timelines, H100, 32 / 8 heads 1 x 64K:
-  // the 16 splits of an item ended over 85.3-90.5 us, docs/history/kernel-notes.md); a pool taken tile by
-  // tile at the end lets the fast ones take over the slow ones' share.
+  // the 16 splits of an item ended several us apart; docs/history/kernel-notes.md, "Where a launch's
+  // time goes, block by block"); a pool taken tile by tile at the end lets the fast ones take over
+  // the slow ones' share.
   // Where a stealing twin is compiled (kHasStealKernel) at the plan's occupancy; its limit on
   // dynamic shared memory is set here like the plain kernel's.
   const double pool =

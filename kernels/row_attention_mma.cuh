@@ -35,7 +35,8 @@
 // registers of rows g and g + 8 of the same thread, so O's rows g + 8 collect the lo products and
 // are added to rows g at the end. The mma count per tile is FP16's: the hi + lo pair had made a
 // BF16 block's math longer than its share of the stream at one block per SM (16 x 4K, H100,
-// commit 75635a1: 121.2 us against 99.7 at two blocks per SM).
+// commit 75635a1, against two blocks per SM; docs/history/kernel-notes.md, "Where the grouped
+// decode's time goes: a fixed cost, not the stream").
 //
 // FP8 (E4M3 / E5M2, value = stored x per-KV-head scale): tiles stay FP8 bytes in shared memory and
 // widen exactly to FP16 B fragments (kernels/row_attention_fp8.cuh); the FP16 mma runs on them.
@@ -217,15 +218,16 @@ template <class KV, int D>
 using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 
 // kPacked: the packed split (header), compiled as a kernel of its own: chosen at run time inside
-// the tile loop, the same packing measured slower than no packing at all (BF16 16 x 4K at one block per SM 140.6
-// us against 121.2; H100, commit b613bd9): the planner launches it for blocks of one 16-row tile
-// of at most 8 rows.
+// the tile loop, the same packing measured slower than no packing at all (BF16 16 x 4K at one
+// block per SM; H100, commit b613bd9; docs/history/kernel-notes.md, "The packed split: BF16 at
+// FP16's mma count"): the planner launches it for blocks of one 16-row tile of at most 8 rows.
 // kSteal: the work-stealing twin (RowAttentionPlan::steal_pool; FP16 / BF16, D 128, narrow or
 // packed): the uniform grid's splits of an item each stream their static range of the item's first
 // steal_static_1024 / 1024 of tiles (whole tiles per split), then take the rest from steal_counter
 // one tile at a time. A twin rather than a run-time switch: the switch's code in the plain kernel
-// cost unsplit grouped decodes 1-1.7% (64 x 1K FP16 contiguous 99.0 -> 100.0 us, paged 100.6 ->
-// 102.3; H100, decode-row-probe, commit 2ef3078 against f9daa3b).
+// measured slower on unsplit grouped decodes (64 x 1K FP16, contiguous and paged; H100,
+// decode-row-probe, commit 2ef3078 against f9daa3b; docs/history/kernel-notes.md, "Work stealing
+// among a split item's blocks").
 template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false>
 __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
                                                                           const FastDivmod page_div,
@@ -246,8 +248,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   const int nrows = min(args.rows_per_block, item.row_end - row0);
   if (nrows <= 0) return;  // the item has fewer rows than the widest one: nothing to do (whole block)
   // Split s takes one contiguous chunk of whole tiles (split_range). Taking turns tile by tile, as
-  // flash_decode does, measured no better here (H100, 32/8 heads d = 128: 1 x 64K 102.2 -> 103.6 us,
-  // BF16 16 x 4K 103.4 -> 114.9 us; decode-row-probe, 2026-11-23).
+  // flash_decode does, measured no better here (H100, 32/8 heads d = 128, 1 x 64K and BF16 16 x 4K;
+  // decode-row-probe, commit d17227e; docs/history/kernel-notes.md, "Row attention: tensor-core
+  // grouped decode and the shared-prefix phase (2026-11-23)", run 2).
   // Work stealing (kSteal): the block streams tiles own_first .. own_first + own - 1 of the whole
   // item (its static range), then the pool's tiles from pool_base on, one per take from the
   // counter, until they run out. Without it, own = num_tiles: the split's range.
@@ -269,8 +272,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // steps j - stages + 1 (staging) and j (use), and overwritten at the end of step j + 4 - stages > j
   // (stages <= 3). A take a single step ahead stalled thread 0, and with it the block, on every pool
   // tile: its L2 round trip under a saturated read stream outlasted a tile's math at one block per
-  // SM (1 x 64K FP16 contiguous 98.4 us without stealing, 103.2 with a quarter stolen, 115.8 with
-  // all; about 0.3 us a pool tile. H100, decode-row-probe, commit 2ef3078).
+  // SM (1 x 64K FP16 contiguous, slower the more was stolen; H100, decode-row-probe, commit
+  // 2ef3078; docs/history/kernel-notes.md, "Work stealing among a split item's blocks").
   constexpr int kTakeAhead = 2;
   __shared__ int pool_ring[4];
   const auto tile_of = [&](int j) { return j < own ? own_first + j : steal ? pool_ring[j & 3] : num_tiles; };
@@ -319,8 +322,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   // are dims past the head dim (q rows are head_dim floats; those K/V dims are zero-filled too).
   // Loaded after the first K/V stages are issued, kQBatch chunks per thread at a time, all loads of
   // a batch in flight together (one chunk per round trip was 16 dependent loads for a 256-row
-  // block); measured no change outside noise (N 256 P 1K 85.0 -> 82.7 us, decode-row-probe,
-  // commits f6c74ad and d874af7).
+  // block); measured no change outside noise (N 256 P 1K and P 32K, decode-row-probe, commits
+  // f6c74ad and d874af7; docs/history/kernel-notes.md, "ncu on row attention, the split merge and
+  // a wide tiling").
   constexpr int kQBatch = 4;
   const int q_chunks = args.rows_per_block * kChunks;
   for (int i0 = threadIdx.x; i0 < q_chunks; i0 += kQBatch * Tr::kThreads) {

@@ -4,10 +4,11 @@
 // query rows on one KV head's token range). Included only by
 // kernels/instantiate/row_attention_wgmma_fp16.cu, compiled for sm_90a alone (kernels/CMakeLists.txt).
 //
-// Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached 246 TFLOP/s
-// of the 646 TFLOP/s FP16 roof on the prefix phase (N 256, P 32K, H100, commit 5b8dd7b): ncu counted
-// 7.1 instructions per mma and one or two warps per scheduler, so its issue slots, not its tensor
-// cores, set the pace (docs/history/kernel-notes.md). One wgmma m64n64k16 does the work of 32 mma.sync
+// Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached well under
+// half the FP16 tensor roof on the prefix phase (N 256, P 32K, H100, commit 5b8dd7b): ncu counted
+// several instructions per mma and one or two warps per scheduler, so its issue slots, not its
+// tensor cores, set the pace (docs/history/kernel-notes.md, "The shared-prefix phase on Hopper's
+// warpgroup MMA"). One wgmma m64n64k16 does the work of 32 mma.sync
 // m16n8k16 and reads its B operand from shared memory itself: no ldmatrix, no per-fragment addresses.
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block

@@ -22,7 +22,8 @@ std::size_t align_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign;
 // loads are issued together: its level rows and LSEs by lanes 0..max_depth - 1 (one round trip
 // after the rows), then every level's row of O beside its own. The kernel before it (commit
 // 34ba5b4: one block of 64 threads a state, scalar columns, each level's O read after the last)
-// took 5.5 us at 2048 states and 10.7 us at 8192 (ncu, commit fe97a8d; docs/history/kernel-notes.md).
+// was slower, measured with ncu at 2048 and 8192 states (commit fe97a8d; docs/history/kernel-notes.md,
+// "The level-state merge, a warp per state").
 constexpr int kMergeWarps = 8;
 constexpr int kMaxMergeDepth = 4;
 
@@ -346,9 +347,9 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
   // the fork: so the prefix's long compute-bound blocks are dispatched first and the suffix's
   // short memory-bound ones fill what they leave. With the prefix on the second stream instead,
   // behind its event wait, the suffix reached the GPU first and took every SM; the prefix's
-  // blocks started only as the suffix drained (per-block timelines, H100, commit 8314ce4: N 64
-  // P 1K, suffix blocks from 0 to 48 us, prefix blocks from 43 us), so the phases ran one after
-  // the other in the reverse order.
+  // blocks started only as the suffix drained (per-block timelines, H100, commit 8314ce4, N 64
+  // P 1K; docs/history/kernel-notes.md, "Where a launch's time goes, block by block"), so the
+  // phases ran one after the other in the reverse order.
   if (two_streams) {
     DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
     DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));

@@ -5,30 +5,29 @@
 // decode) run on two streams, the prefix dispatched first. Planned for every SM, the prefix's
 // blocks take whole SMs and the suffix mostly waits for them; planned for fewer, the prefix runs
 // longer but the suffix streams beside it. Which pays depends on how long each phase would take.
-// Measured on the H100 (h100 preset, FP16, 32 heads, d 128, S 128; commit f4763da,
-// git show 9372013:results/reference/probe/h100-f4763da-sp-share/), time at a share of 1 / 0.75 / 0.5, us:
-//   N 64:  P 1K 80.7 / 71.8 / 67.5,   P 8K 131.6 / 127.1 / 174.3,   P 32K 299.6 / 367.0 / 541.6
-//   N 256: P 1K 235.7 / 255.3 / 236.7, P 8K 351.9 / 316.5 / 348.9, P 32K 701.9 / 765.8 / 1104.3
+// Measured on the H100 at shares 1, 0.75 and 0.5 (h100 preset, FP16, 32 heads, d 128, S 128,
+// N 64 and 256 at P 1K, 8K and 32K; commit f4763da, git show
+// 9372013:results/reference/probe/h100-f4763da-sp-share/; the times: docs/history/kernel-notes.md,
+// "Where a launch's time goes, block by block").
 // The rule: estimate suffix time / prefix time as (suffix K/V bytes / DRAM bandwidth) over (prefix
-// FLOPs / 128 TFLOP/s, the prefix phase's rate at long prefixes on that H100, about a fifth of
-// its FP16 tensor roof), then share 1 below 0.4, 0.75 below 1.2, 0.5 above. It picks the fastest
-// of the three (or within 0.5% of it) at each of the six points above, where it was fitted. Only
+// FLOPs / kPrefixPhaseFlopRate, the prefix phase's rate at long prefixes fitted to those H100 probe
+// runs), then share 1 below 0.4, 0.75 below 1.2, 0.5 above: the thresholds are fitted so that it
+// picks the fastest of the three (or one within 0.5% of it) at each of the six probe points. Only
 // items of 64 to 256 rows (N x group) take it: the cascade preset at 5d4ed59 ran N 16 and N 1024
-// 5-13% slower under it than under a share of 1 (git show 9372013:results/reference/5d4ed59/compare/); there the
-// share stays 1 (DECODE_BENCH_SP_PREFIX_SHARE pins a share anywhere).
+// slower under it than under a share of 1 (git show 9372013:results/reference/5d4ed59/compare/, same
+// section of the notes); there the share stays 1 (DECODE_BENCH_SP_PREFIX_SHARE pins a share anywhere).
 //
 // The warpgroup-MMA prefix kernel (kernels/row_attention_wgmma.cuh, FP16 at head dim 128 on
-// Hopper) changed both phases' balance, so it has a rule of its own, fitted the same way (h100
-// preset, overlapped, commit 0ba70cd, git show 9372013:results/reference/0ba70cd/ README), time at a share of
-// 1 / 0.75 / 0.5, us:
-//   N 64:  P 1K 77.4 / 73.9 / 71.3,   P 8K 114.9 / 125.4 / 137.8,  P 32K 243.9 / 271.5 / 349.5
-//   N 256: P 1K 222.3 / 227.2 / 206.8, P 8K 297.2 / 293.9 / 248.2, P 32K 551.0 / 605.0 / 786.9
+// Hopper) changed both phases' balance, so it has a rule of its own, fitted the same way to the
+// same six points (h100 preset, overlapped, commit 0ba70cd, git show
+// 9372013:results/reference/0ba70cd/ README; docs/history/kernel-notes.md, "The shared-prefix
+// phase on Hopper's warpgroup MMA").
 // Its prefix phase is no longer compute-bound everywhere (N 64 P 8K reads 134 MB of prefix K/V for
 // 8.6 GFLOP), so the prefix time is estimated as the larger of its K/V bytes over the DRAM
-// bandwidth and its FLOPs over 350 TFLOP/s (its rate at N 256 P 32K: 339-383 TFLOP/s in the probe
-// of that call); the suffix time as before. The rule: share 1 below a ratio of 1.3, else 0.5
-// (0.75 was the best at none of the six). Ratios at the six points: 8.0, 1.0, 0.25 (N 64) and 13,
-// 1.6, 0.41 (N 256): it picks the fastest share at each. Items of 64 to 256 rows only, as above.
+// bandwidth and its FLOPs over kWgmmaPrefixFlopRate (its rate at N 256 P 32K, fitted to the H100
+// probe of that call); the suffix time as before. The rule: share 1 below a ratio of 1.3, else 0.5
+// (0.75 was the best at none of the six): it picks the fastest share at each of the six points.
+// Items of 64 to 256 rows only, as above.
 #include <algorithm>
 #include <cstdint>
 

@@ -28,7 +28,8 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   // Plain loads: the fused caller reads other blocks' partials only after its fence and counter
   // (the release/acquire pair that makes them visible), and nothing cached them in L1 before.
   // __ldcg (ld.global.cg) compiles to a "strong" load the compiler will not hoist: the loop
-  // below then kept only two loads in flight and took 17.8 us for 264 splits (ncu, H100).
+  // below then kept only two loads in flight and was slow for 264 splits (ncu, H100;
+  // docs/history/kernel-notes.md, "Commit bd98083: fused merge, and a shared-memory alignment defect").
   float m = -INFINITY;
   for (int i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, partial_lse[i]);
 #pragma unroll

@@ -90,18 +90,12 @@ std::string format_tuning_knobs(bool markdown);
 int scaled_splits(int splits, double scale);
 
 // The stolen share of a grouped decode over paged K/V when neither options nor
-// DECODE_BENCH_ROW_STEAL pin one (plan_decode_rows, kernels/decode_dispatch.cuh). H100, 32 / 8
-// heads, 1 x 64K (decode-row-probe, commit b6f0df5 against f9daa3b, two rounds each): paged FP16
-// 98.9 / 98.9 us against 103.3 / 101.4 without stealing, BF16 99.6 / 100.0 against 100.7 / 100.3.
-// Not taken elsewhere, by measurement:
-//   contiguous K/V: slower, in proportion to the pool (FP16 97.2-98.4 us off, 104.8 at an eighth,
-//     107.0 at a quarter, 111.7 at a half; BF16 alike). Taking two steps ahead instead of one
-//     changed nothing (2ef3078 -> b6f0df5), so the take's latency is not the cause. A guess, not
-//     profiled: pool tiles read by all of an item's blocks at once, in a narrow window of one
-//     head's contiguous K/V, stream slower than static ranges 1 MiB apart;
-//   the shared-prefix phase (narrow items of 16-64 rows: cascade N 16, and N 64 under MHA): the
-//     24 cascade points that stole took 0.99-1.11x the time without (geomean 1.045; cascade preset,
-//     commit b6f0df5, against DECODE_BENCH_ROW_STEAL=off in the same call).
+// DECODE_BENCH_ROW_STEAL pin one (plan_decode_rows, kernels/decode_dispatch.cuh). Taken there
+// because it measured faster on an H100 (32 / 8 heads, FP16 and BF16, decode-row-probe), and not
+// elsewhere because it measured slower: over contiguous K/V (in proportion to the stolen share)
+// and in the shared-prefix phase (the cascade preset against DECODE_BENCH_ROW_STEAL=off in the same
+// call). The numbers and commits: docs/history/kernel-notes.md, "Work stealing among a split item's
+// blocks".
 inline constexpr double kRowStealDefault = 0.25;
 
 }  // namespace decode_bench

@@ -98,8 +98,8 @@ template <> struct Vec16<__nv_fp8_e5m2> {
 };
 
 // E4M3 widens by default through sm_89+'s cvt.rn.f16x2.e4m3x2 (exact, one instruction per two
-// elements): on the H100 it lifted E4M3 flash-decode from 0.923-0.933 to 0.937-0.942 of the DRAM
-// read ceiling against the integer path below (docs/history/kernel-notes.md, commit e290b4d). The integer
+// elements): on the H100 it lifted E4M3 flash-decode nearer the DRAM read ceiling than the integer
+// path below (commit e290b4d; docs/history/kernel-notes.md, "FP8 K/V (E4M3, E5M2)"). The integer
 // path stays for older targets and as DECODE_BENCH_E4M3_HW_CVT=0: E4M3 (bias 7) placed as
 // sign | 0eeee | mmm0000000 in an FP16 (bias 15) reads as the value times 2^-8 for normals and
 // subnormals alike (E4M3 subnormals land on FP16 subnormals), hence kUnitScale = 256.
