@@ -51,7 +51,8 @@ cudaError_t L2Flusher::prefer_carveout(int percent) {
   return cudaFuncSetAttribute(l2_flush_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent);
 }
 
-cudaError_t L2Flusher::flush(cudaStream_t stream) {
+cudaError_t L2Flusher::flush(cudaStream_t stream, bool write) {
+  if (write) return cudaMemsetAsync(buffer_, 0, bytes_, stream);  // zero stays zero: the read flush's XOR holds
   l2_flush_kernel<<<blocks_, kFlushThreads, 0, stream>>>(static_cast<const uint4*>(buffer_), bytes_ / 16, sink_);
   return cudaGetLastError();
 }

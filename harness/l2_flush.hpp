@@ -2,6 +2,7 @@
 // Empties the L2 cache between timed launches (cold mode) by reading a buffer twice the L2 size.
 // Reading, not writing (cudaMemset): a write flush leaves L2 full of dirty lines whose write-back
 // would then compete with the measured kernel's own DRAM traffic; clean lines are evicted free.
+// The write flush is kept as a second kind (timing = cold_write) to measure exactly that.
 #include <cstddef>
 
 #include <cuda_runtime.h>
@@ -18,7 +19,8 @@ class L2Flusher {
   L2Flusher& operator=(const L2Flusher&) = delete;
 
   // Enqueues the flush on `stream`; the caller records its start event after this returns.
-  cudaError_t flush(cudaStream_t stream);
+  // write: a memset of the buffer instead of the read (timing = cold_write).
+  cudaError_t flush(cudaStream_t stream, bool write = false);
   std::size_t bytes() const { return bytes_; }
   // The flush kernel's preferred shared-memory carveout (percent of the unified L1 / shared
   // storage, cudaFuncAttributePreferredSharedMemoryCarveout); probes use it to see what the

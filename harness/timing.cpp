@@ -61,7 +61,7 @@ class Sampler {
     // Warm-up launches queued back to back (no sync): the last one keeps the GPU busy while the
     // probe's start event and launch are enqueued.
     for (int i = 0; i < options_.warmup; ++i) {
-      if (cold()) DB_RETURN_IF_ERROR(flusher_.flush(stream_));
+      if (cold()) DB_RETURN_IF_ERROR(flush());
       DB_RETURN_IF_ERROR(launch_(stream_));
     }
     DB_RETURN_IF_ERROR(enqueue_sample(events_[0], /*use_graph=*/false));
@@ -82,7 +82,7 @@ class Sampler {
     return err;
   }
   cudaError_t enqueue_gated(const EventPair& p, bool use_graph) {
-    if (cold()) DB_RETURN_IF_ERROR(flusher_.flush(stream_));
+    if (cold()) DB_RETURN_IF_ERROR(flush());
     DB_RETURN_IF_ERROR(cudaEventRecord(p.start, stream_));
     if (use_graph) {
       DB_RETURN_IF_ERROR(cudaGraphLaunch(graph_exec_, stream_));
@@ -149,7 +149,8 @@ class Sampler {
   double warmup_launch_us() const { return warmup_launch_us_; }
 
  private:
-  bool cold() const { return options_.mode == TimingMode::cold; }
+  bool cold() const { return flushes_l2(options_.mode); }
+  cudaError_t flush() { return flusher_.flush(stream_, options_.mode == TimingMode::cold_write); }
 
   cudaError_t capture_graph() {
     cudaGraph_t graph = nullptr;

@@ -6,12 +6,19 @@
 
 namespace decode_bench {
 
-std::string_view to_string(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "hot"; }
+std::string_view to_string(TimingMode mode) {
+  switch (mode) {
+    case TimingMode::cold: return "cold";
+    case TimingMode::hot: return "hot";
+    case TimingMode::cold_write: return "cold_write";
+  }
+  return "?";
+}
 
 TimingMode parse_timing_mode(std::string_view text) {
-  if (text == "cold") return TimingMode::cold;
-  if (text == "hot") return TimingMode::hot;
-  throw std::invalid_argument("timing mode '" + std::string(text) + "' is not one of: cold, hot");
+  for (const TimingMode m : {TimingMode::cold, TimingMode::hot, TimingMode::cold_write})
+    if (text == to_string(m)) return m;
+  throw std::invalid_argument("timing mode '" + std::string(text) + "' is not one of: cold, hot, cold_write");
 }
 
 std::string_view to_string(TimingMethod method) { return method == TimingMethod::events ? "events" : "graph"; }
@@ -43,7 +50,7 @@ void validate(const TimingOptions& o) {
 }
 
 TimingPlan choose_timing_plan(double single_launch_us, const TimingOptions& o) {
-  if (o.mode == TimingMode::cold || o.graph_threshold_us == 0) return {TimingMethod::events, 1};
+  if (flushes_l2(o.mode) || o.graph_threshold_us == 0) return {TimingMethod::events, 1};
   const bool valid = std::isfinite(single_launch_us) && single_launch_us > 0;
   if (valid && single_launch_us >= o.graph_threshold_us) return {TimingMethod::events, 1};
   if (!valid) return {TimingMethod::graph, o.max_graph_launches};

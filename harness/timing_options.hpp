@@ -12,11 +12,18 @@
 namespace decode_bench {
 
 // cold: L2 flushed before every timed launch (what a decode step sees: the KV cache is not in
-//       L2 when the step starts). hot: back-to-back launches, L2 keeps what the last launch left.
-enum class TimingMode { cold, hot };
+//       L2 when the step starts), by reading a buffer twice its size: the lines it leaves are clean.
+// cold_write: the same, but flushed by writing that buffer (a memset), as benchmarks that flush
+//       with `buffer.zero_()` do; L2 is then full of dirty lines, and their write-back to DRAM
+//       lands inside the measured launch. Kept to reproduce such benchmarks' numbers and to
+//       measure what that method adds (docs/harness.md).
+// hot: back-to-back launches, L2 keeps what the last launch left.
+enum class TimingMode { cold, hot, cold_write };
 
 std::string_view to_string(TimingMode mode);
-TimingMode parse_timing_mode(std::string_view text);  // "cold" | "hot"; throws naming the value
+TimingMode parse_timing_mode(std::string_view text);  // "cold" | "hot" | "cold_write"; throws naming the value
+// Whether L2 is flushed before every timed launch (cold and cold_write).
+constexpr bool flushes_l2(TimingMode mode) { return mode != TimingMode::hot; }
 
 struct TimingOptions {
   TimingMode mode = TimingMode::cold;
@@ -43,7 +50,7 @@ struct TimingPlan {
 };
 
 // A pure function of the measured single-launch time (from the warm-up) and the options:
-//  - cold: always events around one launch. A graph cannot hold a flush between its launches
+//  - cold, cold_write: always events around one launch. A graph cannot hold a flush between its launches
 //    without the flush's time landing inside the measured interval, and it is not needed: the
 //    flush kernel queued ahead of the start event keeps the GPU busy while the host enqueues the
 //    event and the launch, so the host's launch latency is not measured.

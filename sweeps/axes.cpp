@@ -98,8 +98,10 @@ std::vector<AxisDef>& static_table() {
        false, sizes_a_slab},
       {"budget_bytes", AxisType::integer, {}, 1, 1LL << 50, 4LL << 30,
        "KV memory budget the capacity count fills (kernel = capacity)", false, is_capacity},
-      {"timing", AxisType::string, {"cold", "hot"}, 0, 0, "cold",
-       "cold: L2 flushed before every timed launch; hot: back-to-back launches", false, times_a_kernel},
+      {"timing", AxisType::string, {"cold", "hot", "cold_write"}, 0, 0, "cold",
+       "cold: L2 flushed (by a read) before every timed launch; hot: back-to-back launches; cold_write: "
+       "flushed by a write, whose dirty lines' write-back lands in the measured launch",
+       false, times_a_kernel},
       {"end_to_end", AxisType::boolean, {}, 0, 0, false,
        "also time host-to-device copy of K, V, q and the copy of o back (the seed paper's E2E; contiguous layout)", false,
        times_a_kernel},

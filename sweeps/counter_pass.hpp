@@ -20,9 +20,11 @@ namespace decode_bench::sweeps {
 
 class CounterPass {
  public:
-  // launch: the point's launch on a given stream; model: the point's "model" JSON.
+  // launch: the point's launch on a given stream; model: the point's "model" JSON; write_flush:
+  // L2 emptied by a write before each replay (timing = cold_write), so the counters show the
+  // dirty lines' write-back that the timed launch paid.
   nlohmann::json profile(RunContext& ctx, const std::function<cudaError_t(cudaStream_t)>& launch,
-                         const nlohmann::json& model, L2Flusher& flusher);
+                         const nlohmann::json& model, L2Flusher& flusher, bool write_flush = false);
 
  private:
   std::optional<std::variant<counters::RangeProfiler, std::string>> profiler_;

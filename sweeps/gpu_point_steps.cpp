@@ -69,8 +69,8 @@ class GpuSteps : public PointSteps {
     if (decode_bench::capture_block_timeline(id_, launch, flusher(), ctx_.stream, &why) != cudaSuccess) return why;
     return std::nullopt;
   }
-  json counters(const LaunchFn& launch, const json& model) override {
-    return resources_.counters.profile(ctx_, launch, model, flusher());
+  json counters(const LaunchFn& launch, const json& model, TimingMode mode) override {
+    return resources_.counters.profile(ctx_, launch, model, flusher(), mode == TimingMode::cold_write);
   }
 
  protected:

@@ -174,7 +174,8 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   // each replay; the E2E copies are not a kernel to count.
   if (!request.end_to_end && request.counters) {
     PhaseTimer phase(ctx.phases, kPhaseCounters);
-    result["counters"] = steps.counters([&backend](cudaStream_t s) { return backend.run_serial(s); }, result["model"]);
+    result["counters"] =
+        steps.counters([&backend](cudaStream_t s) { return backend.run_serial(s); }, result["model"], options.mode);
   }
   return result;
 }

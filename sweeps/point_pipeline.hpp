@@ -67,7 +67,7 @@ class PointSteps {
   // reason when it was asked for and failed.
   virtual std::optional<std::string> capture_block_timeline(const LaunchFn& launch) = 0;
   // The profiled counter pass over `launch`, beside the point's model.
-  virtual nlohmann::json counters(const LaunchFn& launch, const nlohmann::json& model) = 0;
+  virtual nlohmann::json counters(const LaunchFn& launch, const nlohmann::json& model, TimingMode mode) = 0;
 };
 
 // The minimum traffic of the problem (kernels/traffic_model.hpp) with no extra bytes: the model a

@@ -115,7 +115,7 @@ class FakeSteps final : public PointSteps {
     return t;
   }
   std::optional<std::string> capture_block_timeline(const LaunchFn&) override { return std::nullopt; }
-  json counters(const LaunchFn& launch, const json&) override {
+  json counters(const LaunchFn& launch, const json&, TimingMode) override {
     log_.push_back("counters");
     if (launch(nullptr) != cudaSuccess) throw std::runtime_error("launch failed");
     return {{"available", false}, {"reason", "fake steps"}};

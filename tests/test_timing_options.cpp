@@ -20,13 +20,18 @@ TimingOptions hot() {
   return o;  // threshold 20 us, target 200 us, at most 1000 launches
 }
 
-TEST(TimingPlan, ColdModeAlwaysTimesSingleLaunchesWithEvents) {
-  TimingOptions cold;
-  for (double us : {0.5, 5.0, 19.9, 20.0, 5000.0, 0.0, std::numeric_limits<double>::quiet_NaN()}) {
-    const TimingPlan p = choose_timing_plan(us, cold);
-    EXPECT_EQ(p.method, TimingMethod::events) << us;
-    EXPECT_EQ(p.launches_per_sample, 1) << us;
+TEST(TimingPlan, ColdModesAlwaysTimeSingleLaunchesWithEvents) {
+  for (const TimingMode mode : {TimingMode::cold, TimingMode::cold_write}) {
+    TimingOptions cold;
+    cold.mode = mode;
+    EXPECT_TRUE(flushes_l2(mode));
+    for (double us : {0.5, 5.0, 19.9, 20.0, 5000.0, 0.0, std::numeric_limits<double>::quiet_NaN()}) {
+      const TimingPlan p = choose_timing_plan(us, cold);
+      EXPECT_EQ(p.method, TimingMethod::events) << us;
+      EXPECT_EQ(p.launches_per_sample, 1) << us;
+    }
   }
+  EXPECT_FALSE(flushes_l2(TimingMode::hot));
 }
 
 TEST(TimingPlan, HotLongKernelsUseEventsShortOnesAGraph) {
@@ -60,6 +65,7 @@ TEST(TimingPlan, ThresholdZeroDisablesTheGraph) {
 TEST(TimingOptions, ModeNamesRoundTripAndBadOnesAreNamed) {
   EXPECT_EQ(parse_timing_mode("cold"), TimingMode::cold);
   EXPECT_EQ(parse_timing_mode(to_string(TimingMode::hot)), TimingMode::hot);
+  EXPECT_EQ(parse_timing_mode(to_string(TimingMode::cold_write)), TimingMode::cold_write);
   try {
     parse_timing_mode("warm");
     FAIL();

@@ -324,7 +324,8 @@ void add_sweep_command(CLI::App& app, CommandContext& ctx) {
                   "Run on several GPUs at once: 'all' or a list like 0,1 (one worker per GPU, points handed out "
                   "longest first, one results file recording each point's device)")
       ->excludes(device_opt);
-  sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot")->check(CLI::IsMember({"cold", "hot"}));
+  sub->add_option("--timing", args.timing, "Same as --set timing=cold|hot|cold_write")
+      ->check(CLI::IsMember({"cold", "hot", "cold_write"}));
   sub->add_option("--verify", args.paths.verify,
                   "Float64 reference of decode points on the gpu (default) or the cpu (the slower old path)")
       ->capture_default_str();
