@@ -12,7 +12,6 @@
 #include "harness/counters/metric_table.hpp"
 #include "harness/counters/range_profiler.hpp"
 #include "harness/cuda_check.hpp"
-#include "harness/l2_flush.hpp"
 #include "gpu_test_support.hpp"
 
 namespace {
@@ -54,28 +53,6 @@ TEST(CountersGpu, ReplayedPassesAgreeWithEachOther) {
   const auto a = raw_map(profiler.profile(read.launch, nullptr, flush));
   const auto b = raw_map(profiler.profile(read.launch, nullptr, flush));
   EXPECT_NEAR(a.at("dram__bytes_read.sum"), b.at("dram__bytes_read.sum"), 0.01 * a.at("dram__bytes_read.sum"));
-}
-
-// timing = cold_write's premise, measured: after a write flush L2 holds dirty lines, and a kernel
-// that only reads evicts them, so the DRAM writes inside its range are a large part of an L2;
-// after the read flush they are next to none. (The read case writes 4 bytes at most.)
-TEST(CountersGpu, WriteFlushLeavesDirtyLinesTheNextKernelWritesBack) {
-  DB_REQUIRE_GPU();
-  auto made = RangeProfiler::create(0, metric_names_with_extras(""));
-  if (auto* reason = std::get_if<std::string>(&made)) GTEST_SKIP() << *reason;
-  auto& profiler = std::get<RangeProfiler>(made);
-  SelftestWorkload workload(0, std::size_t{256} << 20);
-  decode_bench::L2Flusher flusher(0);
-  const double l2_bytes = static_cast<double>(flusher.bytes()) / 2;
-  const auto read = workload.cases().front();
-  const auto written_after = [&](bool write) {
-    const auto flush = [&](cudaStream_t s) { DB_CUDA_CHECK(flusher.flush(s, write)); };
-    return raw_map(profiler.profile(read.launch, nullptr, flush)).at("dram__bytes_write.sum");
-  };
-  const double after_read_flush = written_after(false);
-  const double after_write_flush = written_after(true);
-  EXPECT_LT(after_read_flush, 0.02 * l2_bytes) << "read flush: " << after_read_flush << " bytes written";
-  EXPECT_GT(after_write_flush, 0.25 * l2_bytes) << "write flush: " << after_write_flush << " bytes written";
 }
 
 }  // namespace
