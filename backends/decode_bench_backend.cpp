@@ -68,6 +68,7 @@ class DecodeBenchBackend final : public Backend {
                                   std::string(dtype_name(problem.io_dtype)));
     problem_ = problem;
     launch_ = serial_ = nullptr;  // nothing of an earlier point's plan survives a failed one
+    layer_ = nullptr;
     plan_json_ = nlohmann::json::object();
     model_.reset();
     with_storage_type(problem_.kv_dtype, [&]<class T>(std::type_identity<T>) {
@@ -82,6 +83,13 @@ class DecodeBenchBackend final : public Backend {
 
   cudaError_t run(cudaStream_t stream) override { return launch_ ? launch_(stream) : cudaErrorNotReady; }
   cudaError_t run_serial(cudaStream_t stream) override { return serial_ ? serial_(stream) : cudaErrorNotReady; }
+  std::optional<std::string> layers_unsupported(const AttentionProblem& p) const override {
+    if (p.kernel == KernelKind::shared_prefix) return std::string("kernel shared_prefix: layers > 1 is not measured yet");
+    return std::nullopt;
+  }
+  std::function<cudaError_t(cudaStream_t)> layer_launch(const AttentionProblem& layer) override {
+    return layer_ ? layer_(layer) : nullptr;
+  }
   nlohmann::json plan_json() const override { return plan_json_; }
   std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override { return model_; }
 
@@ -101,6 +109,22 @@ class DecodeBenchBackend final : public Backend {
     DB_CUDA_CHECK(init_decode_workspace(plan_, ws, workspace.stream()));
     launch_ = [this, kv, problem, ws](cudaStream_t s) { return run_decode<KV>(kv, problem, plan_, ws, s); };
     serial_ = launch_;
+    // Another layer: the same plan and workspace over that layer's pointers.
+    layer_ = [this, problem, ws](const AttentionProblem& l) -> std::function<cudaError_t(cudaStream_t)> {
+      KV layer_kv;
+      if constexpr (std::is_same_v<KV, PagedKV<typename KV::value_type>>)
+        layer_kv = typed_kv<typename KV::value_type>(l.paged);
+      else
+        layer_kv = typed_kv<typename KV::value_type>(l.contiguous);
+      DecodeProblem layer_problem = problem;
+      layer_problem.seq_lens = l.seq_lens;
+      layer_problem.q = static_cast<const float*>(l.q);
+      layer_problem.o = static_cast<float*>(l.o);
+      layer_problem.lse = l.lse;
+      return [this, layer_kv, layer_problem, ws](cudaStream_t s) {
+        return run_decode<KV>(layer_kv, layer_problem, plan_, ws, s);
+      };
+    };
     plan_json_ = to_json(plan_);
     if (p.prefix) {
       model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, plan_.num_splits),
@@ -145,6 +169,7 @@ class DecodeBenchBackend final : public Backend {
   DecodePlan plan_;
   SharedPrefixPlan sp_plan_;
   std::function<cudaError_t(cudaStream_t)> launch_, serial_;
+  std::function<std::function<cudaError_t(cudaStream_t)>(const AttentionProblem&)> layer_;
   nlohmann::json plan_json_;
   std::optional<BackendTrafficModel> model_;
   std::unique_ptr<OverlapStreams> overlap_;

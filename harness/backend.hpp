@@ -15,6 +15,7 @@
 // A backend object lives for a whole sweep on one device (one per worker thread) and may keep
 // resources (streams, events, handles) from point to point; its constructor does no device work.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -82,6 +83,20 @@ class Backend {
   // The same computation on `stream` alone, for the counter pass's replays. A backend whose run()
   // forks work onto a second stream overrides it.
   virtual cudaError_t run_serial(cudaStream_t stream) { return run(stream); }
+
+  // A decode step of L layers (the `layers` axis) runs one plan over L caches of one shape, as a
+  // server's step does: why this backend cannot (the point is then skipped), or nullopt.
+  virtual std::optional<std::string> layers_unsupported(const AttentionProblem&) const {
+    return "backend " + name() + " cannot run its plan over another layer's data (layers > 1)";
+  }
+  // The planned computation over `layer`: the planned problem with another layer's K/V, q, o and
+  // lse device pointers (same shape, dtypes, lengths and host metadata). Called after plan(),
+  // without planning again; the launch has run()'s rules (capturable, repeatable). Layers share
+  // the plan's workspace: their launches run one after another on one stream.
+  virtual std::function<cudaError_t(cudaStream_t)> layer_launch(const AttentionProblem& layer) {
+    (void)layer;
+    return {};
+  }
 
   // The last plan, as the point's "plan" object; it names the kernel family it runs ("family").
   virtual nlohmann::json plan_json() const = 0;

@@ -382,4 +382,88 @@ PoolStats PagedPool::stats() const {
   return s;
 }
 
+
+void PagedPool::check_pages_in_use(std::span<const std::int32_t> pages, const char* operation, bool full) const {
+  for (std::int32_t p : pages) {
+    if (p < 0 || p >= pages_.total())
+      throw PoolError(PoolErrorKind::InvalidArgument, std::string(operation) + ": page " + std::to_string(p) +
+                                                          " is outside [0, " + std::to_string(pages_.total()) + ")");
+    if (pages_.refcount(p) == 0)
+      throw PoolError(PoolErrorKind::InvalidArgument,
+                      std::string(operation) + ": page " + std::to_string(p) + " is free (no holder to share it from)");
+    if (full && pages_.fill(p) != config_.page_size)
+      throw PoolError(PoolErrorKind::InvalidArgument, std::string(operation) + ": page " + std::to_string(p) +
+                                                          " holds " + std::to_string(pages_.fill(p)) + " of " +
+                                                          std::to_string(config_.page_size) + " tokens (only full pages are shared)");
+  }
+}
+
+void PagedPool::retain_pages(std::span<const std::int32_t> pages) {
+  check_pages_in_use(pages, "retain_pages", false);
+  for (std::int32_t p : pages) pages_.retain(p);
+}
+
+void PagedPool::release_pages(std::span<const std::int32_t> pages) {
+  check_pages_in_use(pages, "release_pages", false);
+  // A page listed k times must have k holders, or the list is a caller bug.
+  std::vector<std::int32_t> sorted(pages.begin(), pages.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    if (static_cast<std::int32_t>(j - i) > pages_.refcount(sorted[i]))
+      throw PoolError(PoolErrorKind::InvalidArgument, "release_pages: page " + std::to_string(sorted[i]) + " listed " +
+                                                          std::to_string(j - i) + " times but has " +
+                                                          std::to_string(pages_.refcount(sorted[i])) + " holders");
+    i = j;
+  }
+  for (std::int32_t p : pages) pages_.release(p);
+}
+
+SequenceHandle PagedPool::admit_with_prefix(std::span<const std::int32_t> prefix_pages, const void* k, const void* v,
+                                            std::int64_t suffix_len) {
+  check_data_pair(k, v, "admit_with_prefix");
+  check_pages_in_use(prefix_pages, "admit_with_prefix", true);
+  const std::int64_t prefix_len = static_cast<std::int64_t>(prefix_pages.size()) * config_.page_size;
+  if (suffix_len < 0)
+    throw PoolError(PoolErrorKind::InvalidArgument,
+                    "admit_with_prefix: suffix_len must be >= 0 (got " + std::to_string(suffix_len) + ")");
+  if (prefix_len + suffix_len > config_.max_seq_len)
+    throw PoolError(PoolErrorKind::SequenceTooLong, "admit_with_prefix: prefix " + std::to_string(prefix_len) +
+                                                        " + suffix " + std::to_string(suffix_len) +
+                                                        " exceeds max_seq_len " + std::to_string(config_.max_seq_len));
+  if (slots_.full())
+    throw PoolError(PoolErrorKind::OutOfSlots,
+                    "admit_with_prefix: all " + std::to_string(config_.max_seqs) + " sequence slots are taken");
+  const std::int64_t need = pages_for(suffix_len, config_.page_size);
+  if (need > pages_.free_count())
+    throw PoolError(PoolErrorKind::OutOfPages, "admit_with_prefix: suffix " + std::to_string(suffix_len) + " needs " +
+                                                   std::to_string(need) + " pages, " +
+                                                   std::to_string(pages_.free_count()) + " are free");
+  const std::int32_t slot = slots_.lowest_free();
+  tables_host_[slot].assign(prefix_pages.begin(), prefix_pages.end());
+  lengths_[slot] = prefix_len;
+  for (std::int32_t p : prefix_pages) pages_.retain(p);
+  ++table_epoch_;
+  SequenceHandle h;
+  try {
+    write_table_row(slot);
+    write_length(slot);
+    h = slots_.occupy(slot);
+  } catch (...) {
+    for (std::int32_t p : prefix_pages) pages_.release(p);
+    tables_host_[slot].clear();
+    lengths_[slot] = 0;
+    throw;
+  }
+  if (suffix_len == 0) return h;
+  try {
+    append_tokens(h, k, v, suffix_len);
+  } catch (...) {
+    release(h);  // only a backend failure gets here: every pool precondition was checked above
+    throw;
+  }
+  return h;
+}
+
 }  // namespace decode_bench

@@ -78,6 +78,18 @@ class PagedPool final : public KVPool {
     append_tokens(h, static_cast<const void*>(k.data()), static_cast<const void*>(v.data()), n);
   }
 
+  // Pages held by a holder other than a sequence (the radix prefix cache, pools/radix_cache.hpp):
+  // retain adds one holder to each page, release_pages drops one (a page reaching zero goes back
+  // to the free list). Every page must be in use; checked for all before any changes.
+  void retain_pages(std::span<const std::int32_t> pages);
+  void release_pages(std::span<const std::int32_t> pages);
+  // A new sequence whose first prefix_pages.size() * page_size tokens are the given full, in-use
+  // pages (shared: one more holder each, nothing copied), followed by suffix_len tokens on fresh
+  // pages (k, v: (H_kv, suffix_len, D) host data, or both nullptr to reserve). Everything is
+  // checked before anything changes.
+  SequenceHandle admit_with_prefix(std::span<const std::int32_t> prefix_pages, const void* k, const void* v,
+                                   std::int64_t suffix_len);
+
   // Host mirror of a sequence's block table (what the pool-memory row holds).
   std::span<const std::int32_t> block_table(SequenceHandle h) const;
   const PageAllocator& pages() const { return pages_; }
@@ -127,6 +139,7 @@ class PagedPool final : public KVPool {
   std::int64_t row_stride() const { return config_.max_pages_per_seq(); }
   const BatchCache& build_batch(std::span<const SequenceHandle> handles) const;
   std::int32_t take_page(const char* operation, SequenceHandle h);
+  void check_pages_in_use(std::span<const std::int32_t> pages, const char* operation, bool full) const;
   // Pages an append of n tokens to `slot` takes: new pages plus one if the tail is copied.
   std::int64_t pages_needed_to_append(std::int32_t slot, std::int64_t n) const;
   void check_append(SequenceHandle h, std::int32_t slot, std::int64_t n, const char* operation) const;

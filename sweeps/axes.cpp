@@ -109,6 +109,11 @@ std::vector<AxisDef>& static_table() {
        "collect hardware counters in a separate profiled pass (one kernel replay per metric pass; "
        "false or --no-counters skips it)",
        false, times_a_kernel},
+      {"layers", AxisType::integer, {}, 1, 1024, 1,
+       "decode layers per step: L > 1 also allocates L caches of the point's shape (one per layer), plans "
+       "once, captures the step's L launches in a CUDA graph and times its replay (cold: L2 flushed before "
+       "the replay, not between layers) beside the single launch",
+       false, uses_backend},
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},
   };

@@ -77,7 +77,9 @@ void cross_check(const Point& point, const std::map<std::string, std::string>& s
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)
-      problem(src(kernel_is(p, KernelKind::capacity) ? "budget_bytes" : "T"),
+      problem(src(kernel_is(p, KernelKind::capacity)                        ? "budget_bytes"
+                  : need / std::max(1, p.value("layers", 1)) <= *ctx.device_memory_bytes ? "layers"
+                                                                                          : "T"),
               "needs more device memory than the device's " + format_bytes(*ctx.device_memory_bytes),
               " needs about " + format_bytes(need));
   }

@@ -52,12 +52,7 @@ class GpuSteps : public PointSteps {
   void checked_launch(const LaunchFn& launch, LseBase lse_base) override {
     DB_CUDA_CHECK(launch(ctx_.stream));
     DB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
-    if (io_ != DType::fp32) o_.upload(from_io_bits(o_io_.download(), io_));  // poison included: NaN stays NaN
-    if (lse_base != LseBase::natural) {
-      std::vector<float> lse = lse_.download();
-      lse_to_natural(lse, lse_base);
-      lse_.upload(lse);
-    }
+    finish_outputs(o_, lse_, o_io_, lse_base);
   }
   TimingResult time(const LaunchFn& launch, const TimingOptions& options, bool end_to_end) override {
     if (end_to_end) throw std::logic_error(id_ + ": end_to_end times contiguous decode points only");
@@ -79,26 +74,51 @@ class GpuSteps : public PointSteps {
     return *resources_.flusher;
   }
 
+  // One layer's outputs (and its q in a 16-bit io dtype).
+  struct IoBuffers {
+    DeviceBuffer<float> o, lse;                // (B, H_q, D), (B, H_q): what verification reads
+    DeviceBuffer<std::uint16_t> q_io, o_io;    // 16-bit io dtype only
+  };
+
   // o and lse of the batch, and the problem's q, o, lse pointers. With a 16-bit io dtype, q is
   // rounded once (the backend reads the 16-bit values, the reference their exact float values,
   // on the device and in q_host) and o is written into a 16-bit buffer widened after the launch.
-  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host) {
+  static void attach_io_buffers(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host,
+                                IoBuffers& b) {
     const std::size_t elems = static_cast<std::size_t>(p.batch) * p.shape.heads_q * p.shape.head_dim;
-    o_ = DeviceBuffer<float>(elems);
-    lse_ = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.shape.heads_q);
-    io_ = p.io_dtype;
+    b.o = DeviceBuffer<float>(elems);
+    b.lse = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.shape.heads_q);
     p.q = q.get();
-    p.o = o_.get();
-    p.lse = lse_.get();
-    if (io_ == DType::fp32) return;
-    const std::vector<std::uint16_t> bits = to_io_bits(q.download(), io_);
-    const std::vector<float> rounded = from_io_bits(bits, io_);
+    p.o = b.o.get();
+    p.lse = b.lse.get();
+    if (p.io_dtype == DType::fp32) return;
+    const std::vector<std::uint16_t> bits = to_io_bits(q.download(), p.io_dtype);
+    const std::vector<float> rounded = from_io_bits(bits, p.io_dtype);
     q.upload(rounded);
     if (!q_host.empty()) q_host = rounded;
-    q_io_ = DeviceBuffer<std::uint16_t>(bits);
-    o_io_ = DeviceBuffer<std::uint16_t>(elems);
-    p.q = q_io_.get();
-    p.o = o_io_.get();
+    b.q_io = DeviceBuffer<std::uint16_t>(bits);
+    b.o_io = DeviceBuffer<std::uint16_t>(elems);
+    p.q = b.q_io.get();
+    p.o = b.o_io.get();
+  }
+  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host) {
+    IoBuffers b;
+    attach_io_buffers(p, q, q_host, b);  // device pointers survive the moves below
+    io_ = p.io_dtype;
+    o_ = std::move(b.o);
+    lse_ = std::move(b.lse);
+    q_io_ = std::move(b.q_io);
+    o_io_ = std::move(b.o_io);
+  }
+  // After a launch: o widened from the io dtype (poison included: NaN stays NaN), lse to the natural log.
+  void finish_outputs(DeviceBuffer<float>& o, DeviceBuffer<float>& lse, const DeviceBuffer<std::uint16_t>& o_io,
+                      LseBase lse_base) const {
+    if (io_ != DType::fp32) o.upload(from_io_bits(o_io.download(), io_));
+    if (lse_base != LseBase::natural) {
+      std::vector<float> l = lse.download();
+      lse_to_natural(l, lse_base);
+      lse.upload(l);
+    }
   }
 
   std::string id_;
@@ -121,31 +141,85 @@ class DecodeSteps final : public GpuSteps {
         d_(parse_decode_point(point.parameters)),
         verify_on_host_(ctx.verify_on_host || !device_reference_supports(d_)) {}
 
+  ~DecodeSteps() override {
+    if (step_graph_) cudaGraphExecDestroy(step_graph_);
+    if (capture_stream_) cudaStreamDestroy(capture_stream_);
+  }
+
   void build(AttentionProblem& p) override {
     flusher();  // allocated before the point's pool, as every timed point needs it
     st_ = build_decode_state<T>(d_, {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_}, ctx_.stream,
                                 ctx_.phases);
-    if (d_.paged) {
-      paged_ = static_cast<PagedPool&>(*st_.pool).batch<T>(st_.handles);
-      paged_->kv = st_.scales.attach(paged_->kv, true);
-      p.paged = erased_kv(paged_->kv);
-      p.seq_lens = paged_->seq_lens_device;
-      p.max_len = paged_->max_len;
-      last_page_len_ = DeviceBuffer<std::int32_t>(p.host_last_page_len);
-      p.last_page_len = last_page_len_.get();
-    } else {
-      contiguous_ = static_cast<ContiguousPool&>(*st_.pool).batch<T>(st_.handles);
-      contiguous_->kv = st_.scales.attach(contiguous_->kv, true);
-      p.contiguous = erased_kv(contiguous_->kv);
-      p.seq_lens = contiguous_->seq_lens_device;
-      p.max_len = contiguous_->max_len;
-    }
-    // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
-    // non-blocking one: ctx.stream is the legacy default); the backend runs on ctx.stream. Without
-    // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
-    // shuffled page-1 points at T = 2^18 failed verification on the H100).
-    st_.pool->backend().synchronize();
+    attach_views(p, st_, paged_, contiguous_, last_page_len_);
     attach_io(p, st_.q, st_.q_host);
+  }
+
+  // ---- layers > 1 (sweeps/layer_step.hpp) ----
+  std::optional<std::string> layers_unsupported() const override { return std::nullopt; }
+
+  std::vector<AttentionProblem> build_layers(const AttentionProblem& problem, int layers) override {
+    std::vector<AttentionProblem> out;
+    layers_.reserve(static_cast<std::size_t>(layers - 1));
+    for (int l = 1; l < layers; ++l) {
+      Layer& layer = layers_.emplace_back();
+      layer.d = d_;  // the same lengths (so the same plan holds); another layer's values
+      layer.d.seed = layer_seed(d_.seed, l);
+      layer.st = build_decode_state<T>(layer.d, {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_},
+                                       ctx_.stream, ctx_.phases);
+      AttentionProblem p = problem;
+      attach_views(p, layer.st, layer.paged, layer.contiguous, layer.last_page_len);
+      attach_io_buffers(p, layer.st.q, layer.st.q_host, layer.io);
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // Captured on a stream of its own (the legacy default stream, ctx.stream, cannot be captured);
+  // the graph is then launched on ctx.stream like any launch.
+  LaunchFn capture_step(const std::vector<LaunchFn>& launches) override {
+    if (!capture_stream_) DB_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking));
+    DB_CUDA_CHECK(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal));
+    cudaError_t launch_err = cudaSuccess;
+    for (const LaunchFn& launch : launches)
+      if (launch_err == cudaSuccess) launch_err = launch(capture_stream_);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end_err = cudaStreamEndCapture(capture_stream_, &graph);
+    if (launch_err == cudaSuccess && end_err == cudaSuccess) launch_err = cudaGraphInstantiate(&step_graph_, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    DB_CUDA_CHECK(launch_err);
+    DB_CUDA_CHECK(end_err);
+    cudaGraphExec_t exec = step_graph_;
+    return [exec](cudaStream_t s) { return cudaGraphLaunch(exec, s); };
+  }
+
+  void checked_step(const LaunchFn& step, LseBase lse_base) override {
+    poison_outputs();
+    for (Layer& layer : layers_) {
+      layer.io.o.poison();
+      layer.io.lse.poison();
+      layer.io.o_io.poison();
+    }
+    DB_CUDA_CHECK(step(ctx_.stream));
+    DB_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
+    finish_outputs(o_, lse_, o_io_, lse_base);
+    for (Layer& layer : layers_) finish_outputs(layer.io.o, layer.io.lse, layer.io.o_io, lse_base);
+  }
+
+  CheckedVerification verify_layer(int l) override {
+    if (l == 0) return verify();
+    Layer& layer = layers_.at(static_cast<std::size_t>(l - 1));
+    CheckedVerification v;
+    if (verify_on_host_)
+      v.result = verify_on_host(layer.d, layer.st, layer.io.o, layer.io.lse, ctx_.phases);
+    else if (layer.paged)
+      v.result = verify_on_device(layer.d, layer.paged->kv, layer.paged->seq_lens_device, layer.paged->max_len,
+                                  layer.st.q.get(), layer.io.o.get(), layer.io.lse.get(), ctx_.stream, ctx_.phases);
+    else
+      v.result = verify_on_device(layer.d, layer.contiguous->kv, layer.contiguous->seq_lens_device,
+                                  layer.contiguous->max_len, layer.st.q.get(), layer.io.o.get(), layer.io.lse.get(),
+                                  ctx_.stream, ctx_.phases);
+    v.details["method"] = verify_on_host_ ? kVerifyOnHost : kVerifyOnDevice;
+    return v;
   }
 
   CheckedVerification verify() override {
@@ -172,11 +246,51 @@ class DecodeSteps final : public GpuSteps {
   }
 
  private:
+  // A further layer of a layers > 1 point: its own pool, data, q and outputs.
+  struct Layer {
+    DecodePoint d;
+    DecodeState<T> st;
+    std::optional<BatchView<PagedKV<T>>> paged;
+    std::optional<BatchView<ContiguousKV<T>>> contiguous;
+    DeviceBuffer<std::int32_t> last_page_len;
+    IoBuffers io;
+  };
+  // Layer l's data seed: distinct per layer, layer 0 the point's own.
+  static std::uint64_t layer_seed(std::uint64_t seed, int l) { return seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(l); }
+
+  // The pool's batch view as the problem's K/V, lengths and (paged) last-page lengths.
+  void attach_views(AttentionProblem& p, DecodeState<T>& st, std::optional<BatchView<PagedKV<T>>>& paged,
+                    std::optional<BatchView<ContiguousKV<T>>>& contiguous, DeviceBuffer<std::int32_t>& last_page_len) {
+    if (d_.paged) {
+      paged = static_cast<PagedPool&>(*st.pool).batch<T>(st.handles);
+      paged->kv = st.scales.attach(paged->kv, true);
+      p.paged = erased_kv(paged->kv);
+      p.seq_lens = paged->seq_lens_device;
+      p.max_len = paged->max_len;
+      last_page_len = DeviceBuffer<std::int32_t>(p.host_last_page_len);
+      p.last_page_len = last_page_len.get();
+    } else {
+      contiguous = static_cast<ContiguousPool&>(*st.pool).batch<T>(st.handles);
+      contiguous->kv = st.scales.attach(contiguous->kv, true);
+      p.contiguous = erased_kv(contiguous->kv);
+      p.seq_lens = contiguous->seq_lens_device;
+      p.max_len = contiguous->max_len;
+    }
+    // The pool's uploads and batch()'s block-table gather run on the pool's own stream (a
+    // non-blocking one: ctx.stream is the legacy default); the backend runs on ctx.stream. Without
+    // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
+    // shuffled page-1 points at T = 2^18 failed verification on the H100).
+    st.pool->backend().synchronize();
+  }
+
   DecodePoint d_;
   bool verify_on_host_;
   DecodeState<T> st_;
   std::optional<BatchView<PagedKV<T>>> paged_;
   std::optional<BatchView<ContiguousKV<T>>> contiguous_;
+  std::vector<Layer> layers_;
+  cudaStream_t capture_stream_ = nullptr;
+  cudaGraphExec_t step_graph_ = nullptr;
 };
 
 // A shared-prefix batch (forked pages): the device reference checks every sequence; the host one

@@ -57,7 +57,9 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
   // shared_prefix: level states (at most two levels per sequence) and the merge's inputs.
   if (kernel == KernelKind::shared_prefix) q_and_o += 2 * batch * heads_q * (head_dim + 1) * 4;
-  return kv_tokens * token_bytes + table_bytes + q_and_o;
+  // layers > 1: one cache, q, o and lse per layer (sweeps/layer_step.hpp).
+  const std::uint64_t layers = p.value("layers", std::uint64_t{1});
+  return layers * (kv_tokens * token_bytes + table_bytes + q_and_o);
 }
 
 }  // namespace decode_bench::sweeps

@@ -14,7 +14,8 @@ namespace decode_bench::sweeps {
 //               the support for zipf lengths)
 //   paged:      ceil(len / page_size) * page_size (+1 page for variable lengths; shared prefixes once,
 //               as pools/shared_prefix_batch.hpp builds them)
-// cpu_reference needs no device memory; capacity needs its budget_bytes.
+// all of it times `layers` (one cache per layer); cpu_reference needs no device memory; capacity
+// needs its budget_bytes.
 std::uint64_t estimate_device_bytes(const nlohmann::json& parameters);
 
 }  // namespace decode_bench::sweeps

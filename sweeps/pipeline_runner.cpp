@@ -23,7 +23,10 @@ class PipelineRunner final : public PointRunner {
     if (auto why = request_unsupported(kernel_, point.parameters)) return why;
     const Backend* backend = find(backend_of(point.parameters));
     if (!backend) return unknown_backend(point);
-    return backend->supports(describe_point(kernel_, point.parameters));
+    const AttentionProblem described = describe_point(kernel_, point.parameters);
+    if (auto why = backend->supports(described)) return why;
+    if (point.parameters.value("layers", 1) > 1) return backend->layers_unsupported(described);
+    return std::nullopt;
   }
 
   json run(const Point& point, RunContext& ctx) override {

@@ -12,6 +12,7 @@
 #include "harness/verify.hpp"
 #include "kernels/traffic_model.hpp"
 #include "sweeps/io_dtype.hpp"
+#include "sweeps/layer_step.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_bound.hpp"
 
@@ -99,6 +100,11 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   if (problem.io_dtype != DType::fp32 && request.end_to_end)
     return finish(kStatusSkipped, "end_to_end copies q and o in fp32; backend " + backend.name() + " reads and writes " +
                                       std::string(dtype_name(problem.io_dtype)));
+  if (request.layers > 1) {
+    if (auto why = layers_request_unsupported(request.layers, request.end_to_end)) return finish(kStatusSkipped, *why);
+    if (auto why = steps.layers_unsupported()) return finish(kStatusSkipped, "layers " + std::to_string(request.layers) + ": " + *why);
+    if (auto why = backend.layers_unsupported(problem)) return finish(kStatusSkipped, *why);
+  }
   result["backend"]["io_dtype"] = std::string(dtype_name(problem.io_dtype));
   if (problem.io_dtype != DType::fp32) result["backend"]["io_conversion"] = "host, outside timing";
   if (backend.lse_base() != LseBase::natural)
@@ -169,6 +175,14 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
       median * 1e-6 * timing.samples_us.size() * std::max<long long>(1, timing.iterations_per_repetition);
   result["achieved"] = achieved_rates(model.model.minimum_bytes(), model.model.flops, median, ctx.ceilings, options.mode);
   if (result.contains("bound")) add_bound_ratios(result["bound"], median);
+
+  // 2b. A decode step of L layers under the same plan, beside the single launch.
+  if (request.layers > 1) {
+    json step = measure_layers(backend, problem, steps, request, options, median,
+                               result["backend"]["plan_us"].get<double>(), ctx);
+    if (step.contains("layers")) result["layers"] = step["layers"];
+    if (step["status"] != kStatusOk) return finish(step["status"].get<std::string>(), step["reason"].get<std::string>());
+  }
 
   // 3. Count: a separate profiled pass (never the timed one), on one stream, L2 flushed before
   // each replay; the E2E copies are not a kernel to count.

@@ -18,6 +18,7 @@
 // (tests/test_point_pipeline.cpp); sweeps/gpu_point_steps.hpp is the real one.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,7 @@ struct MeasureRequest {
   TimingMode timing = TimingMode::cold;
   bool end_to_end = false;              // time the host copies of K, V, q, o, lse around the launch
   bool counters = true;                 // the profiled counter pass
+  int layers = 1;                       // > 1: also a decode step of that many layers (sweeps/layer_step.hpp)
 };
 
 // A verification and what the point records beside the result (method, sequences checked).
@@ -68,6 +70,21 @@ class PointSteps {
   virtual std::optional<std::string> capture_block_timeline(const LaunchFn& launch) = 0;
   // The profiled counter pass over `launch`, beside the point's model.
   virtual nlohmann::json counters(const LaunchFn& launch, const nlohmann::json& model, TimingMode mode) = 0;
+
+  // A decode step of L layers (layers > 1, sweeps/layer_step.hpp). Why these steps cannot build
+  // more layers, or nullopt.
+  virtual std::optional<std::string> layers_unsupported() const { return "this kind of point builds one layer only"; }
+  // Layers 1 .. layers - 1 after build(problem): each its own pool and data (its own seed), q, o
+  // and lse, with layer 0's lengths. Returns their problems (as `problem`, other pointers).
+  virtual std::vector<AttentionProblem> build_layers(const AttentionProblem& problem, int layers);
+  // `launches`, in order, captured into one CUDA graph; returns one launch of that graph (valid
+  // until the point ends).
+  virtual LaunchFn capture_step(const std::vector<LaunchFn>& launches);
+  // Every layer's o and lse poisoned, `step` run once and waited for, each layer's o widened and
+  // lse turned into the natural log as checked_launch does.
+  virtual void checked_step(const LaunchFn& step, LseBase lse_base);
+  // Layer `layer`'s o and lse (0: the point's own) against the float64 reference of its data.
+  virtual CheckedVerification verify_layer(int layer);
 };
 
 // The minimum traffic of the problem (kernels/traffic_model.hpp) with no extra bytes: the model a

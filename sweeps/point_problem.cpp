@@ -3,6 +3,7 @@
 #include "backends/registry.hpp"
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_point.hpp"
+#include "sweeps/layer_step.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
 namespace decode_bench::sweeps {
@@ -13,6 +14,7 @@ bool is_shared_prefix_batch(KernelKind kernel, const nlohmann::json& p) {
 }
 
 std::optional<std::string> request_unsupported(KernelKind kernel, const nlohmann::json& p) {
+  if (auto why = layers_request_unsupported(p.value("layers", 1), p.value("end_to_end", false))) return why;
   return is_shared_prefix_batch(kernel, p) ? shared_prefix_request_unsupported(p) : decode_request_unsupported(p);
 }
 
@@ -47,7 +49,7 @@ AttentionProblem describe_point(KernelKind kernel, const nlohmann::json& params)
 
 MeasureRequest measure_request(const Point& point) {
   const DecodePoint d = parse_decode_point(point.parameters);
-  return {point.id, parse_timing_mode(d.timing), d.end_to_end, d.counters};
+  return {point.id, parse_timing_mode(d.timing), d.end_to_end, d.counters, point.parameters.value("layers", 1)};
 }
 
 std::string backend_of(const nlohmann::json& params) {

@@ -1,0 +1,157 @@
+#include "pools/trace_scheduler.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "pools/paged_pool.hpp"
+
+namespace decode_bench {
+
+TraceScheduler::TraceScheduler(KVPool& pool, std::vector<TraceRequest> trace, SchedulerOptions options)
+    : pool_(pool), trace_(std::move(trace)), options_(options) {
+  if (options_.max_queue < 0)
+    throw std::invalid_argument("TraceScheduler: max_queue must be >= 0 (got " + std::to_string(options_.max_queue) + ")");
+  for (std::size_t i = 1; i < trace_.size(); ++i)
+    if (trace_[i].arrival_step < trace_[i - 1].arrival_step)
+      throw std::invalid_argument("TraceScheduler: the trace must be in arrival order (request " + std::to_string(i) +
+                                  " arrives before request " + std::to_string(i - 1) + ")");
+  for (const TraceRequest& r : trace_)
+    if (r.prompt_len < 0 || r.output_len < 1)
+      throw std::invalid_argument("TraceScheduler: request " + std::to_string(r.id) + " has prompt_len " +
+                                  std::to_string(r.prompt_len) + " and output_len " + std::to_string(r.output_len) +
+                                  " (need >= 0 and >= 1)");
+}
+
+// A paged request longer than the whole pool could only ever preempt itself.
+bool TraceScheduler::exceeds_pool(const TraceRequest& r) const {
+  const auto* paged = dynamic_cast<const PagedPool*>(&pool_);
+  if (!paged) return false;
+  const std::int64_t ps = paged->config().page_size;
+  return (r.prompt_len + r.output_len + ps - 1) / ps > paged->pages().total();
+}
+
+bool TraceScheduler::try_admit(int request, StepRecord& rec) {
+  const TraceRequest& r = trace_[static_cast<std::size_t>(request)];
+  try {
+    const SequenceHandle h = pool_.admit(nullptr, nullptr, r.prompt_len);
+    running_.push_back({request, h, 0});
+    ++rec.admitted;
+    return true;
+  } catch (const PoolError& e) {
+    // Out of room is the scheduler's business; anything else is a bug to surface.
+    if (e.kind() != PoolErrorKind::OutOfPages && e.kind() != PoolErrorKind::OutOfSlots) throw;
+    return false;
+  }
+}
+
+void TraceScheduler::preempt_newest(StepRecord& rec) {
+  Running victim = running_.back();
+  running_.pop_back();
+  pool_.release(victim.handle);
+  queue_.push_front(victim.request);
+  ++rec.preempted;
+}
+
+const StepRecord& TraceScheduler::step(const BatchFn& on_batch) {
+  StepRecord rec;
+  rec.step = step_;
+
+  // 1. Arrivals.
+  std::int64_t queued_now = 0;  // of this step's arrivals, those at the back of the queue
+  while (next_arrival_ < trace_.size() && trace_[next_arrival_].arrival_step <= step_) {
+    const int id = static_cast<int>(next_arrival_++);
+    const TraceRequest& r = trace_[static_cast<std::size_t>(id)];
+    ++rec.arrived;
+    const bool never_fits = r.prompt_len + r.output_len > pool_.max_seq_len() || exceeds_pool(r);
+    if (never_fits) {
+      ++rec.rejected;
+    } else if (options_.when_full == WhenFull::reject) {
+      if (!try_admit(id, rec)) ++rec.rejected;
+    } else {
+      queue_.push_back(id);
+      ++queued_now;
+    }
+  }
+
+  // 2. Admission, first come first served; then a bounded queue turns away this step's newest
+  // arrivals beyond its bound (never a request that waited longer or was preempted).
+  while (!queue_.empty() && try_admit(queue_.front(), rec)) {
+    queue_.pop_front();
+    queued_now = std::min<std::int64_t>(queued_now, static_cast<std::int64_t>(queue_.size()));
+  }
+  while (options_.max_queue > 0 && queued_now > 0 && static_cast<std::int64_t>(queue_.size()) > options_.max_queue) {
+    queue_.pop_back();
+    --queued_now;
+    ++rec.rejected;
+  }
+
+  // 3. Decode: one token per running sequence, oldest first.
+  std::size_t appended = 0;
+  while (appended < running_.size()) {
+    try {
+      pool_.extend(running_[appended].handle, 1);
+      ++running_[appended].generated;
+      ++appended;
+    } catch (const PoolError& e) {
+      if (e.kind() != PoolErrorKind::OutOfPages) throw;
+      preempt_newest(rec);  // may be the one that could not append; then the loop ends
+    }
+  }
+  rec.running = static_cast<std::int64_t>(running_.size());
+  const PoolStats stats = pool_.stats();
+  rec.bytes_reserved = stats.bytes_reserved;
+  rec.bytes_used = stats.bytes_used;
+  rec.fragmentation = stats.fragmentation();
+
+  // 4. The decode batch.
+  if (on_batch && !running_.empty()) {
+    std::vector<SequenceHandle> handles;
+    handles.reserve(running_.size());
+    for (const Running& s : running_) handles.push_back(s.handle);
+    on_batch(handles);
+  }
+
+  // 5. Release the finished.
+  std::vector<Running> still;
+  still.reserve(running_.size());
+  for (const Running& s : running_) {
+    if (s.generated >= trace_[static_cast<std::size_t>(s.request)].output_len) {
+      pool_.release(s.handle);
+      ++rec.finished;
+    } else {
+      still.push_back(s);
+    }
+  }
+  running_ = std::move(still);
+  rec.queued = static_cast<std::int64_t>(queue_.size());
+  finished_ += rec.finished;
+  rejected_ += rec.rejected;
+  ++step_;
+  records_.push_back(rec);
+  return records_.back();
+}
+
+bool TraceScheduler::done() const {
+  return finished_ + rejected_ == static_cast<std::int64_t>(trace_.size());
+}
+
+TraceSummary TraceScheduler::run(std::int64_t max_steps, const BatchFn& on_batch) {
+  for (std::int64_t i = 0; i < max_steps && !done(); ++i) step(on_batch);
+  return summary();
+}
+
+TraceSummary TraceScheduler::summary() const {
+  TraceSummary s;
+  s.steps = static_cast<std::int64_t>(records_.size());
+  for (const StepRecord& r : records_) {
+    s.tokens += r.running;
+    s.finished += r.finished;
+    s.rejected += r.rejected;
+    s.preempted += r.preempted;
+    s.peak_running = std::max(s.peak_running, r.running);
+  }
+  s.mean_running = s.steps == 0 ? 0.0 : static_cast<double>(s.tokens) / static_cast<double>(s.steps);
+  return s;
+}
+
+}  // namespace decode_bench

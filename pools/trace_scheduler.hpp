@@ -1,0 +1,94 @@
+#pragma once
+// Continuous batching over a real pool, host side: the scheduler of a trace
+// (pools/trace_workload.hpp) that admits, grows and releases sequences in a KVPool one decode
+// step at a time, as a serving engine does. It launches nothing: a caller that runs attention
+// takes each step's batch from on_batch. Deterministic: the trace is its only input.
+//
+// One step:
+//   1. arrivals   requests whose arrival_step is this step. One that can never fit (prompt +
+//                 output > the pool's max_seq_len, or more than a paged pool's every page) is
+//                 rejected; otherwise it joins the queue (when_full = queue) or is admitted now
+//                 or rejected (when_full = reject).
+//   2. admission  first come, first served while the head of the queue fits: the pool's own
+//                 admit of its prompt (contiguous: a free max_seq_len slab; paged: the prompt's
+//                 pages). A refused admit changes nothing (PoolError's strong guarantee) and
+//                 stops admission for this step (no request overtakes the head).
+//   3. decode     every running sequence, oldest first, appends one token through the pool's
+//                 append path. A paged pool out of pages preempts the newest running sequence
+//                 (released; back to the head of the queue, to be admitted again from its
+//                 prompt, as recompute preemption does) until the append fits.
+//   4. batch      on_batch(handles) with the sequences that appended (the decode batch).
+//   5. release    sequences that generated their output_len tokens are released.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "pools/kv_pool.hpp"
+#include "pools/trace_workload.hpp"
+
+namespace decode_bench {
+
+enum class WhenFull { queue, reject };
+
+struct SchedulerOptions {
+  WhenFull when_full = WhenFull::queue;
+  std::int64_t max_queue = 0;  // queue mode: a step's arrivals that would leave more waiting are rejected; 0 = unbounded
+};
+
+struct StepRecord {
+  std::int64_t step = 0;
+  std::int64_t arrived = 0, admitted = 0, preempted = 0, rejected = 0, finished = 0;  // in this step
+  std::int64_t running = 0;   // sequences decoded in this step (the batch)
+  std::int64_t queued = 0;    // waiting at the end of the step
+  std::uint64_t bytes_reserved = 0, bytes_used = 0;  // the pool's, after appends, before releases
+  double fragmentation = 0;
+  friend bool operator==(const StepRecord&, const StepRecord&) = default;
+};
+
+struct TraceSummary {
+  std::int64_t steps = 0, tokens = 0;  // tokens: appended by decode (recomputed ones included)
+  std::int64_t finished = 0, rejected = 0, preempted = 0;
+  std::int64_t peak_running = 0;
+  double mean_running = 0;
+};
+
+class TraceScheduler {
+ public:
+  using BatchFn = std::function<void(std::span<const SequenceHandle>)>;
+  TraceScheduler(KVPool& pool, std::vector<TraceRequest> trace, SchedulerOptions options = {});
+
+  // Runs one decode step and returns its record.
+  const StepRecord& step(const BatchFn& on_batch = nullptr);
+  // Every request finished or rejected.
+  bool done() const;
+  // Steps until done() or max_steps; returns the summary.
+  TraceSummary run(std::int64_t max_steps, const BatchFn& on_batch = nullptr);
+
+  const std::vector<StepRecord>& records() const { return records_; }
+  TraceSummary summary() const;
+  std::int64_t running() const { return static_cast<std::int64_t>(running_.size()); }
+  std::int64_t queued() const { return static_cast<std::int64_t>(queue_.size()); }
+
+ private:
+  struct Running {
+    int request;  // index into trace_
+    SequenceHandle handle;
+    std::int64_t generated = 0;
+  };
+  bool try_admit(int request, StepRecord& rec);
+  bool exceeds_pool(const TraceRequest& r) const;
+  void preempt_newest(StepRecord& rec);
+
+  KVPool& pool_;
+  std::vector<TraceRequest> trace_;
+  SchedulerOptions options_;
+  std::size_t next_arrival_ = 0;
+  std::deque<int> queue_;
+  std::vector<Running> running_;  // in admission order
+  std::vector<StepRecord> records_;
+  std::int64_t step_ = 0, finished_ = 0, rejected_ = 0;
+};
+
+}  // namespace decode_bench
