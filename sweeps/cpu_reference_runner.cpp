@@ -26,6 +26,8 @@ class CpuReferenceRunner final : public PointRunner {
   std::optional<std::string> cannot_run(const Point& point) const override {
     if (point.parameters.value("layout", std::string("contiguous")) != "contiguous")
       return std::string("the CPU reference reads host memory; paged layouts are checked in the unit tests");
+    if (const AttentionVariant v = parse_attention_variant(point.parameters); !v.plain())
+      return "the cpu_reference runner has no path for " + v.describe();
     return decode_lengths_unsupported(point.parameters);
   }
   std::uint64_t device_bytes_needed(const Point&) const override { return 0; }
