@@ -6,6 +6,7 @@
 #include "kernels/attention_variant.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/axes.hpp"
+#include "sweeps/cpu_reference_runner.hpp"
 #include "sweeps/decode_point.hpp"
 #include "sweeps/point_problem.hpp"
 
@@ -167,6 +168,30 @@ TEST(AttentionVariant, InvalidReasonsNameTheKey) {
   EXPECT_TRUE(contains(*variant_invalid_reason({.logits_soft_cap = -2}, {}), "logits_soft_cap -2"));
   EXPECT_TRUE(contains(*variant_invalid_reason({.q_len = 4}, {8, 3}), "sequence 1"));
   EXPECT_EQ(variant_invalid_reason({.q_len = 4}, {8, 4}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
+
+namespace decode_bench::sweeps {
+namespace {
+
+// The cpu_reference kernel computes the variants (the float64 reference itself) and records the
+// variant's traffic model; its q is q_len rows a sequence.
+TEST(AttentionVariantAxes, TheCpuReferenceRunsEveryVariant) {
+  const auto cpu = make_cpu_reference_runner();
+  const json p = {{"kernel", "cpu_reference"}, {"layout", "contiguous"}, {"dtype", "fp16"}, {"T", 64},
+                  {"batch", 2}, {"heads_q", 4}, {"heads_kv", 2}, {"head_dim", 32}, {"q_len", 3},
+                  {"window", 8}, {"sinks", true}, {"logits_soft_cap", 30.0}};
+  const Point point{"e", p, "e/x", 0};
+  ASSERT_EQ(cpu->cannot_run(point), std::nullopt);
+  RunContext ctx;
+  const json r = cpu->run(point, ctx);
+  EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(r["model"]["name"], "decode_variant_min_bytes");
+  // K and V of the last 8 + 3 - 1 = 10 positions of 2 sequences, 2 KV heads of 32 fp16 dims.
+  EXPECT_EQ(r["model"]["k_bytes"], 2 * 10 * 2 * 32 * 2.0);
+  EXPECT_EQ(r["model"]["flops"], 4.0 * 2 * 3 * 8 * 4 * 32);
 }
 
 }  // namespace
