@@ -40,6 +40,9 @@ std::optional<std::string> decode_request_unsupported(const nlohmann::json& p) {
   if (auto reason = decode_lengths_unsupported(p)) return reason;
   if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
     return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
+  if (p.value("end_to_end", false) && p.value("q_len", 1) > 1)
+    return "end_to_end with q_len " + std::to_string(p.value("q_len", 1)) +
+           ": the E2E copies are of one query token per sequence";
   return std::nullopt;
 }
 

@@ -82,14 +82,20 @@ class GpuSteps : public PointSteps {
   // o and lse of the batch, and the problem's q, o, lse pointers. With a 16-bit io dtype, q is
   // rounded once (the backend reads the 16-bit values, the reference their exact float values,
   // on the device and in q_host) and o is written into a 16-bit buffer widened after the launch.
-  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host) {
-    const std::size_t elems = static_cast<std::size_t>(p.batch) * p.shape.heads_q * p.shape.head_dim;
+  // q_len query rows a sequence (the attention variants), and the sink logits when asked for.
+  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host, std::uint64_t seed) {
+    const std::size_t rows = static_cast<std::size_t>(p.batch) * p.variant.q_len * p.shape.heads_q;
+    const std::size_t elems = rows * p.shape.head_dim;
     o_ = DeviceBuffer<float>(elems);
-    lse_ = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.shape.heads_q);
+    lse_ = DeviceBuffer<float>(rows);
     io_ = p.io_dtype;
     p.q = q.get();
     p.o = o_.get();
     p.lse = lse_.get();
+    if (p.variant.sinks) {
+      sinks_ = DeviceBuffer<float>(sink_logits(p.shape.heads_q, seed));
+      p.sinks = sinks_.get();
+    }
     if (io_ == DType::fp32) return;
     const std::vector<std::uint16_t> bits = to_io_bits(q.download(), io_);
     const std::vector<float> rounded = from_io_bits(bits, io_);
@@ -106,7 +112,8 @@ class GpuSteps : public PointSteps {
   DeviceResources& resources_;
   DeviceWorkspace workspace_;
   DType io_ = DType::fp32;
-  DeviceBuffer<float> o_, lse_;            // (B, H_q, D), (B, H_q): what verification reads
+  DeviceBuffer<float> o_, lse_;            // (B, q_len, H_q, D), (B, q_len, H_q): what verification reads
+  DeviceBuffer<float> sinks_;              // (H_q) sink logits, sinks only
   DeviceBuffer<std::uint16_t> q_io_, o_io_;  // 16-bit io dtype only
   DeviceBuffer<std::int32_t> last_page_len_;
 };
@@ -145,7 +152,7 @@ class DecodeSteps final : public GpuSteps {
     // this wait a long page-1 table could still be in flight when the kernel reads it (it was:
     // shuffled page-1 points at T = 2^18 failed verification on the H100).
     st_.pool->backend().synchronize();
-    attach_io(p, st_.q, st_.q_host);
+    attach_io(p, st_.q, st_.q_host, d_.seed);
   }
 
   CheckedVerification verify() override {
@@ -207,7 +214,7 @@ class SharedPrefixSteps final : public GpuSteps {
     p.last_page_len = last_page_len_.get();
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st_.device_pool->backend().synchronize();
-    attach_io(p, st_.q, st_.q_host);
+    attach_io(p, st_.q, st_.q_host, sp_.decode.seed);
   }
 
   CheckedVerification verify() override {

@@ -95,6 +95,14 @@ TEST(AttentionVariantAxes, AreRecordedPerPointAndNamedInIdsOffTheirDefaults) {
   EXPECT_FALSE(capacity.points[0].parameters.contains("q_len"));
 }
 
+TEST(AttentionVariantAxes, EndToEndTakesOneQueryTokenPerSequence) {
+  const json p = {{"kernel", "flash_decode"}, {"layout", "contiguous"}, {"T", 64}, {"end_to_end", true}, {"q_len", 2}};
+  EXPECT_EQ(decode_request_unsupported(p), "end_to_end with q_len 2: the E2E copies are of one query token per sequence");
+  json one = p;
+  one["q_len"] = 1;
+  EXPECT_EQ(decode_request_unsupported(one), std::nullopt);
+}
+
 TEST(AttentionVariantAxes, DescribePointCarriesTheVariant) {
   const json p = {{"kernel", "flash_decode"}, {"T", 300}, {"q_len", 3}, {"window", 64}, {"sinks", true},
                   {"logits_soft_cap", 30.0}};
