@@ -58,7 +58,7 @@ class DecodeBenchBackend final : public Backend {
       return std::string("kernel shared_prefix reads shared pages: it needs layout paged");
     if (!kernel_uses_backend(p.kernel))
       return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
-    return decode_bench_unsupported(p.kernel, p.shape, p.kv_dtype);
+    return decode_bench_unsupported(p.kernel, p.shape, p.kv_dtype, p.variant);
   }
 
   void plan(const AttentionProblem& problem, Workspace& workspace) override {

@@ -5,7 +5,19 @@
 
 namespace decode_bench {
 
-std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype) {
+namespace {
+
+// The variants no kernel of this build computes. Refused by name, never computed without them.
+std::optional<std::string> variant_unsupported(KernelKind kernel, const AttentionVariant& variant) {
+  if (variant.plain()) return std::nullopt;
+  if (kernel == KernelKind::baseline && variant.q_len > 1)
+    return "q_len " + std::to_string(variant.q_len) +
+           " with kernel baseline: the 3-kernel baseline computes one query token per sequence (one score row per "
+           "query head)";
+  return "decode-bench's " + std::string(kernel_name(kernel)) + " kernels have no build for " + variant.describe();
+}
+
+std::optional<std::string> shape_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype) {
   if (kernel == KernelKind::baseline) {
     if (dtype_is_fp8(kv_dtype))
       return "dtype " + std::string(dtype_name(kv_dtype)) +
@@ -23,6 +35,14 @@ std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const Dec
   problem.shape = shape;
   problem.kv_dtype = kv_dtype;
   return decode_unsupported_reason(problem);
+}
+
+}  // namespace
+
+std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
+                                                    const AttentionVariant& variant) {
+  if (auto why = shape_unsupported(kernel, shape, kv_dtype)) return why;
+  return variant_unsupported(kernel, variant);
 }
 
 }  // namespace decode_bench

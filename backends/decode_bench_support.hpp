@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness/kernel_kind.hpp"
+#include "kernels/attention_variant.hpp"
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
 
@@ -12,7 +13,9 @@ namespace decode_bench {
 
 // The reason naming the parameter and its value (all a skipped point records), or nullopt:
 // baseline: no FP8, head dims of the compiled kernels, GQA groups 1, 2, 4, 8; flash_decode,
-// batch_decode and shared_prefix: the decode kernels' rule (kernels/decode_support.cpp).
-std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype);
+// batch_decode and shared_prefix: the decode kernels' rule (kernels/decode_support.cpp); then the
+// attention variants (kernels/attention_variant.hpp), of which no kernel has a build yet.
+std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
+                                                    const AttentionVariant& variant = {});
 
 }  // namespace decode_bench

@@ -85,6 +85,9 @@ class PluginBackend final : public Backend {
              "'s plain decode of the same pages";
     if (!kernel_uses_backend(p.kernel))
       return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
+    if (!p.variant.plain())
+      return p.variant.describe() + ": a plugin backend is given no attention variants (plugin ABI version " +
+             std::to_string(DECODE_BENCH_BACKEND_ABI_VERSION) + ")";
     const decode_bench_problem c = to_c_problem(p);
     std::vector<char> reason(kMessageBytes, '\0');
     if (t_.supports(instance_, &c, reason.data(), reason.size() - 1) == 0) return std::nullopt;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "harness/kernel_kind.hpp"
+#include "kernels/attention_variant.hpp"
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/kv_accessor.hpp"
@@ -61,6 +62,12 @@ struct AttentionProblem {
   // Requests of the point a backend honours or refuses in supports(), never ignores:
   int splits = 0;               // `blocks`: split-K blocks per (sequence, KV head block); 0 = the backend's choice
   bool prefix_overlap = true;   // shared_prefix: the prefix phase on a second stream beside the suffix phase
+  // The attention variants (kernels/attention_variant.hpp): q_len query tokens per sequence (q and o
+  // then hold (B, q_len, H_q, D), lse (B, q_len, H_q)), a sliding window, sinks (their logits in
+  // `sinks`, (H_q) fp32 device, drawn by sink_logits from the point's seed) and a logit soft-cap. A
+  // backend without a path for a requested variant refuses it in supports(), naming it.
+  AttentionVariant variant{};
+  const float* sinks = nullptr;
 
   // How the run plans, for the decode-bench backend's planners (other backends have no such knobs):
   // the sweep's tuning policy (kernels/tuning_policy.hpp, parsed once from the environment) with

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "backends/registry.hpp"
+#include "kernels/attention_variant.hpp"
 #include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
@@ -86,6 +87,22 @@ std::vector<AxisDef>& static_table() {
        "shared_prefix: run the prefix phase on a second stream concurrently with the suffix phase "
        "(false: one stream, phases in order)",
        false, is_shared_prefix},
+      // The attention variants (kernels/attention_variant.hpp; docs/sweeps.md, "Attention variants").
+      {"q_len", AxisType::integer, {}, 1, kMaxQueryLen, 1,
+       "query tokens per sequence (speculative decoding, multi-token prediction): the last q_len positions of "
+       "the cache, causal among themselves; 1: plain decode",
+       false, times_a_kernel},
+      {"window", AxisType::integer, {}, 0, kMaxTokens, 0,
+       "sliding window: each query token sees the last `window` positions up to and including its own "
+       "(FlashInfer's window_left + 1); 0 or >= T: full attention",
+       false, times_a_kernel},
+      {"sinks", AxisType::boolean, {}, 0, 0, false,
+       "attention sinks: one learned logit per query head (drawn from the seed) added to the softmax "
+       "denominator, as gpt-oss does",
+       false, times_a_kernel},
+      {"logits_soft_cap", AxisType::number, {}, 0, 1e9, 0.0,
+       "logit soft-capping: cap * tanh(logit / cap) after the 1/sqrt(head_dim) scale, as Gemma 2 does; 0: off",
+       false, times_a_kernel},
       {"blocks", AxisType::integer_or_auto, {}, 1, 65535, "auto",
        "split-K block count, or auto (the kernel's own choice)", false, splits_k},
       {"page_size", AxisType::integer, {}, 1, 1 << 20, 16, "tokens per page (paged layout)", true, is_paged},

@@ -10,8 +10,10 @@
 #include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/cpu_reference_variant.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "kernels/traffic_model.hpp"
+#include "kernels/variant_traffic_model.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/decode_point.hpp"
 
@@ -51,10 +53,13 @@ class CpuReferenceRunner final : public PointRunner {
     const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
     PhaseTimer fill_phase(ctx.phases, kPhaseDataFill);  // allocation (zeroed) and generation
     std::vector<T> k(row * d.max_len()), v(row * d.max_len());
-    std::vector<float> q(static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim);
+    // q_len query tokens per sequence (generated as the rows of q_len sequences), and the sinks.
+    const AttentionVariant& variant = d.variant;
+    std::vector<float> q(static_cast<std::size_t>(variant.q_len) * d.shape.heads_q * d.shape.head_dim);
+    const std::vector<float> sinks = sink_logits(d.shape.heads_q, d.seed);
     fill_kv_host<T>(k, false, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
     fill_kv_host<T>(v, true, d.seed, 0, d.shape.heads_kv, d.max_len(), d.shape.head_dim);
-    fill_q_host(q, d.seed, 1, d.shape.heads_q, d.shape.head_dim);
+    fill_q_host(q, d.seed, variant.q_len, d.shape.heads_q, d.shape.head_dim);
     fill_phase.stop();
     auto kv = ContiguousKV<T>::make(k.data(), v.data(), d.shape.heads_kv, std::max<std::int64_t>(d.max_len(), 1),
                                     d.shape.head_dim);
@@ -69,19 +74,26 @@ class CpuReferenceRunner final : public PointRunner {
       PhaseTimer phase(ctx.phases, kPhaseTiming);
       for (int r = 0; r < 3; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        for (std::size_t b = 0; b < d.lengths.size(); ++b) (void)reference_decode(kv, 0, d.lengths[b], q, d.shape);
+        for (std::size_t b = 0; b < d.lengths.size(); ++b) {
+          if (variant.plain())
+            (void)reference_decode(kv, 0, d.lengths[b], q, d.shape);
+          else
+            (void)reference_decode_variant(kv, 0, d.lengths[b], q, d.shape, variant, sinks);
+        }
         samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       }
     }
     std::sort(samples.begin(), samples.end());
     ctx.measured_seconds += (samples[0] + samples[1] + samples[2]) * 1e-6;
-    const TrafficModel model = decode_traffic_model(DecodeKernel::flash_decode, d.shape, d.dtype, d.lengths, {}, 1);
+    const TrafficModel model = variant.plain()
+                                   ? decode_traffic_model(DecodeKernel::flash_decode, d.shape, d.dtype, d.lengths, {}, 1)
+                                   : variant_traffic_model(d.shape, d.dtype, d.lengths, 0, variant);
     return {{"status", std::string(kStatusOk)},
             {"verification", {{"passed", true}, {"max_abs_error", 0.0}, {"max_rel_error", 0.0}, {"tolerance", 0.0},
                               {"rule", "the float64 reference itself"}, {"method", "cpu"}}},
             {"timing", {{"median_us", samples[1]}, {"min_us", samples[0]}, {"max_us", samples[2]}, {"repetitions", 3},
                         {"method", "host_steady_clock"}, {"mode", "host"}}},
-            {"model", model.to_json("decode_min_bytes")},
+            {"model", model.to_json(variant.plain() ? "decode_min_bytes" : "decode_variant_min_bytes")},
             {"achieved", {{"gbps", model.minimum_bytes() / (samples[1] * 1e3)}}}};
   }
 };

@@ -26,6 +26,9 @@ std::optional<std::string> decode_lengths_unsupported(const nlohmann::json& p) {
              std::to_string(p.value("zipf_alpha", 1.5)) + ": " + e.what();
     }
   }
+  // Random lengths may fall below q_len (fixed ones are checked when the preset is validated).
+  if (p.value("q_len", 1) > 1)
+    if (auto why = variant_invalid_reason(parse_attention_variant(p), parse_decode_point(p).lengths)) return why;
   return std::nullopt;
 }
 
@@ -37,6 +40,9 @@ std::optional<std::string> decode_request_unsupported(const nlohmann::json& p) {
   if (auto reason = decode_lengths_unsupported(p)) return reason;
   if (p.value("end_to_end", false) && p.value("layout", std::string("contiguous")) == "paged")
     return std::string("end_to_end with layout paged: the E2E upload is of contiguous K/V slabs; use layout contiguous");
+  if (p.value("end_to_end", false) && p.value("q_len", 1) > 1)
+    return "end_to_end with q_len " + std::to_string(p.value("q_len", 1)) +
+           ": the E2E copies are of one query token per sequence";
   return std::nullopt;
 }
 
@@ -45,7 +51,8 @@ std::optional<std::string> decode_point_unsupported(const nlohmann::json& p) {
   const DecodeShape shape{p.value("heads_q", 1), p.value("heads_kv", 1), p.value("head_dim", 128)};
   const DType dtype = parse_dtype(p.value("dtype", std::string("fp16"))).value_or(DType::fp16);
   // A point of no known kernel is judged as flash-decode, as before the kernel table existed.
-  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::flash_decode), shape, dtype);
+  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::flash_decode), shape, dtype,
+                                  parse_attention_variant(p));
 }
 
 DecodePoint parse_decode_point(const nlohmann::json& p) {
@@ -62,6 +69,7 @@ DecodePoint parse_decode_point(const nlohmann::json& p) {
   d.end_to_end = p.value("end_to_end", false);
   d.counters = p.value("counters", true);
   d.seed = p.value("seed", std::uint64_t{0});
+  d.variant = parse_attention_variant(p);
   const int batch = p.value("batch", 1);
   const std::int64_t T = p.value("T", std::int64_t{4096});
   const std::string dist = p.value("length_dist", std::string("fixed"));
@@ -79,6 +87,15 @@ DecodePoint parse_decode_point(const nlohmann::json& p) {
     d.lengths.assign(batch, static_cast<std::int32_t>(T));
   }
   return d;
+}
+
+AttentionVariant parse_attention_variant(const nlohmann::json& p) {
+  AttentionVariant v;
+  v.q_len = p.value("q_len", 1);
+  v.window = p.value("window", std::int64_t{0});
+  v.sinks = p.value("sinks", false);
+  v.logits_soft_cap = p.value("logits_soft_cap", 0.0);
+  return v;
 }
 
 }  // namespace decode_bench::sweeps

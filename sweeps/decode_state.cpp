@@ -65,7 +65,10 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
   DecodeState<T> st;
   const int batch = static_cast<int>(d.lengths.size());
   const std::size_t row = static_cast<std::size_t>(d.shape.heads_kv) * d.shape.head_dim;
-  const std::size_t q_elems = static_cast<std::size_t>(batch) * d.shape.heads_q * d.shape.head_dim;
+  // q_len query rows a sequence (the attention variants), generated as the rows of batch x q_len
+  // sequences: query token i of sequence b is generated row b x q_len + i.
+  const int q_seqs = batch * d.variant.q_len;
+  const std::size_t q_elems = static_cast<std::size_t>(q_seqs) * d.shape.heads_q * d.shape.head_dim;
   const bool host_fill = options.fill_on_host;
   const bool host_copy = options.host_copy;
   {
@@ -91,13 +94,13 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
         st.handles.push_back(st.pool->admit(std::span<const T>(st.k.back()), std::span<const T>(st.v.back()), d.lengths[b]));
     }
     st.q_host.resize(q_elems);
-    fill_q_host(st.q_host, d.seed, batch, d.shape.heads_q, d.shape.head_dim);
+    fill_q_host(st.q_host, d.seed, q_seqs, d.shape.heads_q, d.shape.head_dim);
   }
   if (host_fill) {
     st.q.upload(st.q_host);
   } else {
     fill_on_device(d, st);
-    DB_CUDA_CHECK(fill_q_device(st.q.get(), d.seed, batch, d.shape.heads_q, d.shape.head_dim, st.pool->stream()));
+    DB_CUDA_CHECK(fill_q_device(st.q.get(), d.seed, q_seqs, d.shape.heads_q, d.shape.head_dim, st.pool->stream()));
   }
   if (!host_copy) {  // the host image was only the upload's source
     st.k.clear();

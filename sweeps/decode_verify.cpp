@@ -9,12 +9,14 @@
 #include "harness/device_buffer.hpp"
 #include "harness/gpu_verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/cpu_reference_variant.hpp"
 #include "kernels/gpu_reference.hpp"
 
 namespace decode_bench::sweeps {
 
+// The GPU reference computes plain decode; the attention variants verify on the host.
 bool device_reference_supports(const DecodePoint& d) {
-  return d.shape.head_dim <= gpu_reference_max_head_dim();
+  return d.shape.head_dim <= gpu_reference_max_head_dim() && d.variant.plain();
 }
 
 template <class KV>
@@ -47,16 +49,19 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
   PhaseTimer phase(phases, kPhaseReference);  // the comparison is negligible next to the reference
   VerificationResult total;
   total.passed = true;
-  const std::size_t hd = static_cast<std::size_t>(d.shape.heads_q) * d.shape.head_dim;
+  // A sequence's q_len query rows are consecutive: (q_len, H_q, D) of q and o, (q_len, H_q) of lse.
+  const std::size_t rows = static_cast<std::size_t>(d.variant.q_len) * d.shape.heads_q;
+  const std::size_t hd = rows * d.shape.head_dim;
+  const std::vector<float> sinks = d.variant.sinks ? sink_logits(d.shape.heads_q, d.seed) : std::vector<float>{};
   for (std::size_t b = 0; b < d.lengths.size(); ++b) {
     const auto host = st.scales.attach(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
                                                            std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
                                      false);
-    const auto ref =
-        reference_decode(host, 0, d.lengths[b], std::span<const float>(st.q_host.data() + b * hd, hd), d.shape);
+    const std::span<const float> q(st.q_host.data() + b * hd, hd);
+    const auto ref = d.variant.plain() ? reference_decode(host, 0, d.lengths[b], q, d.shape)
+                                       : reference_decode_variant(host, 0, d.lengths[b], q, d.shape, d.variant, sinks);
     accumulate(total, verify_decode(std::span<const float>(o.data() + b * hd, hd),
-                                    std::span<const float>(lse.data() + b * d.shape.heads_q, d.shape.heads_q), ref,
-                                    d.dtype));
+                                    std::span<const float>(lse.data() + b * rows, rows), ref, d.dtype));
   }
   return total;
 }

@@ -74,6 +74,15 @@ void cross_check(const Point& point, const std::map<std::string, std::string>& s
   if (p.value("group_prefix_len", 0) > 0 && p.value("groups", 1) > p.value("batch", 1))
     problem(src("groups"), "groups " + std::to_string(p.value("groups", 1)) + " exceeds batch " +
                                std::to_string(p.value("batch", 1)));
+  if (const int q_len = p.value("q_len", 1); q_len > 1) {
+    if (kernel_is(p, KernelKind::baseline))
+      problem(src("q_len"), "q_len " + std::to_string(q_len) +
+                                " with kernel baseline: the 3-kernel baseline computes one query token per sequence");
+    if (p.value("length_dist", std::string("fixed")) == "fixed" && p.value("prefix_len", 0) == 0 &&
+        p.value("T", 0.0) < q_len)
+      problem(src("q_len"), "q_len " + std::to_string(q_len) + " exceeds T " + std::to_string(p.value("T", 0)) +
+                                " (the new tokens are the last q_len of the cache)");
+  }
   if (ctx.device_memory_bytes) {
     const std::uint64_t need = estimate_device_bytes(p);
     if (need > *ctx.device_memory_bytes)

@@ -76,7 +76,7 @@ class GpuSteps : public PointSteps {
 
   // One layer's outputs (and its q in a 16-bit io dtype).
   struct IoBuffers {
-    DeviceBuffer<float> o, lse;                // (B, H_q, D), (B, H_q): what verification reads
+    DeviceBuffer<float> o, lse;                // (B, q_len, H_q, D), (B, q_len, H_q): what verification reads
     DeviceBuffer<std::uint16_t> q_io, o_io;    // 16-bit io dtype only
   };
 
@@ -85,9 +85,11 @@ class GpuSteps : public PointSteps {
   // on the device and in q_host) and o is written into a 16-bit buffer widened after the launch.
   static void attach_io_buffers(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host,
                                 IoBuffers& b) {
-    const std::size_t elems = static_cast<std::size_t>(p.batch) * p.shape.heads_q * p.shape.head_dim;
+    // q_len query rows a sequence (the attention variants).
+    const std::size_t rows = static_cast<std::size_t>(p.batch) * p.variant.q_len * p.shape.heads_q;
+    const std::size_t elems = rows * p.shape.head_dim;
     b.o = DeviceBuffer<float>(elems);
-    b.lse = DeviceBuffer<float>(static_cast<std::size_t>(p.batch) * p.shape.heads_q);
+    b.lse = DeviceBuffer<float>(rows);
     p.q = q.get();
     p.o = b.o.get();
     p.lse = b.lse.get();
@@ -101,7 +103,12 @@ class GpuSteps : public PointSteps {
     p.q = b.q_io.get();
     p.o = b.o_io.get();
   }
-  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host) {
+  // The point's own io buffers, and the sink logits when asked for (layers share them).
+  void attach_io(AttentionProblem& p, DeviceBuffer<float>& q, std::vector<float>& q_host, std::uint64_t seed) {
+    if (p.variant.sinks) {
+      sinks_ = DeviceBuffer<float>(sink_logits(p.shape.heads_q, seed));
+      p.sinks = sinks_.get();
+    }
     IoBuffers b;
     attach_io_buffers(p, q, q_host, b);  // device pointers survive the moves below
     io_ = p.io_dtype;
@@ -126,7 +133,8 @@ class GpuSteps : public PointSteps {
   DeviceResources& resources_;
   DeviceWorkspace workspace_;
   DType io_ = DType::fp32;
-  DeviceBuffer<float> o_, lse_;            // (B, H_q, D), (B, H_q): what verification reads
+  DeviceBuffer<float> o_, lse_;            // (B, q_len, H_q, D), (B, q_len, H_q): what verification reads
+  DeviceBuffer<float> sinks_;              // (H_q) sink logits, sinks only
   DeviceBuffer<std::uint16_t> q_io_, o_io_;  // 16-bit io dtype only
   DeviceBuffer<std::int32_t> last_page_len_;
 };
@@ -151,7 +159,7 @@ class DecodeSteps final : public GpuSteps {
     st_ = build_decode_state<T>(d_, {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_}, ctx_.stream,
                                 ctx_.phases);
     attach_views(p, st_, paged_, contiguous_, last_page_len_);
-    attach_io(p, st_.q, st_.q_host);
+    attach_io(p, st_.q, st_.q_host, d_.seed);
   }
 
   // ---- layers > 1 (sweeps/layer_step.hpp) ----
@@ -321,7 +329,7 @@ class SharedPrefixSteps final : public GpuSteps {
     p.last_page_len = last_page_len_.get();
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st_.device_pool->backend().synchronize();
-    attach_io(p, st_.q, st_.q_host);
+    attach_io(p, st_.q, st_.q_host, sp_.decode.seed);
   }
 
   CheckedVerification verify() override {

@@ -1,5 +1,6 @@
 #include "sweeps/memory_estimate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -54,7 +55,9 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
     const double fragmentation = p.value("fragmentation", 1.0);
     kv_tokens = batch * static_cast<std::uint64_t>(std::ceil(static_cast<double>(max_len) * fragmentation));
   }
-  std::uint64_t q_and_o = 2 * batch * heads_q * head_dim * 4;
+  // q_len query rows per sequence (the attention variants; 1: plain decode).
+  const std::uint64_t q_len = static_cast<std::uint64_t>(std::max(1, p.value("q_len", 1)));
+  std::uint64_t q_and_o = 2 * batch * q_len * heads_q * head_dim * 4;
   // shared_prefix: level states (at most two levels per sequence) and the merge's inputs.
   if (kernel == KernelKind::shared_prefix) q_and_o += 2 * batch * heads_q * (head_dim + 1) * 4;
   // layers > 1: one cache, q, o and lse per layer (sweeps/layer_step.hpp).

@@ -11,6 +11,7 @@
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
 #include "kernels/traffic_model.hpp"
+#include "kernels/variant_traffic_model.hpp"
 #include "sweeps/io_dtype.hpp"
 #include "sweeps/layer_step.hpp"
 #include "sweeps/phase_timer.hpp"
@@ -78,6 +79,12 @@ BackendTrafficModel minimum_traffic_model(const AttentionProblem& p) {
       pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
     m.model = decode_traffic_model(DecodeKernel::flash_decode, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, 1);
     m.basis = "decode_min_bytes";
+  }
+  // The attention variants read the window's tokens only and q_len query rows a sequence.
+  if (!p.variant.plain() && !p.prefix) {
+    m.model = variant_traffic_model(p.shape, p.kv_dtype, p.host_seq_lens,
+                                    p.layout == KvLayoutKind::paged ? p.paged.page_size : 0, p.variant);
+    m.basis = "decode_variant_min_bytes";
   }
   m.model.extra_bytes = 0;
   return m;

@@ -43,6 +43,7 @@ AttentionProblem describe_point(KernelKind kernel, const nlohmann::json& params)
   }
   if (shared) p.prefix = shared_prefix_layout(sp.spec, d.page_size);
   p.splits = d.blocks;
+  p.variant = d.variant;
   p.prefix_overlap = shared ? sp.overlap : true;
   return p;
 }

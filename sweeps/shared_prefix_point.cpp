@@ -21,7 +21,7 @@ std::optional<std::string> shared_prefix_request_unsupported(const nlohmann::jso
 std::optional<std::string> shared_prefix_point_unsupported(const nlohmann::json& p) {
   if (auto reason = shared_prefix_request_unsupported(p)) return reason;
   const DecodePoint d = parse_shared_prefix_point(p).decode;
-  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::shared_prefix), d.shape, d.dtype);
+  return decode_bench_unsupported(kernel_of(p).value_or(KernelKind::shared_prefix), d.shape, d.dtype, d.variant);
 }
 
 SharedPrefixPoint parse_shared_prefix_point(const nlohmann::json& p) {

@@ -32,6 +32,10 @@ std::optional<std::string> FlashInferBackendBase::common_refusal(const Attention
       return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
                          "(set prefix_overlap false)");
   }
+  // FlashInfer has window_left, logits_soft_cap and a prefill path for several query tokens, but this
+  // backend does not pass them yet; sinks it has no path for.
+  if (!p.variant.plain()) return "the " + std::string(p.kernel == KernelKind::shared_prefix ? "cascade" : "decode") +
+                                 " of this backend has no path for " + p.variant.describe();
   if (p.splits != 0) return "blocks " + std::to_string(p.splits) + ": FlashInfer's plan chooses its own splits";
   for (std::size_t b = 0; b < p.host_seq_lens.size(); ++b)
     if (p.host_seq_lens[b] < 1)
