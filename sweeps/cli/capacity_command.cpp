@@ -186,11 +186,15 @@ void print_table(const std::vector<Row>& rows) {
           row.point.latent_row > 0
               ? "MLA latent row of " + std::to_string(row.point.latent_row)
               : std::to_string(q.layout.heads_kv) + " KV head(s) x d=" + std::to_string(q.layout.head_dim);
-      const std::uint64_t per_token = q.layout.token_kv_bytes() * static_cast<std::uint64_t>(q.layers);
-      std::printf("\n[%s] budget %s, %d layer(s) x %s %s (%llu B per token), lengths %s%s\n", section.c_str(),
+      // MLA's bytes per token are the point of its section; MHA's header stays as it was.
+      const std::string per_token =
+          row.point.latent_row > 0
+              ? " (" + std::to_string(q.layout.token_kv_bytes() * static_cast<std::uint64_t>(q.layers)) + " B per token)"
+              : std::string();
+      std::printf("\n[%s] budget %s, %d layer(s) x %s %s%s, lengths %s%s\n", section.c_str(),
                   format_bytes(q.budget_bytes).c_str(), q.layers, shape.c_str(),
-                  std::string(dtype_name(q.layout.dtype)).c_str(), static_cast<unsigned long long>(per_token),
-                  q.lengths.describe().c_str(), q.prefix > 0 ? (", shared prefix " + std::to_string(q.prefix)).c_str() : "");
+                  std::string(dtype_name(q.layout.dtype)).c_str(), per_token.c_str(), q.lengths.describe().c_str(),
+                  q.prefix > 0 ? (", shared prefix " + std::to_string(q.prefix)).c_str() : "");
       std::printf("  %-10s %8s %5s %-6s %10s %12s %12s %7s  %-15s%s\n", "pool", "max_len", "page", "prefix", "sequences",
                   "reserved", "used", "frag", "stopped by", rows.back().counts.device ? "  device" : "");
     }
