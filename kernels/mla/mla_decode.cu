@@ -89,7 +89,7 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   float* lse_part = args.partial ? o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd : nullptr;
   args.o = args.partial ? o_part : o;
   args.lse = args.partial ? lse_part : lse;
-  const dim3 grid(plan.row_blocks, plan.num_splits, plan.batch);
+  const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
   device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(

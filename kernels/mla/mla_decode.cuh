@@ -51,7 +51,11 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
   using Tr = MlaTraits;
   using Ops = MmaStorage<T>;
   extern __shared__ __align__(128) unsigned char smem[];
-  const int row_block = blockIdx.x, split = blockIdx.y, b = blockIdx.z;
+  // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
+  // share its tiles through L2), and x holds any batch (z would stop at 65535).
+  const int row_blocks = (args.rows + MlaTraits::kRows - 1) / MlaTraits::kRows;
+  const int b = static_cast<int>(blockIdx.x) / row_blocks, row_block = static_cast<int>(blockIdx.x) % row_blocks;
+  const int split = blockIdx.y;
   const int row0 = row_block * Tr::kRows;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
   const int rg = warp & 3, ch = warp >> 2;
