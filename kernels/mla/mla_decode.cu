@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.cuh"
@@ -33,19 +34,20 @@ std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
     return "the mla kernel is compiled for kv_lora_rank " + std::to_string(kMlaKernelRank) + " and rope_dim " +
            std::to_string(kMlaKernelRope) + " (got " + std::to_string(shape.kv_lora_rank) + " and " +
            std::to_string(shape.rope_dim) + ")";
-  if (dtype != DType::fp16 && dtype != DType::bf16)
-    return "the mla kernel reads fp16 or bf16 latent caches, not " + std::string(dtype_name(dtype));
+  if (dtype != DType::fp16 && dtype != DType::bf16 && dtype != DType::fp8_e4m3)
+    return "the mla kernel reads fp16, bf16 or fp8_e4m3 latent caches, not " + std::string(dtype_name(dtype));
   return {};
 }
 
-MlaDecodePlan plan_mla_decode(const MlaShape& shape, int batch, std::int64_t max_len, int sm_count, int splits) {
+MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
+                              int splits) {
   using Tr = device::MlaTraits;
   MlaDecodePlan p;
   p.batch = batch;
   p.rows = shape.rows();
   p.row_blocks = (p.rows + Tr::kRows - 1) / Tr::kRows;
   p.threads = Tr::kThreads;
-  p.shared_bytes = Tr::shared_bytes();
+  p.shared_bytes = Tr::shared_bytes(dtype_is_fp8(dtype));
   const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + Tr::kTile - 1) / Tr::kTile);
   if (splits <= 0) {
     // One block per SM fits (shared memory); two waves of blocks, each split at least 4 tiles.
@@ -67,7 +69,8 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   using Tr = device::MlaTraits;
   using T = typename KV::value_type;
   if (!mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() || cache.head_dim != Tr::kKd ||
-      plan.rows != shape.rows() || plan.batch < 1 || (plan.num_splits > 1 && workspace == nullptr))
+      plan.rows != shape.rows() || plan.batch < 1 || (plan.num_splits > 1 && workspace == nullptr) ||
+      plan.shared_bytes != static_cast<std::size_t>(Tr::shared_bytes(dtype_is_fp8(dtype_of<T>::value))))
     return cudaErrorInvalidValue;
   auto* kernel = device::mla_decode_kernel<T, KV>;
   if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -104,6 +107,8 @@ DECODE_BENCH_MLA_DECODE(ContiguousKV<__half>)
 DECODE_BENCH_MLA_DECODE(PagedKV<__half>)
 DECODE_BENCH_MLA_DECODE(ContiguousKV<__nv_bfloat16>)
 DECODE_BENCH_MLA_DECODE(PagedKV<__nv_bfloat16>)
+DECODE_BENCH_MLA_DECODE(ContiguousKV<__nv_fp8_e4m3>)
+DECODE_BENCH_MLA_DECODE(PagedKV<__nv_fp8_e4m3>)
 #undef DECODE_BENCH_MLA_DECODE
 
 }  // namespace decode_bench

@@ -13,10 +13,17 @@
 //                  score work is the price of this version's simplicity: no exchange of P)
 //                  online softmax in the log2 domain on the accumulators (exact exp2f)
 //                  O (16 x 256) += P V, V = the tile's first 512 columns (ldmatrix.trans)
-// Rounding: q and P are rounded to the latent's type for the mma; l sums the unrounded weights.
-// The verification bound this sets is in docs/kernels.md ("MLA decode").
+// FP8 E4M3 (value = stored x the cache's one scale): tiles are staged as bytes (2 cp.async stages
+// of 32 x 576 bytes), widened to FP16 into one work tile (E4M3 values are all FP16 values, so the
+// widening is exact), and run on the FP16 path; the scale multiplies the scores and the output in
+// FP32.
+// Rounding: q and P are rounded to the mma's type (FP16 for FP8 caches); l sums the unrounded
+// weights. The verification bound this sets is in docs/kernels/mla.md.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+
+#include <cuda_fp8.h>
 
 #include "kernels/cp_async.cuh"
 #include "kernels/mla/mla_shape.hpp"
@@ -32,7 +39,11 @@ struct MlaTraits {
   static constexpr int kChunks = kKd / 8;        // 16-byte chunks per latent row: 72
   static constexpr int kQBytes = kRows * kRowBytes;
   static constexpr int kStageBytes = kTile * kRowBytes;
-  static constexpr int shared_bytes() { return kQBytes + kStages * kStageBytes; }
+  static constexpr int kRawStageBytes = kTile * kKd;  // an FP8 tile as stored
+  // 16-bit caches: Q and the stages. FP8: Q, one 16-bit work tile and the FP8 stages.
+  static constexpr int shared_bytes(bool fp8) {
+    return fp8 ? kQBytes + kStageBytes + kStages * kRawStageBytes : kQBytes + kStages * kStageBytes;
+  }
 };
 
 struct MlaArgs {
@@ -49,7 +60,8 @@ struct MlaArgs {
 template <class T, class KV>
 __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(const KV cache, const MlaArgs args) {
   using Tr = MlaTraits;
-  using Ops = MmaStorage<T>;
+  constexpr bool kFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
+  using Ops = MmaStorage<std::conditional_t<kFp8, __half, T>>;
   extern __shared__ __align__(128) unsigned char smem[];
   // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
   // share its tiles through L2), and x holds any batch (z would stop at 65535).
@@ -65,16 +77,20 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
   const int tiles = t1 > t0 ? static_cast<int>((t1 - t0 + Tr::kTile - 1) / Tr::kTile) : 0;
 
   const std::uint32_t q_smem = shared_address(smem);
-  const std::uint32_t stage0 = q_smem + Tr::kQBytes;
+  const std::uint32_t stage0 = q_smem + Tr::kQBytes;  // FP8: the work tile, then the byte stages
+  const std::uint32_t raw0 = stage0 + Tr::kStageBytes;
+  constexpr int kRowChunks = Tr::kKd * static_cast<int>(sizeof(T)) / 16;  // 16-byte chunks of a stored row
   const auto stage = [&](int tile) {  // tokens [t0 + 32 tile, + 32) into stage tile % 2, zero past t1
     const std::int64_t base = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
-    const std::uint32_t dst = stage0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kStageBytes;
-    for (int i = tid; i < Tr::kTile * Tr::kChunks; i += Tr::kThreads) {
-      const int r = i / Tr::kChunks, c = i % Tr::kChunks;
+    const std::uint32_t dst = kFp8 ? raw0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kRawStageBytes
+                                   : stage0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kStageBytes;
+    const int pitch = kFp8 ? Tr::kKd : Tr::kRowBytes;
+    for (int i = tid; i < Tr::kTile * kRowChunks; i += Tr::kThreads) {
+      const int r = i / kRowChunks, c = i % kRowChunks;
       const std::int64_t t = base + r;
       const bool valid = t < t1;
-      const std::int64_t off = cache.row_offset(b, 0, valid ? t : base) + c * 8;
-      cp_async_16B(dst + r * Tr::kRowBytes + c * 16, cache.k + off, valid);
+      const std::int64_t off = cache.row_offset(b, 0, valid ? t : base) + c * (16 / static_cast<int>(sizeof(T)));
+      cp_async_16B(dst + r * pitch + c * 16, cache.k + off, valid);
     }
   };
   if (tiles > 0) stage(0);
@@ -100,6 +116,10 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
     limit[h] = visible < t1 ? visible : t1;
   }
 
+  // The cache's scale (FP8; 1 otherwise) on the scores and on the output, in FP32.
+  const float scale_log2 = args.scale_log2 * kv_scale(cache.k_scale, 0);
+  const float v_scale = kv_scale(cache.v_scale, 0);
+
   float o[32][4];
 #pragma unroll
   for (int n = 0; n < 32; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
@@ -110,7 +130,28 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
-    const std::uint32_t st = stage0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kStageBytes;
+    std::uint32_t st = stage0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kStageBytes;
+    if constexpr (kFp8) {  // widen the byte stage into the FP16 work tile (exact), then compute on it
+      const std::uint32_t raw = raw0 + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kRawStageBytes;
+      for (int i = tid; i < Tr::kTile * kRowChunks; i += Tr::kThreads) {
+        const int r = i / kRowChunks, c = i % kRowChunks;
+        const uint4 bytes = load_shared_16B(raw + r * Tr::kKd + c * 16);
+        const std::uint32_t w[4] = {bytes.x, bytes.y, bytes.z, bytes.w};
+        std::uint32_t h[8];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w[k] & 0xffffu), __NV_E4M3);
+          const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w[k] >> 16), __NV_E4M3);
+          h[2 * k] = static_cast<std::uint32_t>(lo.x) | (static_cast<std::uint32_t>(lo.y) << 16);
+          h[2 * k + 1] = static_cast<std::uint32_t>(hi.x) | (static_cast<std::uint32_t>(hi.y) << 16);
+        }
+        auto* dst = reinterpret_cast<uint4*>(smem + Tr::kQBytes + r * Tr::kRowBytes + c * 32);
+        dst[0] = make_uint4(h[0], h[1], h[2], h[3]);
+        dst[1] = make_uint4(h[4], h[5], h[6], h[7]);
+      }
+      __syncthreads();
+      st = stage0;
+    }
     const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
 
     // S = Q K^T over the 576 key columns.
@@ -137,7 +178,7 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const std::int64_t t = tile_t0 + 8 * j + 2 * tq + (e & 1);
-        s[j][e] = t < limit[e >> 1] ? s[j][e] * args.scale_log2 : -INFINITY;
+        s[j][e] = t < limit[e >> 1] ? s[j][e] * scale_log2 : -INFINITY;
         mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
       }
     float base[2];
@@ -192,7 +233,7 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
     if (r >= args.rows) continue;
     const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
     const float l = l_run[h];
-    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const float inv = l > 0.f ? v_scale / l : 0.f;
     float* dst = args.o + row * Tr::kVd + ch * 256;
 #pragma unroll
     for (int n = 0; n < 32; ++n)

@@ -36,16 +36,20 @@ struct MlaDecodePlan {
   nlohmann::json to_json() const;
 };
 
-// Empty when the kernel computes this point, else why not (compiled latent shape, storage type).
+// Empty when the kernel computes this point, else why not (compiled latent shape, storage type:
+// fp16, bf16, fp8_e4m3).
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype);
 
 // Splits so that about two waves of blocks cover the device (at least 4 tiles per split, at most
 // 64 splits); splits = 0 picks, any other value is taken as given (clamped to the tiles of
 // max_len).
-MlaDecodePlan plan_mla_decode(const MlaShape& shape, int batch, std::int64_t max_len, int sm_count, int splits = 0);
+// dtype: the latent cache's storage type (FP8 stages bytes and widens them: more shared memory).
+MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
+                              int splits = 0);
 
 // cache: ContiguousKV<T> or PagedKV<T> of one head, head_dim 576, K and V the same array (device
-// memory), T = __half or __nv_bfloat16. seq_lens: (batch) device int32. q: (batch, rows, 576) FP32
+// memory), T = __half, __nv_bfloat16 or __nv_fp8_e4m3 (then k_scale = v_scale = the cache's one
+// scale in device memory, or nullptr for 1). seq_lens: (batch) device int32. q: (batch, rows, 576) FP32
 // (rounded to T inside); o: (batch, rows, 512) FP32; lse: (batch, rows) FP32 natural log (-inf
 // where no token is visible, o then 0). workspace: plan.workspace_bytes of device memory.
 template <class KV>

@@ -62,7 +62,7 @@ void point(int heads_q, int q_len, int batch, int len) {
   DB_CUDA_CHECK(cudaGetLastError());
   int sm_count = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-  const MlaDecodePlan plan = plan_mla_decode(shape, batch, len, sm_count);
+  const MlaDecodePlan plan = plan_mla_decode(shape, DType::bf16, batch, len, sm_count);
   DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
   PagedKV<__nv_bfloat16> kv;
   kv.k = kv.v = cache.get();
