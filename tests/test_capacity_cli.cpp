@@ -62,8 +62,8 @@ TEST(CapacityCli, Fp8HoldsTwiceTheFp16Sequences) {
 }
 
 // MLA: one latent row of 512 + 64 BF16 values per token and layer, 61 layers (DeepSeek-V3): a
-// 32,000-token sequence is 2,248,704,000 bytes (the KV-cache primer's 2.10 GiB at 32K); that budget
-// holds exactly one, contiguous or in pages of 64.
+// 32,000-token sequence is 2,248,704,000 bytes (the 2.10 GiB at 32K that KV-cache calculators
+// quote); that budget holds exactly one, contiguous or in pages of 64.
 TEST(CapacityCli, MlaCountsTheLatentRowOncePerTokenAndLayer) {
   const auto path = std::filesystem::temp_directory_path() / ("capacity_mla_" + std::to_string(::getpid()) + ".json");
   const auto r = run_decode_bench("capacity --backend host --attention mla --dtype bf16 --layers 61 --budget 2248704000 "

@@ -276,10 +276,10 @@ TEST(MlaModel, IntensityGrowsWithHeadsTimesQueryTokens) {
   }
 }
 
-// The KV-cache primer's calculator: DeepSeek-V3 (61 layers, 512 + 64 latent, BF16) at a 32K
-// context holds 2.10 GiB (Llama 3.1 70B: 9.77 GiB). Its "32K" is 32,000 tokens, as Llama's
+// KV-cache calculators quote DeepSeek-V3 (61 layers, 512 + 64 latent, BF16) at a 32K context as
+// 2.10 GiB (Llama 3.1 70B: 9.77 GiB). Their "32K" is 32,000 tokens, as Llama's
 // 80 x 8 x 128 x 2 x 2 B x 32,000 = 9.766 GiB shows; DeepSeek-V3 is then 2,248,704,000 bytes,
-// 2.094 GiB, which the primer prints as 2.10 (within its 0.01 GiB rounding). The capacity engine,
+// 2.094 GiB, within 0.01 GiB of the quoted 2.10. The capacity engine,
 // counting the latent row through latent_capacity_layout, holds exactly one such sequence in
 // that many bytes (and in one byte less than two), and none in one byte fewer (paged).
 TEST(MlaCapacity, DeepSeekV3LatentCacheAt32KOver61Layers) {
@@ -291,7 +291,7 @@ TEST(MlaCapacity, DeepSeekV3LatentCacheAt32KOver61Layers) {
   EXPECT_EQ(bytes, 2248704000u);
   const double gib = static_cast<double>(bytes) / (1u << 30);
   EXPECT_NEAR(gib, 2.10, 0.01);
-  EXPECT_NEAR(80.0 * 8 * 128 * 2 * 2 * 32000 / (1u << 30), 9.77, 0.01);  // the primer's Llama 3.1 70B
+  EXPECT_NEAR(80.0 * 8 * 128 * 2 * 2 * 32000 / (1u << 30), 9.77, 0.01);  // the quoted Llama 3.1 70B figure
 
   CapacityQuery q;
   q.layout = layout;
