@@ -7,12 +7,14 @@
 //   fp32_fma_kernel  independent FMA chains          2 FLOP per fmaf
 //   fp16_fma_kernel  independent half2 FMA chains    4 FLOP per __hfma2
 //   mma_kernel       mma.sync m16n8k16 f16 -> f32    2*16*8*16 FLOP per warp instruction
+//   wgmma kernels    wgmma m64n256 f16 / bf16 / e4m3 -> f32, sm_90a (harness/ceiling_wgmma.*)
 #include "harness/ceiling_kernels.hpp"
 
 #include <algorithm>
 
 #include <cuda_fp16.h>
 
+#include "harness/ceiling_wgmma.hpp"
 #include "harness/cuda_check.hpp"
 
 namespace decode_bench {
@@ -208,7 +210,8 @@ CeilingVariant read_variant(const std::string& ceiling, const CeilingWorkspace& 
           [=](cudaStream_t s) {
             kernel<<<g.blocks, g.threads, 0, s>>>(in, n_vec, passes, sink);
             return cudaGetLastError();
-          }};
+          },
+          ""};
 }
 
 // DRAM read: the whole buffer, once.
@@ -241,7 +244,8 @@ CeilingVariant copy_variant(const CeilingWorkspace& ws, int sm_count, int thread
           [=](cudaStream_t s) {
             kernel<<<g.blocks, g.threads, 0, s>>>(in, out, n_vec);
             return cudaGetLastError();
-          }};
+          },
+          ""};
 }
 
 CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int threads, int waves) {
@@ -256,7 +260,8 @@ CeilingVariant shared_variant(const CeilingWorkspace& ws, int sm_count, int thre
           [=](cudaStream_t s) {
             shared_kernel<<<g.blocks, g.threads, 0, s>>>(steps, sink);
             return cudaGetLastError();
-          }};
+          },
+          ""};
 }
 
 // steps chosen so one launch does about 2^35 FLOP (~0.5 ms at 60 TFLOP/s).
@@ -279,7 +284,8 @@ CeilingVariant fma_variant(const CeilingWorkspace& ws, int sm_count, int threads
           [=](cudaStream_t s) {
             kernel<<<g.blocks, g.threads, 0, s>>>(steps, 0.999f, 1e-3f, sink);
             return cudaGetLastError();
-          }};
+          },
+          ""};
 }
 
 template <int kChains>
@@ -297,7 +303,59 @@ CeilingVariant mma_variant(const CeilingWorkspace& ws, int sm_count, int threads
           [=](cudaStream_t s) {
             kernel<<<g.blocks, g.threads, 0, s>>>(steps, 0x14191419u /* half2(1e-3, 1e-3) */, sink);
             return cudaGetLastError();
-          }};
+          },
+          ""};
+}
+
+// Warpgroup MMA (sm_90a): the ceiling's kernel for blocks of kWG warpgroups, refused with the
+// reason when this build or the device cannot run it (its config then names only the block size).
+struct WgmmaCeilingName {
+  WgmmaCeilingInput input;
+  const char* ceiling;
+  const char* kernel;
+};
+constexpr WgmmaCeilingName kWgmmaNames[] = {
+    {WgmmaCeilingInput::f16, "fp16_tensor_wgmma", "wgmma_kernel (wgmma.mma_async.m64n256k16.f32.f16.f16, A and B in shared memory)"},
+    {WgmmaCeilingInput::bf16, "bf16_tensor_wgmma", "wgmma_kernel (wgmma.mma_async.m64n256k16.f32.bf16.bf16, A and B in shared memory)"},
+    {WgmmaCeilingInput::e4m3, "fp8_e4m3_tensor_wgmma", "wgmma_kernel (wgmma.mma_async.m64n256k32.f32.e4m3.e4m3, A and B in shared memory)"},
+};
+
+template <int kInput, int kWG>
+CeilingVariant wgmma_variant(const CeilingWorkspace& ws, int sm_count, int, int waves) {
+  const WgmmaCeilingName& n = kWgmmaNames[kInput];
+  CeilingVariant v{n.ceiling, n.kernel, {{"warpgroups", kWG}, {"threads", 128 * kWG}}, 0, {}, {}};
+  int device = 0, major = 0, minor = 0;
+  DB_CUDA_CHECK(cudaGetDevice(&device));
+  DB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  const WgmmaCeilingKernel k = wgmma_ceiling_kernel(n.input, kWG);
+  if (const std::string why = wgmma_ceiling_refusal(major, minor); !why.empty()) {
+    v.refused = why + " (this device: " + std::to_string(major) + "." + std::to_string(minor) + ")";
+    return v;
+  }
+  if (k.kernel == nullptr) {
+    v.refused = "no kernel for " + std::to_string(kWG) + " warpgroups";
+    return v;
+  }
+  int per_sm = 0;
+  DB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, k.threads, 0));
+  const int blocks = std::max(per_sm, 1) * sm_count * waves;
+  const double flops_per_step = k.flops_per_instruction * k.instructions_per_step * kWG * double(blocks);
+  const int steps = steps_for(flops_per_step / 20);  // ~20x the FP32 rate: about the mma.sync kernel's duration
+  v.config = {{"warpgroups", kWG}, {"instructions_per_step", k.instructions_per_step}, {"steps", steps},
+              {"blocks", blocks}, {"threads", k.threads}};
+  v.work_per_launch = flops_per_step * steps;
+  unsigned* sink = ws.sink;
+  const void* kernel = k.kernel;
+  const int threads = k.threads;
+  v.launch = [=](cudaStream_t s) {
+    int steps_arg = steps;
+    unsigned bits = 0x14191419u;  // FP16 / BF16 pairs and E4M3 bytes, all small and finite
+    unsigned* sink_arg = sink;
+    void* args[] = {&steps_arg, &bits, &sink_arg};
+    return cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), args, 0, s);
+  };
+  return v;
 }
 
 // Every variant in timing order: kernel instance (template parameters: vector type and unroll, or
@@ -322,6 +380,9 @@ constexpr VariantSpec kVariants[] = {
     {fma_variant<false, 8>,          256,    1,    true},
     {fma_variant<true, 8>,           256,    1,    true},
     {mma_variant<4>,                 128,    1,    true},
+    {wgmma_variant<0, 1>,            128,    1,    true},
+    {wgmma_variant<1, 1>,            128,    1,    true},
+    {wgmma_variant<2, 1>,            128,    1,    true},
     {dram_read_variant<uint4, 4>,    256,    4,    false},
     {dram_read_variant<uint2, 4>,    512,    1,    false},
     {dram_read_variant<uint2, 1>,    1024,   1,    false},
@@ -338,6 +399,9 @@ constexpr VariantSpec kVariants[] = {
     {fma_variant<true, 8>,           1024,   1,    false},
     {mma_variant<2>,                 256,    1,    false},
     {mma_variant<4>,                 256,    1,    false},
+    {wgmma_variant<0, 2>,            256,    1,    false},
+    {wgmma_variant<1, 2>,            256,    1,    false},
+    {wgmma_variant<2, 2>,            256,    1,    false},
 };
 
 }  // namespace

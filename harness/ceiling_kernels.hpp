@@ -22,15 +22,19 @@ struct CeilingWorkspace {
 };
 
 struct CeilingVariant {
-  std::string ceiling;  // dram_read, dram_copy, l2_read, l1_shared, fp32_fma, fp16_fma, fp16_tensor
+  std::string ceiling;  // a name of kCeilingNames (harness/ceilings.hpp)
   std::string kernel;   // kernel name
   std::vector<std::pair<std::string, long long>> config;  // vector_bytes, unroll, blocks, threads, ...
   double work_per_launch = 0;  // bytes (bandwidth ceilings) or FLOPs (compute ceilings)
   std::function<cudaError_t(cudaStream_t)> launch;
+  // Non-empty: this build or device cannot run the variant (the warpgroup-MMA ceilings off sm_90a),
+  // and why; it is listed, not timed, and recorded as failed with this reason.
+  std::string refused;
 };
 
-// quick: one or two variants per ceiling instead of the full set. Throws CudaError when the
-// occupancy query fails.
+// quick: one or two variants per ceiling instead of the full set. The current device's compute
+// capability decides which variants are refused. Throws CudaError when the occupancy or device
+// query fails.
 std::vector<CeilingVariant> make_ceiling_variants(const CeilingWorkspace& workspace, int sm_count, bool quick);
 
 // One thread spinning for `cycles` SM clock cycles. When `elapsed` is not null it receives

@@ -117,7 +117,9 @@ TimingOptions read_floor_timing_options(std::span<const GivenFlag> flags) {
 std::string_view ceiling_unit(std::string_view ceiling) {
   if (ceiling == "dram_read" || ceiling == "dram_copy" || ceiling == "l2_read" || ceiling == "l1_shared")
     return "GB/s";
-  if (ceiling == "fp32_fma" || ceiling == "fp16_fma" || ceiling == "fp16_tensor") return "TFLOP/s";
+  if (ceiling == "fp32_fma" || ceiling == "fp16_fma" || ceiling == "fp16_tensor" || ceiling == "fp16_tensor_wgmma" ||
+      ceiling == "bf16_tensor_wgmma" || ceiling == "fp8_e4m3_tensor_wgmma")
+    return "TFLOP/s";
   throw std::invalid_argument("unknown ceiling '" + std::string(ceiling) + "'");
 }
 
@@ -198,6 +200,11 @@ nlohmann::json measure_ceilings(int device, const CeilingOptions& options) {
       if (progress) progress->finish(name, "skipped", "--filter");
       continue;
     }
+    if (!v.refused.empty()) {  // listed with its reason, never launched
+      if (progress) progress->finish(name, "skipped", v.refused);
+      measurements.push_back({v.ceiling, v.kernel, v.config, 0, 0, 0, 0, "refused: " + v.refused});
+      continue;
+    }
     const TimingResult r = time_launches(name, v.launch, timing, flusher, stream);
     CeilingMeasurement m;
     m.ceiling = v.ceiling;
@@ -265,7 +272,7 @@ std::string format_ceilings_table(const nlohmann::json& ceilings, const nlohmann
   for (std::string_view name : kCeilingNames) {
     if (!ceilings.contains(std::string(name))) {
       std::snprintf(line, sizeof line, "%-12s %12s %-8s %s\n", std::string(name).c_str(), "-", "",
-                    "not measured (every variant failed or was filtered out)");
+                    "not measured (every variant failed, was refused or was filtered out)");
       out += line;
       continue;
     }

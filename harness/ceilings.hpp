@@ -4,6 +4,8 @@
 // results document's `ceilings` object and printed by `decode-bench ceilings`.
 //   dram_read, dram_copy (read + write counted), l2_read, l1_shared   unit "GB/s" (decimal)
 //   fp32_fma, fp16_fma (half2), fp16_tensor (mma.sync m16n8k16)        unit "TFLOP/s"
+//   fp16_tensor_wgmma, bf16_tensor_wgmma, fp8_e4m3_tensor_wgmma        unit "TFLOP/s"
+//     (Hopper's warpgroup MMA, sm_90a only: elsewhere their variants are refused with the reason)
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,8 +52,9 @@ struct CeilingMeasurement {
   std::string error;           // non-empty: the variant failed and is not a candidate
 };
 
-inline constexpr std::string_view kCeilingNames[] = {"dram_read", "dram_copy",  "l2_read",    "l1_shared",
-                                                     "fp32_fma",  "fp16_fma",   "fp16_tensor"};
+inline constexpr std::string_view kCeilingNames[] = {
+    "dram_read",   "dram_copy",         "l2_read",           "l1_shared",            "fp32_fma", "fp16_fma",
+    "fp16_tensor", "fp16_tensor_wgmma", "bf16_tensor_wgmma", "fp8_e4m3_tensor_wgmma"};
 
 // "GB/s" for the memory ceilings, "TFLOP/s" for the compute ones; throws std::invalid_argument
 // for an unknown name.

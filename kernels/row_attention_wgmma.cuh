@@ -38,6 +38,7 @@
 
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2, advance_row_max
+#include "kernels/wgmma_ops.cuh"  // descriptors, fences, commit and wait
 
 namespace decode_bench::device {
 
@@ -59,30 +60,6 @@ struct RowWgmmaTraits {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-// A shared-memory matrix descriptor with the 128-byte swizzle; byte offsets are multiples of 16.
-__device__ __forceinline__ std::uint64_t sw128_descriptor(std::uint32_t smem_addr, std::uint32_t leading_bytes,
-                                                          std::uint32_t stride_bytes) {
-  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
-         (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
-         (static_cast<std::uint64_t>(stride_bytes >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-// Generic-proxy writes (cp.async, st.shared) made visible to wgmma's operand reads.
-__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Pins accumulator registers at this point of the program: the compiler must not move their
-// reads or writes across an asynchronous wgmma's issue or wait.
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
 
 // d (64 x 64, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 64),
 // B K-major in shared memory.

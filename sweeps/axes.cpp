@@ -21,6 +21,8 @@ bool has_group_prefix(const json& p) { return may_group(p) && p.value("group_pre
 bool is_shared_prefix(const json& p) { return kernel_is(p, KernelKind::shared_prefix); }
 bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
 bool is_capacity(const json& p) { return kernel_is(p, KernelKind::capacity); }
+bool is_mla(const json& p) { return p.value("attention", "mha") == "mla"; }
+bool is_mha(const json& p) { return !is_mla(p); }
 // Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
 bool sizes_a_slab(const json& p) { return is_contiguous(p) || is_capacity(p); }
 bool times_a_kernel(const json& p) { return !is_capacity(p); }
@@ -57,11 +59,21 @@ std::vector<AxisDef>& static_table() {
       {"dtype", AxisType::string, {"fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"}, 0, 0, "fp16",
        "storage type of K and V (q, o and accumulation are fp32); fp8_* with one K and one V scale per KV head",
        true},
+      // MLA's rules (what it takes and refuses by name) are in sweeps/mla_axes.cpp.
+      {"attention", AxisType::string, {"mha", "mla"}, 0, 0, "mha",
+       "mha: per-KV-head K and V (MHA, GQA, MQA); mla: multi-head latent attention, one shared latent row of "
+       "kv_lora_rank + rope_dim per token (DeepSeek-V3, Kimi K2)"},
+      {"kv_lora_rank", AxisType::integer, {}, 1, 4096, 512,
+       "MLA latent rank: the value width and the first part of the key (attention = mla)", false, is_mla},
+      {"rope_dim", AxisType::integer, {}, 0, 1024, 64, "MLA rotary key columns after the latent (attention = mla)",
+       false, is_mla},
       {"heads_q", AxisType::integer, {}, 1, 1024, 1, "query heads (must be a multiple of heads_kv)"},
-      {"heads_kv", AxisType::integer, {}, 1, 1024, 1, "KV heads (grouped-query attention when < heads_q)"},
+      {"heads_kv", AxisType::integer, {}, 1, 1024, 1, "KV heads (grouped-query attention when < heads_q)", false,
+       is_mha},
       {"head_dim", AxisType::integer, {}, 1, 1024, 128,
        "head dimension D; GPU kernels take multiples of 16 up to 256 (compiled for 64, 128 and 256; a "
-       "smaller one runs on the next one up, tail masked) and skip others with the reason; cpu_reference: any"},
+       "smaller one runs on the next one up, tail masked) and skip others with the reason; cpu_reference: any",
+       false, is_mha},
       {"batch", AxisType::integer, {}, 1, 1 << 20, 1, "sequences decoded together"},
       {"T", AxisType::integer, {}, 1, kMaxTokens, 4096,
        "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + "

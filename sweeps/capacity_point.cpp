@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "pools/latent_cache.hpp"
+
 namespace decode_bench::sweeps {
 namespace {
 
@@ -71,8 +73,21 @@ CapacityPoint parse_capacity_point(const json& p) {
   const std::string dtype = text(p, "dtype", "fp16");
   const auto parsed = parse_dtype(dtype);
   if (!parsed) bad("dtype", dtype, "expected " + std::string(dtype_choices()));
-  q.layout = {static_cast<int>(integer(p, "heads_kv", 1, 1, kInt32Max)),
-              static_cast<int>(integer(p, "head_dim", 128, 1, kInt32Max)), *parsed};
+  const std::string attention = text(p, "attention", "mha");
+  if (attention == "mla") {
+    // One latent row of kv_lora_rank + rope_dim per token per layer, counted as K and V halves.
+    const std::int64_t row = integer(p, "kv_lora_rank", 512, 1, 4096) + integer(p, "rope_dim", 64, 0, 1024);
+    try {
+      q.layout = latent_capacity_layout(static_cast<int>(row), *parsed);
+    } catch (const std::invalid_argument& e) {
+      bad("rope_dim", p.value("rope_dim", json(64)), e.what());
+    }
+  } else if (attention == "mha") {
+    q.layout = {static_cast<int>(integer(p, "heads_kv", 1, 1, kInt32Max)),
+                static_cast<int>(integer(p, "head_dim", 128, 1, kInt32Max)), *parsed};
+  } else {
+    bad("attention", attention, "expected mha or mla");
+  }
   q.budget_bytes = static_cast<std::uint64_t>(integer(p, "budget_bytes", std::int64_t{4} << 30, 1, kInt64Max));
   q.page_size = static_cast<int>(integer(p, "page_size", 16, 1, kInt32Max));
   const std::string order = text(p, "page_order", "sequential");

@@ -7,6 +7,7 @@
 #include "pools/capacity.hpp"
 #include "sweeps/axes.hpp"
 #include "sweeps/memory_estimate.hpp"
+#include "sweeps/mla_axes.hpp"
 #include "sweeps/point_problems.hpp"
 #include "sweeps/point_kernel.hpp"
 
@@ -68,6 +69,9 @@ void cross_check(const Point& point, const std::map<std::string, std::string>& s
   const int hq = p.value("heads_q", 1), hkv = p.value("heads_kv", 1);
   if (hq % hkv != 0)
     problem(src("heads_kv"), "heads_q " + std::to_string(hq) + " is not a multiple of heads_kv " + std::to_string(hkv));
+  std::set<std::string> given;
+  for (const auto& [name, path] : source) given.insert(name);
+  for (const auto& [axis, message] : mla_point_problems(p, given)) problem(src(axis.c_str()), message);
   const AxisDef* t_axis = find_axis("T");
   if (p.value("prefix_len", 0) > 0 && p.value("T", 0.0) > t_axis->max)
     problem(src("suffix_len"), "prefix_len + group_prefix_len + suffix_len exceeds T's maximum");

@@ -48,13 +48,13 @@ class CountingWorkspace final : public Workspace {
 };
 
 // The point's roofline bound (sweeps/shared_prefix_bound.hpp) from its model and prefix levels.
-json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const DecodeShape& shape,
+json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const DecodeShape& shape, DType kv_dtype,
                 const json& ceilings, TimingMode mode) {
   double prefix_row_tokens = 0;
   for (const SharedLevel& l : layout.levels)
     prefix_row_tokens += static_cast<double>(l.token_end - l.token_begin) * l.num_seqs;
   return shared_prefix_bound(model.k_bytes + model.v_bytes, prefix_row_tokens, shape.heads_q, shape.head_dim,
-                             ceilings, mode);
+                             kv_dtype, ceilings, mode);
 }
 
 }  // namespace
@@ -159,7 +159,8 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   result["verification"].update(verification.details);
   result["model"] = model.model.to_json(model.basis.c_str());
   result["plan"] = backend.plan_json();
-  if (problem.prefix) result["bound"] = bound_json(model.model, *problem.prefix, problem.shape, ctx.ceilings, request.timing);
+  if (problem.prefix) result["bound"] = bound_json(model.model, *problem.prefix, problem.shape, problem.kv_dtype, ctx.ceilings,
+                                                      request.timing);
   if (!verification.result.passed) return finish(kStatusVerificationFailed, verification.result.summary());
 
   // 2. Time: the launch alone, or (end_to_end) with the host copies around it.

@@ -61,6 +61,28 @@ TEST(CapacityCli, Fp8HoldsTwiceTheFp16Sequences) {
   EXPECT_EQ(fp8.second, 2 * fp16.second);
 }
 
+// MLA: one latent row of 512 + 64 BF16 values per token and layer, 61 layers (DeepSeek-V3): a
+// 32,000-token sequence is 2,248,704,000 bytes (the 2.10 GiB at 32K that KV-cache calculators
+// quote); that budget holds exactly one, contiguous or in pages of 64.
+TEST(CapacityCli, MlaCountsTheLatentRowOncePerTokenAndLayer) {
+  const auto path = std::filesystem::temp_directory_path() / ("capacity_mla_" + std::to_string(::getpid()) + ".json");
+  const auto r = run_decode_bench("capacity --backend host --attention mla --dtype bf16 --layers 61 --budget 2248704000 "
+                                  "--lengths fixed:32000 --max-seq-len 32000 --page-size 64 --output " + path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[custom-mla]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("61 layer(s) x MLA latent row of 576 bf16 (70272 B per token)"), std::string::npos) << r.output;
+  const auto doc = read_json_file(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  for (const auto& row : doc["rows"]) {
+    EXPECT_EQ(row["attention"], "mla");
+    EXPECT_EQ(row["latent_row"], 576);
+    EXPECT_EQ(row["bytes_per_token"], 70272);
+    EXPECT_EQ(row["host"]["sequences"], 1) << row.dump();
+    EXPECT_FALSE(row.contains("heads_kv"));
+  }
+}
+
 TEST(CapacityCli, BadInputExitsTwoNamingTheProblem) {
   const std::pair<const char*, const char*> cases[] = {
       {"capacity --budget 4XB", "--budget '4XB'"},
@@ -71,7 +93,11 @@ TEST(CapacityCli, BadInputExitsTwoNamingTheProblem) {
       {"capacity --preset nope", "--preset 'nope'"},
       {"capacity --preset figure5 --budget 1GiB", "cannot be combined"},
       {"capacity --backend tpu", "--backend 'tpu'"},
-      {"capacity --page-order random", "--page-order 'random'"}};
+      {"capacity --page-order random", "--page-order 'random'"},
+      {"capacity --attention gqa", "--attention 'gqa'"},
+      {"capacity --attention mla --heads-kv 8", "--attention mla takes no --heads-kv or --head-dim"},
+      {"capacity --attention mla --dtype fp32", "the MLA latent cache is fp16, bf16 or fp8_e4m3"},
+      {"capacity --attention mla --dtype bf16 --rope-dim 63", "must be even"}};
   for (const auto& [args, needle] : cases) {
     const auto r = run_decode_bench(args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;

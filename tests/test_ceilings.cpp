@@ -29,7 +29,10 @@ TEST(Ceilings, UnitsAndRates) {
   EXPECT_DOUBLE_EQ(ceiling_rate("dram_read", 1e9, 1e3), 1000);   // 1 GB in 1 ms = 1000 GB/s
   EXPECT_DOUBLE_EQ(ceiling_rate("fp32_fma", 6e10, 1e3), 60);     // 60 GFLOP in 1 ms = 60 TFLOP/s
   EXPECT_THROW(ceiling_rate("fp32_fma", 1, 0), std::invalid_argument);
-  EXPECT_EQ(std::size(kCeilingNames), 7u);
+  EXPECT_EQ(ceiling_unit("bf16_tensor_wgmma"), "TFLOP/s");
+  EXPECT_EQ(ceiling_unit("fp8_e4m3_tensor_wgmma"), "TFLOP/s");
+  for (auto name : kCeilingNames) EXPECT_NO_THROW(ceiling_unit(name)) << name;
+  EXPECT_EQ(std::size(kCeilingNames), 10u);
 }
 
 TEST(Ceilings, BestVariantAtItsBestRepetitionWins) {
@@ -57,6 +60,16 @@ TEST(Ceilings, BestVariantAtItsBestRepetitionWins) {
   EXPECT_EQ(c["fp32_fma"]["unit"], "TFLOP/s");
   EXPECT_FALSE(c.contains("l2_read"));  // no successful variant: no ceiling, never a made-up one
   EXPECT_FALSE(c.contains("fp16_fma"));
+}
+
+// A refused variant (wgmma off sm_90a) is recorded like a failed one: listed with its reason, never
+// a ceiling.
+TEST(Ceilings, RefusedVariantsAreListedWithTheirReasonAndMakeNoCeiling) {
+  CeilingMeasurement refused = measured("bf16_tensor_wgmma", 1e12, 0, 0, 1);
+  refused.error = "refused: warpgroup MMA needs sm_90a code";
+  const nlohmann::json c = best_ceilings({refused, measured("fp16_tensor", 6e11, 1000, 1000, 1)});
+  EXPECT_FALSE(c.contains("bf16_tensor_wgmma"));
+  EXPECT_DOUBLE_EQ(c["fp16_tensor"]["value"].get<double>(), 600);
 }
 
 TEST(Ceilings, TableShowsEveryCeilingAndDramEfficiency) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/ceiling_kernels.hpp"
+#include "harness/ceiling_wgmma.hpp"
 #include "harness/ceilings.hpp"
 #include "harness/read_floor.hpp"
 #include "harness/cuda_check.hpp"
@@ -155,7 +156,13 @@ TEST(TimingGpu, CeilingsAreOrderedSensibly) {
   CeilingOptions o;
   o.quick = true;
   const nlohmann::json c = measure_ceilings(0, o);
+  const bool hopper = info.cc_major == 9 && info.cc_minor == 0;
+  const auto wgmma_ceilings_in_build = [] { return wgmma_ceiling_kernel(WgmmaCeilingInput::f16, 1).kernel != nullptr; };
   for (auto name : kCeilingNames) {
+    if (name.ends_with("_wgmma") && !(hopper && wgmma_ceilings_in_build())) {
+      EXPECT_FALSE(c.contains(std::string(name))) << name << ": refused off sm_90a, never measured";
+      continue;
+    }
     ASSERT_TRUE(c.contains(std::string(name))) << name;
     EXPECT_GT(c[std::string(name)]["value"].get<double>(), 0) << name;
     EXPECT_TRUE(c[std::string(name)]["config"].is_object()) << name;
@@ -166,6 +173,13 @@ TEST(TimingGpu, CeilingsAreOrderedSensibly) {
   EXPECT_GT(v("dram_read"), v("dram_copy") / 2);
   EXPECT_LE(v("dram_read"), 1.02 * info.theoretical_dram_gbps()) << "faster than the bus: the ceiling is wrong";
   EXPECT_GT(v("fp16_tensor"), v("fp16_fma"));
+  if (hopper && wgmma_ceilings_in_build()) {
+    // Warpgroup MMA is Hopper's full-rate tensor path: at least mma.sync's rate at every 16-bit
+    // type, and FP8 at least the 16-bit rate.
+    EXPECT_GE(v("fp16_tensor_wgmma"), v("fp16_tensor"));
+    EXPECT_GE(v("bf16_tensor_wgmma"), v("fp16_tensor"));
+    EXPECT_GE(v("fp8_e4m3_tensor_wgmma"), v("fp16_tensor_wgmma"));
+  }
   EXPECT_GE(v("fp16_fma"), 0.9 * v("fp32_fma"));
   // The read floor: 1 MiB .. 1 GiB (the quick buffer), each size no faster than the one half its size, none
   // reading faster than the hot ceiling, the largest within reach of it.

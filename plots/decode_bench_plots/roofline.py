@@ -1,5 +1,5 @@
 """Hierarchical roofline: measured bandwidth ceilings (DRAM, L2, L1) and compute roofs (FP32,
-FP16, FP16 tensor) from the document's "ceilings", each point at its measured arithmetic
+FP16, FP16 tensor; on Hopper the warpgroup-MMA FP16, BF16 and FP8 roofs) from the document's "ceilings", each point at its measured arithmetic
 intensity per memory level (counters.levels.*), or at its model intensity without counters.
 Axes: FLOP/byte vs GFLOP/s, log-log (GB/s x FLOP/B = GFLOP/s)."""
 import matplotlib
@@ -11,7 +11,9 @@ from .load import experiment, ok_points  # noqa: E402
 from .style import declutter, save  # noqa: E402
 
 BANDWIDTHS = (("dram_read", "DRAM", "tab:blue"), ("l2_read", "L2", "tab:green"), ("l1_shared", "L1/shared", "tab:purple"))
-COMPUTE = (("fp32_fma", "FP32 FMA"), ("fp16_fma", "FP16 FMA"), ("fp16_tensor", "FP16 tensor"))
+COMPUTE = (("fp32_fma", "FP32 FMA"), ("fp16_fma", "FP16 FMA"), ("fp16_tensor", "FP16 tensor (mma.sync)"),
+           ("fp16_tensor_wgmma", "FP16 tensor (wgmma)"), ("bf16_tensor_wgmma", "BF16 tensor (wgmma)"),
+           ("fp8_e4m3_tensor_wgmma", "FP8 E4M3 tensor (wgmma)"))
 LEVEL_MARKERS = {"dram": ("o", "DRAM"), "l2": ("s", "L2"), "l1": ("^", "L1")}
 
 

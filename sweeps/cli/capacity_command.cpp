@@ -13,6 +13,7 @@
 #include "harness/device_query.hpp"
 #include "harness/json_file.hpp"
 #include "pools/capacity.hpp"
+#include "pools/latent_cache.hpp"
 #include "pools/pool_error.hpp"
 #include "sweeps/cli/command.hpp"
 
@@ -24,6 +25,10 @@ struct CapacityOptions {
   std::string budget = "4GiB";
   int heads_kv = 1;
   int head_dim = 128;
+  std::string attention = "mha";  // mla: one latent row of kv_lora_rank + rope_dim per token and layer
+  int kv_lora_rank = 512;
+  int rope_dim = 64;
+  bool kv_shape_given = false;  // --heads-kv or --head-dim on the command line
   std::string dtype = "fp32";
   int layers = 1;
   std::string lengths = "fixed:512";
@@ -40,6 +45,7 @@ struct Point {
   std::string section;
   PoolKind pool;
   CapacityQuery query;
+  int latent_row = 0;  // MLA: kv_lora_rank + rope_dim values per token and layer; 0 for MHA
 };
 
 struct Row {
@@ -100,7 +106,26 @@ std::vector<Point> custom_points(const CapacityOptions& o) {
   q.budget_bytes = *budget;
   const auto dtype = parse_dtype(o.dtype);
   if (!dtype) throw UsageError("--dtype '" + o.dtype + "': expected " + std::string(dtype_choices()));
-  q.layout = {o.heads_kv, o.head_dim, *dtype};
+  int latent_row = 0;
+  if (o.attention == "mla") {
+    if (o.kv_shape_given)
+      throw UsageError("--attention mla takes no --heads-kv or --head-dim: the latent cache is one row of "
+                       "--kv-lora-rank + --rope-dim values per token and layer");
+    if (o.kv_lora_rank < 1) throw UsageError("--kv-lora-rank " + std::to_string(o.kv_lora_rank) + ": must be >= 1");
+    if (o.rope_dim < 0) throw UsageError("--rope-dim " + std::to_string(o.rope_dim) + ": must be >= 0");
+    if (*dtype != DType::fp16 && *dtype != DType::bf16 && *dtype != DType::fp8_e4m3)
+      throw UsageError("--dtype '" + o.dtype + "': the MLA latent cache is fp16, bf16 or fp8_e4m3");
+    latent_row = o.kv_lora_rank + o.rope_dim;
+    try {
+      q.layout = latent_capacity_layout(latent_row, *dtype);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--kv-lora-rank + --rope-dim: ") + e.what());
+    }
+  } else if (o.attention == "mha") {
+    q.layout = {o.heads_kv, o.head_dim, *dtype};
+  } else {
+    throw UsageError("--attention '" + o.attention + "': expected mha or mla");
+  }
   q.layers = o.layers;
   try {
     q.lengths = LengthDistribution::parse(o.lengths);
@@ -113,7 +138,8 @@ std::vector<Point> custom_points(const CapacityOptions& o) {
   if (!order) throw UsageError("--page-order '" + o.page_order + "': expected sequential, shuffled or churned");
   q.page_order = *order;
   std::vector<Point> points;
-  add_grid(points, "custom", q, o.max_seq_lens, o.page_sizes);
+  add_grid(points, latent_row > 0 ? "custom-mla" : "custom", q, o.max_seq_lens, o.page_sizes);
+  for (auto& p : points) p.latent_row = latent_row;
   for (const auto& p : points)
     if (auto r = p.query.invalid_reason(); !r.empty()) throw UsageError(r);
   return points;
@@ -124,14 +150,20 @@ nlohmann::json row_json(const Row& row) {
   nlohmann::json j = {{"section", row.point.section},
                       {"pool", pool_kind_name(row.point.pool)},
                       {"budget_bytes", q.budget_bytes},
-                      {"heads_kv", q.layout.heads_kv},
-                      {"head_dim", q.layout.head_dim},
+                      {"attention", row.point.latent_row > 0 ? "mla" : "mha"},
                       {"dtype", dtype_name(q.layout.dtype)},
                       {"layers", q.layers},
                       {"lengths", q.lengths.describe()},
+                      {"bytes_per_token", q.layout.token_kv_bytes() * static_cast<std::uint64_t>(q.layers)},
                       {"max_seq_len", q.max_seq_len},
                       {"prefix", q.prefix},
                       {"seed", q.seed}};
+  if (row.point.latent_row > 0) {
+    j["latent_row"] = row.point.latent_row;  // kv_lora_rank + rope_dim, stored once per token and layer
+  } else {
+    j["heads_kv"] = q.layout.heads_kv;
+    j["head_dim"] = q.layout.head_dim;
+  }
   if (row.point.pool == PoolKind::paged) {
     j["page_size"] = q.page_size;
     j["page_order"] = page_order_name(q.page_order);
@@ -150,9 +182,18 @@ void print_table(const std::vector<Row>& rows) {
     const auto& q = row.point.query;
     if (row.point.section != section) {
       section = row.point.section;
-      std::printf("\n[%s] budget %s, %d layer(s) x %d KV head(s) x d=%d %s, lengths %s%s\n", section.c_str(),
-                  format_bytes(q.budget_bytes).c_str(), q.layers, q.layout.heads_kv, q.layout.head_dim,
-                  std::string(dtype_name(q.layout.dtype)).c_str(), q.lengths.describe().c_str(),
+      const std::string shape =
+          row.point.latent_row > 0
+              ? "MLA latent row of " + std::to_string(row.point.latent_row)
+              : std::to_string(q.layout.heads_kv) + " KV head(s) x d=" + std::to_string(q.layout.head_dim);
+      // MLA's bytes per token are the point of its section; MHA's header stays as it was.
+      const std::string per_token =
+          row.point.latent_row > 0
+              ? " (" + std::to_string(q.layout.token_kv_bytes() * static_cast<std::uint64_t>(q.layers)) + " B per token)"
+              : std::string();
+      std::printf("\n[%s] budget %s, %d layer(s) x %s %s%s, lengths %s%s\n", section.c_str(),
+                  format_bytes(q.budget_bytes).c_str(), q.layers, shape.c_str(),
+                  std::string(dtype_name(q.layout.dtype)).c_str(), per_token.c_str(), q.lengths.describe().c_str(),
                   q.prefix > 0 ? (", shared prefix " + std::to_string(q.prefix)).c_str() : "");
       std::printf("  %-10s %8s %5s %-6s %10s %12s %12s %7s  %-15s%s\n", "pool", "max_len", "page", "prefix", "sequences",
                   "reserved", "used", "frag", "stopped by", rows.back().counts.device ? "  device" : "");
@@ -217,6 +258,11 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx) {
       sub->add_option("--budget", o.budget, "K+V bytes, e.g. 4GiB, 512MiB, 4GB")->capture_default_str(),
       sub->add_option("--heads-kv", o.heads_kv, "KV heads per layer")->capture_default_str(),
       sub->add_option("--head-dim", o.head_dim, "head dimension d")->capture_default_str(),
+      sub->add_option("--attention", o.attention,
+                      "mha (K and V per KV head) or mla (one latent row of --kv-lora-rank + --rope-dim per token)")
+          ->capture_default_str(),
+      sub->add_option("--kv-lora-rank", o.kv_lora_rank, "MLA latent rank (--attention mla)")->capture_default_str(),
+      sub->add_option("--rope-dim", o.rope_dim, "MLA rotary key columns (--attention mla)")->capture_default_str(),
       sub->add_option("--dtype", o.dtype, "K/V storage: fp32, fp16, bf16, fp8_e4m3, fp8_e5m2")->capture_default_str(),
       sub->add_option("--layers", o.layers, "layers (their KV folds into heads)")->capture_default_str(),
       sub->add_option("--lengths", o.lengths, "fixed:N | uniform:LO..HI | zipf:mean=M[,s=S]")->capture_default_str(),
@@ -231,6 +277,7 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx) {
   sub->callback([&ctx, grid] {
     bool grid_given = false;
     for (const CLI::Option* opt : grid) grid_given |= opt->count() > 0;
+    o.kv_shape_given = grid[1]->count() > 0 || grid[2]->count() > 0;  // --heads-kv, --head-dim
     try {
       ctx.exit_code = run_capacity(o, grid_given, ctx);
     } catch (const UsageError& e) {

@@ -1,0 +1,120 @@
+// Timing probe of the MLA decode kernel (kernels/mla/mla_decode.hpp; docs/kernels/mla.md) at the
+// shapes of DeepSeek-V3 decode: BF16 latent cache, paged (page 64, pages in order), h_q 16 and 128
+// (tensor parallel 8 and 1), q_len 1 and 2, batch x context 1 x 32K, 32 x 4K, 128 x 4K, 128 x 16K.
+// Cold L2 (the harness's flush before each launch), CUDA events, median. One line per point: the
+// time, the model's bytes and FLOPs over it, and the intensity (compare with `decode-bench ceilings`:
+// dram_read and bf16_tensor_wgmma). Correctness is the GPU tests' job (MlaDecodeGpu.*).
+//   decode-mla-probe [repetitions [filter]]
+// repetitions 0: one launch per point, untimed (for ncu); filter: only the points whose label
+// contains it (labels: "mla bf16 h16 q1 128x4096 page64").
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/l2_flush.hpp"
+#include "harness/timing.hpp"
+#include "kernels/kv_accessor.hpp"
+#include "kernels/mla/mla_decode.hpp"
+
+namespace decode_bench {
+namespace {
+
+// Values in [-1, 1) from a hash of the index (no host copy of gigabytes).
+template <class T>
+__global__ void fill_kernel(T* p, std::size_t n, unsigned salt) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ salt;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    p[i] = static_cast<T>(static_cast<float>(h & 0xffff) / 32768.f - 1.f);
+  }
+}
+
+int g_reps = 15;
+const char* g_filter = "";
+
+void point(int heads_q, int q_len, int batch, int len) {
+  constexpr int kPage = 64;
+  MlaShape shape;
+  shape.heads_q = heads_q;
+  shape.q_len = q_len;
+  const std::string label = "mla bf16 h" + std::to_string(heads_q) + " q" + std::to_string(q_len) + " " +
+                            std::to_string(batch) + "x" + std::to_string(len) + " page64";
+  if (label.find(g_filter) == std::string::npos) return;
+  const int pages_per_seq = (len + kPage - 1) / kPage;
+  const std::size_t pages = static_cast<std::size_t>(batch) * pages_per_seq;
+  DeviceBuffer<__nv_bfloat16> cache(pages * kPage * shape.key_dim());
+  fill_kernel<<<1024, 256>>>(cache.get(), cache.size(), 17u);
+  std::vector<std::int32_t> page_indices(pages), indptr(batch + 1), lens(batch, len);
+  std::iota(page_indices.begin(), page_indices.end(), 0);
+  for (int b = 0; b <= batch; ++b) indptr[b] = b * pages_per_seq;
+  DeviceBuffer<std::int32_t> d_pages(page_indices), d_indptr(indptr), d_lens(lens);
+  const std::size_t rows = static_cast<std::size_t>(batch) * shape.rows();
+  DeviceBuffer<float> q(rows * shape.key_dim()), o(rows * shape.value_dim()), lse(rows);
+  fill_kernel<<<1024, 256>>>(q.get(), q.size(), 29u);
+  DB_CUDA_CHECK(cudaGetLastError());
+  int sm_count = 0;
+  DB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
+  const MlaDecodePlan plan = plan_mla_decode(shape, DType::bf16, batch, len, sm_count);
+  DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
+  PagedKV<__nv_bfloat16> kv;
+  kv.k = kv.v = cache.get();
+  kv.page_indices = d_pages.get();
+  kv.indptr = d_indptr.get();
+  kv.page_size = kPage;
+  kv.heads_kv = 1;
+  kv.head_dim = shape.key_dim();
+  const auto launch = [&](cudaStream_t st) {
+    return run_mla_decode(shape, kv, d_lens.get(), q.get(), o.get(), lse.get(), workspace.get(), plan, st);
+  };
+  double us = 0;
+  if (g_reps == 0) {
+    DB_CUDA_CHECK(launch(nullptr));
+    DB_CUDA_CHECK(cudaDeviceSynchronize());
+  } else {
+    L2Flusher flusher(0);
+    TimingOptions options;
+    options.mode = TimingMode::cold;
+    options.repetitions = g_reps;
+    options.graph_threshold_us = 0;
+    const TimingResult r = time_launches("mla-probe", launch, options, flusher, nullptr);
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s: timing failed: %s\n", label.c_str(), r.error.c_str());
+      std::exit(1);
+    }
+    us = r.stats.median;
+  }
+  const MlaTrafficModel m = mla_traffic_model(shape, DType::bf16, lens, std::vector<std::int32_t>(batch, pages_per_seq));
+  std::printf("%-36s splits %2d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B\n", label.c_str(),
+              plan.num_splits, us, us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0,
+              m.arithmetic_intensity());
+}
+
+}  // namespace
+}  // namespace decode_bench
+
+int main(int argc, char** argv) {
+  using namespace decode_bench;
+  if (argc > 1) g_reps = std::atoi(argv[1]);
+  if (argc > 2) g_filter = argv[2];
+  try {
+    for (const int h : {16, 128})
+      for (const int q_len : {1, 2}) {
+        point(h, q_len, 1, 32768);
+        point(h, q_len, 32, 4096);
+        point(h, q_len, 128, 4096);
+        point(h, q_len, 128, 16384);
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "decode-mla-probe: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
