@@ -77,7 +77,19 @@ json measure_layers(Backend& backend, const AttentionProblem& problem, PointStep
       first_failure = "layer " + std::to_string(l) + " of the graph's step: " + v.result.summary();
     }
   }
-  json block = {{"count", count}, {"verification", {{"passed", passed}, {"per_layer", per_layer}}}};
+  json verification = {{"passed", passed}};
+  // The rule, tolerance and method are the point's, not a layer's: written once when every layer
+  // has the same (a 32-layer step otherwise repeats the rule's sentence 32 times).
+  for (const char* key : {"rule", "tolerance", "method"}) {
+    const bool same = std::all_of(per_layer.begin(), per_layer.end(), [&](const json& e) {
+      return e.contains(key) && e[key] == per_layer.front()[key];
+    });
+    if (!same || per_layer.empty()) continue;
+    verification[key] = per_layer.front()[key];
+    for (json& e : per_layer) e.erase(key);
+  }
+  verification["per_layer"] = std::move(per_layer);
+  json block = {{"count", count}, {"verification", std::move(verification)}};
   if (!passed) {
     json out = failed(kStatusVerificationFailed, first_failure);
     out["layers"] = block;

@@ -275,6 +275,9 @@ TEST(LayerStep, PlansOnceThenBuildsBindsCapturesVerifiesAndTimesTheStep) {
   EXPECT_NE(layers["method"].get<std::string>().find("not between layers"), std::string::npos);
   EXPECT_TRUE(layers["verification"]["passed"].get<bool>());
   EXPECT_EQ(layers["verification"]["per_layer"].size(), 4u);
+  // What every layer shares is written once, beside the layers.
+  EXPECT_TRUE(layers["verification"].contains("tolerance")) << layers["verification"].dump();
+  for (const json& entry : layers["verification"]["per_layer"]) EXPECT_FALSE(entry.contains("tolerance")) << entry.dump();
   EXPECT_EQ(layers["timing"]["samples_us"].size(), 3u);
 }
 
