@@ -25,6 +25,7 @@
 
 #include <cuda_runtime.h>
 
+#include "backends/flashinfer/flashinfer_paged_layout.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
 #include "backends/flashinfer/flashinfer_types.hpp"
 
@@ -76,20 +77,7 @@ std::optional<std::string> paged_decode_unsupported_reason(const PagedDecodeArgs
   if (auto reason = cuda_core_decode_unsupported_reason(s.heads_q, s.heads_kv, s.head_dim)) return reason;
   if (s.batch < 1) return "batch " + std::to_string(s.batch) + " must be >= 1";
   if (s.page_size < 1) return "page_size " + std::to_string(s.page_size) + " must be >= 1";
-  const bool packed = s.page_stride == 0 && s.head_stride == 0 && s.token_stride == 0;
-  if (!packed) {
-    if (s.token_stride < s.head_dim || s.head_stride < s.head_dim || s.page_stride < s.head_dim) {
-      return "page_stride, head_stride and token_stride must all be 0 (packed pages) or >= head_dim";
-    }
-    // FlashInfer keeps the strides in 32 bits (its page offsets are 64-bit).
-    constexpr std::int64_t kMax = std::numeric_limits<std::uint32_t>::max();
-    if (s.page_stride > kMax || s.head_stride > kMax || s.token_stride > kMax) {
-      return "page_stride, head_stride and token_stride must fit 32 bits (FlashInfer's paged_kv_t)";
-    }
-  } else if (static_cast<std::int64_t>(s.heads_kv) * s.page_size * s.head_dim >
-             std::numeric_limits<std::uint32_t>::max()) {
-    return "a page of heads_kv x page_size x head_dim elements must fit 32 bits (FlashInfer's paged_kv_t)";
-  }
+  if (auto reason = paged_layout_reason(paged_layout_of(s))) return reason;
   if (!(s.sm_scale > 0)) return "sm_scale must be > 0";
   return std::nullopt;
 }

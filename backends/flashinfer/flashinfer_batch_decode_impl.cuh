@@ -86,11 +86,7 @@ cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& s, const std::int32_t* 
       },
       error);
   if (status != cudaSuccess) return status;
-  // The plan copied the host work list asynchronously: the host buffer is free once the copy is done.
-  if (const cudaError_t sync = cudaStreamSynchronize(stream); sync != cudaSuccess) {
-    if (error != nullptr) *error = cudaGetErrorString(sync);
-    return sync;
-  }
+  if (const cudaError_t sync = wait_for_plan_copy(stream, error); sync != cudaSuccess) return sync;
   plan->padded_batch_size = info.padded_batch_size;
   plan->split_kv = info.split_kv;
   plan->v_offset = info.v_offset;
@@ -121,15 +117,11 @@ cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& a, const PagedDecodePlan
   using flashinfer::GetPtrFromBaseOffset;
   Params<KV> p;
   p.q = const_cast<IO*>(a.q);
-  const bool packed = a.page_stride == 0;
-  // HND order: page, head, entry (FlashInfer's kv_strides for QKVLayout::kHND).
-  const std::int64_t strides[3] = {packed ? std::int64_t{a.heads_kv} * a.page_size * kHeadDim : a.page_stride,
-                                   packed ? std::int64_t{a.page_size} * kHeadDim : a.head_stride,
-                                   packed ? std::int64_t{kHeadDim} : a.token_stride};
+  const std::array<std::int64_t, 3> strides = hnd_strides(paged_layout_of(a));
   p.paged_kv = flashinfer::paged_kv_t<KV, std::int32_t>(
       static_cast<std::uint32_t>(a.heads_kv), static_cast<std::uint32_t>(a.page_size), kHeadDim,
       static_cast<std::uint32_t>(a.batch), flashinfer::QKVLayout::kHND, const_cast<KV*>(a.k_pages),
-      const_cast<KV*>(a.v_pages), strides, const_cast<std::int32_t*>(a.page_indices),
+      const_cast<KV*>(a.v_pages), strides.data(), const_cast<std::int32_t*>(a.page_indices),
       const_cast<std::int32_t*>(a.indptr), const_cast<std::int32_t*>(a.last_page_len));
   p.o = a.o;
   p.lse = a.lse;

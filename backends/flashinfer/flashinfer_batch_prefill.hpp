@@ -26,6 +26,8 @@
 
 #include <cuda_runtime.h>
 
+#include "backends/flashinfer/flashinfer_paged_layout.hpp"
+
 namespace decode_bench::flashinfer_launch {
 
 struct PagedPrefillArgs {

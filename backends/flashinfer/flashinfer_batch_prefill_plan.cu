@@ -88,17 +88,7 @@ std::optional<std::string> paged_prefill_unsupported_reason(const PagedPrefillAr
   constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
   if (s.q_stride_n != 0 && (s.q_stride_n < std::int64_t{s.heads_q} * s.head_dim || s.q_stride_n > kMax32))
     return "q_stride_n must be 0 (packed) or at least heads_q x head_dim and fit 31 bits (FlashInfer's IdType)";
-  const bool packed = s.page_stride == 0 && s.head_stride == 0 && s.token_stride == 0;
-  if (!packed) {
-    if (s.token_stride < s.head_dim || s.head_stride < s.head_dim || s.page_stride < s.head_dim)
-      return "page_stride, head_stride and token_stride must all be 0 (packed pages) or >= head_dim";
-    constexpr std::int64_t kMax = std::numeric_limits<std::uint32_t>::max();
-    if (s.page_stride > kMax || s.head_stride > kMax || s.token_stride > kMax)
-      return "page_stride, head_stride and token_stride must fit 32 bits (FlashInfer's paged_kv_t)";
-  } else if (static_cast<std::int64_t>(s.heads_kv) * s.page_size * s.head_dim >
-             std::numeric_limits<std::uint32_t>::max()) {
-    return "a page of heads_kv x page_size x head_dim elements must fit 32 bits (FlashInfer's paged_kv_t)";
-  }
+  if (auto reason = paged_layout_reason(paged_layout_of(s))) return reason;
   if (!(s.sm_scale > 0)) return "sm_scale must be > 0";
   return std::nullopt;
 }
@@ -132,11 +122,7 @@ cudaError_t paged_prefill_plan(const PagedPrefillArgs& s, const std::int32_t* qo
       },
       error);
   if (status != cudaSuccess) return status;
-  // The plan copied the host work list asynchronously: the host buffer is free once the copy is done.
-  if (const cudaError_t sync = cudaStreamSynchronize(stream); sync != cudaSuccess) {
-    if (error != nullptr) *error = cudaGetErrorString(sync);
-    return sync;
-  }
+  if (const cudaError_t sync = wait_for_plan_copy(stream, error); sync != cudaSuccess) return sync;
   plan->padded_batch_size = info.padded_batch_size;
   plan->total_num_rows = info.total_num_rows;
   plan->cta_tile_q = info.cta_tile_q;

@@ -33,15 +33,11 @@ cudaError_t run_head_dim(const PagedPrefillArgs& a, const PagedPrefillPlan& plan
   if (plan.padded_batch_size < 1 || int_workspace == nullptr) return refuse("run needs a plan and its workspace", error);
   if (plan.split_kv && float_workspace == nullptr) return refuse("a split plan needs its float workspace", error);
   using flashinfer::GetPtrFromBaseOffset;
-  const bool packed = a.page_stride == 0;
-  // HND order: page, head, entry (FlashInfer's kv_strides for QKVLayout::kHND).
-  const std::int64_t strides[3] = {packed ? std::int64_t{a.heads_kv} * a.page_size * HeadDim : a.page_stride,
-                                   packed ? std::int64_t{a.page_size} * HeadDim : a.head_stride,
-                                   packed ? std::int64_t{HeadDim} : a.token_stride};
+  const std::array<std::int64_t, 3> strides = hnd_strides(paged_layout_of(a));
   const flashinfer::paged_kv_t<T, std::int32_t> paged_kv(
       static_cast<std::uint32_t>(a.heads_kv), static_cast<std::uint32_t>(a.page_size), HeadDim,
       static_cast<std::uint32_t>(a.requests), flashinfer::QKVLayout::kHND,
-      static_cast<T*>(const_cast<void*>(a.k_pages)), static_cast<T*>(const_cast<void*>(a.v_pages)), strides,
+      static_cast<T*>(const_cast<void*>(a.k_pages)), static_cast<T*>(const_cast<void*>(a.v_pages)), strides.data(),
       const_cast<std::int32_t*>(a.page_indices), const_cast<std::int32_t*>(a.kv_indptr),
       const_cast<std::int32_t*>(a.last_page_len));
   const std::int64_t q_stride_n = a.q_stride_n != 0 ? a.q_stride_n : std::int64_t{a.heads_q} * HeadDim;

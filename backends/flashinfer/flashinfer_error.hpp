@@ -52,6 +52,14 @@ cudaError_t call_flashinfer(F&& f, std::string* error) {
   return status;
 }
 
+// A plan copies its host work list to the device asynchronously: the host buffer is free (and the
+// plan done) once that copy is.
+inline cudaError_t wait_for_plan_copy(cudaStream_t stream, std::string* error) {
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (sync != cudaSuccess && error != nullptr) *error = cudaGetErrorString(sync);
+  return sync;
+}
+
 // The launchers' own argument checks share the return path.
 inline cudaError_t refuse(std::string reason, std::string* error) {
   if (error != nullptr) *error = std::move(reason);
