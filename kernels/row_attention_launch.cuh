@@ -12,9 +12,11 @@
 #include "kernels/decode_problem.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/row_attention_merge.cuh"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
 #include "kernels/row_attention_wgmma.hpp"
+#include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
 
@@ -369,6 +371,16 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       DB_RETURN_IF_ERROR(prepare_kernel(twin, options.tuning.carveout_max_shared, &twin_per_sm));
     if (twin.kernel != nullptr && twin_per_sm >= per_sm) plan->steal_pool = pool;
   }
+  // Where the splits merge (kernels/row_merge_model.hpp): fused in the last split block, or a
+  // second kernel of one block per row where the fused merge's dependent L2 round trips on one SM
+  // outnumber the second kernel's plus its launch. Decode items only (their rows are every row of
+  // the problem, which the merge kernel's grid covers); elsewhere fused, whatever the knob.
+  if (splits > 1 && p.items == nullptr) {
+    const RowMergeChoice merge = choose_row_merge(options.tuning.row_merge, std::min(rows, rows_per_block), splits,
+                                                  p.shape.head_dim, compiled_head_dim(p.shape.head_dim), k.threads,
+                                                  static_cast<std::int64_t>(k.shared_bytes / sizeof(float)));
+    plan->separate_merge = merge.separate;
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -405,6 +417,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
+  const bool separate_merge = plan.separate_merge && !work_list && plan.splits > 1 && p.items == nullptr;
+  args.fused_merge = separate_merge ? 0 : 1;
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||
                     plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
     return cudaErrorInvalidValue;  // a work list is planned for decode items only
@@ -428,6 +442,17 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
+  if (separate_merge) {
+    args.timeline = take_block_timeline(p.num_rows, "row_merge");
+    const dim3 merge_grid(static_cast<unsigned>(p.num_rows));
+    switch (compiled_head_dim(p.shape.head_dim)) {
+      case 64: device::row_merge_kernel<64><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      case 128: device::row_merge_kernel<128><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      case 256: device::row_merge_kernel<256><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      default: return cudaErrorInvalidValue;
+    }
+    DB_RETURN_IF_ERROR(cudaGetLastError());
+  }
   return cudaSuccess;
 }
 
