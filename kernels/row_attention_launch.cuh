@@ -16,6 +16,7 @@
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
 #include "kernels/row_attention_wgmma.hpp"
+#include "kernels/row_block_waves.hpp"
 #include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
@@ -277,12 +278,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
-  const int rows_per_block = path == RowAttentionPath::simt ? 16
-                             : wgmma ? wgmma_rows
-                             : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
-                             : rows <= 16 ? 16
-                             : rows <= 32 ? 32
-                                          : 64;
+  int rows_per_block = path == RowAttentionPath::simt ? 16
+                       : wgmma ? wgmma_rows
+                       : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
+                       : rows <= 16 ? 16
+                       : rows <= 32 ? 32
+                                    : 64;
   // BF16 / FP8 items of at most 8 rows in 16-row blocks: the packed-split kernel where compiled
   // (DECODE_BENCH_ROW_PACKED_SPLIT=off keeps the two-mma kernel).
   const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
@@ -303,6 +304,23 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   }
   if (k.kernel == nullptr) return cudaErrorInvalidValue;
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
+  // Grouped decode items of 65-128 rows (MQA) over short ranges: 128-row blocks where the 64-row
+  // blocks' second row block would add a wave (kernels/row_block_waves.hpp). Decode items only:
+  // the shared-prefix phase's short items keep the measured 64.
+  if (wide && rows_per_block == 64 && rows > 64 && rows <= 128 && p.items == nullptr && options.max_blocks <= 0 &&
+      options.splits <= 0) {
+    const KernelChoice longer = choose_kernel<KV>(p.shape.head_dim, path, 128, k.stages, true, false);
+    int longer_per_sm = 0;
+    if (longer.kernel != nullptr)
+      DB_RETURN_IF_ERROR(prepare_kernel(longer, options.tuning.carveout_max_shared, &longer_per_sm));
+    if (longer_per_sm > 0 &&
+        longer_row_blocks_take_fewer_waves(p.num_items, rows, 64, static_cast<std::int64_t>(sms) * per_sm, 128,
+                                           static_cast<std::int64_t>(sms) * longer_per_sm)) {
+      rows_per_block = 128;
+      k = longer;
+      per_sm = longer_per_sm;
+    }
+  }
 
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
