@@ -302,9 +302,14 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
     fold_row_pairs<1, kThreads>(a, n, base, row0, all_pairs, kCols);
     return;
   }
-  if (all_pairs <= 2 * kThreads) {
-    fold_row_pairs<2, kThreads>(a, n, base, row0, all_pairs, kCols);
-    return;
+  // Two pairs a thread only in 128-thread blocks at D >= 128 (groups 5-8 at d 128 on the narrow
+  // tiling): compiled into every kernel, it took the D 64 narrow kernel from 128 to 139 registers
+  // and made the wide BF16 D 128 kernel spill (nvcc 13.0, -Xptxas -v, sm_90).
+  if constexpr (merge_folds_two_pairs(kThreads, D)) {
+    if (all_pairs <= 2 * kThreads) {
+      fold_row_pairs<2, kThreads>(a, n, base, row0, all_pairs, kCols);
+      return;
+    }
   }
   const int per_pass = scratch_floats / (n + 2);
   if (per_pass < 1) {

@@ -13,7 +13,8 @@
 //   fused:    the counter's acquiring add, then merge_rows' batches:
 //             pairs = rows x head_dim / 4 (row, float4 column) pairs;
 //             pairs <= threads:     ceil(n / kMergeFoldLoads)                 (one pair a thread)
-//             pairs <= 2 threads:   ceil(n / (kMergeFoldLoads / 2))           (two pairs a thread)
+//             pairs <= 2 threads:   ceil(n / (kMergeFoldLoads / 2))           (two pairs a thread;
+//                                   only 128-thread blocks at a compiled D >= 128 have this fold)
 //             else, per pass of the LSE scratch (rows_per_pass = scratch / (n + 2)):
 //                   ceil(ceil(pass rows x n / threads) / kMergeLseBatch)      (LSEs to shared memory)
 //                 + ceil(pass pairs / (2 threads)) x ceil(n / 4)              (two pairs, 4 splits a batch)
@@ -47,9 +48,12 @@ enum class RowMergeMode { automatic, fused, separate };  // DECODE_BENCH_ROW_MER
 inline constexpr int kRowMergeLaunchRoundTrips = 3;
 
 // Dependent L2 round trips of the fused merge of one row block: rows rows (at most the block's)
-// over n splits at the run's head dim, by a block of `threads` with scratch_floats floats of
-// shared memory for the LSEs. n <= 1: 0 (no merge).
-std::int64_t fused_merge_round_trips(int rows, int n, int head_dim, int threads, std::int64_t scratch_floats);
+// over n splits at the run's head dim, by a block of `threads` of the kernel compiled for
+// kernel_head_dim, with scratch_floats floats of shared memory for the LSEs. n <= 1: 0 (no merge).
+std::int64_t fused_merge_round_trips(int rows, int n, int head_dim, int kernel_head_dim, int threads,
+                                     std::int64_t scratch_floats);
+// Whether merge_rows compiles the two-pairs-a-thread fold for this block (kernels/row_attention_common.cuh).
+constexpr bool merge_folds_two_pairs(int threads, int kernel_head_dim) { return threads == 128 && kernel_head_dim >= 128; }
 // Round trips of the separate merge kernel's block for one row (the boundary not included).
 // kernel_head_dim: the compiled D (64, 128, 256) of the merge kernel, which sets its lanes.
 std::int64_t separate_merge_round_trips(int n, int kernel_head_dim);

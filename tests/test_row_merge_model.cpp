@@ -15,8 +15,8 @@ constexpr int kNarrow = 128, kWide = 256;
 constexpr std::int64_t kScratch = 70 * 1024 / 4;  // floats of a wide D 64 block's shared memory
 
 TEST(RowMergeModel, NoSplitsNoMerge) {
-  EXPECT_EQ(fused_merge_round_trips(71, 1, 64, kWide, kScratch), 0);
-  EXPECT_EQ(fused_merge_round_trips(0, 8, 64, kWide, kScratch), 0);
+  EXPECT_EQ(fused_merge_round_trips(71, 1, 64, 64, kWide, kScratch), 0);
+  EXPECT_EQ(fused_merge_round_trips(0, 8, 64, 64, kWide, kScratch), 0);
   EXPECT_EQ(separate_merge_round_trips(1, 64), 0);
   for (RowMergeMode mode : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
     const RowMergeChoice c = choose_row_merge(mode, 71, 1, 64, 64, kWide, kScratch);
@@ -29,32 +29,40 @@ TEST(RowMergeModel, NoSplitsNoMerge) {
 // One (row, float4 column) pair a thread: the counter, then ceil(n / 16) batches.
 TEST(RowMergeModel, FusedOnePairAThread) {
   // GQA group 4 at d 128 (32 / 8 heads): 4 rows x 32 columns = 128 pairs on 128 threads.
-  EXPECT_EQ(fused_merge_round_trips(4, 2, 128, kNarrow, kScratch), 2);
-  EXPECT_EQ(fused_merge_round_trips(4, 16, 128, kNarrow, kScratch), 2);
-  EXPECT_EQ(fused_merge_round_trips(4, 17, 128, kNarrow, kScratch), 3);
-  EXPECT_EQ(fused_merge_round_trips(4, 32, 128, kNarrow, kScratch), 3);
+  EXPECT_EQ(fused_merge_round_trips(4, 2, 128, 128, kNarrow, kScratch), 2);
+  EXPECT_EQ(fused_merge_round_trips(4, 16, 128, 128, kNarrow, kScratch), 2);
+  EXPECT_EQ(fused_merge_round_trips(4, 17, 128, 128, kNarrow, kScratch), 3);
+  EXPECT_EQ(fused_merge_round_trips(4, 32, 128, 128, kNarrow, kScratch), 3);
 }
 
-// Two pairs a thread (groups 5-8 at d 128 on 128 threads): ceil(n / 8) batches.
+// Two pairs a thread (groups 5-8 at d 128 on 128 threads): ceil(n / 8) batches. Only 128-thread
+// blocks at a compiled head dim of at least 128 have that fold; the others take the many-row one.
 TEST(RowMergeModel, FusedTwoPairsAThread) {
-  EXPECT_EQ(fused_merge_round_trips(7, 33, 128, kNarrow, kScratch), 1 + 5);   // Qwen2.5-7B 1 x 32K
-  EXPECT_EQ(fused_merge_round_trips(7, 64, 128, kNarrow, kScratch), 1 + 8);   // its paged plan
-  EXPECT_EQ(fused_merge_round_trips(8, 16, 128, kNarrow, kScratch), 1 + 2);   // Llama-3-70B
-  EXPECT_EQ(fused_merge_round_trips(5, 2, 128, kNarrow, kScratch), 1 + 1);
+  EXPECT_TRUE(merge_folds_two_pairs(128, 128));
+  EXPECT_TRUE(merge_folds_two_pairs(128, 256));
+  EXPECT_FALSE(merge_folds_two_pairs(128, 64));
+  EXPECT_FALSE(merge_folds_two_pairs(256, 128));
+  // Groups 9-16 at d 64 on the narrow tiling (16 rows x 16 columns = 256 pairs): the many-row fold,
+  // 2 LSEs a thread (1 batch) and one pass of 2 pairs a thread, 4 splits a batch.
+  EXPECT_EQ(fused_merge_round_trips(16, 16, 64, 64, kNarrow, kScratch), 1 + 1 + 1 * 4);
+  EXPECT_EQ(fused_merge_round_trips(7, 33, 128, 128, kNarrow, kScratch), 1 + 5);   // Qwen2.5-7B 1 x 32K
+  EXPECT_EQ(fused_merge_round_trips(7, 64, 128, 128, kNarrow, kScratch), 1 + 8);   // its paged plan
+  EXPECT_EQ(fused_merge_round_trips(8, 16, 128, 128, kNarrow, kScratch), 1 + 2);   // Llama-3-70B
+  EXPECT_EQ(fused_merge_round_trips(5, 2, 128, 128, kNarrow, kScratch), 1 + 1);
 }
 
 // Many rows: per pass of the LSE scratch, the staged LSEs (8 a thread a round trip), then two pairs a
 // thread, 4 splits a round trip.
 TEST(RowMergeModel, FusedManyRows) {
   // Falcon-7B (71 rows, d 64, wide): 1136 pairs; 128 splits: 36 LSEs a thread (5 batches), 3 x 32.
-  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, kWide, kScratch), 1 + 5 + 3 * 32);
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, kScratch), 1 + 5 + 3 * 32);
   // 8 splits: 3 LSEs a thread (1 batch), 3 x 2.
-  EXPECT_EQ(fused_merge_round_trips(71, 8, 64, kWide, kScratch), 1 + 1 + 3 * 2);
+  EXPECT_EQ(fused_merge_round_trips(71, 8, 64, 64, kWide, kScratch), 1 + 1 + 3 * 2);
   // A scratch of 1000 floats holds 7 rows of 128 splits: 11 passes (10 of 7 rows, 1 of 1), each
   // 1 LSE batch and 1 x 32.
-  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, kWide, 1000), 1 + 11 * (1 + 32));
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, 1000), 1 + 11 * (1 + 32));
   // No row fits the scratch: merge_split_states row after row, 1 + ceil(n / 8) each.
-  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, kWide, 10), 1 + 71 * (1 + 16));
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, 10), 1 + 71 * (1 + 16));
 }
 
 // One block per row: the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = 128 / (D / 4).
