@@ -27,7 +27,7 @@ struct BlockEvent {
 static_assert(sizeof(BlockEvent) == 40, "a plain record copied back as-is");
 
 struct TimelineLaunch {
-  std::string kernel;     // short name: row_mma, row_simt, flash_decode, fd_merge, sp_merge
+  std::string kernel;     // short name: row_mma, row_simt, row_merge, flash_decode, fd_merge, sp_merge
   std::int64_t first = 0; // its blocks' events: [first, first + blocks) of the array
   std::int64_t blocks = 0;
 };

@@ -30,7 +30,7 @@ cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& 
   if (!plan->rows.work_entries.empty()) plan->chunk = plan->rows.chunk_bound;  // each chunk one contiguous range
   plan->tile_tokens = plan->rows.tile_tokens;
   plan->blocks_per_sm = plan->rows.blocks_per_sm;
-  plan->fused_merge = plan->rows.splits > 1;
+  plan->fused_merge = plan->rows.splits > 1 && !plan->rows.separate_merge;
   plan->workspace_bytes = plan->rows.workspace_bytes;
   plan->workspace_init_bytes = plan->rows.workspace_init_bytes;
   return cudaSuccess;

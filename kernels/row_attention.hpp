@@ -134,6 +134,10 @@ struct RowAttentionPlan {
   // streams one fixed range). Only the uniform grid's split items on the tensor-core path steal;
   // the workspace then holds a second counter per (item, row block), the next pool tile.
   double steal_pool = 0;
+  // The uniform grid's split items of a grouped decode: a second kernel merges the partials, one
+  // block per row, instead of the last split block of each row block (kernels/row_merge_model.hpp
+  // weighs the two; DECODE_BENCH_ROW_MERGE pins it).
+  bool separate_merge = false;
 };
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

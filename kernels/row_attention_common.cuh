@@ -14,6 +14,7 @@
 #include "kernels/row_attention_fp8.cuh"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_locator.cuh"
+#include "kernels/row_merge_model.hpp"
 #include "kernels/split_merge.cuh"
 #include "kernels/tile_staging_map.hpp"
 
@@ -33,6 +34,10 @@ struct RowAttentionArgs {
   int row_blocks;                  // blocks per item along its rows
   int rows_per_block;
   int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
+  int fused_merge;                 // 1: the last split block merges (merge_if_last); 0: the split
+                                   // blocks only write partials, a second kernel merges them
+                                   // (kernels/row_attention_merge.cuh). Fills the padding before
+                                   // `entries`: the struct keeps its size.
   const RowWorkEntry* entries;     // work list: block x is entry x / row_blocks (grid.y = 1); nullptr: uniform
   float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
   float* partial_lse;              // (states)
@@ -199,6 +204,78 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const Row
   return w.splits == 1 ? a.lse + row : a.partial_lse + partial_state(w, row);
 }
 
+// The few-row fold of merge_rows: thread t takes (row, float4 column) pairs t + p x kThreads
+// (p < kPairs, those below `pairs`; pair i is row row0 + i / kCols, column i % kCols) and folds each
+// pair's n splits in batches of kMergeFoldLoads / kPairs, every LSE and partial of a batch loaded
+// before any is used: one L2 round trip per batch (kernels/row_merge_model.hpp counts them). Per
+// batch the max is taken first and the weights are independent, so the fold is no serial chain of
+// exponentials (one rescale per batch): a running max per split measured slower at 32 splits
+// (H100, commit d0f853a; docs/history/kernel-notes.md, "Where the grouped decode's time goes: a
+// fixed cost, not the stream").
+template <int kPairs, int kThreads>
+__device__ __forceinline__ void fold_row_pairs(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int pairs,
+                                               int kCols) {
+  constexpr int kBatch = kMergeFoldLoads / kPairs;
+  const int h = a.head_dim;
+  const float* lse_row[kPairs];
+  const float4* po_row[kPairs];
+  bool valid[kPairs];
+  float m[kPairs], sum[kPairs];
+  float4 acc[kPairs];
+#pragma unroll
+  for (int p = 0; p < kPairs; ++p) {
+    const int i = static_cast<int>(threadIdx.x) + p * kThreads;
+    valid[p] = i < pairs;
+    const int r = valid[p] ? i / kCols : 0, c = valid[p] ? i - r * kCols : 0;
+    lse_row[p] = a.partial_lse + base + static_cast<std::int64_t>(r) * n;
+    po_row[p] = reinterpret_cast<const float4*>(a.partial_o + (base + static_cast<std::int64_t>(r) * n) * h) + c;
+    m[p] = -INFINITY;
+    sum[p] = 0.f;
+    acc[p] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  if (!valid[0]) return;  // pair t + p x kThreads is valid only if pair t is: nothing to fold
+  for (int s0 = 0; s0 < n; s0 += kBatch) {
+    float l[kPairs][kBatch];
+    float4 v[kPairs][kBatch];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p)
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const bool in = valid[p] && s0 + j < n;
+        l[p][j] = in ? lse_row[p][s0 + j] : -INFINITY;
+        v[p][j] = in ? po_row[p][static_cast<std::int64_t>(s0 + j) * kCols] : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      float m_new = m[p];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) m_new = fmaxf(m_new, l[p][j]);
+      if (m_new == -INFINITY) continue;  // every split so far empty (or past n): nothing to add
+      const float shrink = expf(m[p] - m_new);  // m = -inf: 0, and nothing was summed yet
+      acc[p].x *= shrink, acc[p].y *= shrink, acc[p].z *= shrink, acc[p].w *= shrink;
+      sum[p] *= shrink;
+      m[p] = m_new;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const float e = expf(l[p][j] - m[p]);  // an empty split (lse -inf) weighs 0
+        acc[p].x = fmaf(e, v[p][j].x, acc[p].x), acc[p].y = fmaf(e, v[p][j].y, acc[p].y);
+        acc[p].z = fmaf(e, v[p][j].z, acc[p].z), acc[p].w = fmaf(e, v[p][j].w, acc[p].w);
+        sum[p] += e;
+      }
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kPairs; ++p) {
+    if (!valid[p]) continue;
+    const int i = static_cast<int>(threadIdx.x) + p * kThreads, r = i / kCols, c = i - r * kCols;
+    const bool empty = m[p] == -INFINITY || sum[p] == 0.f;
+    const float inv = empty ? 0.f : 1.f / sum[p];
+    reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] =
+        make_float4(acc[p].x * inv, acc[p].y * inv, acc[p].z * inv, acc[p].w * inv);
+    if (c == 0) a.lse[row0 + r] = empty ? -INFINITY : m[p] + logf(sum[p]);
+  }
+}
+
 // Folds the n split partials of rows [row0, row0 + nrows) into their outputs, all rows at once
 // (partials: row row0 + i's states at state base + i x n, base the state of row0's chunk 0):
 // the rows' split LSEs go to shared memory (scratch, scratch_floats floats of the block's free
@@ -215,52 +292,24 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   const int h = a.head_dim;
   const int kCols = h / 4;  // float4 columns of a row of the runtime head dim (<= D)
   constexpr int kWarps = kThreads / 32;
-  // Few rows (grouped decode): a (row, float4 column) pair per thread, folding its splits with the
-  // LSEs and partials of 16 splits loaded together: one round trip per 16 splits, where staging
-  // the LSEs first cost one more (and two barriers) before any partial was read, and the partials
-  // then came 8 splits a round trip. Per batch the max is taken first and the 16 weights are
-  // independent, so the fold is no serial chain of exponentials (one rescale per batch): a running
-  // max per split measured slower at 32 splits (H100, commit d0f853a; docs/history/kernel-notes.md,
-  // "Where the grouped decode's time goes: a fixed cost, not the stream").
-  if (nrows * kCols <= kThreads) {
-    if (threadIdx.x < nrows * kCols) {
-      const int i = threadIdx.x, r = i / kCols, c = i - r * kCols;
-      const float* lse_row = a.partial_lse + base + static_cast<std::int64_t>(r) * n;
-      const float4* po_row = reinterpret_cast<const float4*>(a.partial_o + (base + static_cast<std::int64_t>(r) * n) * h) + c;
-      float m = -INFINITY, sum = 0.f;
-      float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-      constexpr int kBatch = 16;
-      for (int s0 = 0; s0 < n; s0 += kBatch) {
-        float l[kBatch];
-        float4 v[kBatch];
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
-          l[j] = s0 + j < n ? lse_row[s0 + j] : -INFINITY;
-          v[j] = s0 + j < n ? po_row[static_cast<std::int64_t>(s0 + j) * kCols] : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-        float m_new = m;
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j) m_new = fmaxf(m_new, l[j]);
-        if (m_new == -INFINITY) continue;  // every split so far empty (or past n): nothing to add
-        const float shrink = expf(m - m_new);  // m = -inf: 0, and nothing was summed yet
-        acc.x *= shrink, acc.y *= shrink, acc.z *= shrink, acc.w *= shrink;
-        sum *= shrink;
-        m = m_new;
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
-          const float e = expf(l[j] - m);  // an empty split (lse -inf) weighs 0
-          acc.x = fmaf(e, v[j].x, acc.x), acc.y = fmaf(e, v[j].y, acc.y);
-          acc.z = fmaf(e, v[j].z, acc.z), acc.w = fmaf(e, v[j].w, acc.w);
-          sum += e;
-        }
-      }
-      const bool empty = m == -INFINITY || sum == 0.f;
-      const float inv = empty ? 0.f : 1.f / sum;
-      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] =
-          make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-      if (c == 0) a.lse[row0 + r] = empty ? -INFINITY : m + logf(sum);
-    }
+  // Few rows (grouped decode): one or two (row, float4 column) pairs per thread, folding their
+  // splits with kMergeFoldLoads LSEs and partials loaded together (fold_row_pairs). Row blocks of
+  // more than threads / (h / 4) rows (a GQA group of 7 or 8 at d 128 on 128 threads) took the
+  // many-row fold below, 8 loads in flight a thread and the LSEs staged first: twice the round
+  // trips at any split count (the model: kernels/row_merge_model.hpp).
+  const int all_pairs = nrows * kCols;
+  if (all_pairs <= kThreads) {
+    fold_row_pairs<1, kThreads>(a, n, base, row0, all_pairs, kCols);
     return;
+  }
+  // Two pairs a thread only in 128-thread blocks at D >= 128 (groups 5-8 at d 128 on the narrow
+  // tiling): compiled into every kernel, it took the D 64 narrow kernel from 128 to 139 registers
+  // and made the wide BF16 D 128 kernel spill (nvcc 13.0, -Xptxas -v, sm_90).
+  if constexpr (merge_folds_two_pairs(kThreads, D)) {
+    if (all_pairs <= 2 * kThreads) {
+      fold_row_pairs<2, kThreads>(a, n, base, row0, all_pairs, kCols);
+      return;
+    }
   }
   const int per_pass = scratch_floats / (n + 2);
   if (per_pass < 1) {
@@ -281,7 +330,16 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
     float* row_sum = row_m + rows;  // (rows)
     // The pass's partial LSEs are one contiguous run: a row's n states are adjacent, rows follow.
     const float* lse_src = a.partial_lse + base + static_cast<std::int64_t>(first - row0) * n;
-    for (int i = threadIdx.x; i < rows * n; i += kThreads) w[i] = lse_src[i];
+    // kMergeLseBatch loads in flight a thread (the scratch is a generic pointer: left to the
+    // compiler, each load waited for the store before it).
+    for (int i0 = threadIdx.x; i0 < rows * n; i0 += kMergeLseBatch * kThreads) {
+      float x[kMergeLseBatch];
+#pragma unroll
+      for (int b = 0; b < kMergeLseBatch; ++b) x[b] = i0 + b * kThreads < rows * n ? lse_src[i0 + b * kThreads] : 0.f;
+#pragma unroll
+      for (int b = 0; b < kMergeLseBatch; ++b)
+        if (i0 + b * kThreads < rows * n) w[i0 + b * kThreads] = x[b];
+    }
     __syncthreads();
     for (int r = warp; r < rows; r += kWarps) {
       float m = -INFINITY;
@@ -352,7 +410,9 @@ __device__ __forceinline__ unsigned* steal_counter(const RowAttentionArgs& a, in
 template <int D, int kThreads>
 __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const RowBlockWork& w, int row0, int nrows,
                                               float* scratch, int scratch_floats, bool steal = false) {
-  if (w.splits == 1) return;
+  // Merged by the separate kernel: no counter to count on, unless stealing's pool counter needs
+  // the last block's reset.
+  if (w.splits == 1 || (!a.fused_merge && !steal)) return;
   __shared__ bool last;
   // The barrier orders every thread's partial stores before thread 0's release (PTX release is
   // cumulative over what the barrier made it observe), and the acquiring add of the last block
@@ -372,7 +432,7 @@ __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const R
     }
   }
   __syncthreads();
-  if (!last) return;
+  if (!last || !a.fused_merge) return;
   merge_rows<D, kThreads>(a, w.splits, partial_state(w, row0) - w.split, row0, nrows, scratch, scratch_floats);
 }
 

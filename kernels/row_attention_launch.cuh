@@ -12,9 +12,12 @@
 #include "kernels/decode_problem.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/row_attention_merge.cuh"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
 #include "kernels/row_attention_wgmma.hpp"
+#include "kernels/row_block_waves.hpp"
+#include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
 
@@ -275,12 +278,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
-  const int rows_per_block = path == RowAttentionPath::simt ? 16
-                             : wgmma ? wgmma_rows
-                             : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
-                             : rows <= 16 ? 16
-                             : rows <= 32 ? 32
-                                          : 64;
+  int rows_per_block = path == RowAttentionPath::simt ? 16
+                       : wgmma ? wgmma_rows
+                       : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
+                       : rows <= 16 ? 16
+                       : rows <= 32 ? 32
+                                    : 64;
   // BF16 / FP8 items of at most 8 rows in 16-row blocks: the packed-split kernel where compiled
   // (DECODE_BENCH_ROW_PACKED_SPLIT=off keeps the two-mma kernel).
   const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
@@ -301,6 +304,23 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   }
   if (k.kernel == nullptr) return cudaErrorInvalidValue;
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
+  // Grouped decode items of 65-128 rows (MQA) over short ranges: 128-row blocks where the 64-row
+  // blocks' second row block would add a wave (kernels/row_block_waves.hpp). Decode items only:
+  // the shared-prefix phase's short items keep the measured 64.
+  if (wide && rows_per_block == 64 && rows > 64 && rows <= 128 && p.items == nullptr && options.max_blocks <= 0 &&
+      options.splits <= 0) {
+    const KernelChoice longer = choose_kernel<KV>(p.shape.head_dim, path, 128, k.stages, true, false);
+    int longer_per_sm = 0;
+    if (longer.kernel != nullptr)
+      DB_RETURN_IF_ERROR(prepare_kernel(longer, options.tuning.carveout_max_shared, &longer_per_sm));
+    if (longer_per_sm > 0 &&
+        longer_row_blocks_take_fewer_waves(p.num_items, rows, 64, static_cast<std::int64_t>(sms) * per_sm, 128,
+                                           static_cast<std::int64_t>(sms) * longer_per_sm)) {
+      rows_per_block = 128;
+      k = longer;
+      per_sm = longer_per_sm;
+    }
+  }
 
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
@@ -369,6 +389,16 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       DB_RETURN_IF_ERROR(prepare_kernel(twin, options.tuning.carveout_max_shared, &twin_per_sm));
     if (twin.kernel != nullptr && twin_per_sm >= per_sm) plan->steal_pool = pool;
   }
+  // Where the splits merge (kernels/row_merge_model.hpp): fused in the last split block, or a
+  // second kernel of one block per row where the fused merge's dependent L2 round trips on one SM
+  // outnumber the second kernel's plus its launch. Decode items only (their rows are every row of
+  // the problem, which the merge kernel's grid covers); elsewhere fused, whatever the knob.
+  if (splits > 1 && p.items == nullptr) {
+    const RowMergeChoice merge = choose_row_merge(options.tuning.row_merge, std::min(rows, rows_per_block), splits,
+                                                  p.shape.head_dim, compiled_head_dim(p.shape.head_dim), k.threads,
+                                                  static_cast<std::int64_t>(k.shared_bytes / sizeof(float)));
+    plan->separate_merge = merge.separate;
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -405,6 +435,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
+  const bool separate_merge = plan.separate_merge && !work_list && plan.splits > 1 && p.items == nullptr;
+  args.fused_merge = separate_merge ? 0 : 1;
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||
                     plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
     return cudaErrorInvalidValue;  // a work list is planned for decode items only
@@ -428,6 +460,17 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
+  if (separate_merge) {
+    args.timeline = take_block_timeline(p.num_rows, "row_merge");
+    const dim3 merge_grid(static_cast<unsigned>(p.num_rows));
+    switch (compiled_head_dim(p.shape.head_dim)) {
+      case 64: device::row_merge_kernel<64><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      case 128: device::row_merge_kernel<128><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      case 256: device::row_merge_kernel<256><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      default: return cudaErrorInvalidValue;
+    }
+    DB_RETURN_IF_ERROR(cudaGetLastError());
+  }
   return cudaSuccess;
 }
 

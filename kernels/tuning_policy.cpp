@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 13> kKnobs{{
+const std::array<TuningKnob, 14> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -110,6 +110,17 @@ const std::array<TuningKnob, 13> kKnobs{{
        if (t == "off") return p.row_steal = 0.0, true;
        const auto v = number_in(t, 1);
        return v ? (p.row_steal = *v, true) : false;
+     }},
+    {"DECODE_BENCH_ROW_MERGE", "auto | fused | separate", "auto",
+     "where a tensor-core grouped decode's split partials merge: in the last split block of each row block "
+     "(fused) or in a second kernel of one block per row (separate); auto: by the round-trip model of "
+     "kernels/row_merge_model.hpp; shared-prefix items always fused",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), RowMergeMode::automatic},
+                      std::pair{std::string_view("fused"), RowMergeMode::fused},
+                      std::pair{std::string_view("separate"), RowMergeMode::separate}},
+                     p.row_merge);
      }},
     {"DECODE_BENCH_SP_PREFIX_SHARE", "auto | a number in (0, 1]", "auto",
      "the share of the SMs an overlapped shared-prefix phase is planned for; auto: 1, 0.75 or 0.5 by the rule of "

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/row_attention_tiling.hpp"
+#include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
 
@@ -42,6 +43,7 @@ struct TuningPolicy {
   RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS
   bool row_packed_split = true;                                       // DECODE_BENCH_ROW_PACKED_SPLIT
   std::optional<double> row_steal;  // DECODE_BENCH_ROW_STEAL: 0 off, (0, 1] a share; unset: the planner's
+  RowMergeMode row_merge = RowMergeMode::automatic;                   // DECODE_BENCH_ROW_MERGE
   double sp_prefix_share = 0;       // DECODE_BENCH_SP_PREFIX_SHARE: (0, 1]; 0: the rule decides
   bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
   ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM

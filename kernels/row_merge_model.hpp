@@ -1,0 +1,71 @@
+#pragma once
+// Where row attention merges its split partials, and the cost model that decides (pure host
+// functions, so host tests check every choice; the device code reads the shared constants).
+//
+// Fused: the last split block of an (item, row block) to finish folds all the block's rows over
+// all splits (merge_if_last / merge_rows, kernels/row_attention_common.cuh), alone on one SM after
+// the stream has ended. Separate: the attention kernel only writes partials and a second kernel
+// folds them, one block per row (kernels/row_attention_merge.cuh), spread over the GPU.
+//
+// The merge reads partials other SMs wrote a moment before: they sit in L2, and what a merging
+// block pays is dependent L2 round trips (each batch of loads waits for the one before), not
+// bandwidth. The model counts those round trips on the critical path, from the code:
+//   fused:    the counter's acquiring add, then merge_rows' batches:
+//             pairs = rows x head_dim / 4 (row, float4 column) pairs;
+//             pairs <= threads:     ceil(n / kMergeFoldLoads)                 (one pair a thread)
+//             pairs <= 2 threads:   ceil(n / (kMergeFoldLoads / 2))           (two pairs a thread;
+//                                   only 128-thread blocks at a compiled D >= 128 have this fold)
+//             else, per pass of the LSE scratch (rows_per_pass = scratch / (n + 2)):
+//                   ceil(ceil(pass rows x n / threads) / kMergeLseBatch)      (LSEs to shared memory)
+//                 + ceil(pass pairs / (2 threads)) x ceil(n / 4)              (two pairs, 4 splits a batch)
+//   separate: one block of kSeparateMergeThreads per row (merge_split_states, kernels/split_merge.cuh):
+//             the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = threads / (compiled D / 4);
+//             plus the kernel boundary (the second kernel starts after the first drains), counted
+//             as kRowMergeLaunchRoundTrips.
+// The separate merge is taken where its round trips plus the boundary are fewer than the fused
+// merge's. The grouped decodes of few rows per block and few splits stay fused (a few round trips
+// either way); an MQA block of 71 rows over 128 splits (Falcon-7B, 1 x 32K) is about a hundred
+// fused round trips on one SM against a handful spread over 71 blocks.
+#include <cstdint>
+
+namespace decode_bench {
+
+// merge_rows (kernels/row_attention_common.cuh): loads in flight per thread in the few-row fold
+// (split LSEs and float4 partials of kMergeFoldLoads splits of one pair, or of half as many of
+// each of two pairs), and LSEs per thread staged to shared memory at once in the many-row fold.
+inline constexpr int kMergeFoldLoads = 16;
+inline constexpr int kMergeLseBatch = 8;
+// The separate merge kernel's block (kernels/row_attention_merge.cuh) and merge_split_states' batch.
+inline constexpr int kSeparateMergeThreads = 128;
+inline constexpr int kSeparateMergeBatch = 8;
+
+enum class RowMergeMode { automatic, fused, separate };  // DECODE_BENCH_ROW_MERGE
+
+// The kernel boundary of the separate merge in round-trip units: the merge kernel's blocks start
+// only once the attention kernel has drained, and their first loads find nothing in flight. A
+// model parameter (about 1.5 us against a round trip of about 0.5 us on an H100), not a
+// measurement of this kernel: the lead's sweep checks the choice it makes.
+inline constexpr int kRowMergeLaunchRoundTrips = 3;
+
+// Dependent L2 round trips of the fused merge of one row block: rows rows (at most the block's)
+// over n splits at the run's head dim, by a block of `threads` of the kernel compiled for
+// kernel_head_dim, with scratch_floats floats of shared memory for the LSEs. n <= 1: 0 (no merge).
+std::int64_t fused_merge_round_trips(int rows, int n, int head_dim, int kernel_head_dim, int threads,
+                                     std::int64_t scratch_floats);
+// Whether merge_rows compiles the two-pairs-a-thread fold for this block (kernels/row_attention_common.cuh).
+constexpr bool merge_folds_two_pairs(int threads, int kernel_head_dim) { return threads == 128 && kernel_head_dim >= 128; }
+// Round trips of the separate merge kernel's block for one row (the boundary not included).
+// kernel_head_dim: the compiled D (64, 128, 256) of the merge kernel, which sets its lanes.
+std::int64_t separate_merge_round_trips(int n, int kernel_head_dim);
+
+struct RowMergeChoice {
+  bool separate = false;
+  std::int64_t fused_round_trips = 0;
+  std::int64_t separate_round_trips = 0;  // with kRowMergeLaunchRoundTrips
+};
+// The merge of a uniform grid's split items: separate when its round trips (boundary included) are
+// fewer than the fused merge's; mode fused / separate pins it. n <= 1: neither (separate false).
+RowMergeChoice choose_row_merge(RowMergeMode mode, int rows, int n, int head_dim, int kernel_head_dim, int threads,
+                                std::int64_t scratch_floats);
+
+}  // namespace decode_bench

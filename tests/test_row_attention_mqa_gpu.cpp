@@ -1,0 +1,133 @@
+// Grouped decode of MQA and odd GQA groups on the tensor-core row attention, through plan_decode /
+// run_decode, against the float64 reference: Falcon-7B's 71 query heads on one KV head at d 64 and
+// groups 5, 7 and 8 at d 128, at split counts up to more splits than tiles, with the split merge
+// fused (the last split block) and separate (a second kernel, one block per row), pinned by
+// DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and the 128-row
+// blocks of short MQA items where they save a wave (kernels/row_block_waves.hpp). Every case
+// launches twice on one workspace (the counters reset) with poisoned outputs and partials.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernels/tuning_policy.hpp"
+#include "tests/decode_case.hpp"
+#include "tests/gpu_test_support.hpp"
+
+namespace decode_bench {
+namespace {
+
+const char* merge_name(RowMergeMode m) {
+  return m == RowMergeMode::fused ? "fused" : m == RowMergeMode::separate ? "separate" : "auto";
+}
+
+std::string describe(DType dtype, const testing::DecodeCase& c) {
+  std::string s = std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) +
+                  " Hkv=" + std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) +
+                  " page=" + std::to_string(c.page_size) + " splits=" + std::to_string(c.splits) +
+                  " merge=" + merge_name(c.tuning.row_merge) + " lengths";
+  for (int len : c.lengths) s += " " + std::to_string(len);
+  return s;
+}
+
+testing::DecodeCaseResult expect_verified(DType dtype, const testing::DecodeCase& c) {
+  const auto r = testing::run_decode_case_as(dtype, c);
+  EXPECT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+  if (r.status != cudaSuccess) return r;
+  EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << describe(dtype, c);
+  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+  // The plan says where it merged, and the knob is honoured wherever there is a merge.
+  const bool split = r.plan.rows.splits > 1;
+  EXPECT_EQ(r.plan.fused_merge, split && !r.plan.rows.separate_merge) << describe(dtype, c);
+  const bool pinned_separate = c.tuning.row_merge == RowMergeMode::separate;
+  if (!split || c.tuning.row_merge == RowMergeMode::fused) {
+    EXPECT_FALSE(r.plan.rows.separate_merge) << describe(dtype, c);
+  } else if (pinned_separate) {
+    EXPECT_TRUE(r.plan.rows.separate_merge) << describe(dtype, c);
+  }
+  return r;
+}
+
+// Falcon-7B's shape: 71 query heads on one KV head, d 64 (the wide tiling, a 128-row block with a
+// warp row of padding). 128 splits of 8229 tokens are 64-65 tokens each; 300 leave most splits
+// empty (their partials weigh nothing). A short and an empty sequence beside the long one.
+TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 7100;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int page : {0, 16})
+      for (int splits : {0, 8, 128, 300})
+        for (RowMergeMode merge : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
+          testing::DecodeCase c;
+          c.shape = {71, 1, 64};
+          c.lengths = {8229, 5, 0};
+          c.page_size = page;
+          c.splits = splits;
+          c.path = DecodePath::tensor_core;
+          c.tuning.row_merge = merge;
+          c.launches = 2;
+          c.seed = ++seed;
+          const auto r = expect_verified(dtype, c);
+          if (r.status != cudaSuccess) continue;
+          EXPECT_TRUE(r.plan.rows.wide) << describe(dtype, c);
+          EXPECT_EQ(r.plan.rows.rows_per_block, 128) << describe(dtype, c);  // 129 tiles: the long-range block
+          // 71 rows x 128 splits: about a hundred fused round trips against a handful.
+          if (merge == RowMergeMode::automatic && splits == 128) {
+            EXPECT_TRUE(r.plan.rows.separate_merge) << describe(dtype, c);
+          }
+        }
+}
+
+// Groups 5, 7 and 8 at d 128 (narrow 16-row blocks: 160, 224 and 256 (row, float4 column) pairs on
+// 128 threads, the fused merge's two-pairs-a-thread fold) at the split counts of the models
+// preset's Qwen2.5-7B plans (33 contiguous, 64 paged) and more splits than tiles.
+TEST(RowAttentionMqaGpu, OddGroupsAtManySplits) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 7200;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int group : {5, 7, 8})
+      for (int page : {0, 16})
+        for (int splits : {0, 2, 33, 64, 200})
+          for (RowMergeMode merge : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
+            testing::DecodeCase c;
+            c.shape = {4 * group, 4, 128};
+            c.lengths = {4133, 77};
+            c.page_size = page;
+            c.splits = splits;
+            c.path = DecodePath::tensor_core;
+            c.tuning.row_merge = merge;
+            c.launches = 2;
+            c.seed = ++seed;
+            expect_verified(dtype, c);
+          }
+}
+
+// Short MQA items: 64-row blocks (two an item for 71 rows) unless 128-row blocks need fewer waves.
+// One sequence: two blocks fit one wave, so 64. Four per SM: 8 x SMs blocks of 64 rows against
+// 4 x SMs of 128 at the same occupancy (the same kernel, the same shared memory at d 64), so 128.
+TEST(RowAttentionMqaGpu, ShortItemsTake128RowBlocksWhereTheySaveAWave) {
+  DB_REQUIRE_GPU();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  std::uint64_t seed = 7300;
+  for (DType dtype : {DType::fp16, DType::bf16})
+    for (int page : {0, 16})
+      for (int seqs : {1, 4 * sms}) {
+        testing::DecodeCase c;
+        c.shape = {71, 1, 64};
+        c.lengths.assign(static_cast<std::size_t>(seqs), 300);
+        c.lengths[0] = 299;  // not a whole tile or page
+        c.page_size = page;
+        c.path = DecodePath::tensor_core;
+        c.launches = 2;
+        c.seed = ++seed;
+        const auto r = expect_verified(dtype, c);
+        if (r.status != cudaSuccess) continue;
+        EXPECT_TRUE(r.plan.rows.wide) << describe(dtype, c);
+        EXPECT_EQ(r.plan.rows.rows_per_block, seqs == 1 ? 64 : 128) << describe(dtype, c);
+        EXPECT_EQ(r.plan.rows.row_blocks, seqs == 1 ? 2 : 1) << describe(dtype, c);
+      }
+}
+
+}  // namespace
+}  // namespace decode_bench

@@ -1,0 +1,125 @@
+// Where row attention merges its split partials (kernels/row_merge_model.hpp) and the row-block
+// size of grouped decodes of more than 64 rows (kernels/row_block_waves.hpp), host-side: the
+// round trips each merge costs in closed form, the choice at the model preset's shapes, and the
+// wave count that decides between 64- and 128-row blocks.
+#include <gtest/gtest.h>
+
+#include "kernels/row_block_waves.hpp"
+#include "kernels/row_merge_model.hpp"
+
+namespace decode_bench {
+namespace {
+
+// The blocks the planner merges in (kernels/row_attention_mma.cuh): narrow 128 threads, wide 256.
+constexpr int kNarrow = 128, kWide = 256;
+constexpr std::int64_t kScratch = 70 * 1024 / 4;  // floats of a wide D 64 block's shared memory
+
+TEST(RowMergeModel, NoSplitsNoMerge) {
+  EXPECT_EQ(fused_merge_round_trips(71, 1, 64, 64, kWide, kScratch), 0);
+  EXPECT_EQ(fused_merge_round_trips(0, 8, 64, 64, kWide, kScratch), 0);
+  EXPECT_EQ(separate_merge_round_trips(1, 64), 0);
+  for (RowMergeMode mode : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
+    const RowMergeChoice c = choose_row_merge(mode, 71, 1, 64, 64, kWide, kScratch);
+    EXPECT_FALSE(c.separate);
+    EXPECT_EQ(c.fused_round_trips, 0);
+    EXPECT_EQ(c.separate_round_trips, 0);
+  }
+}
+
+// One (row, float4 column) pair a thread: the counter, then ceil(n / 16) batches.
+TEST(RowMergeModel, FusedOnePairAThread) {
+  // GQA group 4 at d 128 (32 / 8 heads): 4 rows x 32 columns = 128 pairs on 128 threads.
+  EXPECT_EQ(fused_merge_round_trips(4, 2, 128, 128, kNarrow, kScratch), 2);
+  EXPECT_EQ(fused_merge_round_trips(4, 16, 128, 128, kNarrow, kScratch), 2);
+  EXPECT_EQ(fused_merge_round_trips(4, 17, 128, 128, kNarrow, kScratch), 3);
+  EXPECT_EQ(fused_merge_round_trips(4, 32, 128, 128, kNarrow, kScratch), 3);
+}
+
+// Two pairs a thread (groups 5-8 at d 128 on 128 threads): ceil(n / 8) batches. Only 128-thread
+// blocks at a compiled head dim of at least 128 have that fold; the others take the many-row one.
+TEST(RowMergeModel, FusedTwoPairsAThread) {
+  EXPECT_TRUE(merge_folds_two_pairs(128, 128));
+  EXPECT_TRUE(merge_folds_two_pairs(128, 256));
+  EXPECT_FALSE(merge_folds_two_pairs(128, 64));
+  EXPECT_FALSE(merge_folds_two_pairs(256, 128));
+  // Groups 9-16 at d 64 on the narrow tiling (16 rows x 16 columns = 256 pairs): the many-row fold,
+  // 2 LSEs a thread (1 batch) and one pass of 2 pairs a thread, 4 splits a batch.
+  EXPECT_EQ(fused_merge_round_trips(16, 16, 64, 64, kNarrow, kScratch), 1 + 1 + 1 * 4);
+  EXPECT_EQ(fused_merge_round_trips(7, 33, 128, 128, kNarrow, kScratch), 1 + 5);   // Qwen2.5-7B 1 x 32K
+  EXPECT_EQ(fused_merge_round_trips(7, 64, 128, 128, kNarrow, kScratch), 1 + 8);   // its paged plan
+  EXPECT_EQ(fused_merge_round_trips(8, 16, 128, 128, kNarrow, kScratch), 1 + 2);   // Llama-3-70B
+  EXPECT_EQ(fused_merge_round_trips(5, 2, 128, 128, kNarrow, kScratch), 1 + 1);
+}
+
+// Many rows: per pass of the LSE scratch, the staged LSEs (8 a thread a round trip), then two pairs a
+// thread, 4 splits a round trip.
+TEST(RowMergeModel, FusedManyRows) {
+  // Falcon-7B (71 rows, d 64, wide): 1136 pairs; 128 splits: 36 LSEs a thread (5 batches), 3 x 32.
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, kScratch), 1 + 5 + 3 * 32);
+  // 8 splits: 3 LSEs a thread (1 batch), 3 x 2.
+  EXPECT_EQ(fused_merge_round_trips(71, 8, 64, 64, kWide, kScratch), 1 + 1 + 3 * 2);
+  // A scratch of 1000 floats holds 7 rows of 128 splits: 11 passes (10 of 7 rows, 1 of 1), each
+  // 1 LSE batch and 1 x 32.
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, 1000), 1 + 11 * (1 + 32));
+  // No row fits the scratch: merge_split_states row after row, 1 + ceil(n / 8) each.
+  EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, 10), 1 + 71 * (1 + 16));
+}
+
+// One block per row: the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = 128 / (D / 4).
+TEST(RowMergeModel, SeparateOneBlockPerRow) {
+  EXPECT_EQ(separate_merge_round_trips(128, 64), 1 + 2);  // 8 lanes: 16 splits each, 2 batches
+  EXPECT_EQ(separate_merge_round_trips(8, 64), 1 + 1);
+  EXPECT_EQ(separate_merge_round_trips(33, 128), 1 + 2);  // 4 lanes: 9 splits each
+  EXPECT_EQ(separate_merge_round_trips(64, 128), 1 + 2);
+  EXPECT_EQ(separate_merge_round_trips(16, 256), 1 + 1);  // 2 lanes: 8 splits each
+  EXPECT_EQ(separate_merge_round_trips(17, 256), 1 + 2);
+}
+
+// The choice at the model preset's split plans: separate only where its round trips plus the kernel
+// boundary are fewer; a tie stays fused.
+TEST(RowMergeModel, ChoiceAtTheModelPresetShapes) {
+  const auto pick = [](int rows, int n, int d, int threads) {
+    return choose_row_merge(RowMergeMode::automatic, rows, n, d, d, threads, kScratch);
+  };
+  const RowMergeChoice falcon_32k = pick(71, 128, 64, kWide);
+  EXPECT_TRUE(falcon_32k.separate);
+  EXPECT_EQ(falcon_32k.fused_round_trips, 102);
+  EXPECT_EQ(falcon_32k.separate_round_trips, 3 + kRowMergeLaunchRoundTrips);
+  EXPECT_TRUE(pick(71, 8, 64, kWide).separate);       // Falcon 16 x 4K: 8 against 5
+  EXPECT_FALSE(pick(4, 16, 128, kNarrow).separate);   // Llama-3-8B 1 x 32K: 2 against 5
+  EXPECT_FALSE(pick(4, 32, 128, kNarrow).separate);   // its paged plan: 3 against 5
+  EXPECT_FALSE(pick(8, 16, 128, kNarrow).separate);   // Llama-3-70B: 3 against 5
+  EXPECT_FALSE(pick(8, 32, 128, kNarrow).separate);   // its paged plan: 5 against 5 (a tie)
+  EXPECT_FALSE(pick(7, 33, 128, kNarrow).separate);   // Qwen2.5-7B 1 x 32K: 6 against 6 (a tie)
+  EXPECT_TRUE(pick(7, 64, 128, kNarrow).separate);    // its paged plan: 9 against 6
+  EXPECT_FALSE(pick(7, 2, 128, kNarrow).separate);    // 16 x 4K: 2 against 5
+  // The knob pins either.
+  EXPECT_FALSE(choose_row_merge(RowMergeMode::fused, 71, 128, 64, 64, kWide, kScratch).separate);
+  EXPECT_TRUE(choose_row_merge(RowMergeMode::separate, 4, 2, 128, 128, kNarrow, kScratch).separate);
+}
+
+TEST(RowBlockWaves, WavesAreTheCeilingOfBlocksOverSlots) {
+  EXPECT_EQ(row_block_waves(128, 2, 132), 2);
+  EXPECT_EQ(row_block_waves(66, 2, 132), 1);
+  EXPECT_EQ(row_block_waves(67, 2, 132), 2);
+  EXPECT_EQ(row_block_waves(0, 2, 132), 0);
+  EXPECT_EQ(row_block_waves(5, 1, 0), 0);
+}
+
+// Falcon-7B's 71 rows: 64-row blocks need two per item, 128-row blocks one.
+TEST(RowBlockWaves, LongerBlocksOnlyWhereTheySaveAWave) {
+  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(128, 71, 64, 132, 128, 132));   // 128 x 512: 2 waves -> 1
+  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(64, 71, 64, 132, 128, 132));   // 64 x 1K: 1 wave either way
+  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(66, 71, 64, 132, 128, 132));
+  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(67, 71, 64, 132, 128, 132));    // 134 blocks: 2 waves -> 1
+  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(264, 71, 64, 132, 128, 132));   // 4 waves -> 2
+  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(128, 71, 64, 264, 128, 132));  // twice the short slots: 1 wave
+  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(128, 64, 64, 132, 128, 132));  // 64 rows: one short block
+  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(0, 71, 64, 132, 128, 132));
+  // 200 rows: 4 short blocks an item against 2 long ones, 4 waves against 2 (the planner asks only
+  // for items of at most 128 rows).
+  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(128, 200, 64, 132, 128, 132));
+}
+
+}  // namespace
+}  // namespace decode_bench
