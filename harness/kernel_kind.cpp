@@ -7,6 +7,7 @@ constexpr KernelInfo kKernels[] = {
     {KernelKind::cpu_reference, "cpu_reference"}, {KernelKind::baseline, "baseline"},
     {KernelKind::flash_decode, "flash_decode"},   {KernelKind::batch_decode, "batch_decode"},
     {KernelKind::shared_prefix, "shared_prefix"}, {KernelKind::capacity, "capacity"},
+    {KernelKind::trace, "trace"},
 };
 
 }  // namespace

@@ -19,6 +19,7 @@ enum class KernelKind {
                   // a shared-prefix batch when prefix_len > 0 (every sequence reads the prefix)
   shared_prefix,  // composed shared-prefix decode: prefix phase + suffix phase + merge
   capacity,       // counts sequences fitting a memory budget; launches nothing
+  trace,          // continuous batching over a serving trace in a real pool, decode-bench's decode each step
 };
 
 struct KernelInfo {
@@ -40,9 +41,11 @@ constexpr bool kernel_uses_backend(KernelKind k) {
 }
 // Takes a split-K block count (the `blocks` axis): not the reference, the baseline or capacity.
 constexpr bool kernel_splits_k(KernelKind k) {
-  return k != KernelKind::cpu_reference && k != KernelKind::baseline && k != KernelKind::capacity;
+  return k != KernelKind::cpu_reference && k != KernelKind::baseline && k != KernelKind::capacity &&
+         k != KernelKind::trace;
 }
-// Launches and times something (capacity only counts).
-constexpr bool kernel_is_timed(KernelKind k) { return k != KernelKind::capacity; }
+// Launches and times something (capacity only counts). A trace times its own steps, without
+// the timing axes (cold, end_to_end, counters).
+constexpr bool kernel_is_timed(KernelKind k) { return k != KernelKind::capacity && k != KernelKind::trace; }
 
 }  // namespace decode_bench

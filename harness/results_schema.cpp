@@ -75,6 +75,13 @@ constexpr Field kReasonFields[] = {{"reason", Kind::string}};
 // What computed a point (harness/backend.hpp): optional (points of older files, and of runners
 // without a backend, have none), typed when present.
 constexpr Field kBackendFields[] = {{"backend.name", Kind::string}, {"backend.version", Kind::string}};
+// A trace (kernel = trace) times its steps: per-step arrays and a summary instead of one timing.
+constexpr Field kTraceFields[] = {{"trace", Kind::object},
+                                  {"trace.steps", Kind::object},
+                                  {"trace.summary.steps", Kind::number},
+                                  {"trace.summary.tokens_per_s", Kind::number},
+                                  {"trace.summary.p99_step_us", Kind::number},
+                                  {"trace.summary.peak_running", Kind::number}};
 // A capacity count (kernel = capacity) launches nothing: its result is this object, not a timing.
 constexpr Field kCapacityFields[] = {{"capacity", Kind::object},
                                      {"capacity.sequences", Kind::number},
@@ -196,6 +203,11 @@ void validate_results(const json& doc) {
     if (status == kStatusOk && pt.contains("capacity")) {
       require(pt, p, kCapacityFields);
       if (pt.contains("timing")) throw SchemaError(p + ".timing", "a capacity point reports no timing");
+    } else if (status == kStatusOk && pt.contains("trace")) {
+      require(pt, p, kVerificationFields);
+      require(pt, p, kTraceFields);
+      if (!pt.at("verification").at("passed").get<bool>())
+        throw SchemaError(p + ".verification.passed", "an 'ok' point must have passed verification");
     } else if (status == kStatusOk) {
       require(pt, p, kVerificationFields);
       require(pt, p, kTimedFields);

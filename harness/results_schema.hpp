@@ -16,8 +16,8 @@ namespace decode_bench {
 
 inline constexpr int kResultsSchemaMajor = 1;
 // 1.1: an "ok" point may carry a `capacity` object instead of verification/timing/model.
-inline constexpr int kResultsSchemaMinor = 1;
-std::string results_schema_version();  // "1.1"
+inline constexpr int kResultsSchemaMinor = 2;  // 1.2: trace points
+std::string results_schema_version();  // "1.2"
 // Now, UTC, as meta.timestamp and gpu_state times write it: "2026-11-23T02:39:47Z".
 std::string utc_timestamp();
 

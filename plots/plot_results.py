@@ -24,6 +24,7 @@ from decode_bench_plots.load import ResultsError, load_many, load_results  # noq
 from decode_bench_plots.paper_figures import make_paper_figures  # noqa: E402
 from decode_bench_plots.report import write_report  # noqa: E402
 from decode_bench_plots.roofline import make_rooflines  # noqa: E402
+from decode_bench_plots.serving_figures import make_serving_figures  # noqa: E402
 from decode_bench_plots.shared_prefix_figures import make_shared_prefix_figures  # noqa: E402
 from decode_bench_plots.style import DESCRIPTIONS, set_caption  # noqa: E402
 
@@ -44,11 +45,14 @@ def main(argv=None):
     skipped, note = _start(args.out)
     set_caption(doc)
     figures = {}
-    figures.update(make_rooflines(doc, args.out, note))
-    figures.update(make_paper_figures(doc, args.out, note))
-    figures.update(make_shared_prefix_figures(doc, args.out, note))
-    figures.update(make_backend_figures(doc, args.out, note))
-    report = write_report(doc, args.out, figures, skipped, args.results)
+    # Serving traces have step arrays, not one timing: the other figures and the report never see them.
+    timed = dict(doc, points=[p for p in doc["points"] if "trace" not in p])
+    figures.update(make_rooflines(timed, args.out, note))
+    figures.update(make_paper_figures(timed, args.out, note))
+    figures.update(make_shared_prefix_figures(timed, args.out, note))
+    figures.update(make_backend_figures(timed, args.out, note))
+    figures.update(make_serving_figures(doc, args.out, note))
+    report = write_report(timed, args.out, figures, skipped, args.results)
     _finish(args.out, figures, skipped, report=report)
     print(f"plot_results: wrote {report}")
     return 0

@@ -28,7 +28,15 @@ ContiguousPool::ContiguousPool(const ContiguousPoolConfig& config, std::unique_p
       v_(*backend_, config_.max_seqs * config_.slab_bytes()),
       slot_lengths_(*backend_, config_.max_seqs * sizeof(std::int32_t)),
       lengths_(config_.max_seqs, 0),
-      slots_(config_.max_seqs) {}
+      slots_(config_.max_seqs) {
+  // Every slot's device length starts at 0 (slot_span decodes free slots as empty sequences).
+  if (backend_->has_memory()) {
+    const std::vector<std::int32_t> zeros(lengths_.size(), 0);
+    const std::size_t bytes = slot_lengths_.bytes();
+    backend_->upload(slot_lengths_.data(), bytes, zeros.data(), bytes, bytes, 1);
+    backend_->synchronize();
+  }
+}
 
 std::byte* ContiguousPool::slot_row(const PoolBuffer& arena, std::int32_t slot, std::int64_t t) const {
   return arena.data() + slot * config_.slab_bytes() + t * config_.layout.row_bytes();
@@ -88,6 +96,7 @@ void ContiguousPool::extend(SequenceHandle h, std::int64_t n) {
 void ContiguousPool::release(SequenceHandle h) {
   const std::int32_t slot = slots_.check(h, "release");
   lengths_[slot] = 0;
+  write_length(slot);  // a free slot reads as empty on the device (slot_span)
   slots_.vacate(slot);
 }
 

@@ -67,6 +67,28 @@ class ContiguousPool final : public KVPool {
     }
     return out;
   }
+  // Slots [first, first + count) as one batch, free slots included with length 0: how a
+  // contiguous-slab server decodes when continuous batching leaves free slots between its
+  // sequences (ContiguousKV has no slot map; a free slot's length is 0 on the device too).
+  template <class T>
+  BatchView<ContiguousKV<T>> slot_span(std::int32_t first, std::int32_t count) const {
+    check_dtype<T>("slot_span");
+    check_has_memory("slot_span");
+    if (first < 0 || count < 1 || first + static_cast<std::int64_t>(count) > config_.max_seqs)
+      throw PoolError(PoolErrorKind::InvalidArgument, "slot_span: slots [" + std::to_string(first) + ", " +
+                                                          std::to_string(first + static_cast<std::int64_t>(count)) +
+                                                          ") are not within the pool's " +
+                                                          std::to_string(config_.max_seqs));
+    BatchView<ContiguousKV<T>> out;
+    out.kv = typed_view<T>(first);
+    out.seq_lens_device = slot_lengths_.as<std::int32_t>() + first;
+    out.num_seqs = count;
+    for (std::int32_t s = first; s < first + count; ++s) {
+      out.lengths_host.push_back(static_cast<std::int32_t>(lengths_[s]));
+      out.max_len = std::max<std::int64_t>(out.max_len, lengths_[s]);
+    }
+    return out;
+  }
 
  private:
   template <class T>

@@ -70,13 +70,20 @@ class TraceScheduler {
   TraceSummary summary() const;
   std::int64_t running() const { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t queued() const { return static_cast<std::int64_t>(queue_.size()); }
+  // Requests that have not arrived yet.
+  std::int64_t pending_arrivals() const { return static_cast<std::int64_t>(trace_.size() - next_arrival_); }
+  const std::vector<TraceRequest>& trace() const { return trace_; }
 
- private:
   struct Running {
     int request;  // index into trace_
     SequenceHandle handle;
-    std::int64_t generated = 0;
+    std::int64_t generated = 0;  // tokens appended since admission: 1 in the step it was admitted
   };
+  // Inside on_batch: the batch, in the order of its handles (a caller that writes each
+  // sequence's K/V keys it by request; generated == 1 marks one whose prompt is new this step).
+  const std::vector<Running>& running_sequences() const { return running_; }
+
+ private:
   bool try_admit(int request, StepRecord& rec);
   bool exceeds_pool(const TraceRequest& r) const;
   void preempt_newest(StepRecord& rec);

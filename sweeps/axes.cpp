@@ -19,13 +19,22 @@ bool has_prefix(const json& p) { return p.value("prefix_len", 0) > 0; }
 bool may_group(const json& p) { return has_prefix(p) && !kernel_is(p, KernelKind::capacity); }
 bool has_group_prefix(const json& p) { return may_group(p) && p.value("group_prefix_len", 0) > 0; }
 bool is_shared_prefix(const json& p) { return kernel_is(p, KernelKind::shared_prefix); }
-bool is_zipf(const json& p) { return p.value("length_dist", "") == "zipf"; }
 bool is_capacity(const json& p) { return kernel_is(p, KernelKind::capacity); }
 bool is_mla(const json& p) { return p.value("attention", "mha") == "mla"; }
 bool is_mha(const json& p) { return !is_mla(p); }
+bool is_trace(const json& p) { return kernel_is(p, KernelKind::trace); }
+bool not_trace(const json& p) { return !is_trace(p); }
+bool is_lognormal_trace(const json& p) { return is_trace(p) && p.value("trace_lengths", "") == "lognormal"; }
+bool zipf_lengths(const json& p) {
+  return is_trace(p) ? p.value("trace_lengths", "") == "zipf" : p.value("length_dist", "") == "zipf";
+}
+bool has_budget(const json& p) { return is_capacity(p) || is_trace(p); }
 // Capacity points of either layout sweep max_seq_len (Figure 5 draws the paged line across it).
 bool sizes_a_slab(const json& p) { return is_contiguous(p) || is_capacity(p); }
-bool times_a_kernel(const json& p) { return !is_capacity(p); }
+bool times_a_kernel(const json& p) {
+  const auto k = kernel_of(p);
+  return !k || kernel_is_timed(*k);
+}
 // The GPU kernels are computed by a backend; the reference and capacity runners are their own.
 bool uses_backend(const json& p) {
   const auto k = kernel_of(p);
@@ -45,7 +54,8 @@ std::vector<AxisDef>& static_table() {
       // The values are the kernel table's (harness/kernel_kind.hpp), which also registers their runners.
       {"kernel", AxisType::string, kernel_names(), 0, 0, std::string(kernel_name(KernelKind::flash_decode)),
        "decode variant: cpu_reference (float64 host), baseline (3 kernels), flash_decode (split-K), "
-       "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel",
+       "batch_decode, shared_prefix; capacity = count sequences fitting budget_bytes, no kernel; trace = "
+       "continuous batching over a serving trace in a pool of budget_bytes",
        true},
       // The values are the backend registry's (backends/registry.cpp), plugins loaded with
       // --backend-lib included (table() below follows it). Not in ids at its default, so points of
@@ -78,11 +88,11 @@ std::vector<AxisDef>& static_table() {
       {"T", AxisType::integer, {}, 1, kMaxTokens, 4096,
        "tokens per sequence (the mean under uniform/zipf lengths); derived as prefix_len + "
        "group_prefix_len + suffix_len when prefix_len > 0",
-       true},
+       true, not_trace},
       {"length_dist", AxisType::string, {"fixed", "uniform", "zipf"}, 0, 0, "fixed",
        "sequence lengths in a batch: all T, uniform on [1, 2T-1], or zipf with mean T"},
-      {"zipf_alpha", AxisType::number, {}, 1.01, 10, 1.5, "zipf exponent (length_dist = zipf)", false,
-       is_zipf},
+      {"zipf_alpha", AxisType::number, {}, 1.01, 10, 1.5, "zipf exponent (length_dist or trace_lengths = zipf)",
+       false, zipf_lengths},
       {"prefix_len", AxisType::integer, {}, 0, kMaxTokens, 0,
        "tokens of a prefix shared by every sequence of the batch (0: none)"},
       {"group_prefix_len", AxisType::integer, {}, 0, kMaxTokens, 0,
@@ -126,7 +136,8 @@ std::vector<AxisDef>& static_table() {
        "pool for capacity points",
        false, sizes_a_slab},
       {"budget_bytes", AxisType::integer, {}, 1, 1LL << 50, 4LL << 30,
-       "KV memory budget the capacity count fills (kernel = capacity)", false, is_capacity},
+       "KV memory budget the capacity count fills (kernel = capacity), or a trace's pool holds (kernel = trace)",
+       false, has_budget},
       {"timing", AxisType::string, {"cold", "hot", "cold_write"}, 0, 0, "cold",
        "cold: L2 flushed (by a read) before every timed launch; hot: back-to-back launches; cold_write: "
        "flushed by a write, whose dirty lines' write-back lands in the measured launch",
@@ -143,6 +154,24 @@ std::vector<AxisDef>& static_table() {
        "once, captures the step's L launches in a CUDA graph and times its replay (cold: L2 flushed before "
        "the replay, not between layers) beside the single launch",
        false, uses_backend},
+      // A serving trace (kernel = trace; sweeps/trace_point.hpp).
+      {"requests", AxisType::integer, {}, 1, 1 << 20, 256, "trace: requests in the trace", false, is_trace},
+      {"arrival_rate", AxisType::number, {}, 0, 1e6, 0.0,
+       "trace: Poisson arrivals per decode step; 0 = every request arrives at step 0", false, is_trace},
+      {"trace_lengths", AxisType::string, {"fixed", "uniform", "zipf", "lognormal"}, 0, 0, "fixed",
+       "trace: distribution of prompt and output lengths around their means: fixed, uniform on [1, 2 x mean - 1], "
+       "zipf (exponent zipf_alpha), lognormal (sd of the log length_sigma)",
+       false, is_trace},
+      {"prompt_len", AxisType::integer, {}, 1, 1 << 24, 256, "trace: mean prompt tokens of a request", false, is_trace},
+      {"output_len", AxisType::integer, {}, 1, 1 << 24, 128, "trace: mean output tokens (decode steps) of a request",
+       false, is_trace},
+      {"length_sigma", AxisType::number, {}, 0.01, 4, 0.5, "trace: sd of the log of lognormal lengths", false,
+       is_lognormal_trace},
+      {"steps", AxisType::integer, {}, 1, 1 << 24, 2000,
+       "trace: decode steps at most (fewer when every request finished or was rejected)", false, is_trace},
+      {"verify_every", AxisType::integer, {}, 1, 1 << 24, 100,
+       "trace: the decode output is verified against the float64 reference at the first step, every N-th and the last",
+       false, is_trace},
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},
   };

@@ -13,6 +13,7 @@
 #include "sweeps/capacity_runner.hpp"
 #include "sweeps/cpu_reference_runner.hpp"
 #include "sweeps/pipeline_runner.hpp"
+#include "sweeps/trace_runner.hpp"
 
 namespace decode_bench::sweeps {
 
@@ -34,6 +35,8 @@ std::unique_ptr<PointRunner> make_builtin_runner(KernelKind kernel) {
     case KernelKind::shared_prefix: return make_kernel_runner(kernel);
     // Sequences per memory budget (Figure 5): the exact host simulation, plus real arenas on a GPU.
     case KernelKind::capacity: return make_capacity_runner();
+    // Continuous batching over a serving trace (sweeps/trace_runner.hpp).
+    case KernelKind::trace: return make_trace_runner();
   }
   throw std::logic_error("no runner for kernel " + std::string(kernel_name(kernel)));
 }

@@ -283,6 +283,12 @@ std::string point_outcome_text(const json& point) {
       return "ok: " + printed("%.0f", *sequences) + " sequences" +
              (backend && backend->is_string() ? " (" + backend->get<std::string>() + ")" : "");
     }
+    if (const auto tokens = number_at(point, {"trace", "summary", "tokens_per_s"})) {
+      const auto steps = number_at(point, {"trace", "summary", "steps"});
+      const auto peak = number_at(point, {"trace", "summary", "peak_running"});
+      return "ok: " + printed("%.0f tokens/s", *tokens) + (steps ? ", " + printed("%.0f steps", *steps) : "") +
+             (peak ? ", peak " + printed("%.0f", *peak) + " running" : "");
+    }
     std::vector<std::string> parts;
     if (const auto v = number_at(point, {"timing", "median_us"})) parts.push_back(printed("%.2f us", *v));
     if (const auto v = number_at(point, {"achieved", "gbps"})) parts.push_back(printed("%.1f GB/s", *v));

@@ -26,7 +26,7 @@ TEST(KernelTable, TheKernelAxisAllowsExactlyTheTablesNames) {
   std::vector<std::string> allowed(axis->allowed.begin(), axis->allowed.end());
   EXPECT_EQ(allowed, table_names());
   EXPECT_EQ(allowed, (std::vector<std::string>{"cpu_reference", "baseline", "flash_decode", "batch_decode",
-                                               "shared_prefix", "capacity"}));
+                                               "shared_prefix", "capacity", "trace"}));
   EXPECT_EQ(axis->default_value, "flash_decode");
 }
 
@@ -60,6 +60,9 @@ TEST(KernelTable, PropertiesFollowTheKernels) {
   EXPECT_TRUE(kernel_splits_k(KernelKind::batch_decode));
   EXPECT_FALSE(kernel_is_timed(KernelKind::capacity));
   EXPECT_TRUE(kernel_is_timed(KernelKind::cpu_reference));
+  // A trace times its own steps: the timing axes (cold, end_to_end, counters) do not apply.
+  EXPECT_FALSE(kernel_is_timed(KernelKind::trace));
+  EXPECT_FALSE(kernel_splits_k(KernelKind::trace));
   std::vector<std::string> through_backend;
   for (const KernelInfo& k : kernel_kinds())
     if (kernel_uses_backend(k.kind)) through_backend.emplace_back(k.name);

@@ -141,7 +141,7 @@ json with_capacity_point() {
 
 TEST(ResultsSchema, CapacityPointsCarryACountInsteadOfTiming) {
   EXPECT_EQ(rejection_path(with_capacity_point()), "<accepted>");
-  EXPECT_EQ(results_schema_version(), "1.1");
+  EXPECT_EQ(results_schema_version(), "1.2");
   const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
       {[](json& d) { d["points"][2]["capacity"].erase("sequences"); }, "points[2].capacity.sequences"},
       {[](json& d) { d["points"][2]["capacity"]["bytes_used"] = "all"; }, "points[2].capacity.bytes_used"},

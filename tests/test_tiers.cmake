@@ -33,6 +33,7 @@ set(DECODE_BENCH_GPU_QUICK
   MergeLevelStatesGpu.RefusesDepthsOutsideZeroToFour
   PoolGpu.PagedRoundTripThroughDeviceTables
   PoolGpu.ContiguousRoundTrip
+  TraceGpu.ShortTracesVerifyAndKeepTheirAccountsOnBothPools
   PoolGpu.DeviceAllocationFailureIsATypedError
   TimingGpu.EventsMeasureAKnownSpinWithinFivePercent
   TimingGpu.LaunchErrorFailsThePointButNotTheRun

@@ -57,6 +57,17 @@ def validate(doc):
             raise ResultsError(f"{p}.status: unknown status '{status}'")
         if status != "ok":
             continue
+        if "trace" in point:  # a serving trace: step arrays and a summary, no single timing
+            trace = _require(point, p, "trace", dict, "an object")
+            steps = _require(trace, f"{p}.trace", "steps", dict, "an object")
+            summary = _require(trace, f"{p}.trace", "summary", dict, "an object")
+            for key in ("tokens_per_s", "mean_running", "peak_running", "p50_step_us", "p99_step_us", "host_over_gpu"):
+                _require(summary, f"{p}.trace.summary", key, float, "a number")
+            for key in ("running", "gpu_us"):
+                _require(steps, f"{p}.trace.steps", key, list, "an array")
+            if len(steps["running"]) != len(steps["gpu_us"]):
+                raise ResultsError(f"{p}.trace.steps: running and gpu_us differ in length")
+            continue
         if "capacity" in point:
             capacity = _require(point, p, "capacity", dict, "an object")
             for key in ("sequences", "bytes_reserved", "bytes_used", "fragmentation"):
@@ -97,7 +108,8 @@ def load_many(paths):
 # --- accessors shared by the figure modules ---------------------------------------------------
 
 def ok_points(doc):
-    return [p for p in doc["points"] if p["status"] == "ok"]
+    """Ok points with one timing or a capacity count (trace points are read apart: docs/results.md)."""
+    return [p for p in doc["points"] if p["status"] == "ok" and "trace" not in p]
 
 
 def experiment(point):

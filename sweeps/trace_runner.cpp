@@ -1,0 +1,429 @@
+#include "sweeps/trace_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "backends/registry.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/gpu_verify.hpp"
+#include "harness/kernel_kind.hpp"
+#include "harness/results_schema.hpp"
+#include "harness/verify.hpp"
+#include "kernels/gpu_reference.hpp"
+#include "pools/contiguous_pool.hpp"
+#include "pools/memory_backend.hpp"
+#include "pools/paged_pool.hpp"
+#include "pools/pool_error.hpp"
+#include "sweeps/decode_fill.hpp"
+#include "sweeps/phase_timer.hpp"
+#include "sweeps/point_pipeline.hpp"
+#include "sweeps/trace_fill.hpp"
+#include "sweeps/trace_point.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+// The backend's scratch for one step's plan. Plans of later steps reuse the buffers (the earlier
+// step's launch has finished: each step waits for its stop event), growing one only when a plan
+// asks for more; a new buffer is filled with 0xFF bytes, as the pipeline's workspace is.
+class StepWorkspace final : public Workspace {
+ public:
+  explicit StepWorkspace(cudaStream_t stream) : stream_(stream) {}
+  void reset() { next_ = 0; }
+  void* allocate(std::size_t bytes) override {
+    if (bytes == 0) return nullptr;
+    if (next_ == buffers_.size()) buffers_.emplace_back();
+    DeviceBuffer<std::byte>& b = buffers_[next_++];
+    if (b.size() < bytes) {
+      b = DeviceBuffer<std::byte>(bytes + bytes / 2);
+      DB_CUDA_CHECK(cudaMemsetAsync(b.get(), 0xFF, b.bytes(), stream_));
+    }
+    return b.get();
+  }
+  cudaStream_t stream() const override { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<DeviceBuffer<std::byte>> buffers_;
+  std::size_t next_ = 0;
+};
+
+class Events {
+ public:
+  Events() {
+    DB_CUDA_CHECK(cudaEventCreate(&start));
+    DB_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+AttentionProblem described_problem(const TracePoint& t) {
+  AttentionProblem p;
+  p.kernel = KernelKind::batch_decode;
+  p.shape = t.shape;
+  p.kv_dtype = t.dtype;
+  p.layout = t.paged ? KvLayoutKind::paged : KvLayoutKind::contiguous;
+  p.paged.page_size = t.page_size;
+  p.paged.heads_kv = t.shape.heads_kv;
+  p.paged.head_dim = t.shape.head_dim;
+  p.contiguous.head_dim = t.shape.head_dim;
+  return p;
+}
+
+// One trace, typed by the pool's storage type.
+template <class T>
+class TraceRun {
+ public:
+  TraceRun(const TracePoint& t, Backend& backend, RunContext& ctx) : t_(t), backend_(backend), ctx_(ctx) {}
+
+  json run() {
+    const std::vector<TraceRequest> trace = make_trace(t_.spec);
+    {
+      PhaseTimer phase(ctx_.phases, kPhasePoolBuild);
+      build_pool(trace);
+    }
+    stream_ = pool_->stream();
+    workspace_ = std::make_unique<StepWorkspace>(stream_);
+    TraceScheduler sched(*pool_, trace, {});
+    sched_ = &sched;
+
+    bool interrupted = false;
+    const auto wall0 = Clock::now();
+    for (std::int64_t i = 0; i < t_.steps && !sched.done(); ++i) {
+      if (ctx_.interrupt_requested()) {
+        interrupted = true;
+        break;
+      }
+      step_ = i;
+      TraceStepTiming timing;
+      excluded_us_ = 0;
+      const auto s0 = Clock::now();
+      sched.step([&](std::span<const SequenceHandle> handles) { timing = decode(handles); });
+      timing.host_us = std::max(0.0, us_between(s0, Clock::now()) - excluded_us_);
+      timings_.push_back(timing);
+      ctx_.measured_seconds += timing.gpu_us * 1e-6;
+    }
+    const double wall_s = us_between(wall0, Clock::now()) * 1e-6;
+    sched_ = nullptr;
+    ctx_.phases[std::string(kPhaseVerification)] += verify_us_ * 1e-6;
+    ctx_.phases[std::string(kPhaseTiming)] += std::max(0.0, wall_s - verify_us_ * 1e-6);
+
+    json trace_block = {{"interrupted", interrupted},
+                        {"workload",
+                         {{"requests", t_.spec.requests},
+                          {"arrival", t_.spec.arrival == TraceArrival::poisson ? "poisson" : "all_at_once"},
+                          {"rate", t_.spec.arrival == TraceArrival::poisson ? t_.spec.rate : 0.0},
+                          {"prompt", t_.spec.prompt.describe()},
+                          {"output", t_.spec.output.describe()},
+                          {"seed", t_.spec.seed}}},
+                        {"pool", pool_json_},
+                        {"wall_seconds", wall_s},
+                        {"method", "one decode launch per step over the whole running batch, CUDA events around it, "
+                                   "no L2 flush (steps back to back); host time = step wall time less device work and "
+                                   "verification"}};
+    trace_block["summary"] = trace_summary_json(sched.records(), timings_);
+    trace_block["steps"] = trace_steps_json(sched.records(), timings_);
+
+    json verification = total_.to_json();
+    verification["passed"] = verified_ok_ && !checks_.empty();
+    verification["method"] =
+        "float64 reference on the GPU at the first, every verify_every-th and the last step; every stored K/V row of "
+        "every running sequence compared bitwise with the generator's values";
+    verification["steps"] = checks_;
+    json out = {{"trace", std::move(trace_block)}, {"verification", std::move(verification)}};
+    out["backend"] = {{"name", backend_.name()}, {"version", backend_.version()}};
+    out["parameters"] = {{"max_seq_len", pool_->max_seq_len()}};
+    if (checks_.empty()) {
+      out["status"] = std::string(kStatusError);
+      out["reason"] = "no step of the trace ran a batch (nothing was verified)";
+    } else if (!verified_ok_) {
+      out["status"] = std::string(kStatusVerificationFailed);
+      out["reason"] = first_failure_;
+    } else {
+      out["status"] = std::string(kStatusOk);
+    }
+    return out;
+  }
+
+ private:
+  void build_pool(const std::vector<TraceRequest>& trace) {
+    const KVLayout layout{t_.shape.heads_kv, t_.shape.head_dim, t_.dtype};
+    if (t_.paged) {
+      const std::int32_t max_seqs = static_cast<std::int32_t>(std::min<std::int64_t>(t_.spec.requests, 1 << 20));
+      PagedPoolConfig cfg =
+          PagedPoolConfig::for_budget(layout, t_.budget_bytes, t_.page_size, trace_longest_request(trace), max_seqs);
+      cfg.page_order = parse_page_order(t_.page_order).value_or(PageOrder::sequential);
+      cfg.order_seed = t_.seed + 1;
+      auto pool = std::make_unique<PagedPool>(cfg, make_device_backend());
+      max_batch_ = std::min<std::int64_t>(t_.spec.requests, cfg.num_pages);
+      pool_json_ = {{"layout", "paged"},          {"page_size", cfg.page_size}, {"pages", cfg.num_pages},
+                    {"max_seq_len", cfg.max_seq_len}, {"max_seqs", cfg.max_seqs},
+                    {"arena_bytes", 2 * cfg.page_bytes() * static_cast<std::uint64_t>(cfg.num_pages)}};
+      paged_ = pool.get();
+      pool_ = std::move(pool);
+    } else {
+      const ContiguousPoolConfig cfg = ContiguousPoolConfig::for_budget(layout, t_.budget_bytes, trace_slab_tokens(t_));
+      auto pool = std::make_unique<ContiguousPool>(cfg, make_device_backend());
+      max_batch_ = cfg.max_seqs;
+      pool_json_ = {{"layout", "contiguous"},     {"fragmentation", t_.fragmentation}, {"slots", cfg.max_seqs},
+                    {"max_seq_len", cfg.max_seq_len},
+                    {"arena_bytes", 2 * cfg.slab_bytes() * static_cast<std::uint64_t>(cfg.max_seqs)}};
+      contiguous_ = pool.get();
+      pool_ = std::move(pool);
+    }
+    pool_->backend().synchronize();
+    const std::size_t rows = static_cast<std::size_t>(max_batch_);
+    q_ = DeviceBuffer<float>(rows * t_.shape.heads_q * t_.shape.head_dim);
+    o_ = DeviceBuffer<float>(rows * t_.shape.heads_q * t_.shape.head_dim);
+    lse_ = DeviceBuffer<float>(rows * t_.shape.heads_q);
+    writes_ = DeviceBuffer<TraceWrite>(rows);
+    rows_ = DeviceBuffer<TraceWrite>(rows);
+    last_page_len_ = DeviceBuffer<std::int32_t>(rows);
+  }
+
+  // Whether no request is left after this step: nothing queued or still to arrive, and every
+  // running sequence generates its last token now.
+  bool final_step() const {
+    if (sched_->queued() > 0 || sched_->pending_arrivals() > 0) return false;
+    for (const auto& r : sched_->running_sequences())
+      if (r.generated < sched_->trace()[static_cast<std::size_t>(r.request)].output_len) return false;
+    return true;
+  }
+
+  TraceStepTiming decode(std::span<const SequenceHandle> handles) {
+    TraceStepTiming timing;
+    const auto& running = sched_->running_sequences();
+    // The batch view and where each running sequence sits in it.
+    std::vector<TraceWrite> writes(running.size());
+    AttentionProblem p = described_problem(t_);
+    std::int32_t first = 0;
+    if (paged_) {
+      const BatchView<PagedKV<T>> view = paged_->batch<T>(handles);
+      p.paged = erased_kv(view.kv);
+      p.seq_lens = view.seq_lens_device;
+      p.max_len = view.max_len;
+      p.batch = view.num_seqs;
+      p.host_seq_lens = view.lengths_host;
+      p.host_indptr.assign(1, 0);
+      for (std::int32_t len : view.lengths_host) {
+        p.host_indptr.push_back(p.host_indptr.back() + (len + t_.page_size - 1) / t_.page_size);
+        p.host_last_page_len.push_back(len == 0 ? 0 : (len - 1) % t_.page_size + 1);
+      }
+      DB_CUDA_CHECK(cudaMemcpyAsync(last_page_len_.get(), p.host_last_page_len.data(),
+                                    p.host_last_page_len.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                                    stream_));
+      p.last_page_len = last_page_len_.get();
+      for (std::size_t i = 0; i < running.size(); ++i) writes[i].batch_index = static_cast<std::int32_t>(i);
+    } else {
+      std::int32_t last = 0;
+      first = contiguous_->slot_of(handles[0]);
+      for (const SequenceHandle& h : handles) {
+        first = std::min(first, contiguous_->slot_of(h));
+        last = std::max(last, contiguous_->slot_of(h));
+      }
+      const BatchView<ContiguousKV<T>> view = contiguous_->slot_span<T>(first, last - first + 1);
+      p.contiguous = erased_kv(view.kv);
+      p.seq_lens = view.seq_lens_device;
+      p.max_len = view.max_len;
+      p.batch = view.num_seqs;
+      p.host_seq_lens = view.lengths_host;
+      for (std::size_t i = 0; i < running.size(); ++i)
+        writes[i].batch_index = contiguous_->slot_of(running[i].handle) - first;
+    }
+    for (std::size_t i = 0; i < running.size(); ++i) {
+      const auto len = static_cast<std::int32_t>(pool_->length(running[i].handle));
+      writes[i].request = running[i].request;
+      writes[i].to = len;
+      writes[i].from = running[i].generated == 1 ? 0 : len - 1;  // a new sequence's prompt, else its new token
+    }
+    p.tuning = planning_policy(ctx_);
+    p.q = q_.get();
+    p.o = o_.get();
+    p.lse = lse_.get();
+    timing.decoded = p.batch;
+
+    const auto plan0 = Clock::now();
+    workspace_->reset();
+    backend_.plan(p, *workspace_);
+    const auto device0 = Clock::now();
+    timing.plan_us = us_between(plan0, device0);
+
+    // The cache writes and q (not timed), then the decode between the events.
+    DB_CUDA_CHECK(cudaMemcpyAsync(writes_.get(), writes.data(), writes.size() * sizeof(TraceWrite),
+                                  cudaMemcpyHostToDevice, stream_));
+    const std::uint64_t k_seed = kv_seed(t_.seed);
+    const int n = static_cast<int>(writes.size());
+    if (paged_)
+      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.paged), writes_.get(), n, t_.shape.heads_kv, t_.shape.head_dim,
+                                       k_seed, stream_));
+    else
+      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.contiguous), writes_.get(), n, t_.shape.heads_kv,
+                                       t_.shape.head_dim, k_seed, stream_));
+    // q rows by batch position: free slots of a contiguous span get request -1's values.
+    std::vector<TraceWrite> q_rows(static_cast<std::size_t>(p.batch), TraceWrite{0, -1, 0, 0});
+    for (const TraceWrite& w : writes) q_rows[static_cast<std::size_t>(w.batch_index)] = w;
+    DB_CUDA_CHECK(cudaMemcpyAsync(rows_.get(), q_rows.data(), q_rows.size() * sizeof(TraceWrite),
+                                  cudaMemcpyHostToDevice, stream_));
+    DB_CUDA_CHECK(fill_trace_q(q_.get(), rows_.get(), p.batch, t_.shape.heads_q, t_.shape.head_dim, q_seed(t_.seed), step_,
+                               stream_));
+    DB_CUDA_CHECK(cudaEventRecord(events_.start, stream_));
+    DB_CUDA_CHECK(backend_.run(stream_));
+    DB_CUDA_CHECK(cudaEventRecord(events_.stop, stream_));
+    DB_CUDA_CHECK(cudaEventSynchronize(events_.stop));
+    float ms = 0;
+    DB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_.start, events_.stop));
+    timing.gpu_us = static_cast<double>(ms) * 1e3;
+
+    if (trace_step_verified(step_, t_.verify_every, t_.steps, final_step())) verify(p, writes);
+    excluded_us_ += us_between(device0, Clock::now());
+    return timing;
+  }
+
+  // The step's o and lse against the float64 reference, and every stored row of every running
+  // sequence against the generator.
+  void verify(const AttentionProblem& p, std::vector<TraceWrite> seqs) {
+    const auto v0 = Clock::now();
+    const std::size_t heads = static_cast<std::size_t>(p.batch) * t_.shape.heads_q;
+    DeviceBuffer<double> ws(gpu_reference_workspace_doubles(t_.shape, p.batch, p.max_len));
+    DeviceBuffer<double> ref_o(heads * t_.shape.head_dim), ref_abs(heads * t_.shape.head_dim), ref_lse(heads);
+    const GpuReferenceOutput ref{ref_o.get(), ref_abs.get(), ref_lse.get()};
+    const auto run_reference = [&](const auto& kv) {
+      DB_CUDA_CHECK(gpu_reference_decode(kv, t_.shape, p.batch, p.max_len, p.seq_lens, q_.get(), ws.get(), ref,
+                                         stream_));
+    };
+    if (paged_)
+      run_reference(typed_kv<T>(p.paged));
+    else
+      run_reference(typed_kv<T>(p.contiguous));
+    VerificationResult r = verify_decode_on_device(o_.get(), lse_.get(), ref, heads, t_.shape.head_dim, t_.dtype,
+                                                   stream_);
+
+    for (TraceWrite& s : seqs) s.from = 0;  // every row up to the length
+    DB_CUDA_CHECK(cudaMemcpyAsync(writes_.get(), seqs.data(), seqs.size() * sizeof(TraceWrite), cudaMemcpyHostToDevice,
+                                  stream_));
+    DeviceBuffer<unsigned long long> bad(1);
+    DB_CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), stream_));
+    const std::uint64_t k_seed = kv_seed(t_.seed);
+    const int n = static_cast<int>(seqs.size());
+    if (paged_)
+      DB_CUDA_CHECK(check_trace_rows(typed_kv<T>(p.paged), writes_.get(), n, t_.shape.heads_kv, t_.shape.head_dim,
+                                     k_seed, bad.get(), stream_));
+    else
+      DB_CUDA_CHECK(check_trace_rows(typed_kv<T>(p.contiguous), writes_.get(), n, t_.shape.heads_kv,
+                                     t_.shape.head_dim, k_seed, bad.get(), stream_));
+    unsigned long long mismatches = 0;
+    DB_CUDA_CHECK(cudaMemcpyAsync(&mismatches, bad.get(), sizeof mismatches, cudaMemcpyDeviceToHost, stream_));
+    DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::int64_t rows = 0;
+    for (const TraceWrite& s : seqs) rows += static_cast<std::int64_t>(s.to) * t_.shape.heads_kv;
+
+    json entry = r.to_json();
+    entry["step"] = step_;
+    entry["decoded"] = p.batch;
+    entry["running"] = static_cast<std::int64_t>(seqs.size());
+    entry["rows_checked"] = rows;
+    entry["row_mismatches"] = mismatches;
+    checks_.push_back(std::move(entry));
+    if (checks_.size() == 1) total_ = r;
+    else accumulate(total_, r);
+    const bool ok = r.passed && mismatches == 0;
+    if (!ok && verified_ok_) {
+      first_failure_ = "step " + std::to_string(step_) + ": " +
+                       (r.passed ? std::to_string(mismatches) + " stored K/V rows differ from what the trace wrote"
+                                 : r.summary());
+    }
+    verified_ok_ = verified_ok_ && ok;
+    verify_us_ += us_between(v0, Clock::now());
+  }
+
+  const TracePoint& t_;
+  Backend& backend_;
+  RunContext& ctx_;
+  std::unique_ptr<KVPool> pool_;
+  PagedPool* paged_ = nullptr;
+  ContiguousPool* contiguous_ = nullptr;
+  json pool_json_;
+  std::int64_t max_batch_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<StepWorkspace> workspace_;
+  Events events_;
+  DeviceBuffer<float> q_, o_, lse_;
+  DeviceBuffer<TraceWrite> writes_, rows_;
+  DeviceBuffer<std::int32_t> last_page_len_;
+  TraceScheduler* sched_ = nullptr;
+  std::int64_t step_ = 0;
+  double excluded_us_ = 0, verify_us_ = 0;
+  std::vector<TraceStepTiming> timings_;
+  json checks_ = json::array();
+  VerificationResult total_;
+  bool verified_ok_ = true;
+  std::string first_failure_;
+};
+
+class TraceRunner final : public PointRunner {
+ public:
+  std::string name() const override { return std::string(kernel_name(KernelKind::trace)); }
+
+  std::optional<std::string> cannot_run(const Point& point) const override {
+    TracePoint t;
+    try {
+      t = parse_trace_point(point.parameters);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    if (auto why = trace_unsupported(t)) return why;
+    const BackendEntry* entry = find_backend(kDefaultBackend);
+    if (!entry) return "backend " + std::string(kDefaultBackend) + " is not registered";
+    return entry->make()->supports(described_problem(t));
+  }
+
+  std::uint64_t device_bytes_needed(const Point& point) const override { return trace_device_bytes(point.parameters); }
+
+  json run(const Point& point, RunContext& ctx) override {
+    if (auto why = cannot_run(point)) return {{"status", std::string(kStatusSkipped)}, {"reason", *why}};
+    const TracePoint t = parse_trace_point(point.parameters);
+    if (!backend_) backend_ = find_backend(kDefaultBackend)->make();
+    try {
+      switch (t.dtype) {
+        case DType::fp32: return TraceRun<float>(t, *backend_, ctx).run();
+        case DType::fp16: return TraceRun<__half>(t, *backend_, ctx).run();
+        case DType::bf16: return TraceRun<__nv_bfloat16>(t, *backend_, ctx).run();
+        default: break;
+      }
+    } catch (const PoolError& e) {
+      if (e.kind() != PoolErrorKind::OutOfDeviceMemory) throw;
+      return {{"status", std::string(kStatusSkipped)}, {"reason", std::string("trace pool: ") + e.what()}};
+    }
+    return {{"status", std::string(kStatusSkipped)}, {"reason", "dtype " + std::string(dtype_name(t.dtype))}};
+  }
+
+ private:
+  std::unique_ptr<Backend> backend_;
+};
+
+}  // namespace
+
+std::unique_ptr<PointRunner> make_trace_runner() { return std::make_unique<TraceRunner>(); }
+
+}  // namespace decode_bench::sweeps
