@@ -63,20 +63,33 @@ void verify_sequence(const MlaShape& shape, const LatentCache& cache, int s, con
     for (int j = 0; j < k; ++j) {
       const std::size_t sr = static_cast<std::size_t>(i) * k + j, kr = row_of(i, heads[j]);
       const float* qr = q_sub.data() + sr * kd;
-      // The bound's sum_t w_t |v_t| per column, w_t from the reference's lse.
+      // The bound's sum_t w_t |v_t| per column, w_t from the reference's lse, and the largest
+      // sum_c |q_c k_c|: the scale of the FP32 score sums' error.
       std::fill(o_abs.begin(), o_abs.end(), 0.0);
+      double abs_dot_max = 0;
       for (std::int64_t t = 0; t < visible; ++t) {
         const double* lt = latent.data() + static_cast<std::size_t>(t) * kd;
-        double dot = 0;
-        for (int c = 0; c < kd; ++c) dot += static_cast<double>(qr[c]) * lt[c];
+        double dot = 0, abs_dot = 0;
+        for (int c = 0; c < kd; ++c) {
+          const double x = static_cast<double>(qr[c]) * lt[c];
+          dot += x;
+          abs_dot += std::abs(x);
+        }
+        abs_dot_max = std::max(abs_dot_max, abs_dot);
         const double w = std::exp(dot * shape.softmax_scale - ref_lse[sr]);
         for (int c = 0; c < vd; ++c) o_abs[c] += w * std::abs(lt[c]);
       }
+      // A score's FP32 sum of key_dim exact products is off by at most key_dim x 2^-24 of its
+      // sum |q k|; a weight moves by that (times the scale) relative, twice over (numerator and l).
+      const double score_err = kd * std::ldexp(1.0, -24) * abs_dot_max * shape.softmax_scale;
+      const double row_tol = tol + 4 * score_err;
       for (int c = 0; c < vd; ++c) {
         const double err = std::abs(static_cast<double>(o[kr * vd + c]) - ref_o[sr * vd + c]);
         r.max_abs_error = std::max(r.max_abs_error, err);
         const double over = std::max(0.0, err - 1e-6);
-        const double ratio = over == 0 ? 0.0 : o_abs[c] > 0 ? over / o_abs[c] : std::numeric_limits<double>::infinity();
+        // Scaled to the point's tolerance: ratio <= tol exactly when err <= row_tol o_abs + 1e-6.
+        const double ratio =
+            over == 0 ? 0.0 : o_abs[c] > 0 ? over / o_abs[c] * (tol / row_tol) : std::numeric_limits<double>::infinity();
         r.max_rel_error = std::max(r.max_rel_error, ratio);
       }
       if (visible == 0) {
