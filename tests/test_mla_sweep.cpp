@@ -15,6 +15,7 @@
 #include "kernels/mla/mla_reference.hpp"
 #include "pools/latent_cache.hpp"
 #include "sweep_test_support.hpp"
+#include "sweeps/compare/ceiling_fraction.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/mla_bound.hpp"
 #include "sweeps/mla_point.hpp"
@@ -153,6 +154,25 @@ TEST(MlaSweep, BoundUsesTheHighestMatchingTensorRoof) {
   const json no_roof = mla_bound(1e9, 1e12, DType::bf16, {{"dram_read", {{"value", 3000.0}}}});
   EXPECT_FALSE(no_roof.contains("bound_us"));
   EXPECT_FALSE(no_roof.contains("limiter"));
+}
+
+// compare's ceiling fraction holds a compute-bound MLA point against the tensor roof of its bound,
+// an MHA point of the same dtype against the FMA roof as before.
+TEST(MlaSweep, CompareHoldsMlaPointsAgainstTheirTensorRoof) {
+  const json doc = {{"ceilings", {{"dram_read", {{"value", 3000.0}}}, {"fp16_fma", {{"value", 100.0}}},
+                                  {"bf16_tensor_wgmma", {{"value", 800.0}}}}}};
+  json point = {{"parameters", {{"attention", "mla"}, {"dtype", "bf16"}}},
+                {"bound", {{"tensor_roof", "bf16_tensor_wgmma"}}},
+                {"timing", {{"median_us", 1000.0}}},
+                {"model", {{"bytes", 1e9}, {"flops", 4e11}}},  // 400 FLOP/B: above the ridge of 267
+                {"achieved", {{"gbps", 1000.0}, {"tflops", 400.0}}}};
+  EXPECT_EQ(compare::compute_roof_for(point), "bf16_tensor_wgmma");
+  const auto f = compare::ceiling_fraction(doc, point);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->bound, "bf16_tensor_wgmma");
+  EXPECT_DOUBLE_EQ(f->value, 0.5);
+  point["parameters"]["attention"] = "mha";
+  EXPECT_EQ(compare::compute_roof_for(point), "fp16_fma");
 }
 
 TEST(MlaSweep, RowSampleStaysWithinItsBudget) {
