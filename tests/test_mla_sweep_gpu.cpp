@@ -6,9 +6,11 @@
 
 #include <string>
 
+#include "harness/results_schema.hpp"
 #include "kernels/mla/mla_shape.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/decode_verify.hpp"
+#include "sweeps/driver.hpp"
 #include "sweeps/mla_point.hpp"
 #include "sweeps/pipeline_runner.hpp"
 #include "tests/gpu_test_support.hpp"
@@ -55,6 +57,13 @@ TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
     EXPECT_DOUBLE_EQ(r["model"]["flops"].get<double>(), expect.flops);
     EXPECT_DOUBLE_EQ(r["bound"]["bytes"].get<double>(), expect.minimum_bytes());
     EXPECT_GT(r["timing"]["median_us"].get<double>(), 0.0);
+    // What the driver writes satisfies the results schema.
+    json doc = make_results_document(make_meta({}, "t"), host_device_info());
+    json written = r;
+    written["id"] = point.id;
+    written["parameters"] = point.parameters;
+    doc["points"].push_back(written);
+    EXPECT_NO_THROW(validate_results(doc));
   }
 }
 
