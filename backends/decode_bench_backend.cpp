@@ -5,12 +5,19 @@
 //                                   a shared-prefix batch, the plain decode of its forked pages
 //   kernel shared_prefix            prefix phase + suffix phase + merge (plan_shared_prefix), the
 //                                   suffix phase on a second stream when prefix_overlap is set
+//   attention mla (flash_decode, batch_decode)  the MLA decode kernel over the latent cache
+//                                   (kernels/mla/mla_decode.hpp: plan_mla_decode, run_mla_decode)
 // Its plan JSON is kernels/plan_json.hpp's, naming the family the planner chose; its traffic
 // models are kernels/traffic_model.hpp's, with the intermediates each family writes.
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "backends/decode_bench_support.hpp"
 #include "build_info.hpp"
@@ -18,6 +25,8 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/dtype_dispatch.hpp"
+#include "kernels/mla/mla_decode.hpp"
+#include "kernels/mla/mla_point_model.hpp"
 #include "kernels/plan_json.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
@@ -52,6 +61,7 @@ class DecodeBenchBackend final : public Backend {
   }
 
   std::optional<std::string> supports(const AttentionProblem& p) const override {
+    if (p.mla) return mla_unsupported(p);
     if (p.kernel == KernelKind::shared_prefix && !p.prefix)
       return std::string("kernel shared_prefix needs a shared-prefix batch (prefix_len > 0, layout paged)");
     if (p.kernel == KernelKind::shared_prefix && p.layout != KvLayoutKind::paged)
@@ -72,7 +82,9 @@ class DecodeBenchBackend final : public Backend {
     plan_json_ = nlohmann::json::object();
     model_.reset();
     with_storage_type(problem_.kv_dtype, [&]<class T>(std::type_identity<T>) {
-      if (problem_.kernel == KernelKind::shared_prefix)
+      if (problem_.mla)
+        plan_mla_typed<T>(workspace);
+      else if (problem_.kernel == KernelKind::shared_prefix)
         plan_shared_prefix_typed<T>(workspace);
       else if (problem_.layout == KvLayoutKind::paged)
         plan_decode_typed<PagedKV<T>>(typed_kv<T>(problem_.paged), workspace);
@@ -85,6 +97,7 @@ class DecodeBenchBackend final : public Backend {
   cudaError_t run_serial(cudaStream_t stream) override { return serial_ ? serial_(stream) : cudaErrorNotReady; }
   std::optional<std::string> layers_unsupported(const AttentionProblem& p) const override {
     if (p.kernel == KernelKind::shared_prefix) return std::string("kernel shared_prefix: layers > 1 is not measured yet");
+    if (p.mla) return std::string("attention mla: the MLA kernel's plan is not run over further layers yet");
     return std::nullopt;
   }
   std::function<cudaError_t(cudaStream_t)> layer_launch(const AttentionProblem& layer) override {
@@ -94,6 +107,68 @@ class DecodeBenchBackend final : public Backend {
   std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override { return model_; }
 
  private:
+  // Attention mla: the MLA decode kernel's shapes and storage types, the decode kernels, q_len 1 or 2.
+  static std::optional<std::string> mla_unsupported(const AttentionProblem& p) {
+    if (p.kernel != KernelKind::flash_decode && p.kernel != KernelKind::batch_decode)
+      return "attention mla: decode-bench computes MLA decode for kernel flash_decode or batch_decode, not " +
+             std::string(kernel_name(p.kernel));
+    if (const std::string why = mla_decode_unsupported_reason(*p.mla, p.kv_dtype); !why.empty())
+      return "attention mla: " + why;
+    if (p.variant.window != 0 || p.variant.sinks || p.variant.logits_soft_cap != 0)
+      return "attention mla: " + p.variant.describe() + ": the MLA kernel computes causal q_len only";
+    if (p.mla->q_len != p.variant.q_len || p.mla->q_len > 2)
+      return "attention mla: q_len " + std::to_string(p.mla->q_len) + ": the MLA kernel is tested at q_len 1 and 2";
+    return std::nullopt;
+  }
+
+  // The storage types the MLA kernel is built for (FP16, BF16, FP8 E4M3); supports() refuses the rest.
+  template <class T>
+  static constexpr bool kMlaStorage =
+      std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __nv_fp8_e4m3>;
+
+  template <class T>
+  void plan_mla_typed(Workspace& workspace) {
+    if constexpr (!kMlaStorage<T>) {
+      throw std::invalid_argument("attention mla: no MLA kernel for dtype " + std::string(dtype_name(problem_.kv_dtype)));
+    } else {
+      plan_mla_kernel<T>(workspace);
+    }
+  }
+
+  template <class T>
+  void plan_mla_kernel(Workspace& workspace) {
+    const AttentionProblem& p = problem_;
+    const MlaShape shape = *p.mla;
+    int device = 0, sms = 0;
+    DB_CUDA_CHECK(cudaGetDevice(&device));
+    DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    mla_plan_ = plan_mla_decode(shape, p.kv_dtype, p.batch, p.max_len, sms, p.splits);
+    void* ws = workspace.allocate(mla_plan_.workspace_bytes);
+    const auto* q = static_cast<const float*>(p.q);
+    auto* o = static_cast<float*>(p.o);
+    if (p.layout == KvLayoutKind::paged) {
+      const PagedKV<T> kv = typed_kv<T>(p.paged);
+      launch_ = [this, shape, kv, q, o, ws](cudaStream_t s) {
+        return run_mla_decode(shape, kv, problem_.seq_lens, q, o, problem_.lse, ws, mla_plan_, s);
+      };
+    } else {
+      const ContiguousKV<T> kv = typed_kv<T>(p.contiguous);
+      launch_ = [this, shape, kv, q, o, ws](cudaStream_t s) {
+        return run_mla_decode(shape, kv, problem_.seq_lens, q, o, problem_.lse, ws, mla_plan_, s);
+      };
+    }
+    serial_ = launch_;
+    plan_json_ = mla_plan_.to_json();
+    plan_json_["family"] = "mla_decode";
+    std::vector<std::int32_t> pages_per_seq;
+    for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
+      pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
+    TrafficModel m = mla_point_traffic_model(shape, p.kv_dtype, p.host_seq_lens, pages_per_seq);
+    // Split partials: written by the splits, read by the merge.
+    m.extra_bytes = 2.0 * static_cast<double>(mla_plan_.workspace_bytes);
+    model_ = BackendTrafficModel{m, mla_plan_.num_splits > 1 ? "mla_latent_once+split_partials" : "mla_latent_once"};
+  }
+
   template <class KV>
   void plan_decode_typed(const KV& kv, Workspace& workspace) {
     const AttentionProblem& p = problem_;
@@ -168,6 +243,7 @@ class DecodeBenchBackend final : public Backend {
   AttentionProblem problem_;
   DecodePlan plan_;
   SharedPrefixPlan sp_plan_;
+  MlaDecodePlan mla_plan_;
   std::function<cudaError_t(cudaStream_t)> launch_, serial_;
   std::function<std::function<cudaError_t(cudaStream_t)>(const AttentionProblem&)> layer_;
   nlohmann::json plan_json_;

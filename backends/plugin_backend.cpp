@@ -85,6 +85,9 @@ class PluginBackend final : public Backend {
              "'s plain decode of the same pages";
     if (!kernel_uses_backend(p.kernel))
       return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
+    if (p.mla)
+      return "attention mla: a plugin backend is given no latent cache (plugin ABI version " +
+             std::to_string(DECODE_BENCH_BACKEND_ABI_VERSION) + ")";
     if (!p.variant.plain())
       return p.variant.describe() + ": a plugin backend is given no attention variants (plugin ABI version " +
              std::to_string(DECODE_BENCH_BACKEND_ABI_VERSION) + ")";

@@ -32,6 +32,7 @@
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/kv_accessor.hpp"
+#include "kernels/mla/mla_shape.hpp"
 #include "kernels/shared_prefix_layout.hpp"
 #include "kernels/tuning_policy.hpp"
 
@@ -68,6 +69,13 @@ struct AttentionProblem {
   // backend without a path for a requested variant refuses it in supports(), naming it.
   AttentionVariant variant{};
   const float* sinks = nullptr;
+
+  // attention mla (kernels/mla/mla_shape.hpp): set for a multi-head latent attention point, whose
+  // latent cache is the K/V above as one KV head of head_dim key_dim (576), K and V the same array
+  // (FP8: one scale, k_scale = v_scale); shape is (heads_q, 1, key_dim) and variant.q_len is
+  // mla->q_len. q: (B, q_len, H_q, key_dim), o: (B, q_len, H_q, value_dim), lse (B, q_len, H_q). A
+  // backend without an MLA path refuses it in supports().
+  std::optional<MlaShape> mla;
 
   // How the run plans, for the decode-bench backend's planners (other backends have no such knobs):
   // the sweep's tuning policy (kernels/tuning_policy.hpp, parsed once from the environment) with

@@ -13,6 +13,7 @@
 #include "harness/timing.hpp"
 #include "kernels/dtype_dispatch.hpp"
 #include "pools/contiguous_pool.hpp"
+#include "pools/latent_cache.hpp"
 #include "pools/paged_pool.hpp"
 #include "sweeps/block_timeline_capture.hpp"
 #include "sweeps/counter_pass.hpp"
@@ -21,6 +22,8 @@
 #include "sweeps/decode_state.hpp"
 #include "sweeps/decode_verify.hpp"
 #include "sweeps/io_dtype.hpp"
+#include "sweeps/mla_point.hpp"
+#include "sweeps/mla_verify.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 #include "sweeps/shared_prefix_state.hpp"
@@ -30,10 +33,37 @@ namespace {
 
 using nlohmann::json;
 
-// What a device's points reuse: the flusher's 2 x L2 buffer and the counter pass's profiler.
+// An MLA point's latent cache: the host copy the reference reads and the device copy the kernel
+// reads, with its block table, lengths and scale. It depends on the storage and the lengths only,
+// so the next point that differs in heads_q, q_len, splits or timing reuses the last one's.
+struct MlaLatentOnDevice {
+  std::string key;
+  LatentCache host;
+  DeviceBuffer<std::byte> data;
+  DeviceBuffer<std::int32_t> page_indices, indptr, seq_lens, last_page_len;
+  DeviceBuffer<float> scale;  // FP8's one scale; empty otherwise (the accessor's null scale is 1)
+
+  MlaLatentOnDevice(std::string k, const LatentCacheConfig& config, const std::vector<std::int32_t>& lengths)
+      : key(std::move(k)), host(config, lengths), data(host.data()), seq_lens(lengths) {
+    if (config.storage == LatentStorage::paged) {
+      // At least one entry each, so that an all-empty batch still has device arrays.
+      page_indices = DeviceBuffer<std::int32_t>(host.page_indices().empty() ? std::vector<std::int32_t>{0}
+                                                                            : host.page_indices());
+      indptr = DeviceBuffer<std::int32_t>(host.indptr());
+      std::vector<std::int32_t> last;
+      for (const std::int32_t len : lengths) last.push_back(len == 0 ? 0 : (len - 1) % config.page_size + 1);
+      last_page_len = DeviceBuffer<std::int32_t>(last);
+    }
+    if (dtype_is_fp8(config.dtype)) scale = DeviceBuffer<float>(std::vector<float>{host.scale()});
+  }
+};
+
+// What a device's points reuse: the flusher's 2 x L2 buffer, the counter pass's profiler, and the
+// last MLA point's latent cache (dropped as soon as another kind of point runs).
 struct DeviceResources {
   std::unique_ptr<L2Flusher> flusher;
   CounterPass counters;
+  std::shared_ptr<MlaLatentOnDevice> mla;
 };
 
 // The steps both kinds of point share: o and lse, q in the backend's dtype, the workspace, the
@@ -358,6 +388,89 @@ class SharedPrefixSteps final : public GpuSteps {
   BatchView<PagedKV<T>> view_;
 };
 
+// An MLA decode batch (attention = mla): the latent cache filled on the host from the seed
+// (pools/latent_cache.hpp) and uploaded, q drawn and rounded to the kernel's operand type
+// (sweeps/mla_verify.hpp), o (B, q_len, H_q, value_dim) and lse; checked on the host against the
+// float64 MLA reference over a budgeted sample of rows (the GPU reference computes MHA only).
+template <class T>
+class MlaSteps final : public GpuSteps {
+ public:
+  MlaSteps(const Point& point, RunContext& ctx, DeviceResources& resources)
+      : GpuSteps(point, ctx, resources), m_(parse_mla_point(point.parameters)) {}
+
+  void build(AttentionProblem& p) override {
+    if (p.io_dtype != DType::fp32)
+      throw std::logic_error(id_ + ": an MLA point reads q and writes o in fp32, not " +
+                             std::string(dtype_name(p.io_dtype)));
+    flusher();
+    const DecodePoint& d = m_.decode;
+    {
+      PhaseTimer phase(ctx_.phases, kPhaseDataFill);
+      latent_ = latent_cache();
+      q_host_ = mla_query(m_.shape, static_cast<int>(d.lengths.size()), d.dtype, d.seed);
+      q_ = DeviceBuffer<float>(q_host_);
+    }
+    const LatentCache& c = latent_->host;
+    const T* base = reinterpret_cast<const T*>(latent_->data.get());
+    const float* scale = latent_->scale.get();  // null unless FP8
+    if (d.paged) {
+      p.paged = erased_kv(c.paged_view<T>(base, latent_->page_indices.get(), latent_->indptr.get(), scale));
+      p.last_page_len = latent_->last_page_len.get();
+    } else {
+      p.contiguous = erased_kv(c.contiguous_view<T>(base, scale));
+    }
+    p.seq_lens = latent_->seq_lens.get();
+    p.max_len = c.max_len();
+    const std::size_t rows = d.lengths.size() * static_cast<std::size_t>(m_.shape.rows());
+    o_ = DeviceBuffer<float>(rows * m_.shape.value_dim());
+    lse_ = DeviceBuffer<float>(rows);
+    p.q = q_.get();
+    p.o = o_.get();
+    p.lse = lse_.get();
+  }
+
+  CheckedVerification verify() override {
+    CheckedVerification v;
+    const MlaRowSample sample = mla_rows_to_verify(m_.shape, m_.decode.lengths);
+    {
+      PhaseTimer phase(ctx_.phases, kPhaseReference);  // the host float64 reference and comparison
+      v.result = verify_mla_on_host(m_.shape, latent_->host, q_host_, o_.download(), lse_.download(), sample);
+    }
+    v.details = {{"method", kVerifyOnHost},
+                 {"reference", "mla_reference"},
+                 {"rule", kMlaVerificationRule},
+                 {"sequences_checked", sample.sequences.size()},
+                 {"rows_checked", sample.rows() * m_.shape.q_len},
+                 {"rows", m_.decode.lengths.size() * static_cast<std::size_t>(m_.shape.rows())}};
+    return v;
+  }
+
+ private:
+  std::shared_ptr<MlaLatentOnDevice> latent_cache() {
+    const DecodePoint& d = m_.decode;
+    LatentCacheConfig config;
+    config.key_dim = m_.shape.key_dim();
+    config.dtype = d.dtype;
+    config.storage = d.paged ? LatentStorage::paged : LatentStorage::contiguous;
+    config.page_size = d.page_size;
+    config.shuffle_pages = d.page_order == "shuffled";
+    config.seed = d.seed;
+    std::string key = std::string(dtype_name(d.dtype)) + "/" + std::to_string(config.key_dim) + "/" +
+                      (d.paged ? "paged" + std::to_string(d.page_size) + d.page_order : "contiguous") + "/" +
+                      std::to_string(d.seed) + "/";
+    for (const std::int32_t len : d.lengths) key += std::to_string(len) + ",";
+    if (resources_.mla && resources_.mla->key == key) return resources_.mla;
+    resources_.mla.reset();  // its device memory back before the next one is allocated
+    resources_.mla = std::make_shared<MlaLatentOnDevice>(key, config, d.lengths);
+    return resources_.mla;
+  }
+
+  MlaPoint m_;
+  std::shared_ptr<MlaLatentOnDevice> latent_;
+  std::vector<float> q_host_;
+  DeviceBuffer<float> q_;
+};
+
 }  // namespace
 
 StepsFactory gpu_steps_factory() {
@@ -366,6 +479,8 @@ StepsFactory gpu_steps_factory() {
                      RunContext& ctx) -> std::unique_ptr<PointSteps> {
     // The pipeline's one switch on the storage type.
     return with_storage_type(described.kv_dtype, [&]<class T>(std::type_identity<T>) -> std::unique_ptr<PointSteps> {
+      if (described.mla) return std::make_unique<MlaSteps<T>>(point, ctx, *resources);
+      resources->mla.reset();  // another kind of point: the last MLA point's latent cache goes
       if (described.prefix) return std::make_unique<SharedPrefixSteps<T>>(point, ctx, *resources);
       return std::make_unique<DecodeSteps<T>>(point, ctx, *resources);
     });

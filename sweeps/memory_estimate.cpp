@@ -8,6 +8,8 @@
 #include "kernels/dtype.hpp"
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_point.hpp"
+#include "sweeps/mla_axes.hpp"
+#include "sweeps/mla_point.hpp"
 #include "sweeps/point_kernel.hpp"
 #include "sweeps/trace_point.hpp"
 
@@ -18,6 +20,7 @@ std::uint64_t estimate_device_bytes(const nlohmann::json& p) {
   if (kernel == KernelKind::cpu_reference) return 0;
   if (kernel == KernelKind::capacity) return p.value("budget_bytes", std::uint64_t{0});
   if (kernel == KernelKind::trace) return trace_device_bytes(p);
+  if (is_mla_point(p)) return estimate_mla_device_bytes(p);
 
   const std::uint64_t dtype_bytes = decode_bench::dtype_bytes(parse_dtype(p.value("dtype", "fp16")).value_or(DType::fp16));
   const std::uint64_t heads_kv = p.value("heads_kv", 1), heads_q = p.value("heads_q", 1);

@@ -10,10 +10,12 @@
 #include "harness/read_floor.hpp"
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
+#include "kernels/mla/mla_point_model.hpp"
 #include "kernels/traffic_model.hpp"
 #include "kernels/variant_traffic_model.hpp"
 #include "sweeps/io_dtype.hpp"
 #include "sweeps/layer_step.hpp"
+#include "sweeps/mla_bound.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_bound.hpp"
 
@@ -70,6 +72,14 @@ TuningPolicy planning_policy(const RunContext& ctx) {
 
 BackendTrafficModel minimum_traffic_model(const AttentionProblem& p) {
   BackendTrafficModel m;
+  if (p.mla) {
+    std::vector<std::int32_t> pages_per_seq;
+    for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
+      pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
+    m.model = mla_point_traffic_model(*p.mla, p.kv_dtype, p.host_seq_lens, pages_per_seq);
+    m.basis = "mla_latent_once";
+    return m;
+  }
   if (p.prefix) {
     m.model = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
     m.basis = "shared_prefix_unique_bytes";
@@ -159,6 +169,10 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   result["verification"].update(verification.details);
   result["model"] = model.model.to_json(model.basis.c_str());
   result["plan"] = backend.plan_json();
+  if (problem.mla) {
+    result["model"]["latent_bytes"] = model.model.k_bytes;  // k_bytes: the latent rows (key and value)
+    result["bound"] = mla_bound(model.model.minimum_bytes(), model.model.flops, problem.kv_dtype, ctx.ceilings);
+  }
   if (problem.prefix) result["bound"] = bound_json(model.model, *problem.prefix, problem.shape, problem.kv_dtype, ctx.ceilings,
                                                       request.timing);
   if (!verification.result.passed) return finish(kStatusVerificationFailed, verification.result.summary());
@@ -182,7 +196,10 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   ctx.measured_seconds +=
       median * 1e-6 * timing.samples_us.size() * std::max<long long>(1, timing.iterations_per_repetition);
   result["achieved"] = achieved_rates(model.model.minimum_bytes(), model.model.flops, median, ctx.ceilings, options.mode);
-  if (result.contains("bound")) add_bound_ratios(result["bound"], median);
+  if (problem.mla)
+    add_mla_bound_ratios(result["bound"], result["achieved"], median);
+  else if (result.contains("bound"))
+    add_bound_ratios(result["bound"], median);
 
   // 2b. A decode step of L layers under the same plan, beside the single launch.
   if (request.layers > 1) {

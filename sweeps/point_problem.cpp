@@ -4,6 +4,8 @@
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_point.hpp"
 #include "sweeps/layer_step.hpp"
+#include "sweeps/mla_axes.hpp"
+#include "sweeps/mla_point.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 
 namespace decode_bench::sweeps {
@@ -14,11 +16,13 @@ bool is_shared_prefix_batch(KernelKind kernel, const nlohmann::json& p) {
 }
 
 std::optional<std::string> request_unsupported(KernelKind kernel, const nlohmann::json& p) {
+  if (is_mla_point(p)) return mla_request_unsupported(p);
   if (auto why = layers_request_unsupported(p.value("layers", 1), p.value("end_to_end", false))) return why;
   return is_shared_prefix_batch(kernel, p) ? shared_prefix_request_unsupported(p) : decode_request_unsupported(p);
 }
 
 AttentionProblem describe_point(KernelKind kernel, const nlohmann::json& params) {
+  if (is_mla_point(params)) return describe_mla_point(kernel, params);
   const bool shared = is_shared_prefix_batch(kernel, params);
   const SharedPrefixPoint sp = shared ? parse_shared_prefix_point(params) : SharedPrefixPoint{};
   const DecodePoint d = shared ? sp.decode : parse_decode_point(params);

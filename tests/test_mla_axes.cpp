@@ -1,6 +1,6 @@
 // The MLA axes in a sweep: attention = mla takes kv_lora_rank and rope_dim, drops heads_kv and
-// head_dim from its points, refuses them by name when given, and runs (for now) as capacity
-// points only, whose latent row the capacity point counts.
+// head_dim from its points, refuses them by name when given, and runs as MLA decode points
+// (tests/test_mla_sweep.cpp) or capacity points, whose latent row the capacity point counts.
 #include <gtest/gtest.h>
 
 #include "sweep_test_support.hpp"
@@ -42,10 +42,12 @@ TEST(MlaAxes, WhatMlaDoesNotTakeIsRefusedByName) {
   EXPECT_NE(text.find("attention mla takes no heads_kv"), std::string::npos) << text;
   EXPECT_NE(text.find("attention mla takes no head_dim"), std::string::npos) << text;
   EXPECT_NE(text.find("fp16, bf16 or fp8_e4m3, not fp32"), std::string::npos) << text;
-  const auto kernel = plan_errors(one_experiment({{"kernel", {"flash_decode"}}}, {{"attention", "mla"}}));
+  const auto kernel = plan_errors(one_experiment({{"kernel", {"baseline"}}}, {{"attention", "mla"}}));
   ASSERT_EQ(kernel.size(), 1u) << all(kernel);
   EXPECT_EQ(kernel[0].path, "experiments[0].axes.kernel[0]");
-  EXPECT_NE(kernel[0].message.find("runs with kernel capacity only"), std::string::npos) << kernel[0].message;
+  EXPECT_NE(kernel[0].message.find("runs with kernel flash_decode or batch_decode (MLA decode) or capacity, not baseline"),
+            std::string::npos)
+      << kernel[0].message;
   const auto prefix = plan_errors(
       one_experiment({{"prefix_len", {64}}}, {{"attention", "mla"}, {"kernel", "capacity"}, {"layout", "paged"}}));
   EXPECT_NE(all(prefix).find("no shared-prefix path"), std::string::npos) << all(prefix);

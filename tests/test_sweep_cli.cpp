@@ -145,15 +145,15 @@ TEST_F(SweepCli, FilterSelectsPointsByIdWhilePlanning) {
   const auto all = run_cli("sweep --dry-run");
   ASSERT_EQ(all.exit_code, 0) << all.output;
   const std::vector<std::string> ids = dry_run_ids(all.output);
-  ASSERT_EQ(ids.size(), 67u);  // the quick preset
+  ASSERT_EQ(ids.size(), 69u);  // the quick preset
   std::vector<std::string> paged, contiguous;
   for (const auto& id : ids) (id.find("layout=paged") != std::string::npos ? paged : contiguous).push_back(id);
-  ASSERT_EQ(paged.size(), 29u);
+  ASSERT_EQ(paged.size(), 31u);
   ASSERT_EQ(contiguous.size(), 38u);
 
   const auto r = run_cli("sweep --dry-run --filter layout=paged");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("preset quick: 67 points; --filter 'layout=paged': 29; this run: 29 (shard 0/1)"),
+  EXPECT_NE(r.output.find("preset quick: 69 points; --filter 'layout=paged': 31; this run: 31 (shard 0/1)"),
             std::string::npos) << r.output;
   EXPECT_EQ(dry_run_ids(r.output), paged);
   // A leading '-' negates.
@@ -163,9 +163,9 @@ TEST_F(SweepCli, FilterSelectsPointsByIdWhilePlanning) {
   // Google Benchmark's spelling is the same filter, wherever it is written.
   const auto b = run_cli("--benchmark_filter=layout=paged sweep --dry-run");
   EXPECT_EQ(b.exit_code, 0) << b.output;
-  EXPECT_NE(b.output.find("--benchmark_filter 'layout=paged': 29"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("--benchmark_filter 'layout=paged': 31"), std::string::npos) << b.output;
   EXPECT_EQ(dry_run_ids(b.output), paged);
-  // The shard divides the selected points: every other one of the 29.
+  // The shard divides the selected points: every other one of the 31.
   const auto s = run_cli("sweep --dry-run --filter 'layout=paged' --shard 1/2");
   EXPECT_EQ(s.exit_code, 0) << s.output;
   std::vector<std::string> odd;
@@ -189,7 +189,7 @@ TEST_F(SweepCli, ABadOrEmptyFilterExitsTwoNamingTheFlag) {
   EXPECT_NE(b.output.find("--benchmark_filter: '(' is not a valid"), std::string::npos) << b.output;
   const auto none = run_cli("sweep --dry-run --filter no_such_point");
   EXPECT_EQ(none.exit_code, 2) << none.output;
-  EXPECT_NE(none.output.find("--filter: 'no_such_point' selects none of the 67 points"), std::string::npos)
+  EXPECT_NE(none.output.find("--filter: 'no_such_point' selects none of the 69 points"), std::string::npos)
       << none.output;
   const auto both = run_cli("sweep --dry-run --filter paged --benchmark_filter=paged");
   EXPECT_EQ(both.exit_code, 2) << both.output;
@@ -263,7 +263,7 @@ TEST_F(SweepCli, TheResultsRecordTheFilterAndTheTimingFlags) {
   EXPECT_NO_THROW(validate_results(doc));
   EXPECT_EQ(doc["points"].size(), 2u);
   EXPECT_EQ(doc["meta"]["sweep"]["filter"], "layout=paged");
-  EXPECT_EQ(doc["meta"]["sweep"]["total_points"], 67);
+  EXPECT_EQ(doc["meta"]["sweep"]["total_points"], 69);
   EXPECT_EQ(doc["meta"]["sweep"]["selected_points"], 2);
   const json& t = doc["meta"]["timing"];
   EXPECT_EQ(t["repetitions"], 9);

@@ -44,7 +44,8 @@ set(DECODE_BENCH_GPU_QUICK
   CountersGpu.SelftestKernelsMatchClosedForms
   SweepGpu.DeviceHooksDescribeTheGpu
   ProvenanceGpu.GpuStateHasCurrentClocksAndTemperatureFromNvml
-  BlockTimelineGpu.EveryBlockOfRealLaunchesIsRecordedInOrder)
+  BlockTimelineGpu.EveryBlockOfRealLaunchesIsRecordedInOrder
+  MlaSweepGpu.BatchDecodeWithForcedSplits)
 # Small kernel tests, also in the quick tier: the 3-kernel baseline and split-K flash-decode on
 # CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits), the tensor-core
 # row attention (narrow, wide, FP8), the wgmma kernel, the shared-prefix composition with its

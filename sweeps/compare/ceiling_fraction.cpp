@@ -14,6 +14,10 @@ std::optional<double> ceiling_value(const json& doc, const std::string& name) {
 
 std::string compute_roof_for(const json& point) {
   const json& params = point.at("parameters");
+  // An MLA point runs on tensor cores: the roof its bound names (sweeps/mla_bound.hpp).
+  if (params.value("attention", std::string("mha")) == "mla" && point.contains("bound") && point["bound"].is_object() &&
+      point["bound"].contains("tensor_roof") && point["bound"]["tensor_roof"].is_string())
+    return point["bound"]["tensor_roof"].get<std::string>();
   const std::string dtype = params.contains("dtype") && params["dtype"].is_string() ? params["dtype"].get<std::string>()
                                                                                      : "fp32";
   return dtype == "fp16" || dtype == "bf16" ? "fp16_fma" : "fp32_fma";

@@ -17,10 +17,11 @@ namespace decode_bench::compare {
 
 struct CeilingFraction {
   double value = 0;    // achieved / ceiling, in (0, ...)
-  std::string bound;   // the ceiling's name: "dram_read", "fp32_fma", "fp16_fma"
+  std::string bound;   // the ceiling's name: "dram_read", "fp32_fma", "fp16_fma", an MLA point's tensor roof
 };
 
-// The compute roof a point is held against (by parameters.dtype).
+// The compute roof a point is held against (by parameters.dtype; an MLA point's, the tensor roof
+// its bound names).
 std::string compute_roof_for(const nlohmann::json& point);
 
 // nullopt when the point has no usable timing or model, or `doc` has no dram_read ceiling.

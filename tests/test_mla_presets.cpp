@@ -1,0 +1,81 @@
+// The MLA presets (host): configs/mla.json sweeps h_q over the ridge at four batch x context shapes,
+// one experiment each, every point runnable by decode-bench's backend; the models preset carries
+// DeepSeek-V3 and Kimi K2, quick a small MLA experiment.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backends/registry.hpp"
+#include "sweep_test_support.hpp"
+#include "sweeps/embedded_presets.hpp"
+#include "sweeps/point_problem.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+using testing::plan_of;
+
+std::vector<Point> points_of_preset(const char* name) {
+  const auto preset = find_embedded_preset(name);
+  EXPECT_TRUE(preset) << name;
+  return preset ? plan_of(json::parse(preset->json)).points : std::vector<Point>{};
+}
+
+// configs/mla.json: DeepSeek-V3's latent shape, h_q 16..128 x q_len 1, 2 at four batch x context
+// shapes, one experiment each (so the points of one share a latent cache), every point runnable.
+TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
+  const std::vector<Point> points = points_of_preset("mla");
+  ASSERT_EQ(points.size(), 32u);
+  std::set<std::string> ids, shapes;
+  std::set<int> heads, q_lens;
+  for (const Point& p : points) {
+    SCOPED_TRACE(p.id);
+    ids.insert(p.id);
+    EXPECT_EQ(p.parameters["attention"], "mla");
+    EXPECT_EQ(p.parameters["kv_lora_rank"], 512);
+    EXPECT_EQ(p.parameters["rope_dim"], 64);
+    EXPECT_EQ(p.parameters["dtype"], "bf16");
+    EXPECT_EQ(p.parameters["page_size"], 64);
+    heads.insert(p.parameters["heads_q"].get<int>());
+    q_lens.insert(p.parameters["q_len"].get<int>());
+    shapes.insert(std::to_string(p.parameters["batch"].get<int>()) + "x" + std::to_string(p.parameters["T"].get<int>()));
+    EXPECT_FALSE(request_unsupported(KernelKind::flash_decode, p.parameters).has_value());
+    const auto decode_bench = find_backend("decode-bench")->make();
+    const auto why = decode_bench->supports(describe_point(KernelKind::flash_decode, p.parameters));
+    EXPECT_FALSE(why.has_value()) << *why;
+  }
+  EXPECT_EQ(ids.size(), points.size());
+  EXPECT_EQ(heads, (std::set<int>{16, 32, 64, 128}));
+  EXPECT_EQ(q_lens, (std::set<int>{1, 2}));
+  EXPECT_EQ(shapes, (std::set<std::string>{"128x4096", "128x16384", "32x4096", "1x32768"}));
+  // Within an experiment only heads_q and q_len change: one latent cache serves all its points.
+  for (std::size_t i = 1; i < points.size(); ++i)
+    if (points[i].experiment == points[i - 1].experiment) {
+      EXPECT_EQ(points[i].parameters["batch"], points[i - 1].parameters["batch"]);
+      EXPECT_EQ(points[i].parameters["T"], points[i - 1].parameters["T"]);
+    }
+}
+
+TEST(MlaPresets, ModelsAndQuickPresetsCarryMlaPoints) {
+  int deepseek = 0, kimi = 0;
+  for (const Point& p : points_of_preset("models")) {
+    if (p.experiment == "deepseek_v3") ++deepseek;
+    if (p.experiment == "kimi_k2") ++kimi;
+    if (p.experiment == "deepseek_v3" || p.experiment == "kimi_k2") {
+      EXPECT_EQ(p.parameters["attention"], "mla") << p.id;
+    }
+  }
+  EXPECT_EQ(deepseek, 8);
+  EXPECT_EQ(kimi, 2);
+  int quick = 0;
+  for (const Point& p : points_of_preset("quick"))
+    if (p.parameters["attention"] == "mla") {
+      ++quick;
+      EXPECT_LE(p.parameters["batch"].get<int>() * p.parameters["T"].get<int>(), 8 * 1024) << p.id;
+    }
+  EXPECT_EQ(quick, 2);
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps

@@ -1,0 +1,90 @@
+// MLA decode points through the sweep's one pipeline on the GPU: the latent cache built and
+// filled, q, o and lse poisoned and checked against the float64 MLA reference on the host, timed,
+// and recorded with the MLA model (the latent rows once per sequence, FLOPs 2 x rows x 1088 per
+// token) and its roofline bound. Skipped (with the reason) where no GPU exists.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/results_schema.hpp"
+#include "kernels/mla/mla_shape.hpp"
+#include "sweep_test_support.hpp"
+#include "sweeps/decode_verify.hpp"
+#include "sweeps/driver.hpp"
+#include "sweeps/mla_point.hpp"
+#include "sweeps/pipeline_runner.hpp"
+#include "tests/gpu_test_support.hpp"
+
+namespace decode_bench::sweeps {
+namespace {
+
+using nlohmann::json;
+
+// h_q 16, 24 and 128 at q_len 1 and 2 over three ragged sequences (a uniform draw of mean 100);
+// BF16, FP16 and FP8 E4M3; paged (7-token pages, shuffled) and contiguous.
+TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
+  DB_REQUIRE_GPU();
+  const json preset = testing::one_experiment(
+      {{"heads_q", {16, 24, 128}}, {"q_len", {1, 2}}, {"dtype", {"bf16", "fp16", "fp8_e4m3"}},
+       {"layout", {"paged", "contiguous"}}},
+      {{"attention", "mla"}, {"kernel", "flash_decode"}, {"page_size", 7}, {"page_order", "shuffled"},
+       {"batch", 3}, {"T", 100}, {"length_dist", "uniform"}, {"seed", 5}, {"timing", "hot"}, {"counters", false}});
+  const Plan plan = testing::plan_of(preset);
+  ASSERT_EQ(plan.points.size(), 36u);
+  auto runner = make_kernel_runner(KernelKind::flash_decode);
+  for (const Point& point : plan.points) {
+    SCOPED_TRACE(point.id);
+    RunContext ctx;
+    const json r = runner->run(point, ctx);
+    ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
+    EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
+    EXPECT_EQ(r["verification"]["method"], kVerifyOnHost);
+    EXPECT_EQ(r["verification"]["reference"], "mla_reference");
+    EXPECT_EQ(r["verification"]["non_finite"], 0);
+    EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
+    EXPECT_EQ(r["plan"]["family"], "mla_decode");
+    EXPECT_EQ(r["plan"]["kernel"], "mla_decode_mma");
+    // The model: the latent rows once per sequence, q, o and lse; FLOPs of every visible token.
+    const MlaPoint m = parse_mla_point(point.parameters);
+    std::vector<std::int32_t> pages;
+    if (m.decode.paged)
+      for (const std::int32_t len : m.decode.lengths) pages.push_back((len + 6) / 7);
+    const MlaTrafficModel expect = mla_traffic_model(m.shape, m.decode.dtype, m.decode.lengths, pages);
+    EXPECT_DOUBLE_EQ(r["model"]["latent_bytes"].get<double>(), expect.latent_bytes);
+    EXPECT_DOUBLE_EQ(r["model"]["k_bytes"].get<double>(), expect.latent_bytes);
+    EXPECT_DOUBLE_EQ(r["model"]["v_bytes"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(r["model"]["bytes"].get<double>(), expect.minimum_bytes());
+    EXPECT_DOUBLE_EQ(r["model"]["flops"].get<double>(), expect.flops);
+    EXPECT_DOUBLE_EQ(r["bound"]["bytes"].get<double>(), expect.minimum_bytes());
+    EXPECT_GT(r["timing"]["median_us"].get<double>(), 0.0);
+    // What the driver writes satisfies the results schema.
+    json doc = make_results_document(make_meta({}, "t"), host_device_info());
+    json written = r;
+    written["id"] = point.id;
+    written["parameters"] = point.parameters;
+    doc["points"].push_back(written);
+    EXPECT_NO_THROW(validate_results(doc));
+  }
+}
+
+// Kernel batch_decode, the blocks axis honoured (8 splits merged by their LSE at 2000 tokens; one
+// at a one-token sequence), both verified.
+TEST(MlaSweepGpu, BatchDecodeWithForcedSplits) {
+  DB_REQUIRE_GPU();
+  const json preset = testing::one_experiment(
+      {{"T", {1, 2000}}},
+      {{"attention", "mla"}, {"kernel", "batch_decode"}, {"heads_q", 32}, {"dtype", "bf16"}, {"layout", "paged"},
+       {"page_size", 64}, {"batch", 2}, {"blocks", 8}, {"timing", "hot"}, {"counters", false}, {"q_len", 1}});
+  auto runner = make_kernel_runner(KernelKind::batch_decode);
+  for (const Point& point : testing::plan_of(preset).points) {
+    SCOPED_TRACE(point.id);
+    RunContext ctx;
+    const json r = runner->run(point, ctx);
+    ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
+    EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
+    EXPECT_EQ(r["plan"]["num_splits"], point.parameters["T"] == 1 ? 1 : 8);
+  }
+}
+
+}  // namespace
+}  // namespace decode_bench::sweeps
