@@ -175,23 +175,5 @@ TEST(DecodeVariantsGpu, AWindowIsPlannedAsItsTokens) {
   EXPECT_EQ(a.plan.rows.workspace_bytes, b.plan.rows.workspace_bytes);
 }
 
-// What the variant kernels have no build for is refused by plan_decode, never computed plain.
-TEST(DecodeVariantsGpu, UnbuiltVariantsAreRefused) {
-  DB_REQUIRE_GPU();
-  DeviceBuffer<float> q(1024), o(1024), lse(64);
-  DeviceBuffer<std::int32_t> lens(std::vector<std::int32_t>{64});
-  DecodeProblem p{{32, 8, 128}, DType::fp16, 1, 64, lens.get(), q.get(), o.get(), lse.get()};
-  p.variant.q_len = 2;
-  DecodePlan plan;
-  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::baseline, p, {}, &plan)), cudaErrorInvalidValue);
-  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {.path = DecodePath::cuda_core}, &plan)),
-            cudaErrorInvalidValue);
-  p.kv_dtype = DType::fp8_e4m3;
-  EXPECT_EQ((plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);
-  p.kv_dtype = DType::fp16;
-  p.shape.head_dim = 64;
-  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);
-}
-
 }  // namespace
 }  // namespace decode_bench

@@ -68,5 +68,21 @@ TEST(RowAttentionVariant, RefusalsNameWhatIsNotBuilt) {
   EXPECT_TRUE(contains(*decode_unsupported_reason(p), "GQA group 17"));
 }
 
+// What the variant kernels have no build for is refused by plan_decode before any CUDA call, never
+// computed plain: the baseline, the CUDA-core path pinned, FP8 storage, head dim 64.
+TEST(RowAttentionVariant, PlanDecodeRefusesWhatIsNotBuilt) {
+  DecodeProblem p{{32, 8, 128}, DType::fp16, 1, 64};
+  p.variant.q_len = 2;
+  DecodePlan plan;
+  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::baseline, p, {}, &plan)), cudaErrorInvalidValue);
+  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {.path = DecodePath::cuda_core}, &plan)),
+            cudaErrorInvalidValue);
+  p.kv_dtype = DType::fp8_e4m3;
+  EXPECT_EQ((plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);
+  p.kv_dtype = DType::fp16;
+  p.shape.head_dim = 64;
+  EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);
+}
+
 }  // namespace
 }  // namespace decode_bench
