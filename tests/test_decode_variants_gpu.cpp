@@ -153,6 +153,19 @@ TEST(DecodeVariantsGpu, SinksAndSoftCap) {
   expect_verified(DType::fp16, {{32, 8, 128}, {1013}, 0, {.q_len = 4, .window = 1, .sinks = true}, 40, 4});
 }
 
+// A few small cases of every code path the variants add, for the sanitizer tier (memcheck and
+// racecheck): the narrow tiling unsplit and split (the merge's sink), the wide tiling over several
+// row blocks (MQA at q_len 16), windows with per-row edges on pages of 7.
+TEST(DecodeVariantsGpu, Small) {
+  DB_REQUIRE_GPU();
+  const AttentionVariant all{.q_len = 3, .window = 16, .sinks = true, .logits_soft_cap = 20.0};
+  for (int splits : {1, 5}) {
+    expect_verified(DType::fp16, {{32, 8, 128}, {300, 40}, 7, all, splits, 21});
+    expect_verified(DType::bf16, {{32, 8, 128}, {300}, 0, all, splits, 22});
+    expect_verified(DType::fp16, {{16, 1, 128}, {200}, 7, {.q_len = 16, .window = 50, .sinks = true}, splits, 23});
+  }
+}
+
 // Head dims below 128 run on the head-dim-128 kernel with the tail masked.
 TEST(DecodeVariantsGpu, HeadDimsOfTheCompiledKernel) {
   DB_REQUIRE_GPU();
