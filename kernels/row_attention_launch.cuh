@@ -100,11 +100,9 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
         return {kernel, Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages),
                 Tr::kTile, stages, Tr::kThreads};
       };
-      if (wide)
-        return pick(device::RowMmaWideTraits<KV, D>{},
-                    reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 8, 2, false, false, true>));
-      return pick(device::RowMmaTraits<KV, D>{},
-                  reinterpret_cast<const void*>(&device::row_attention_mma_kernel<KV, D, 4, 1, false, false, true>));
+      // Compiled in kernels/instantiate/row_attention_variant_*.cu, apart from the plain kernels.
+      if (wide) return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV>(true));
+      return pick(device::RowMmaTraits<KV, D>{}, row_attention_variant_kernel<KV>(false));
     }
     return {};
   }
@@ -455,8 +453,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
                                       plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
   const FastDivmod div = page_divider(kv);
   // The static share of a stealing plan in 1/1024ths (the twin kernel's fourth argument; the other
-  // kernels take three and ignore it), then the variants (the tensor-core kernel's fifth; read by
-  // its variant twins only).
+  // kernels take three and ignore it), then the variants (the fifth argument of
+  // row_attention_mma_variant_kernel only).
   int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
   RowAttentionVariant variant_arg = p.variant;
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024, &variant_arg};

@@ -230,15 +230,15 @@ using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 // measured slower on unsplit grouped decodes (64 x 1K FP16, contiguous and paged; H100,
 // decode-row-probe, commit 2ef3078 against f9daa3b; docs/history/kernel-notes.md, "Work stealing
 // among a split item's blocks").
-// kVariant: the attention variants (kernels/row_attention_variant.cuh; `variant` is read only here):
+// kVariant: the attention variants (kernels/row_attention_variant.cuh; `variant` is read only then):
 // q_len x group rows an item, a window, logits soft-cap and sinks, decode items on the uniform grid
-// (narrow and wide tilings, neither packed nor stealing). Off, not a line of it is compiled in.
-template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false,
-          bool kVariant = false>
-__global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
-                                                                          const FastDivmod page_div,
-                                                                          const int steal_static_1024,
-                                                                          const RowAttentionVariant variant) {
+// (narrow and wide tilings, neither packed nor stealing), launched as row_attention_mma_variant_kernel.
+// Off, not a line of it is compiled in, and row_attention_mma_kernel keeps its four arguments; the
+// twins are compiled in translation units of their own (kernels/instantiate/row_attention_variant_*.cu).
+template <class KV, int D, int kWarpsT, int kMT, bool kPacked, bool kSteal, bool kVariant>
+__device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAttentionArgs& args,
+                                                       const FastDivmod& page_div, const int steal_static_1024,
+                                                       const RowAttentionVariant& variant) {
   using Tr = RowMmaTraits<KV, D, kWarpsT, kMT>;
   using Ops = typename Tr::Ops;
   using T = typename Tr::T;
@@ -250,10 +250,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 
   // The block's item, row block and token chunk (the uniform grid or a work-list entry).
   static_assert(!kVariant || (!kPacked && !kSteal), "variants: the narrow and wide tilings");
-  const RowBlockWork work = [&] {
-    if constexpr (kVariant) return locate_variant_block_work<kTile>(args, variant);
-    else return locate_block_work<kTile>(args);
-  }();
+  const RowBlockWork work = kVariant ? locate_variant_block_work<kTile>(args, variant) : locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);
@@ -348,9 +345,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       for (int e = 0; e < 8; ++e) x[b][e] = 0.f;
       if (i < q_chunks && r < nrows) {
         const int row = row0 + r;
-        std::int64_t qrow;
-        if constexpr (kVariant) qrow = variant_row_output(args, variant, item).row(row);
-        else qrow = args.row_q != nullptr ? args.row_q[row] : row;
+        const std::int64_t qrow = kVariant ? variant_row_output(args, variant, item).row(row)
+                                  : args.row_q != nullptr ? args.row_q[row] : row;
         if constexpr (Ops::kFp8) {
           // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
 #pragma unroll
@@ -491,8 +487,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     const std::int64_t tile_t0 = tile_start(current);
     // Only the split's last tile can hold tokens past its end: full tiles skip the masking.
     // Variants: also tiles reaching below a row's window or past a row's own position.
-    bool partial_tile = tile_t0 + kTile > t_end;
-    if constexpr (kVariant) partial_tile = partial_tile || tile_t0 < unmasked_lo || tile_t0 + kTile > unmasked_hi;
+    const bool partial_tile =
+        tile_t0 + kTile > t_end || (kVariant && (tile_t0 < unmasked_lo || tile_t0 + kTile > unmasked_hi));
 
 #pragma unroll
     for (int c0 = 0; c0 < 4; c0 += kGroup) {
@@ -795,10 +791,11 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     const float inv = l > 0.f ? out_mul / l : 0.f;
 #pragma unroll
     for (int w = 0; w < 4; ++w) row_weight[r * 4 + w] = sc[w] * inv;
-    float* lse_dst;
-    if constexpr (kVariant) lse_dst = work.splits == 1 ? args.lse + out.row(row0 + r) : state_lse(args, work, row0 + r);
-    else lse_dst = state_lse(args, work, row0 + r);
-    *lse_dst = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    if constexpr (kVariant)
+      *(work.splits == 1 ? args.lse + out.row(row0 + r) : state_lse(args, work, row0 + r)) =
+          l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    else
+      *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
   __syncthreads();
   // Only the head dim's columns are written (red_o holds real dims, FP8 included: o_dim_of).
@@ -815,17 +812,32 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       acc.z += f * ow.z;
       acc.w += f * ow.w;
     }
-    float* o_dst;
     if constexpr (kVariant)
-      o_dst = work.splits == 1 ? args.o + static_cast<std::int64_t>(out.row(row0 + r)) * args.head_dim
-                               : state_o(args, work, row0 + r, args.head_dim);
-    else o_dst = state_o(args, work, row0 + r, args.head_dim);
-    reinterpret_cast<float4*>(o_dst)[d4] = acc;
+      reinterpret_cast<float4*>(work.splits == 1 ? args.o + static_cast<std::int64_t>(out.row(row0 + r)) * args.head_dim
+                                                 : state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
+    else
+      reinterpret_cast<float4*>(state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)), steal,
                                  out);
   mark_block(args.timeline, BlockMark::end);
+}
+
+template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false>
+__global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
+                                                                          const FastDivmod page_div,
+                                                                          const int steal_static_1024) {
+  row_attention_mma_body<KV, D, kWarpsT, kMT, kPacked, kSteal, false>(kv, args, page_div, steal_static_1024,
+                                                                      RowAttentionVariant{});
+}
+
+// The attention variants' twin (kVariant above): narrow (4, 1) or wide (8, 2) tiling.
+template <class KV, int D, int kWarpsT, int kMT>
+__global__ void __launch_bounds__(32 * kWarpsT, 1)
+    row_attention_mma_variant_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                                     const int steal_static_1024, const RowAttentionVariant variant) {
+  row_attention_mma_body<KV, D, kWarpsT, kMT, false, false, true>(kv, args, page_div, steal_static_1024, variant);
 }
 
 }  // namespace decode_bench::device

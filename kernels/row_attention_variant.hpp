@@ -47,6 +47,11 @@ inline std::int64_t variant_item_tokens(std::int64_t max_len, const RowAttention
   return std::min<std::int64_t>(max_len, static_cast<std::int64_t>(v.window) + v.q_len - 1);
 }
 
+// The variant kernel of a storage type (FP16 / BF16 contiguous or paged, head dim 128): the wide
+// tiling's or the narrow one's (kernels/instantiate/row_attention_variant_*.cu).
+template <class KV>
+const void* row_attention_variant_kernel(bool wide);
+
 // Why the variant kernels cannot compute this variant for this shape and storage type, or nullopt
 // (a plain variant: nullopt). Compiled: FP16 and BF16 storage, head dims 80..128 (the kernel of
 // head dim 128), any GQA group (MQA included) and q_len 1..16; every window, soft-cap and sinks.
