@@ -30,6 +30,7 @@
 #include "kernels/plan_json.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "kernels/traffic_model.hpp"
+#include "kernels/variant_traffic_model.hpp"
 
 namespace decode_bench {
 namespace {
@@ -177,8 +178,12 @@ class DecodeBenchBackend final : public Backend {
     // before this backend existed: they can change the tiling the planner picks at GQA group 1,
     // and the cascade's recorded points were planned without them.
     const std::int32_t* host_lens = p.prefix ? nullptr : p.host_seq_lens.data();
-    const DecodeProblem problem{p.shape, p.kv_dtype, p.batch, p.max_len, p.seq_lens, static_cast<const float*>(p.q),
-                                static_cast<float*>(p.o), p.lse, host_lens};
+    const DecodeProblem problem{p.shape,    p.kv_dtype,
+                                p.batch,    p.max_len,
+                                p.seq_lens, static_cast<const float*>(p.q),
+                                static_cast<float*>(p.o), p.lse,
+                                host_lens,  row_attention_variant(p.variant, p.sinks)};
+    if (p.variant.sinks && p.sinks == nullptr) throw std::invalid_argument("sinks requested without sink logits");
     DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = p.splits, .tuning = p.tuning}, &plan_));
     void* ws = workspace.allocate(plan_.workspace_bytes);
     DB_CUDA_CHECK(init_decode_workspace(plan_, ws, workspace.stream()));
@@ -212,6 +217,14 @@ class DecodeBenchBackend final : public Backend {
     model_ = BackendTrafficModel{
         decode_traffic_model(kernel, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, plan_.num_splits),
         kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores" : "decode_min_bytes+splitk_partials"};
+    if (!p.variant.plain()) {
+      // The variants' minimum (a window's tokens only, q_len rows of q and o) and the split
+      // partials of q_len rows a query head.
+      TrafficModel m = variant_traffic_model(p.shape, p.kv_dtype, p.host_seq_lens,
+                                             p.layout == KvLayoutKind::paged ? p.paged.page_size : 0, p.variant);
+      m.extra_bytes = model_->model.extra_bytes * p.variant.q_len;
+      model_ = BackendTrafficModel{m, "variant_min_bytes+splitk_partials"};
+    }
   }
 
   template <class T>

@@ -8,12 +8,28 @@ namespace decode_bench {
 namespace {
 
 // The variants no kernel of this build computes. Refused by name, never computed without them.
-std::optional<std::string> variant_unsupported(KernelKind kernel, const AttentionVariant& variant) {
+// flash_decode and batch_decode compute every variant on the tensor-core row path
+// (kernels/row_attention_variant.hpp: FP16 / BF16 at head dims 80-128, GQA groups 1-16 and MQA); the
+// baseline and the shared-prefix composition compute none.
+std::optional<std::string> variant_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
+                                               const AttentionVariant& variant) {
   if (variant.plain()) return std::nullopt;
   if (kernel == KernelKind::baseline && variant.q_len > 1)
     return "q_len " + std::to_string(variant.q_len) +
            " with kernel baseline: the 3-kernel baseline computes one query token per sequence (one score row per "
            "query head)";
+  if (kernel == KernelKind::flash_decode || kernel == KernelKind::batch_decode) {
+    // The sinks' logits are device data the problem brings; only whether there are any matters here.
+    static const float kSomeSinks = 0.f;
+    DecodeProblem problem;
+    problem.shape = shape;
+    problem.kv_dtype = kv_dtype;
+    problem.variant = row_attention_variant(variant, &kSomeSinks);
+    if (auto why = decode_unsupported_reason(problem))
+      return "decode-bench's " + std::string(kernel_name(kernel)) + " kernels have no build for " +
+             variant.describe() + ": " + *why;
+    return std::nullopt;
+  }
   return "decode-bench's " + std::string(kernel_name(kernel)) + " kernels have no build for " + variant.describe();
 }
 
@@ -42,7 +58,7 @@ std::optional<std::string> shape_unsupported(KernelKind kernel, const DecodeShap
 std::optional<std::string> decode_bench_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
                                                     const AttentionVariant& variant) {
   if (auto why = shape_unsupported(kernel, shape, kv_dtype)) return why;
-  return variant_unsupported(kernel, variant);
+  return variant_unsupported(kernel, shape, kv_dtype, variant);
 }
 
 }  // namespace decode_bench

@@ -48,6 +48,7 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
        (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
     return plan_decode_rows<KV>(problem, options, plan);
   if (kernel == DecodeKernel::flash_decode && !gqa_group_supported(problem.shape.group())) return cudaErrorInvalidValue;
+  if (!problem.variant.plain()) return cudaErrorInvalidValue;  // the variants run on the tensor-core path only
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
     return plan_flash_decode<KV>(problem, options, plan);  // the baseline was refused above
   } else {

@@ -5,12 +5,16 @@
 //   o:        (num_seqs, H_q, D) fp32      written by the kernel
 //   lse:      (num_seqs, H_q)    fp32      natural-log log-sum-exp of the scaled scores
 //   seq_lens: (num_seqs)         int32     tokens of each sequence (0 allowed: empty state)
+// With an attention variant (`variant` not plain: kernels/row_attention_variant.hpp) q, o and lse
+// hold q_len rows a sequence, (num_seqs, q_len, H_q(, D)), query token i of sequence b at row
+// b x q_len + i; only flash_decode's tensor-core path computes them (decode_unsupported_reason).
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "kernels/decode_shape.hpp"
 #include "kernels/dtype.hpp"
+#include "kernels/row_attention_variant.hpp"
 
 namespace decode_bench {
 
@@ -35,6 +39,7 @@ struct DecodeProblem {
   // Optional host copy of seq_lens (num_seqs): with it, flash_decode plans a ragged batch as a
   // load-balanced work list (kernels/decode_balance.hpp); without, every sequence is split alike.
   const std::int32_t* host_seq_lens = nullptr;
+  RowAttentionVariant variant{};  // plain: one query token, full attention, no cap, no sinks
 };
 
 // Head dims. Kernels are compiled for 64, 128 and 256 only (more would multiply the

@@ -14,11 +14,21 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
            "128 query heads)";
   if (p.num_seqs < 1) return "num_seqs must be >= 1";
   if (p.max_len < 0 || p.max_len >= (std::int64_t{1} << 31)) return "sequence lengths must be in [0, 2^31)";
+  if (!p.variant.plain()) {
+    if (auto why = row_attention_variant_unsupported_reason(p.shape, p.kv_dtype, p.variant)) return why;
+    if (!decode_tensor_core_supported(p))
+      return "GQA group " + std::to_string(p.shape.group()) +
+             ": the attention variants run on the tensor-core row path, which takes groups 1-16 and MQA up to 128 "
+             "query heads";
+  }
   return std::nullopt;
 }
 
 std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel, const DecodeProblem& p) {
   if (auto why = decode_unsupported_reason(p)) return why;
+  if (kernel == DecodeKernel::baseline && !p.variant.plain())
+    return "the 3-kernel baseline computes plain attention of one query token per sequence (no attention "
+           "variants); use flash_decode";
   if (kernel == DecodeKernel::baseline && dtype_is_fp8(p.kv_dtype))
     return "dtype " + std::string(dtype_name(p.kv_dtype)) +
            ": the 3-kernel baseline has no FP8 path (it reads K/V without dequantization scales); use flash_decode";
@@ -33,6 +43,8 @@ bool decode_tensor_core_supported(const DecodeProblem& p) {
 }
 
 bool decode_prefers_tensor_core(const DecodeProblem& p) {
+  // The attention variants are compiled into the tensor-core row kernel only.
+  if (!p.variant.plain()) return decode_tensor_core_supported(p);
   // FP8: the CUDA-core kernel wherever it has a tiling (the tensor-core path took 7-21% longer on
   // the H100 at 32 q / 8 KV heads: docs/history/kernel-notes.md, "FP8 on row attention").
   const bool grouped = p.shape.group() >= kRowAttentionMinGroup && !dtype_is_fp8(p.kv_dtype);
@@ -45,12 +57,14 @@ RowAttentionProblem decode_as_row_attention(const DecodeProblem& p) {
   r.kv_dtype = p.kv_dtype;
   r.num_items = p.num_seqs * p.shape.heads_kv;
   r.items = nullptr;
-  r.num_rows = p.num_seqs * p.shape.heads_q;
+  r.num_rows = p.num_seqs * p.shape.heads_q * p.variant.q_len;
   r.row_q = nullptr;
   r.seq_lens = p.seq_lens;
-  r.host_seq_lens = p.host_seq_lens;  // ragged batches: the row-attention work list
-  r.max_item_tokens = p.max_len;
-  r.max_item_rows = p.shape.group();
+  // Ragged batches: the row-attention work list (plain problems only: a variant runs the uniform grid).
+  r.host_seq_lens = p.variant.plain() ? p.host_seq_lens : nullptr;
+  r.max_item_tokens = variant_item_tokens(p.max_len, p.variant);  // a window: only the window's tokens
+  r.max_item_rows = variant_rows_per_item(p.shape.group(), p.variant.q_len);
+  r.variant = p.variant;
   r.q = p.q;
   r.o = p.o;
   r.lse = p.lse;

@@ -204,6 +204,17 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const Row
   return w.splits == 1 ? a.lse + row : a.partial_lse + partial_state(w, row);
 }
 
+// Where a finished row's output goes and the sink it adds, for the merge (merge_rows): plain rows
+// write output row = row and add no sink, and compile to what the merge was before the attention
+// variants (kActive false: no hook is called). The variant kernels pass VariantRowOutput
+// (kernels/row_attention_variant.cuh): a q_len > 1 item's row maps to its query token's output
+// row, and a sink logit (natural log, -inf: none) joins the row's denominator.
+struct PlainRowOutput {
+  static constexpr bool kActive = false;
+  __device__ __forceinline__ int row(int r) const { return r; }
+  __device__ __forceinline__ float sink(int) const { return -INFINITY; }
+};
+
 // The few-row fold of merge_rows: thread t takes (row, float4 column) pairs t + p x kThreads
 // (p < kPairs, those below `pairs`; pair i is row row0 + i / kCols, column i % kCols) and folds each
 // pair's n splits in batches of kMergeFoldLoads / kPairs, every LSE and partial of a batch loaded
@@ -212,9 +223,10 @@ __device__ __forceinline__ float* state_lse(const RowAttentionArgs& a, const Row
 // exponentials (one rescale per batch): a running max per split measured slower at 32 splits
 // (H100, commit d0f853a; docs/history/kernel-notes.md, "Where the grouped decode's time goes: a
 // fixed cost, not the stream").
-template <int kPairs, int kThreads>
+// Out: where a row's output goes and the sink it adds (PlainRowOutput above; merge_rows).
+template <int kPairs, int kThreads, class Out>
 __device__ __forceinline__ void fold_row_pairs(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int pairs,
-                                               int kCols) {
+                                               int kCols, const Out& out) {
   constexpr int kBatch = kMergeFoldLoads / kPairs;
   const int h = a.head_dim;
   const float* lse_row[kPairs];
@@ -231,6 +243,10 @@ __device__ __forceinline__ void fold_row_pairs(const RowAttentionArgs& a, int n,
     po_row[p] = reinterpret_cast<const float4*>(a.partial_o + (base + static_cast<std::int64_t>(r) * n) * h) + c;
     m[p] = -INFINITY;
     sum[p] = 0.f;
+    if constexpr (Out::kActive) {  // the sink as a first state of weight 1 at its own logit
+      const float z = valid[p] ? out.sink(row0 + r) : -INFINITY;
+      if (z != -INFINITY) m[p] = z, sum[p] = 1.f;
+    }
     acc[p] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
   if (!valid[0]) return;  // pair t + p x kThreads is valid only if pair t is: nothing to fold
@@ -270,9 +286,9 @@ __device__ __forceinline__ void fold_row_pairs(const RowAttentionArgs& a, int n,
     const int i = static_cast<int>(threadIdx.x) + p * kThreads, r = i / kCols, c = i - r * kCols;
     const bool empty = m[p] == -INFINITY || sum[p] == 0.f;
     const float inv = empty ? 0.f : 1.f / sum[p];
-    reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] =
+    reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(out.row(row0 + r)) * h)[c] =
         make_float4(acc[p].x * inv, acc[p].y * inv, acc[p].z * inv, acc[p].w * inv);
-    if (c == 0) a.lse[row0 + r] = empty ? -INFINITY : m[p] + logf(sum[p]);
+    if (c == 0) a.lse[out.row(row0 + r)] = empty ? -INFINITY : m[p] + logf(sum[p]);
   }
 }
 
@@ -286,9 +302,9 @@ __device__ __forceinline__ void fold_row_pairs(const RowAttentionArgs& a, int n,
 // decode-row-probe, commits d708e6b and cf8bc3f; docs/history/kernel-notes.md, "ncu on row
 // attention, the split merge and a wide tiling"). Rows whose splits do not fit the scratch fall back
 // to that per-row fold.
-template <int D, int kThreads>
+template <int D, int kThreads, class Out = PlainRowOutput>
 __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std::int64_t base, int row0, int nrows,
-                                           float* scratch, int scratch_floats) {
+                                           float* scratch, int scratch_floats, const Out& out = Out{}) {
   const int h = a.head_dim;
   const int kCols = h / 4;  // float4 columns of a row of the runtime head dim (<= D)
   constexpr int kWarps = kThreads / 32;
@@ -299,7 +315,7 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   // trips at any split count (the model: kernels/row_merge_model.hpp).
   const int all_pairs = nrows * kCols;
   if (all_pairs <= kThreads) {
-    fold_row_pairs<1, kThreads>(a, n, base, row0, all_pairs, kCols);
+    fold_row_pairs<1, kThreads>(a, n, base, row0, all_pairs, kCols, out);
     return;
   }
   // Two pairs a thread only in 128-thread blocks at D >= 128 (groups 5-8 at d 128 on the narrow
@@ -307,7 +323,7 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
   // and made the wide BF16 D 128 kernel spill (nvcc 13.0, -Xptxas -v, sm_90).
   if constexpr (merge_folds_two_pairs(kThreads, D)) {
     if (all_pairs <= 2 * kThreads) {
-      fold_row_pairs<2, kThreads>(a, n, base, row0, all_pairs, kCols);
+      fold_row_pairs<2, kThreads>(a, n, base, row0, all_pairs, kCols, out);
       return;
     }
   }
@@ -316,7 +332,25 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
     for (int r = row0; r < row0 + nrows; ++r) {
       const std::int64_t s0 = base + static_cast<std::int64_t>(r - row0) * n;
       merge_split_states<D, kThreads>(a.partial_o + s0 * h, a.partial_lse + s0, n,
-                                      a.o + static_cast<std::int64_t>(r) * h, a.lse + r, h);
+                                      a.o + static_cast<std::int64_t>(out.row(r)) * h, a.lse + out.row(r), h);
+    }
+    if constexpr (Out::kActive) {  // the sinks rescale the merged rows: o x e^(lse - lse'), lse' = log(e^lse + e^z)
+      __syncthreads();
+      const int cols = h / 4;
+      for (int i = threadIdx.x; i < nrows * cols; i += kThreads) {
+        const int r = row0 + i / cols, c = i % cols;
+        const float z = out.sink(r), l = a.lse[out.row(r)];
+        if (z == -INFINITY) continue;
+        const float f = l == -INFINITY ? 0.f : expf(l - fmaxf(l, z)) / (expf(l - fmaxf(l, z)) + expf(z - fmaxf(l, z)));
+        float4* o4 = reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(out.row(r)) * h) + c;
+        const float4 v = *o4;
+        *o4 = make_float4(v.x * f, v.y * f, v.z * f, v.w * f);
+      }
+      __syncthreads();
+      for (int r = row0 + threadIdx.x; r < row0 + nrows; r += kThreads) {
+        const float z = out.sink(r), l = a.lse[out.row(r)];
+        if (z != -INFINITY) a.lse[out.row(r)] = fmaxf(l, z) + logf(expf(l - fmaxf(l, z)) + expf(z - fmaxf(l, z)));
+      }
     }
     return;
   }
@@ -346,6 +380,8 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
       for (int s = lane; s < n; s += 32) m = fmaxf(m, w[r * n + s]);
 #pragma unroll
       for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+      float z = -INFINITY;  // the row's sink logit: in the max before the weights, in the sum after
+      if constexpr (Out::kActive) z = out.sink(first + r), m = fmaxf(m, z);
       float sum = 0.f;
       for (int s = lane; s < n; s += 32) {
         const float e = m == -INFINITY ? 0.f : expf(w[r * n + s] - m);  // an empty split weighs 0
@@ -354,6 +390,8 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
       }
 #pragma unroll
       for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if constexpr (Out::kActive)
+        if (z != -INFINITY) sum += expf(z - m);
       if (lane == 0) row_m[r] = m, row_sum[r] = sum;
     }
     __syncthreads();
@@ -364,9 +402,9 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
       const float sum = row_sum[r];
       const bool empty = row_m[r] == -INFINITY || sum == 0.f;
       const float inv = empty ? 0.f : 1.f / sum;
-      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(first + r) * a.head_dim)[c] =
+      reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(out.row(first + r)) * a.head_dim)[c] =
           make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-      if (c == 0) a.lse[first + r] = empty ? -INFINITY : row_m[r] + logf(sum);
+      if (c == 0) a.lse[out.row(first + r)] = empty ? -INFINITY : row_m[r] + logf(sum);
     };
     const auto partial = [&](int i, int s) {
       const int r = i / kCols, c = i - r * kCols;
@@ -407,11 +445,13 @@ __device__ __forceinline__ unsigned* steal_counter(const RowAttentionArgs& a, in
 // counter, as in flash_decode.cuh's fused merge) and resets the counter for the next launch.
 // scratch: the block's dynamic shared memory, free by now (merge_rows).
 // steal: the blocks took tiles from steal_counter, which the last one resets too.
-template <int D, int kThreads>
+// out: where the merged rows go and their sinks (PlainRowOutput: row = row, none).
+template <int D, int kThreads, class Out = PlainRowOutput>
 __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const RowBlockWork& w, int row0, int nrows,
-                                              float* scratch, int scratch_floats, bool steal = false) {
+                                              float* scratch, int scratch_floats, bool steal = false,
+                                              const Out& out = Out{}) {
   // Merged by the separate kernel: no counter to count on, unless stealing's pool counter needs
-  // the last block's reset.
+  // the last block's reset. (The variant kernels always fuse: the separate kernel has no Out.)
   if (w.splits == 1 || (!a.fused_merge && !steal)) return;
   __shared__ bool last;
   // The barrier orders every thread's partial stores before thread 0's release (PTX release is
@@ -433,7 +473,7 @@ __device__ __forceinline__ void merge_if_last(const RowAttentionArgs& a, const R
   }
   __syncthreads();
   if (!last || !a.fused_merge) return;
-  merge_rows<D, kThreads>(a, w.splits, partial_state(w, row0) - w.split, row0, nrows, scratch, scratch_floats);
+  merge_rows<D, kThreads>(a, w.splits, partial_state(w, row0) - w.split, row0, nrows, scratch, scratch_floats, out);
 }
 
 }  // namespace decode_bench::device

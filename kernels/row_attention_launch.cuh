@@ -58,6 +58,11 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 //     a tile ahead (commit b613bd9, reverted); paged BF16 packed slower at one too.
 //   E4M3 on the tensor-core path 16 x 4K packed slower at one; FP8 decodes on CUDA cores anyway.
 
+// The attention variants' kernels (kVariant: the narrow and wide tilings): FP16 and BF16 at D 128,
+// what the presets use (kernels/row_attention_variant.hpp).
+template <class KV, int D>
+constexpr bool kHasVariantKernel = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D == 128;
+
 // The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
 template <class KV, int D>
 constexpr bool kHasWgmmaKernel = std::is_same_v<typename KV::value_type, __half> && D == 128;
@@ -84,9 +89,26 @@ struct KernelChoice {
 // steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
 // wgmma: the warpgroup-MMA kernel (FP16 at D 128, blocks of 64 or 128 rows, its own 3 stages;
 // present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
+// variant: the attention variants' twin of the narrow or wide kernel (kHasVariantKernel).
 template <class KV, int D>
 KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
-                           bool steal = false, bool wgmma = false) {
+                           bool steal = false, bool wgmma = false, bool variant = false) {
+  if (variant) {
+    if constexpr (kHasVariantKernel<KV, D>) {
+      if (path != RowAttentionPath::tensor_core || packed || steal || wgmma) return {};
+      const auto pick = [&](auto traits, const void* kernel) -> KernelChoice {
+        using Tr = decltype(traits);
+        if (stages <= 0) stages = Tr::kMaxStages;
+        if (stages < 2 || stages > Tr::kMaxStages || rows_per_block > Tr::kMaxRows) return {};
+        return {kernel, Tr::shared_bytes(rows_per_block, stages), Tr::shared_bytes(Tr::kMaxRows, Tr::kMaxStages),
+                Tr::kTile, stages, Tr::kThreads};
+      };
+      // Compiled in kernels/instantiate/row_attention_variant_*.cu, apart from the plain kernels.
+      if (wide) return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV>(true));
+      return pick(device::RowMmaTraits<KV, D>{}, row_attention_variant_kernel<KV>(false));
+    }
+    return {};
+  }
   if (wgmma) {
     if constexpr (kHasWgmmaKernel<KV, D>) {
       const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block);
@@ -146,12 +168,12 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
 // The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
 KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide,
-                           bool packed = false, bool steal = false, bool wgmma = false) {
+                           bool packed = false, bool steal = false, bool wgmma = false, bool variant = false) {
   if (!head_dim_supported(head_dim)) return {};
   switch (compiled_head_dim(head_dim)) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal, wgmma);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal, wgmma);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal, wgmma);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
     default: return {};
   }
 }
@@ -233,6 +255,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (path == RowAttentionPath::automatic)
     path = kHasTensorCorePath<KV> ? RowAttentionPath::tensor_core : RowAttentionPath::simt;
   if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
+  // The attention variants: their twins of the narrow and wide kernels only (row_attention_variant.hpp).
+  const bool variant = !p.variant.plain();
+  if (variant && path != RowAttentionPath::tensor_core) return cudaErrorInvalidValue;
   const int rows = std::max(p.max_item_rows, 1);
   // Items of more than 32 rows (a shared prefix) take the wide tiling where it is compiled: 8 warps
   // of 2 row tiles, so each K/V fragment serves two mma. Blocks of 128 or 256 rows (each staged tile
@@ -269,7 +294,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // (git show 9372013:results/reference/29187b1/; docs/history/kernel-notes.md, "The shared-prefix
   // phase on Hopper's warpgroup MMA"). Pinned by the tiling, it takes items of any row count; where
   // it does not run, the rules below decide.
-  const bool wgmma_ok = path == RowAttentionPath::tensor_core &&
+  const bool wgmma_ok = !variant && path == RowAttentionPath::tensor_core &&
                         choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
                         wgmma_row_kernel_runs_on(dev);
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
@@ -286,7 +311,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                                     : 64;
   // BF16 / FP8 items of at most 8 rows in 16-row blocks: the packed-split kernel where compiled
   // (DECODE_BENCH_ROW_PACKED_SPLIT=off keeps the two-mma kernel).
-  const bool packed = path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
+  const bool packed = !variant && path == RowAttentionPath::tensor_core && !wide && rows_per_block == 16 && rows <= 8 &&
                       choose_kernel<KV>(p.shape.head_dim, path, 16, 0, false, true).kernel != nullptr &&
                       options.tuning.row_packed_split;
   // The most stages that fit. Two stages to fit two blocks of 64 rows on an SM (82 instead of 114
@@ -295,7 +320,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // phase (2026-11-23)", run 2): the third tile in flight matters more than the second block.
   KernelChoice k;
   for (int stages = 3; stages >= 2; --stages) {
-    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma);
+    const KernelChoice c =
+        choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma, variant);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
     DB_RETURN_IF_ERROR(prepare_kernel(c, options.tuning.carveout_max_shared, &blocks));
@@ -338,7 +364,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   plan->wgmma = wgmma;
   // A ragged decode batch with host lengths and no pinned splits: the work list. Uniform batches
   // keep the grid below (one split count for all items).
-  if (p.host_seq_lens != nullptr && options.splits <= 0 && options.balance) {
+  if (!variant && p.host_seq_lens != nullptr && options.splits <= 0 && options.balance) {
     const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
     if (seqs * p.shape.heads_kv != p.num_items || p.num_rows != seqs * p.shape.heads_q)
       return cudaErrorInvalidValue;  // host lengths describe decode items only
@@ -382,7 +408,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // dynamic shared memory is set here like the plain kernel's.
   const double pool =
       options.steal_pool >= 0 ? std::min(options.steal_pool, 1.0) : options.tuning.row_steal.value_or(0.0);
-  if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0 && !wgmma) {
+  if (splits > 1 && path == RowAttentionPath::tensor_core && pool > 0 && !wgmma && !variant) {
     const KernelChoice twin = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, k.stages, wide, packed, true);
     int twin_per_sm = 0;
     if (twin.kernel != nullptr)
@@ -392,8 +418,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // Where the splits merge (kernels/row_merge_model.hpp): fused in the last split block, or a
   // second kernel of one block per row where the fused merge's dependent L2 round trips on one SM
   // outnumber the second kernel's plus its launch. Decode items only (their rows are every row of
-  // the problem, which the merge kernel's grid covers); elsewhere fused, whatever the knob.
-  if (splits > 1 && p.items == nullptr) {
+  // the problem, which the merge kernel's grid covers), and plain attention only (the merge kernel
+  // has no row map or sinks: the variant kernels merge through their own hook); elsewhere fused,
+  // whatever the knob.
+  if (splits > 1 && p.items == nullptr && !variant) {
     const RowMergeChoice merge = choose_row_merge(options.tuning.row_merge, std::min(rows, rows_per_block), splits,
                                                   p.shape.head_dim, compiled_head_dim(p.shape.head_dim), k.threads,
                                                   static_cast<std::int64_t>(k.shared_bytes / sizeof(float)));
@@ -413,10 +441,13 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     return cudaErrorInvalidValue;
   if (p.num_items == 0) return cudaSuccess;
   if (plan.packed && p.max_item_rows > 8) return cudaErrorInvalidValue;  // the packed kernel holds 8 rows a block
+  const bool variant = !p.variant.plain();
+  if (variant && (!plan.work_entries.empty() || plan.steal_pool > 0 || plan.packed || plan.wgmma || p.items != nullptr))
+    return cudaErrorInvalidValue;  // a plan made for the plain problem
   const bool work_list = !plan.work_entries.empty();
   const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks
   const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
-                                           plan.packed, steal, plan.wgmma);
+                                           plan.packed, steal, plan.wgmma, variant);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};
@@ -456,9 +487,11 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
                                       plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
   const FastDivmod div = page_divider(kv);
   // The static share of a stealing plan in 1/1024ths (the twin kernel's fourth argument; the other
-  // kernels take three and ignore it).
+  // kernels take three and ignore it), then the variants (the fifth argument of
+  // row_attention_mma_variant_kernel only).
   int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
-  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024};
+  RowAttentionVariant variant_arg = p.variant;
+  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024, &variant_arg};
   DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
   if (separate_merge) {
     args.timeline = take_block_timeline(p.num_rows, "row_merge");

@@ -45,11 +45,13 @@
 // by 256 (powers of two, undone in FP32) so that the lo parts stay FP16 normals. One item is one KV
 // head: the K scale multiplies its scores, the V scale its output, in FP32.
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/row_attention_common.cuh"
+#include "kernels/row_attention_variant.cuh"
 
 namespace decode_bench::device {
 
@@ -228,10 +230,15 @@ using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 // measured slower on unsplit grouped decodes (64 x 1K FP16, contiguous and paged; H100,
 // decode-row-probe, commit 2ef3078 against f9daa3b; docs/history/kernel-notes.md, "Work stealing
 // among a split item's blocks").
-template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false>
-__global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
-                                                                          const FastDivmod page_div,
-                                                                          const int steal_static_1024) {
+// kVariant: the attention variants (kernels/row_attention_variant.cuh; `variant` is read only then):
+// q_len x group rows an item, a window, logits soft-cap and sinks, decode items on the uniform grid
+// (narrow and wide tilings, neither packed nor stealing), launched as row_attention_mma_variant_kernel.
+// Off, not a line of it is compiled in, and row_attention_mma_kernel keeps its four arguments; the
+// twins are compiled in translation units of their own (kernels/instantiate/row_attention_variant_*.cu).
+template <class KV, int D, int kWarpsT, int kMT, bool kPacked, bool kSteal, bool kVariant>
+__device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAttentionArgs& args,
+                                                       const FastDivmod& page_div, const int steal_static_1024,
+                                                       const RowAttentionVariant& variant) {
   using Tr = RowMmaTraits<KV, D, kWarpsT, kMT>;
   using Ops = typename Tr::Ops;
   using T = typename Tr::T;
@@ -242,7 +249,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
   mark_block(args.timeline, BlockMark::start);
 
   // The block's item, row block and token chunk (the uniform grid or a work-list entry).
-  const RowBlockWork work = locate_block_work<kTile>(args);
+  static_assert(!kVariant || (!kPacked && !kSteal), "variants: the narrow and wide tilings");
+  const RowBlockWork work = kVariant ? locate_variant_block_work<kTile>(args, variant) : locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);
@@ -337,7 +345,8 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       for (int e = 0; e < 8; ++e) x[b][e] = 0.f;
       if (i < q_chunks && r < nrows) {
         const int row = row0 + r;
-        const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row] : row;
+        const std::int64_t qrow = kVariant ? variant_row_output(args, variant, item).row(row)
+                                  : args.row_q != nullptr ? args.row_q[row] : row;
         if constexpr (Ops::kFp8) {
           // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
 #pragma unroll
@@ -393,6 +402,31 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt) m_run[mt][0] = m_run[mt][1] = -INFINITY, l_run[mt][0] = l_run[mt][1] = 0.f;
   const bool active = wr * kWarpRows < nrows;  // a warp of padding rows only skips the math
+
+  // Variants: where the rows' outputs go, each of this thread's rows' visible positions, the
+  // positions between which no row masks (tiles wholly inside skip the per-row mask), the cap.
+  using Out = std::conditional_t<kVariant, VariantRowOutput, PlainRowOutput>;
+  Out out{};
+  int vis_lo[kMT][2] = {}, vis_hi[kMT][2] = {};
+  std::int64_t unmasked_lo = 0, unmasked_hi = 0;
+  float cap_log2 = 0.f, inv_cap_log2 = 0.f;
+  if constexpr (kVariant) {
+    out = variant_row_output(args, variant, item);
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const RowVisible v = row_visible(out, variant, item, row0 + wr * kWarpRows + mt * 16 + g + 8 * h);
+        vis_lo[mt][h] = v.lo;
+        vis_hi[mt][h] = v.hi;
+      }
+    unmasked_lo = visible_range(item.token_end, variant.q_len, variant.q_len - 1, variant.window).begin;
+    unmasked_hi = item.token_end - variant.q_len + 1;
+    if (variant.logits_soft_cap > 0.f) {
+      cap_log2 = variant.logits_soft_cap * 1.4426950408889634f;
+      inv_cap_log2 = 1.f / cap_log2;
+    }
+  }
 
   // ldmatrix lane addresses (row / chunk offsets within a 16 x 16 operand block). Rows: Q's
   // q_row0 + 16 mt, K's k_row0 + 16 x sub-tile, V's v_row0 + 16 x sub-tile (sub = kTile / WT is a
@@ -452,7 +486,9 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     const std::uint32_t ks = k_stage(tile % stages), vs = ks + Tr::kTileBytes;
     const std::int64_t tile_t0 = tile_start(current);
     // Only the split's last tile can hold tokens past its end: full tiles skip the masking.
-    const bool partial_tile = tile_t0 + kTile > t_end;
+    // Variants: also tiles reaching below a row's window or past a row's own position.
+    const bool partial_tile =
+        tile_t0 + kTile > t_end || (kVariant && (tile_t0 < unmasked_lo || tile_t0 + kTile > unmasked_hi));
 
 #pragma unroll
     for (int c0 = 0; c0 < 4; c0 += kGroup) {
@@ -547,9 +583,13 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
 #pragma unroll
               for (int e = 0; e < 2 * kRowHalves; ++e) {
                 if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
+                if constexpr (kVariant)
+                  if (cap_log2 > 0.f) s[mt][c][j][e] = soft_cap_log2(s[mt][c][j][e], cap_log2, inv_cap_log2);
                 if (partial_tile) {
                   const std::int64_t t = tile_t0 + wt * sub + (c0 + c) * 16 + j * 8 + 2 * tq + (e & 1);
-                  if (t >= t_end) s[mt][c][j][e] = -INFINITY;
+                  bool masked = t >= t_end;
+                  if constexpr (kVariant) masked = masked || t < vis_lo[mt][e >> 1] || t >= vis_hi[mt][e >> 1];
+                  if (masked) s[mt][c][j][e] = -INFINITY;
                 }
                 mx[e >> 1] = fmaxf(mx[e >> 1], s[mt][c][j][e]);
               }
@@ -730,6 +770,13 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
     const int w0 = (r / kWarpRows) * wt_count, rr = r % kWarpRows;
     float m = -INFINITY;
     for (int w = 0; w < wt_count; ++w) m = fmaxf(m, red_m[(w0 + w) * kWarpRows + rr]);
+    // Variants, an unsplit item: the row's sink (log2 domain) joins the max here and the sum below
+    // (a split item's sinks join in the merge, merge_if_last).
+    float sink2 = -INFINITY;
+    if constexpr (kVariant) {
+      if (work.splits == 1) sink2 = out.sink(row0 + r) * 1.4426950408889634f;
+      m = fmaxf(m, sink2);
+    }
     float sc[4] = {0.f, 0.f, 0.f, 0.f}, l = 0.f;
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
@@ -739,10 +786,16 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
         l += sc[w] * red_l[(w0 + w) * kWarpRows + rr];
       }
     }
+    if constexpr (kVariant)
+      if (sink2 != -INFINITY) l += exp2f(sink2 - m);
     const float inv = l > 0.f ? out_mul / l : 0.f;
 #pragma unroll
     for (int w = 0; w < 4; ++w) row_weight[r * 4 + w] = sc[w] * inv;
-    *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    if constexpr (kVariant)
+      *(work.splits == 1 ? args.lse + out.row(row0 + r) : state_lse(args, work, row0 + r)) =
+          l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    else
+      *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
   __syncthreads();
   // Only the head dim's columns are written (red_o holds real dims, FP8 included: o_dim_of).
@@ -759,11 +812,32 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
       acc.z += f * ow.z;
       acc.w += f * ow.w;
     }
-    reinterpret_cast<float4*>(state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
+    if constexpr (kVariant)
+      reinterpret_cast<float4*>(work.splits == 1 ? args.o + static_cast<std::int64_t>(out.row(row0 + r)) * args.head_dim
+                                                 : state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
+    else
+      reinterpret_cast<float4*>(state_o(args, work, row0 + r, args.head_dim))[d4] = acc;
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
-                                 static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)), steal);
+                                 static_cast<int>(Tr::shared_bytes(args.rows_per_block, stages) / sizeof(float)), steal,
+                                 out);
   mark_block(args.timeline, BlockMark::end);
+}
+
+template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, bool kSteal = false>
+__global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
+                                                                          const FastDivmod page_div,
+                                                                          const int steal_static_1024) {
+  row_attention_mma_body<KV, D, kWarpsT, kMT, kPacked, kSteal, false>(kv, args, page_div, steal_static_1024,
+                                                                      RowAttentionVariant{});
+}
+
+// The attention variants' twin (kVariant above): narrow (4, 1) or wide (8, 2) tiling.
+template <class KV, int D, int kWarpsT, int kMT>
+__global__ void __launch_bounds__(32 * kWarpsT, 1)
+    row_attention_mma_variant_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                                     const int steal_static_1024, const RowAttentionVariant variant) {
+  row_attention_mma_body<KV, D, kWarpsT, kMT, false, false, true>(kv, args, page_div, steal_static_1024, variant);
 }
 
 }  // namespace decode_bench::device

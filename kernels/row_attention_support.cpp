@@ -13,6 +13,25 @@ std::optional<std::string> row_attention_unsupported_reason(const RowAttentionPr
   if (p.num_items > 0 && p.max_item_rows < 1) return "row attention: max_item_rows must be >= 1";
   if (p.max_item_tokens < 0 || p.max_item_tokens >= (std::int64_t{1} << 31))
     return "row attention: max_item_tokens must be in [0, 2^31)";
+  if (!p.variant.plain()) {
+    if (auto why = row_attention_variant_unsupported_reason(p.shape, p.kv_dtype, p.variant)) return "row attention: " + *why;
+    if (p.items != nullptr) return "row attention: the attention variants run on decode items only (items == nullptr)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> row_attention_variant_unsupported_reason(const DecodeShape& shape, DType kv_dtype,
+                                                                    const RowAttentionVariant& v) {
+  if (v.plain()) return std::nullopt;
+  if (v.q_len < 1 || v.q_len > kMaxQueryLen) return "q_len " + std::to_string(v.q_len) + " outside 1..16";
+  if (v.window < 0) return "window " + std::to_string(v.window) + " is negative";
+  if (!(v.logits_soft_cap >= 0)) return "logits_soft_cap must be >= 0";
+  if (kv_dtype != DType::fp16 && kv_dtype != DType::bf16)
+    return "dtype " + std::string(dtype_name(kv_dtype)) +
+           ": the attention variants are compiled into the tensor-core row kernel for fp16 and bf16 only";
+  if (!head_dim_supported(shape.head_dim) || compiled_head_dim(shape.head_dim) != 128)
+    return "head_dim " + std::to_string(shape.head_dim) +
+           ": the attention variants are compiled for the head-dim-128 row kernel only (head dims 80 to 128)";
   return std::nullopt;
 }
 

@@ -115,23 +115,41 @@ TEST(AttentionVariantAxes, DescribePointCarriesTheVariant) {
   EXPECT_TRUE(describe_point(KernelKind::flash_decode, json{{"T", 300}}).variant.plain());
 }
 
-// No backend computes a variant without its path: each refuses the point, naming the variant.
+// decode-bench's flash_decode and batch_decode compute every variant on the tensor-core row path
+// (FP16 / BF16, head dims 80-128); elsewhere, and on every backend without a path, the point is
+// refused naming the variant.
 TEST(AttentionVariantAxes, EveryBackendWithoutAPathRefusesByName) {
   for (const json& change : {json{{"window", 128}}, json{{"q_len", 2}}, json{{"sinks", true}},
                              json{{"logits_soft_cap", 50.0}}}) {
     json p = {{"kernel", "flash_decode"}, {"layout", "paged"}, {"dtype", "fp16"}, {"T", 4096}, {"heads_q", 32},
               {"heads_kv", 8}};
     p.update(change);
-    const AttentionProblem problem = describe_point(KernelKind::flash_decode, p);
-    const std::string named = problem.variant.describe();
-    for (const auto& entry : registered_backends()) {
-      const auto why = entry.make()->supports(problem);
-      ASSERT_TRUE(why.has_value()) << entry.name << " " << p.dump();
-      if (entry.name == kDefaultBackend) {
-        EXPECT_TRUE(contains(*why, named)) << *why;
+    for (const json& unbuilt : {json{{"dtype", "fp8_e4m3"}}, json{{"dtype", "fp32"}}, json{{"head_dim", 64}},
+                                json{{"head_dim", 256}}, json{{"kernel", "baseline"}}}) {
+      json q = p;
+      q.update(unbuilt);
+      if (q["kernel"] == "baseline" && q.value("q_len", 1) > 1) continue;  // refused at validation
+      const KernelKind kind = q["kernel"] == "baseline" ? KernelKind::baseline : KernelKind::flash_decode;
+      const AttentionProblem problem = describe_point(kind, q);
+      const std::string named = problem.variant.describe();
+      for (const auto& entry : registered_backends()) {
+        const auto why = entry.make()->supports(problem);
+        if (entry.name == kDefaultBackend) {
+          ASSERT_TRUE(why.has_value()) << q.dump();
+          EXPECT_TRUE(contains(*why, named)) << *why;
+        }
       }
+      EXPECT_EQ(find_backend(kDefaultBackend)->make()->supports(problem), decode_point_unsupported(q));
     }
-    EXPECT_EQ(find_backend(kDefaultBackend)->make()->supports(problem), decode_point_unsupported(p));
+    for (const char* dtype : {"fp16", "bf16"})
+      for (const char* kernel : {"flash_decode", "batch_decode"}) {
+        json q = p;
+        q["dtype"] = dtype;
+        q["kernel"] = kernel;
+        const KernelKind kind = q["kernel"] == "batch_decode" ? KernelKind::batch_decode : KernelKind::flash_decode;
+        EXPECT_EQ(find_backend(kDefaultBackend)->make()->supports(describe_point(kind, q)), std::nullopt) << q.dump();
+      }
+    EXPECT_EQ(decode_point_unsupported(p), std::nullopt) << p.dump();
   }
   // The plain problem is unaffected.
   const json plain = {{"kernel", "flash_decode"}, {"dtype", "fp16"}, {"T", 4096}, {"heads_q", 32}, {"heads_kv", 8}};

@@ -1,0 +1,192 @@
+// decode-bench's attention variants (q_len > 1, a sliding window, sinks, logits soft-cap) on the
+// tensor-core row kernel (kernels/row_attention_variant.cuh) against the float64 variant reference
+// (kernels/cpu_reference_variant.hpp), on fresh random data with o and lse poisoned before the
+// launch: query lengths 1-16 at GQA groups 1, 4, 7, 8 and MQA; windows of 1, a page minus one, a
+// page, T - 1, T and beyond over shuffled pages and contiguous slabs; sinks and soft-cap alone,
+// together and with q_len > 1 and a window; forced splits (the merge adds the sinks). Skipped with
+// the reason where no GPU exists.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/device_buffer.hpp"
+#include "harness/verify.hpp"
+#include "kernels/cpu_reference_variant.hpp"
+#include "kernels/decode_launch.hpp"
+#include "tests/case_kv.hpp"
+#include "tests/gpu_test_support.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench {
+namespace {
+
+struct VariantCase {
+  DecodeShape shape{32, 8, 128};
+  std::vector<std::int32_t> lengths{1013};
+  int page_size = 0;  // 0: contiguous; else shuffled pages
+  AttentionVariant variant{};
+  int splits = 0;     // 0: the planner's
+  std::uint64_t seed = 1;
+};
+
+std::string describe(DType dtype, const VariantCase& c) {
+  std::string lens;
+  for (auto l : c.lengths) lens += std::to_string(l) + ",";
+  return std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
+         std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " T=" + lens +
+         " page=" + std::to_string(c.page_size) + " splits=" + std::to_string(c.splits) + " [" +
+         c.variant.describe() + "]";
+}
+
+struct VariantResult {
+  cudaError_t status = cudaSuccess;
+  VerificationResult verification;
+  DecodePlan plan;
+};
+
+template <class Elem>
+VariantResult run_variant_case(const VariantCase& c) {
+  std::mt19937_64 rng(c.seed);
+  const DecodeShape& s = c.shape;
+  const int seqs = static_cast<int>(c.lengths.size());
+  const int n = c.variant.q_len;
+  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
+  const std::size_t per_seq = static_cast<std::size_t>(n) * s.heads_q;  // rows of q, o and lse a sequence
+  const testing::CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
+  const std::vector<float> q = testing::random_values<float>(seqs * per_seq * s.head_dim, rng, -2.f, 2.f);
+  const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
+
+  DeviceBuffer<float> d_q(q), d_o(seqs * per_seq * s.head_dim), d_lse(seqs * per_seq), d_sinks(sinks);
+  DeviceBuffer<std::int32_t> d_lens(c.lengths);
+  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
+  problem.host_seq_lens = c.lengths.data();
+  problem.variant = row_attention_variant(c.variant, d_sinks.get());
+  VariantResult result;
+  kv_data.on_device([&](const auto& kv) {
+    using KV = std::decay_t<decltype(kv)>;
+    result.status = plan_decode<KV>(DecodeKernel::flash_decode, problem, {.splits = c.splits}, &result.plan);
+    if (result.status != cudaSuccess) return;
+    DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
+    workspace.poison();
+    result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
+    d_o.poison();
+    d_lse.poison();
+    if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+  });
+  if (result.status != cudaSuccess) return result;
+  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  result.verification.passed = true;
+  for (int b = 0; b < seqs; ++b) {
+    const std::size_t first = static_cast<std::size_t>(b) * per_seq;
+    const ReferenceOutput ref = reference_decode_variant(
+        kv_data.host, b, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s,
+        c.variant, sinks);
+    accumulate(result.verification,
+               verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
+                             std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
+  }
+  return result;
+}
+
+void expect_verified(DType dtype, const VariantCase& c) {
+  const VariantResult r = dtype == DType::bf16 ? run_variant_case<__nv_bfloat16>(c) : run_variant_case<__half>(c);
+  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+  if (!c.variant.plain()) EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << describe(dtype, c);
+  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+}
+
+// Query lengths 1-16 at GQA groups 1, 4, 7, 8 and MQA: group x q_len rows an item, from one
+// 16-row block (narrow tiling) to several wide blocks (MQA 32 heads x 16 tokens = 512 rows).
+TEST(DecodeVariantsGpu, QueryLengthsAndGroups) {
+  DB_REQUIRE_GPU();
+  const DecodeShape shapes[] = {{8, 8, 128}, {32, 8, 128}, {28, 4, 128}, {64, 8, 128}, {32, 1, 128}};
+  for (const DecodeShape& shape : shapes)
+    for (int q_len : {1, 2, 3, 8, 16})
+      for (int page : {0, 16}) {
+        VariantCase c{shape, {1013, 16, 300}, page, {.q_len = q_len}};
+        c.lengths[1] = std::max(q_len, 16);
+        c.seed = static_cast<std::uint64_t>(q_len * 100 + shape.group() + page);
+        expect_verified(DType::fp16, c);
+      }
+  for (int q_len : {2, 7, 16}) expect_verified(DType::bf16, {{32, 8, 128}, {517, 64}, 16, {.q_len = q_len}, 0, 5});
+}
+
+// Windows of 1, a page minus one, a page, T - 1, T and past T, on shuffled pages and contiguous
+// K/V, one query token and four (each token its own window; the item's range starts at the first
+// token's). Page 7 makes windows and tiles cross page edges anywhere.
+TEST(DecodeVariantsGpu, Windows) {
+  DB_REQUIRE_GPU();
+  constexpr std::int32_t T = 1013;
+  for (int page : {0, 16, 7})
+    for (int q_len : {1, 4})
+      for (std::int64_t window : {1, 15, 16, 63, 64, 65, T - 1, T, T + 100}) {
+        VariantCase c{{32, 8, 128}, {T, 200, 64}, page, {.q_len = q_len, .window = window}};
+        c.seed = static_cast<std::uint64_t>(window * 10 + page + q_len);
+        expect_verified(DType::fp16, c);
+      }
+  expect_verified(DType::bf16, {{32, 8, 128}, {4096, 333}, 16, {.q_len = 3, .window = 128}, 0, 9});
+}
+
+// Sinks and the soft-cap, alone and together, with q_len > 1 and a window, unsplit and over forced
+// splits (the merge adds the sinks: merge_if_last): 64 rows an item (q_len 16 x group 4) take the
+// merge's many-rows branch, 16 rows its few-rows branch. A cap of 5 bends the generated logits
+// (|s| up to about 4) well away from the uncapped ones.
+TEST(DecodeVariantsGpu, SinksAndSoftCap) {
+  DB_REQUIRE_GPU();
+  const AttentionVariant variants[] = {
+      {.sinks = true},
+      {.logits_soft_cap = 50.0},
+      {.logits_soft_cap = 5.0},
+      {.q_len = 4, .sinks = true, .logits_soft_cap = 5.0},
+      {.q_len = 16, .window = 100, .sinks = true},
+      {.q_len = 3, .window = 16, .sinks = true, .logits_soft_cap = 30.0},
+  };
+  for (const AttentionVariant& v : variants)
+    for (int splits : {0, 1, 7, 40})
+      for (DType dtype : {DType::fp16, DType::bf16})
+        expect_verified(dtype, {{32, 8, 128}, {1013, 77}, 16, v, splits, static_cast<std::uint64_t>(splits + 3)});
+  // Every split of an item but one empty for some rows (window 1 at q_len 4 over 40 splits).
+  expect_verified(DType::fp16, {{32, 8, 128}, {1013}, 0, {.q_len = 4, .window = 1, .sinks = true}, 40, 4});
+}
+
+// A few small cases of every code path the variants add, for the sanitizer tier (memcheck and
+// racecheck): the narrow tiling unsplit and split (the merge's sink), the wide tiling over several
+// row blocks (MQA at q_len 16), windows with per-row edges on pages of 7.
+TEST(DecodeVariantsGpu, Small) {
+  DB_REQUIRE_GPU();
+  const AttentionVariant all{.q_len = 3, .window = 16, .sinks = true, .logits_soft_cap = 20.0};
+  for (int splits : {1, 5}) {
+    expect_verified(DType::fp16, {{32, 8, 128}, {300, 40}, 7, all, splits, 21});
+    expect_verified(DType::bf16, {{32, 8, 128}, {300}, 0, all, splits, 22});
+    expect_verified(DType::fp16, {{16, 1, 128}, {200}, 7, {.q_len = 16, .window = 50, .sinks = true}, splits, 23});
+  }
+}
+
+// Head dims below 128 run on the head-dim-128 kernel with the tail masked.
+TEST(DecodeVariantsGpu, HeadDimsOfTheCompiledKernel) {
+  DB_REQUIRE_GPU();
+  for (int d : {80, 96, 112})
+    expect_verified(DType::fp16, {{32, 8, d}, {700}, 16, {.q_len = 2, .window = 300, .sinks = true, .logits_soft_cap = 20.0}});
+}
+
+// A window reads only the window: a windowed plan over T 32K is the plan of full attention over the
+// window's tokens (the same splits and tiles), and it verifies.
+TEST(DecodeVariantsGpu, AWindowIsPlannedAsItsTokens) {
+  DB_REQUIRE_GPU();
+  VariantCase windowed{{32, 8, 128}, {32768}, 16, {.q_len = 4, .window = 1024}};
+  VariantCase short_full{{32, 8, 128}, {1024 + 3}, 16, {.q_len = 4}};
+  const VariantResult a = run_variant_case<__half>(windowed), b = run_variant_case<__half>(short_full);
+  ASSERT_EQ(a.status, cudaSuccess);
+  ASSERT_EQ(b.status, cudaSuccess);
+  EXPECT_TRUE(a.verification.passed) << a.verification.summary();
+  EXPECT_EQ(a.plan.rows.splits, b.plan.rows.splits);
+  EXPECT_EQ(a.plan.rows.rows_per_block, b.plan.rows.rows_per_block);
+  EXPECT_EQ(a.plan.rows.workspace_bytes, b.plan.rows.workspace_bytes);
+}
+
+}  // namespace
+}  // namespace decode_bench
