@@ -121,6 +121,10 @@ cmake_language(DEFER CALL decode_bench_label_host_tests)
 add_test(NAME cmake.test_tiers
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/test_tiers_check.py ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
           ${CMAKE_CTEST_COMMAND} "${quick}" "${sanitize}")
+# scripts/flush_method_table.py: the pairing in closed form and its refusal of a file of the other mode.
+add_test(NAME scripts.flush_method_table
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/flush_method_table_check.py ${CMAKE_SOURCE_DIR}
+          ${CMAKE_BINARY_DIR}/flush_method_table_check)
 # scripts/gpu_check.sh's argument checks and its per-tier summary (scripts/ctest_summary.py).
 add_test(NAME scripts.gpu_check
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check_check.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/gpu_check_check)
