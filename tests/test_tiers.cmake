@@ -35,6 +35,7 @@ set(DECODE_BENCH_GPU_QUICK
   PoolGpu.ContiguousRoundTrip
   TraceGpu.ShortTracesVerifyAndKeepTheirAccountsOnBothPools
   PoolGpu.DeviceAllocationFailureIsATypedError
+  DeviceMemoryGpu.*
   TimingGpu.EventsMeasureAKnownSpinWithinFivePercent
   TimingGpu.LaunchErrorFailsThePointButNotTheRun
   TimingGpu.ATimeLimitCutsTheRepetitionsShort
