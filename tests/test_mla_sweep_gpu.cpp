@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/results_schema.hpp"
+#include "kernels/mla/mla_decode.hpp"  // kMlaNarrowMaxRows
 #include "kernels/mla/mla_shape.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/decode_verify.hpp"
@@ -43,9 +44,10 @@ TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
     EXPECT_EQ(r["verification"]["non_finite"], 0);
     EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
     EXPECT_EQ(r["plan"]["family"], "mla_decode");
-    EXPECT_EQ(r["plan"]["kernel"], "mla_decode_mma");
-    // The model: the latent rows once per sequence, q, o and lse; FLOPs of every visible token.
+    // Rows = h_q x q_len: up to 32 on the narrow kernel (h_q 16, and 24 at q_len 1), else the 64-row one.
     const MlaPoint m = parse_mla_point(point.parameters);
+    EXPECT_EQ(r["plan"]["kernel"], m.shape.rows() <= kMlaNarrowMaxRows ? "mla_decode_mma_narrow" : "mla_decode_mma");
+    // The model: the latent rows once per sequence, q, o and lse; FLOPs of every visible token.
     std::vector<std::int32_t> pages;
     if (m.decode.paged)
       for (const std::int32_t len : m.decode.lengths) pages.push_back((len + 6) / 7);

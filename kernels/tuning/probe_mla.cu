@@ -1,8 +1,9 @@
-// Timing probe of the MLA decode kernel (kernels/mla/mla_decode.hpp; docs/kernels/mla.md) at the
+// Timing probe of the MLA decode kernels (kernels/mla/mla_decode.hpp; docs/kernels/mla.md) at the
 // shapes of DeepSeek-V3 decode: BF16 latent cache, paged (page 64, pages in order), h_q 16 and 128
 // (tensor parallel 8 and 1), q_len 1 and 2, batch x context 1 x 32K, 32 x 4K, 128 x 4K, 128 x 16K.
 // Cold L2 (the harness's flush before each launch), CUDA events, median. One line per point: the
-// time, the model's bytes and FLOPs over it, and the intensity (compare with `decode-bench ceilings`:
+// kernel the plan picks (mla_decode_mma_narrow at h_q 16, mla_decode_mma at 128), its splits,
+// the time, the model's bytes and FLOPs over it, and the intensity (compare with `decode-bench ceilings`:
 // dram_read and bf16_tensor_wgmma). Correctness is the GPU tests' job (MlaDecodeGpu.*).
 //   decode-mla-probe [repetitions [filter]]
 // repetitions 0: one launch per point, untimed (for ncu); filter: only the points whose label
@@ -92,8 +93,8 @@ void point(int heads_q, int q_len, int batch, int len) {
     us = r.stats.median;
   }
   const MlaTrafficModel m = mla_traffic_model(shape, DType::bf16, lens, std::vector<std::int32_t>(batch, pages_per_seq));
-  std::printf("%-36s splits %2d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B\n", label.c_str(),
-              plan.num_splits, us, us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0,
+  std::printf("%-36s %-21s splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B\n", label.c_str(),
+              mla_kernel_name(plan.kernel), plan.num_splits, us, us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0,
               m.arithmetic_intensity());
 }
 
