@@ -71,12 +71,10 @@ inline cudaError_t allocate_from(cudaMemPool_t pool, void** ptr, std::size_t byt
   return e;
 }
 
-inline std::size_t idle_bytes(cudaMemPool_t pool) {
-  std::uint64_t reserved = 0, used = 0;
-  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess)
-    return 0;
-  return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
+inline std::size_t reserved_bytes(cudaMemPool_t pool) {
+  std::uint64_t reserved = 0;
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess) return 0;
+  return static_cast<std::size_t>(reserved);
 }
 
 }  // namespace device_memory_detail
@@ -101,7 +99,7 @@ inline cudaError_t device_malloc(void** ptr, std::size_t bytes) {
   cudaError_t e = device_memory_detail::allocate_from(pool, ptr, bytes);
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    if (device_memory_detail::idle_bytes(pool) > 0) {
+    if (device_memory_detail::reserved_bytes(pool) > 0) {  // cudaMemPoolTrimTo keeps what is in use
       cudaDeviceSynchronize();
       cudaMemPoolTrimTo(pool, 0);
       std::this_thread::sleep_for(trim_settle());
@@ -129,13 +127,15 @@ inline void device_free(void* ptr) noexcept {
   cudaStreamSynchronize(cudaStreamPerThread);
 }
 
-// Memory the device's pool holds but no buffer uses: free for the next point, though the driver
-// does not count it as free (cudaMemGetInfo). 0 before the pool's first use.
-inline std::size_t device_pool_idle_bytes(int device) {
+// Device memory the device's pool holds (in use or kept for reuse); the driver does not count it
+// as free (cudaMemGetInfo). 0 before the pool's first use. Between points nothing of the pool is in
+// use, so all of it is free for the next point. (The pool's count of the memory in use, by
+// contrast, was seen to lag a free on the H100, so it is not used here.)
+inline std::size_t device_pool_reserved_bytes(int device) {
   std::lock_guard<std::mutex> lock(device_memory_detail::pools_mutex());
   const std::vector<cudaMemPool_t>& p = device_memory_detail::pools();
   if (device < 0 || static_cast<std::size_t>(device) >= p.size() || !p[static_cast<std::size_t>(device)]) return 0;
-  return device_memory_detail::idle_bytes(p[static_cast<std::size_t>(device)]);
+  return device_memory_detail::reserved_bytes(p[static_cast<std::size_t>(device)]);
 }
 
 }  // namespace decode_bench

@@ -61,8 +61,10 @@ DriverHooks gpu_driver_hooks(int device) {
       cudaGetLastError();
       return std::nullopt;
     }
-    // The harness's pool keeps freed memory for the next point (harness/device_memory.hpp).
-    return free + device_pool_idle_bytes(device);
+    // The harness's pool keeps freed memory for the next point (harness/device_memory.hpp); between
+    // points none of it is in use. An over-estimate only costs the point a try: a failed allocation
+    // skips it with the reason.
+    return free + device_pool_reserved_bytes(device);
   };
   return hooks;
 }

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     DB_CUDA_CHECK(cudaMemset(p, 1, other));
     DB_CUDA_CHECK(cudaDeviceSynchronize());
     after_free("device_free (kept in the harness's pool)", [&] { device_free(p); });
-    std::printf("pool idle after device_free: %.2f GiB\n", static_cast<double>(device_pool_idle_bytes(0)) / kGiB);
+    std::printf("held by the pool after device_free: %.2f GiB\n", static_cast<double>(device_pool_reserved_bytes(0)) / kGiB);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "decode-memory-return-probe: %s\n", e.what());
     return 1;
