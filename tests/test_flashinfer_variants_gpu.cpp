@@ -68,7 +68,7 @@ TEST(FlashInferVariantsGpu, CudaCoreDecodeVerifiesWindowsAndSoftCaps) {
         expect_verified(r, "flashinfer", "flashinfer_batch_decode");
         const json& v = r["plan"]["flashinfer_variant"];
         EXPECT_EQ(v["window_left"], variant.contains("window") ? variant["window"].get<int>() - 1 : -1);
-        EXPECT_EQ(v["logits_soft_cap"], variant.value("logits_soft_cap", 0.0));
+        EXPECT_EQ(v["logits_soft_cap"].get<float>(), static_cast<float>(variant.value("logits_soft_cap", 0.0)));
       }
 }
 
@@ -129,8 +129,9 @@ TEST(FlashInferVariantsGpu, TensorCorePathVerifiesWindowsSoftCapsAndSinks) {
         EXPECT_EQ(r["plan"]["cta_tile_q"], 16) << r["plan"].dump();
         // One sequence over 8 or 32 KV heads is far fewer blocks than the device has: FlashInfer's
         // plan splits it, so the sink's one-chunk rule is what verified.
-        if (shape["batch"] == 1 && !variant.contains("window"))
+        if (shape["batch"] == 1 && !variant.contains("window")) {
           EXPECT_TRUE(r["plan"]["split_kv"].get<bool>()) << r["plan"].dump();
+        }
       }
 }
 
