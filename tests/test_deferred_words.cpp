@@ -10,6 +10,7 @@
 #include "pools/contiguous_pool.hpp"
 #include "pools/deferred_words.hpp"
 #include "pools/paged_pool.hpp"
+#include "tests/gpu_test_support.hpp"
 
 namespace decode_bench {
 namespace {
@@ -172,6 +173,32 @@ TEST(DeferredWords, AContiguousPoolThatDefersShowsTheSameLengths) {
     }
   }
   EXPECT_GT(deferred.metadata_writes().flushes(), 100);
+}
+
+// The device backend's staged path: one pinned copy and one scatter launch per flush, the staging
+// reused and grown across flushes; every word lands, the last write of each.
+TEST(DeferredWordsGpu, TheDeviceBackendSetsEveryWordOfEachFlush) {
+  DB_REQUIRE_GPU();
+  auto backend = make_device_backend();
+  const std::size_t n = 5000;
+  PoolBuffer words(*backend, n * sizeof(std::int32_t));
+  std::vector<std::int32_t> want(n, 0), got(n);
+  backend->upload(words.data(), n * 4, want.data(), n * 4, n * 4, 1);
+  DeferredWords d(*backend);
+  d.set_deferred(true);
+  std::mt19937_64 rng(9);
+  for (int flush = 0; flush < 20; ++flush) {
+    const std::size_t count = 1 + rng() % (flush < 10 ? 100 : 4000);  // later flushes grow the staging
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t at = rng() % n;
+      const auto value = static_cast<std::int32_t>(rng());
+      d.put(words.as<std::int32_t>() + at, value);
+      want[at] = value;
+    }
+    d.flush();
+    backend->download(got.data(), n * 4, words.data(), n * 4, n * 4, 1);
+    ASSERT_EQ(got, want) << "after flush " << flush;
+  }
 }
 
 }  // namespace
