@@ -35,11 +35,18 @@ class DeviceBackend final : public MemoryBackend {
     if (owns_stream_) DB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~DeviceBackend() override {
-    cudaStreamSynchronize(stream_);
+    // The last staged copy has left the pinned buffer before it goes (cudaFree waits for the
+    // scatter launch that reads the device list).
+    if (staged_) {
+      cudaEventSynchronize(staged_);
+      cudaEventDestroy(staged_);
+    }
     if (staging_) cudaFreeHost(staging_);
     if (staged_words_) cudaFree(staged_words_);
-    if (staged_) cudaEventDestroy(staged_);
-    if (owns_stream_) cudaStreamDestroy(stream_);
+    if (owns_stream_) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
   }
 
   BackendKind kind() const override { return BackendKind::device; }
