@@ -9,9 +9,11 @@
 // back to the driver"). A point that followed a larger one was timed in that window: its time
 // depended on the order of the points.
 //
-// When the pool cannot grow to a request, its idle memory is handed back (cudaMemPoolTrimTo) and
-// the request retried after trim_settle(), so whatever is timed next runs on a settled device. A
-// request that still does not fit fails with cudaErrorMemoryAllocation, as cudaMalloc's did.
+// The pool keeps at most the device's memory less a headroom for the driver's other clients. When
+// it cannot grow to a request, its idle memory is handed back (cudaMemPoolTrimTo) and the request
+// retried after trim_settle(), so whatever is timed next runs on a settled device. A request that
+// still does not fit fails with cudaErrorMemoryAllocation, as cudaMalloc's did, and leaves the pool
+// trimmed.
 //
 // Allocation and free are synchronous, as cudaMalloc and cudaFree are: the allocation is complete
 // on return, and the free waits for the device (nothing may still be using the memory).
@@ -27,6 +29,8 @@
 namespace decode_bench {
 
 namespace device_memory_detail {
+
+inline constexpr std::size_t kHeadroom = std::size_t{2} << 30;
 
 inline std::mutex& pools_mutex() {
   static std::mutex m;
@@ -51,8 +55,16 @@ inline cudaError_t pool_for(int device, cudaMemPool_t* out) {
     props.location.id = device;
     cudaMemPool_t pool = nullptr;
     if (const cudaError_t e = cudaMemPoolCreate(&pool, &props); e != cudaSuccess) return e;
-    std::uint64_t keep_all = UINT64_MAX;
-    if (const cudaError_t e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all);
+    // Keep everything freed, up to the device's memory less kHeadroom: what the driver must still
+    // hand to others in the process (CUPTI's counter buffers, the stream-ordered default pool,
+    // cudaMalloc callers) after a point that filled the device.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (const cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes); e != cudaSuccess) {
+      cudaMemPoolDestroy(pool);
+      return e;
+    }
+    std::uint64_t keep = total_bytes > kHeadroom ? total_bytes - kHeadroom : 0;
+    if (const cudaError_t e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
         e != cudaSuccess) {
       cudaMemPoolDestroy(pool);
       return e;
@@ -97,14 +109,26 @@ inline cudaError_t device_malloc(void** ptr, std::size_t bytes) {
   cudaMemPool_t pool = nullptr;
   if (const cudaError_t e = device_memory_detail::pool_for(device, &pool); e != cudaSuccess) return e;
   cudaError_t e = device_memory_detail::allocate_from(pool, ptr, bytes);
+  // Hands the pool's idle memory back and, when there was some, waits for the device to settle.
+  // After a failed request too: the pool may have reserved memory on its way to the failure.
+  const auto trim = [&]() -> bool {
+    const std::size_t before = device_memory_detail::reserved_bytes(pool);
+    cudaDeviceSynchronize();
+    cudaMemPoolTrimTo(pool, 0);  // keeps what is in use
+    if (device_memory_detail::reserved_bytes(pool) >= before) return false;
+    std::this_thread::sleep_for(trim_settle());
+    return true;
+  };
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    if (device_memory_detail::reserved_bytes(pool) > 0) {  // cudaMemPoolTrimTo keeps what is in use
-      cudaDeviceSynchronize();
-      cudaMemPoolTrimTo(pool, 0);
-      std::this_thread::sleep_for(trim_settle());
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const bool could_fit = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes <= total_bytes;
+    if (trim() && could_fit) {
       e = device_memory_detail::allocate_from(pool, ptr, bytes);
-      if (e == cudaErrorMemoryAllocation) cudaGetLastError();
+      if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        trim();
+      }
     }
   }
   if (e == cudaSuccess && reinterpret_cast<std::uintptr_t>(*ptr) % 256 != 0) {

@@ -97,12 +97,21 @@ TEST(DeviceMemoryGpu, ARequestThatNeverFitsFailsAndIsNotSticky) {
   trim_settle() = std::chrono::milliseconds(0);
   std::size_t driver_free = 0, total = 0;
   DB_CUDA_CHECK(cudaMemGetInfo(&driver_free, &total));
+  const int device = current_device();
+  const std::size_t reserved_before = device_pool_reserved_bytes(device);
   void* p = reinterpret_cast<void*>(1);
   const cudaError_t e = device_malloc(&p, 2 * total);
   trim_settle() = settle;
   EXPECT_EQ(e, cudaErrorMemoryAllocation);
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  // The failed request left the pool holding no more than before, so the driver's other clients
+  // (cudaMalloc, the stream-ordered default pool) still find memory.
+  EXPECT_LE(device_pool_reserved_bytes(device), reserved_before);
+  void* other = nullptr;
+  ASSERT_EQ(cudaMallocAsync(&other, 64 * kMiB, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaFreeAsync(other, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   EXPECT_NO_THROW(DeviceBuffer<float> small(1024));
 }
 
