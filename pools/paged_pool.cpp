@@ -304,13 +304,20 @@ std::int64_t PagedPool::release_pages_before(SequenceHandle h, std::int64_t firs
   auto& row = tables_host_[slot];
   const std::int64_t before = released_[slot], upto = first_kept / config_.page_size;  // whole pages only
   if (upto <= before) return 0;
-  for (std::int64_t i = before; i < upto; ++i) {
-    pages_.release(row[i]);
-    row[i] = kReleasedPage;
-    write_table_entry(slot, i);
-  }
-  released_[slot] = upto;
   ++table_epoch_;
+  // Entry by entry, so a failed table write leaves the pool as released up to that entry.
+  for (std::int64_t i = before; i < upto; ++i) {
+    const std::int32_t page = row[i];
+    row[i] = kReleasedPage;
+    try {
+      write_table_entry(slot, i);
+    } catch (...) {
+      row[i] = page;
+      throw;
+    }
+    pages_.release(page);
+    released_[slot] = i + 1;
+  }
   return upto - before;
 }
 
