@@ -59,9 +59,12 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 //   E4M3 on the tensor-core path 16 x 4K packed slower at one; FP8 decodes on CUDA cores anyway.
 
 // The attention variants' kernels (kVariant: the narrow and wide tilings): FP16 and BF16 at D 128,
-// what the presets use (kernels/row_attention_variant.hpp).
+// and BF16 at D 64 (gpt-oss's head dim, the models preset's), what the presets use
+// (kernels/row_attention_variant.hpp).
 template <class KV, int D>
-constexpr bool kHasVariantKernel = kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 && D == 128;
+constexpr bool kHasVariantKernel =
+    kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 &&
+    (D == 128 || (D == 64 && dtype_of<typename KV::value_type>::value == DType::bf16));
 
 // The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
 template <class KV, int D>
@@ -104,8 +107,8 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
                 Tr::kTile, stages, Tr::kThreads};
       };
       // Compiled in kernels/instantiate/row_attention_variant_*.cu, apart from the plain kernels.
-      if (wide) return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV>(true));
-      return pick(device::RowMmaTraits<KV, D>{}, row_attention_variant_kernel<KV>(false));
+      if (wide) return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV, D>(true));
+      return pick(device::RowMmaTraits<KV, D>{}, row_attention_variant_kernel<KV, D>(false));
     }
     return {};
   }

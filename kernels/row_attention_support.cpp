@@ -29,9 +29,11 @@ std::optional<std::string> row_attention_variant_unsupported_reason(const Decode
   if (kv_dtype != DType::fp16 && kv_dtype != DType::bf16)
     return "dtype " + std::string(dtype_name(kv_dtype)) +
            ": the attention variants are compiled into the tensor-core row kernel for fp16 and bf16 only";
-  if (!head_dim_supported(shape.head_dim) || compiled_head_dim(shape.head_dim) != 128)
-    return "head_dim " + std::to_string(shape.head_dim) +
-           ": the attention variants are compiled for the head-dim-128 row kernel only (head dims 80 to 128)";
+  const int compiled = head_dim_supported(shape.head_dim) ? compiled_head_dim(shape.head_dim) : 0;
+  if (compiled != 128 && !(compiled == 64 && kv_dtype == DType::bf16))
+    return "head_dim " + std::to_string(shape.head_dim) + " (" + std::string(dtype_name(kv_dtype)) +
+           "): the attention variants are compiled for the row kernels of head dim 128 (head dims 80 to 128, fp16 "
+           "and bf16) and 64 (head dims 16 to 64, bf16 only)";
   return std::nullopt;
 }
 

@@ -44,7 +44,8 @@ PagedPool::PagedPool(const PagedPoolConfig& config, std::unique_ptr<MemoryBacken
       pages_(config_.num_pages),
       slots_(config_.max_seqs),
       tables_host_(config_.max_seqs),
-      lengths_(config_.max_seqs, 0) {
+      lengths_(config_.max_seqs, 0),
+      released_(config_.max_seqs, 0) {
   const std::int64_t churn = config_.churn_ops > 0 ? config_.churn_ops : 4 * std::int64_t{config_.num_pages};
   pages_.arrange(config_.page_order, config_.order_seed, churn);
 }
@@ -264,9 +265,11 @@ void PagedPool::append_tokens(SequenceHandle h, const void* k, const void* v, st
 
 void PagedPool::release(SequenceHandle h) {
   const std::int32_t slot = slots_.check(h, "release");
-  for (std::int32_t p : tables_host_[slot]) pages_.release(p);
+  for (std::int32_t p : tables_host_[slot])
+    if (p != kReleasedPage) pages_.release(p);
   tables_host_[slot].clear();
   lengths_[slot] = 0;
+  released_[slot] = 0;
   slots_.vacate(slot);
   ++table_epoch_;
 }
@@ -278,20 +281,51 @@ SequenceHandle PagedPool::fork(SequenceHandle parent) {
   const std::int32_t to = slots_.lowest_free();
   tables_host_[to] = tables_host_[from];
   lengths_[to] = lengths_[from];
+  released_[to] = released_[from];
   try {
     write_table_row(to);
     write_length(to);
   } catch (...) {
     tables_host_[to].clear();
     lengths_[to] = 0;
+    released_[to] = 0;
     throw;
   }
-  for (std::int32_t p : tables_host_[to]) pages_.retain(p);
+  for (std::int32_t p : tables_host_[to])
+    if (p != kReleasedPage) pages_.retain(p);
   ++table_epoch_;
   return slots_.occupy(to);
 }
 
 std::int64_t PagedPool::length(SequenceHandle h) const { return lengths_[slots_.check(h, "length")]; }
+
+std::int64_t PagedPool::release_pages_before(SequenceHandle h, std::int64_t first_kept) {
+  const std::int32_t slot = slots_.check(h, "release_pages_before");
+  if (first_kept < 0 || first_kept > lengths_[slot])
+    throw PoolError(PoolErrorKind::InvalidArgument, "release_pages_before on " + h.describe() + ": first_kept " +
+                                                        std::to_string(first_kept) + " is outside [0, " +
+                                                        std::to_string(lengths_[slot]) + "]");
+  auto& row = tables_host_[slot];
+  const std::int64_t before = released_[slot], upto = first_kept / config_.page_size;  // whole pages only
+  if (upto <= before) return 0;
+  ++table_epoch_;
+  // Entry by entry, so a failed table write leaves the pool as released up to that entry.
+  for (std::int64_t i = before; i < upto; ++i) {
+    const std::int32_t page = row[i];
+    row[i] = kReleasedPage;
+    try {
+      write_table_entry(slot, i);
+    } catch (...) {
+      row[i] = page;
+      throw;
+    }
+    pages_.release(page);
+    released_[slot] = i + 1;
+  }
+  return upto - before;
+}
+
+std::int64_t PagedPool::released_pages(SequenceHandle h) const { return released_[slots_.check(h, "released_pages")]; }
 
 std::span<const std::int32_t> PagedPool::block_table(SequenceHandle h) const {
   return tables_host_[slots_.check(h, "block_table")];
@@ -302,8 +336,11 @@ void PagedPool::read_token(SequenceHandle h, std::int64_t t, void* k_row, void* 
   if (t < 0 || t >= lengths_[slot])
     throw PoolError(PoolErrorKind::InvalidArgument, "read_token on " + h.describe() + ": token " + std::to_string(t) +
                                                         " is outside [0, " + std::to_string(lengths_[slot]) + ")");
-  check_has_memory("read_token");
   const std::int32_t page = tables_host_[slot][t / config_.page_size];
+  if (page == kReleasedPage)
+    throw PoolError(PoolErrorKind::InvalidArgument, "read_token on " + h.describe() + ": token " + std::to_string(t) +
+                                                        " is on a page released behind the window");
+  check_has_memory("read_token");
   const std::size_t row = config_.layout.row_bytes(), head_pitch = config_.page_size * row;
   backend_->download(k_row, row, page_row(k_, page, t % config_.page_size), head_pitch, row, config_.layout.heads_kv);
   backend_->download(v_row, row, page_row(v_, page, t % config_.page_size), head_pitch, row, config_.layout.heads_kv);
@@ -364,7 +401,8 @@ double PagedPool::physical_discontinuity() const {
   std::int64_t pairs = 0, jumps = 0;
   for (std::int32_t slot = 0; slot < config_.max_seqs; ++slot) {
     const auto& row = tables_host_[slot];
-    for (std::size_t i = 1; i < row.size(); ++i, ++pairs) jumps += row[i] != row[i - 1] + 1;
+    for (std::size_t i = std::max<std::size_t>(1, released_[slot] + 1); i < row.size(); ++i, ++pairs)
+      jumps += row[i] != row[i - 1] + 1;
   }
   return pairs == 0 ? 0.0 : static_cast<double>(jumps) / static_cast<double>(pairs);
 }

@@ -99,6 +99,17 @@ class PagedPool final : public KVPool {
   void flush_metadata() const { words_.flush(); }
   const DeferredWords& metadata_writes() const { return words_; }
 
+  // Sliding-window layers (pools/windowed_pages.hpp): every page of the sequence wholly before
+  // token first_kept (page i with (i + 1) x page_size <= first_kept) goes back to the free list
+  // (one holder fewer: a page a fork still shares stays), once; its block-table entry becomes
+  // kReleasedPage, so entries keep their token positions. A windowed kernel never reads them (it
+  // starts at the window); read_token refuses them. first_kept in [0, length]; returns the pages
+  // released by this call.
+  static constexpr std::int32_t kReleasedPage = -1;
+  std::int64_t release_pages_before(SequenceHandle h, std::int64_t first_kept);
+  // Pages of the sequence released so far (the leading kReleasedPage entries of its table).
+  std::int64_t released_pages(SequenceHandle h) const;
+
   // Host mirror of a sequence's block table (what the pool-memory row holds).
   std::span<const std::int32_t> block_table(SequenceHandle h) const;
   const PageAllocator& pages() const { return pages_; }
@@ -175,6 +186,7 @@ class PagedPool final : public KVPool {
   SlotRegistry slots_;
   std::vector<std::vector<std::int32_t>> tables_host_;  // (max_seqs) rows, the host mirror
   std::vector<std::int64_t> lengths_;
+  std::vector<std::int64_t> released_;  // (max_seqs) leading entries released (release_pages_before)
   std::uint64_t table_epoch_ = 0;  // bumped whenever any block-table entry changes
   mutable BatchCache batch_cache_;
   mutable DeferredWords words_{*backend_};

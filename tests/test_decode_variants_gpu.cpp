@@ -3,8 +3,8 @@
 // (kernels/cpu_reference_variant.hpp), on fresh random data with o and lse poisoned before the
 // launch: query lengths 1-16 at GQA groups 1, 4, 7, 8 and MQA; windows of 1, a page minus one, a
 // page, T - 1, T and beyond over shuffled pages and contiguous slabs; sinks and soft-cap alone,
-// together and with q_len > 1 and a window; forced splits (the merge adds the sinks). Skipped with
-// the reason where no GPU exists.
+// together and with q_len > 1 and a window; forced splits (the merge adds the sinks); BF16 at head
+// dim 64 (gpt-oss). Skipped with the reason where no GPU exists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -171,6 +171,33 @@ TEST(DecodeVariantsGpu, HeadDimsOfTheCompiledKernel) {
   DB_REQUIRE_GPU();
   for (int d : {80, 96, 112})
     expect_verified(DType::fp16, {{32, 8, d}, {700}, 16, {.q_len = 2, .window = 300, .sinks = true, .logits_soft_cap = 20.0}});
+}
+
+// gpt-oss's attention on the BF16 head-dim-64 variant kernels (the models preset's gpt_oss_*
+// points): 64 q / 8 KV heads, windows of 1, a page minus one, a page, T - 1, T and none, each with
+// and without sinks, over shuffled pages of 16 and 7 and contiguous K/V, unsplit and over forced
+// splits (the merge adds the sinks); then the preset's own shapes (window 128 over T 32K, sinks),
+// q_len 2, the wide tiling (MQA at q_len 16) and head dim 48 on the same kernel, its tail masked.
+TEST(DecodeVariantsGpu, HeadDim64WindowsAndSinks) {
+  DB_REQUIRE_GPU();
+  constexpr std::int32_t T = 1013;
+  for (int page : {0, 16, 7}) {
+    const std::int64_t pg = page == 0 ? 16 : page;
+    for (std::int64_t window : {std::int64_t{1}, pg - 1, pg, std::int64_t{T - 1}, std::int64_t{T}, std::int64_t{0}})
+      for (bool sinks : {false, true})
+        for (int splits : {0, 5}) {
+          if (window == 0 && !sinks) continue;  // plain decode: not a variant
+          VariantCase c{{64, 8, 64}, {T, 300, 64}, page, {.window = window, .sinks = sinks}, splits};
+          c.seed = static_cast<std::uint64_t>(window * 10 + page + splits + (sinks ? 1 : 0));
+          expect_verified(DType::bf16, c);
+        }
+  }
+  expect_verified(DType::bf16, {{64, 8, 64}, {32768}, 16, {.window = 128, .sinks = true}, 0, 31});
+  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 4096}, 0, {.window = 128, .sinks = true}, 0, 32});
+  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 517}, 16, {.sinks = true}, 0, 33});
+  expect_verified(DType::bf16, {{64, 8, 64}, {700, 129}, 7, {.q_len = 2, .window = 128, .sinks = true}, 3, 34});
+  expect_verified(DType::bf16, {{32, 1, 64}, {600}, 16, {.q_len = 16, .window = 100, .sinks = true}, 0, 35});
+  expect_verified(DType::bf16, {{64, 8, 48}, {700}, 16, {.window = 128, .sinks = true, .logits_soft_cap = 20.0}, 0, 36});
 }
 
 // A window reads only the window: a windowed plan over T 32K is the plan of full attention over the

@@ -56,6 +56,12 @@ TEST(RowAttentionVariant, RefusalsNameWhatIsNotBuilt) {
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 128}, DType::fp32, v), "dtype fp32"));
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 64}, DType::fp16, v), "head_dim 64"));
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 256}, DType::fp16, v), "head_dim 256"));
+  // BF16 at head dim 64 (gpt-oss, the models preset) and below, on the head-dim-64 kernel; FP16 there is not built.
+  EXPECT_EQ(row_attention_variant_unsupported_reason({64, 8, 64}, DType::bf16, v), std::nullopt);
+  EXPECT_EQ(row_attention_variant_unsupported_reason({64, 8, 48}, DType::bf16, v), std::nullopt);
+  EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({64, 8, 64}, DType::fp16, v), "head_dim 64 (fp16)"));
+  EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 256}, DType::bf16, v), "head_dim 256"));
+  EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 72}, DType::bf16, v), "head_dim 72"));
   EXPECT_EQ(row_attention_variant_unsupported_reason({32, 8, 64}, DType::fp8_e4m3, {}), std::nullopt);  // plain
   // Through the decode rules: the baseline computes none, and a group without the row path is refused.
   DecodeProblem p;

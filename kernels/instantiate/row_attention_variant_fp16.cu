@@ -10,13 +10,13 @@
 
 namespace decode_bench {
 
-template <class KV>
+template <class KV, int D>
 const void* row_attention_variant_kernel(bool wide) {
-  return wide ? reinterpret_cast<const void*>(&device::row_attention_mma_variant_kernel<KV, 128, 8, 2>)
-              : reinterpret_cast<const void*>(&device::row_attention_mma_variant_kernel<KV, 128, 4, 1>);
+  return wide ? reinterpret_cast<const void*>(&device::row_attention_mma_variant_kernel<KV, D, 8, 2>)
+              : reinterpret_cast<const void*>(&device::row_attention_mma_variant_kernel<KV, D, 4, 1>);
 }
 
-template const void* row_attention_variant_kernel<ContiguousKV<__half>>(bool);
-template const void* row_attention_variant_kernel<PagedKV<__half>>(bool);
+template const void* row_attention_variant_kernel<ContiguousKV<__half>, 128>(bool);
+template const void* row_attention_variant_kernel<PagedKV<__half>, 128>(bool);
 
 }  // namespace decode_bench

@@ -16,6 +16,7 @@
 #include "pools/latent_cache.hpp"
 #include "pools/pool_error.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/cli/window_capacity_table.hpp"
 
 namespace decode_bench::cli {
 namespace {
@@ -29,6 +30,7 @@ struct CapacityOptions {
   int kv_lora_rank = 512;
   int rope_dim = 64;
   bool kv_shape_given = false;  // --heads-kv or --head-dim on the command line
+  int grid_options_given = 0;   // how many grid options the command line names
   std::string dtype = "fp32";
   int layers = 1;
   std::string lengths = "fixed:512";
@@ -211,9 +213,19 @@ void print_table(const std::vector<Row>& rows) {
   }
 }
 
-int run_capacity(const CapacityOptions& o, bool grid_given, const CommandContext& ctx) {
+int run_capacity(const CapacityOptions& o, bool grid_given, bool budget_given, const CommandContext& ctx) {
+  if (o.preset == "sliding-window") {
+    // Its own table (sweeps/cli/window_capacity_table.hpp): the models are fixed, the budget is not.
+    if (o.grid_options_given > (budget_given ? 1 : 0))
+      throw UsageError("--preset sliding-window takes --budget and --output only");
+    const auto budget = parse_byte_size(budget_given ? o.budget : "16GiB");
+    if (!budget || *budget == 0) throw UsageError("--budget '" + o.budget + "': expected bytes like 4GiB, 512MiB, 4096");
+    if (o.backend != "auto" && o.backend != "host")
+      throw UsageError("--preset sliding-window runs the host simulation only (--backend '" + o.backend + "')");
+    return run_window_capacity(*budget, o.output, ctx.argv);
+  }
   if (!o.preset.empty() && o.preset != "figure5")
-    throw UsageError("--preset '" + o.preset + "': the only capacity preset is figure5");
+    throw UsageError("--preset '" + o.preset + "': expected figure5 or sliding-window");
   if (!o.preset.empty() && grid_given) throw UsageError("--preset figure5 cannot be combined with grid options");
   if (o.backend != "auto" && o.backend != "host" && o.backend != "device")
     throw UsageError("--backend '" + o.backend + "': expected auto, host or device");
@@ -253,7 +265,10 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx) {
       "capacity",
       "How many sequences each KV pool holds in a memory budget (default: the seed paper's Figure 5 plus extensions)");
   static CapacityOptions o;
-  sub->add_option("--preset", o.preset, "figure5 (the default when no grid option is given)");
+  sub->add_option("--preset", o.preset,
+                  "figure5 (the default when no grid option is given) or sliding-window (gpt-oss-120b, gpt-oss-20b, "
+                  "Gemma-3-27B at 32K and 128K: the windowed layers releasing the pages behind the window; "
+                  "--budget, default 16GiB)");
   const std::vector<CLI::Option*> grid = {
       sub->add_option("--budget", o.budget, "K+V bytes, e.g. 4GiB, 512MiB, 4GB")->capture_default_str(),
       sub->add_option("--heads-kv", o.heads_kv, "KV heads per layer")->capture_default_str(),
@@ -276,10 +291,14 @@ void add_capacity_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--output", o.output, "write the rows as JSON to this file");
   sub->callback([&ctx, grid] {
     bool grid_given = false;
-    for (const CLI::Option* opt : grid) grid_given |= opt->count() > 0;
+    o.grid_options_given = 0;
+    for (const CLI::Option* opt : grid) {
+      grid_given |= opt->count() > 0;
+      o.grid_options_given += opt->count() > 0;
+    }
     o.kv_shape_given = grid[1]->count() > 0 || grid[2]->count() > 0;  // --heads-kv, --head-dim
     try {
-      ctx.exit_code = run_capacity(o, grid_given, ctx);
+      ctx.exit_code = run_capacity(o, grid_given, grid[0]->count() > 0 /* --budget */, ctx);
     } catch (const UsageError& e) {
       std::cerr << "decode-bench: capacity: " << e.what() << "\n";
       ctx.exit_code = kExitUsage;
