@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -11,10 +12,12 @@
 
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.cuh"
+#include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
 
 nlohmann::json MlaDecodePlan::to_json() const {
+  if (kernel == MlaDecodeKernel::wgmma) return mla_decode_wgmma_plan_json(*this);
   return {{"kernel", "mla_decode_mma"},
           {"rows", rows},
           {"rows_per_block", device::MlaTraits::kRows},
@@ -68,6 +71,12 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
                            float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   using Tr = device::MlaTraits;
   using T = typename KV::value_type;
+  if (plan.kernel == MlaDecodeKernel::wgmma) {  // the warpgroup-MMA kernel (kernels/mla/mla_decode_wgmma.hpp)
+    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+      return run_mla_decode_wgmma(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
+    else
+      return cudaErrorInvalidValue;
+  }
   if (!mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() || cache.head_dim != Tr::kKd ||
       plan.rows != shape.rows() || plan.batch < 1 || (plan.num_splits > 1 && workspace == nullptr) ||
       plan.shared_bytes != static_cast<std::size_t>(Tr::shared_bytes(dtype_is_fp8(dtype_of<T>::value))))
@@ -95,6 +104,17 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
+  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(
+      o_part, lse_part, plan.num_splits, rows_total, o, lse);
+  return cudaGetLastError();
+}
+
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream) {
+  using Tr = device::MlaTraits;
+  if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
+  const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
+  float* o_part = static_cast<float*>(workspace);
+  float* lse_part = o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd;
   device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(
       o_part, lse_part, plan.num_splits, rows_total, o, lse);
   return cudaGetLastError();

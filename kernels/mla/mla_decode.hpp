@@ -24,6 +24,10 @@ namespace decode_bench {
 inline constexpr int kMlaKernelRank = 512;
 inline constexpr int kMlaKernelRope = 64;
 
+// Which kernel a plan launches: the mma.sync kernel here, or the warpgroup-MMA kernel
+// (kernels/mla/mla_decode_wgmma.hpp, whose planner sets the fields after `kernel`).
+enum class MlaDecodeKernel { mma, wgmma };
+
 struct MlaDecodePlan {
   int batch = 0;
   int rows = 0;          // heads_q x q_len per sequence
@@ -33,6 +37,8 @@ struct MlaDecodePlan {
   int threads = 0;
   std::size_t shared_bytes = 0;
   std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row); 0 without splits
+  MlaDecodeKernel kernel = MlaDecodeKernel::mma;
+  int warpgroups = 0;  // wgmma: 128-thread warpgroups per block (split_tiles count its 64-token tiles)
   nlohmann::json to_json() const;
 };
 
@@ -55,5 +61,10 @@ MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std
 template <class KV>
 cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
                            float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
+
+// The split merge of run_mla_decode alone: combines plan.num_splits partials in `workspace` (the
+// layout run_mla_decode writes) into o and lse by their log-sum-exp. The warpgroup-MMA kernel's
+// launch shares it.
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream);
 
 }  // namespace decode_bench
