@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/results_schema.hpp"
+#include "kernels/mla/mla_decode_wgmma.hpp"
 #include "kernels/mla/mla_shape.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/decode_verify.hpp"
@@ -43,9 +44,11 @@ TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
     EXPECT_EQ(r["verification"]["non_finite"], 0);
     EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
     EXPECT_EQ(r["plan"]["family"], "mla_decode");
-    EXPECT_EQ(r["plan"]["kernel"], "mla_decode_mma");
     // The model: the latent rows once per sequence, q, o and lse; FLOPs of every visible token.
     const MlaPoint m = parse_mla_point(point.parameters);
+    // The warpgroup-MMA kernel where it runs (Hopper, FP16 / BF16, h_q x q_len >= 64), else mma.sync.
+    EXPECT_EQ(r["plan"]["kernel"],
+              mla_decode_wgmma_available(m.shape, m.decode.dtype, 0) ? "mla_decode_wgmma" : "mla_decode_mma");
     std::vector<std::int32_t> pages;
     if (m.decode.paged)
       for (const std::int32_t len : m.decode.lengths) pages.push_back((len + 6) / 7);

@@ -65,7 +65,8 @@ set(DECODE_BENCH_GPU_SANITIZE
   MergeLevelStatesGpu.MatchesTheFloat64FoldAtEveryDepthAndHeadDim
   HeadDimsGpu.OutputsEndAtTheHeadDim
   MlaDecodeGpu.PageSizesOrdersAndStorage
-  MlaDecodeGpu.EmptySequenceAndBothStorageTypes)
+  MlaDecodeGpu.EmptySequenceAndBothStorageTypes
+  MlaDecodeWgmmaGpu.Small)
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU
