@@ -5,8 +5,8 @@
 //                                   a shared-prefix batch, the plain decode of its forked pages
 //   kernel shared_prefix            prefix phase + suffix phase + merge (plan_shared_prefix), the
 //                                   suffix phase on a second stream when prefix_overlap is set
-//   attention mla (flash_decode, batch_decode)  the MLA decode kernel over the latent cache
-//                                   (kernels/mla/mla_decode.hpp: plan_mla_decode, run_mla_decode)
+//   attention mla (flash_decode, batch_decode)  the MLA decode kernels over the latent cache
+//                                   (plan_mla_decode_for_device, run_mla_decode: kernels/mla/)
 // Its plan JSON is kernels/plan_json.hpp's, naming the family the planner chose; its traffic
 // models are kernels/traffic_model.hpp's, with the intermediates each family writes.
 #include <functional>
@@ -143,7 +143,8 @@ class DecodeBenchBackend final : public Backend {
     const MlaShape shape = *p.mla;
     int device = 0;
     DB_CUDA_CHECK(cudaGetDevice(&device));
-    // The warpgroup-MMA kernel where it runs (Hopper, FP16 / BF16, 64 rows or more), else mma.sync.
+    // The narrow kernel at 32 rows or fewer; the warpgroup-MMA kernel where it runs (Hopper, FP16 /
+    // BF16, 64 rows or more); else the 64-row mma.sync kernel.
     mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
     const auto* q = static_cast<const float*>(p.q);

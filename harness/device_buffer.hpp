@@ -1,6 +1,7 @@
 #pragma once
-// Owning device allocation (cudaMalloc / cudaFree), movable, never copied. Allocation failures
-// throw CudaError with cudaErrorMemoryAllocation, which the sweep turns into a skipped point.
+// Owning device allocation (device_malloc / device_free: harness/device_memory.hpp), movable, never
+// copied. Allocation failures throw CudaError with cudaErrorMemoryAllocation, which the sweep turns
+// into a skipped point.
 #include <algorithm>
 #include <cstddef>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "harness/cuda_check.hpp"
+#include "harness/device_memory.hpp"
 
 namespace decode_bench {
 
@@ -17,7 +19,7 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count > 0) DB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
+    if (count > 0) DB_CUDA_CHECK(device_malloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
   }
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
   DeviceBuffer(DeviceBuffer&& other) noexcept
@@ -30,7 +32,7 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);
+    device_free(ptr_);
   }
 
   T* get() const { return ptr_; }

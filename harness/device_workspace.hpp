@@ -1,5 +1,5 @@
 #pragma once
-// The Workspace (harness/backend.hpp) the pipeline hands a backend on a GPU: cudaMalloc'd buffers,
+// The Workspace (harness/backend.hpp) the pipeline hands a backend on a GPU: device buffers (DeviceBuffer),
 // each filled with 0xFF bytes as it is handed out, freed with the object at the end of the point.
 #include <cstddef>
 #include <cstdint>

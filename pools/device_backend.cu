@@ -1,8 +1,10 @@
-// Device backend: cudaMalloc arenas, cudaMemcpy2DAsync on one stream, and the block-table gather
-// kernel that assembles a batch's CSR on the device (no host round trip of the tables).
+// Device backend: arenas from the harness's device pool (harness/device_memory.hpp),
+// cudaMemcpy2DAsync on one stream, and the block-table gather kernel that assembles a batch's CSR
+// on the device (no host round trip of the tables).
 #include <string>
 
 #include "harness/cuda_check.hpp"
+#include "harness/device_memory.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/pool_error.hpp"
 
@@ -42,20 +44,19 @@ class DeviceBackend final : public MemoryBackend {
   void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     void* p = nullptr;
-    const cudaError_t status = cudaMalloc(&p, bytes);
+    const cudaError_t status = device_malloc(&p, bytes);
     if (status == cudaErrorMemoryAllocation) {
-      cudaGetLastError();  // not sticky: clear it so later calls do not report it again
       std::size_t free_bytes = 0, total_bytes = 0;
       cudaMemGetInfo(&free_bytes, &total_bytes);
       throw PoolError(PoolErrorKind::OutOfDeviceMemory,
-                      "cudaMalloc of " + std::to_string(bytes) + " bytes failed (" + std::to_string(free_bytes) +
+                      "device allocation of " + std::to_string(bytes) + " bytes failed (" + std::to_string(free_bytes) +
                           " of " + std::to_string(total_bytes) + " bytes free)");
     }
     DB_CUDA_CHECK(status);
     return p;
   }
   void deallocate(void* p) noexcept override {
-    if (p) cudaFree(p);
+    device_free(p);
   }
 
   // One row is a plain copy (cudaMemcpy2D would insist on pitch >= width even then).

@@ -2,7 +2,8 @@
 // Where a pool's bytes live. The allocator logic (free list, refcounts, block tables, capacity)
 // never looks at this: it only asks a backend to allocate arenas and move bytes, so the same
 // pool code runs on a GPU, in host memory (tests), or with no memory at all (capacity counts).
-//   device:     cudaMalloc arenas; every copy is cudaMemcpy*Async on the backend's stream.
+//   device:     arenas from the harness's device pool (harness/device_memory.hpp); every copy is
+//               cudaMemcpy*Async on the backend's stream.
 //   host:       aligned host memory; copies are memcpy. Pointers handed out are host pointers,
 //               so the CPU reference reads a pool directly.
 //   accounting: allocates nothing and moves nothing; exact page/slot accounting for budgets the

@@ -8,6 +8,7 @@
 #include "harness/ceilings.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
+#include "harness/device_memory.hpp"
 #include "harness/gpu_state.hpp"
 #include "harness/kernel_kind.hpp"
 #include "sweeps/capacity_runner.hpp"
@@ -60,7 +61,10 @@ DriverHooks gpu_driver_hooks(int device) {
       cudaGetLastError();
       return std::nullopt;
     }
-    return free;
+    // The harness's pool keeps freed memory for the next point (harness/device_memory.hpp); between
+    // points none of it is in use. An over-estimate only costs the point a try: a failed allocation
+    // skips it with the reason.
+    return free + device_pool_reserved_bytes(device);
   };
   return hooks;
 }

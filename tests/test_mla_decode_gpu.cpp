@@ -1,9 +1,9 @@
-// decode-bench's MLA decode kernel (kernels/mla/mla_decode.hpp) against the float64 reference
-// (kernels/mla/mla_reference.hpp) over the same stored latent values (times the FP8 scale): every
-// h_q of DeepSeek-V3's tensor-parallel shapes plus an odd one (24), q_len 1 and 2, lengths 1, 63,
-// 64, 65 and 100003, pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch
-// with an empty sequence, FP16, BF16 and FP8 E4M3 (one scale for the cache), one split and several
-// (the LSE merge).
+// decode-bench's MLA decode kernels (kernels/mla/mla_decode.hpp: the 64-row kernel and the narrow
+// one for rows <= 32) against the float64 reference (kernels/mla/mla_reference.hpp) over the same
+// stored latent values (times the FP8 scale): every h_q of DeepSeek-V3's tensor-parallel shapes
+// plus an odd one (24), q_len 1 and 2, lengths 1, 63, 64, 65 and 100003, pages of 1, 7 and 64
+// tokens in order and shuffled, contiguous caches, a batch with an empty sequence, FP16, BF16 and
+// FP8 E4M3 (one scale for the cache), one split and several (the LSE merge).
 //
 // Bound: q is drawn representable in the mma's type (the latent's; FP16 for FP8, whose values FP16
 // holds exactly), so the kernel's roundings are those of the weights P to that type (unit roundoff
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,6 +43,7 @@ struct MlaCase {
   DType dtype = DType::bf16;
   int splits = 0;  // 0: the planner's choice
   float q_amplitude = 1.f;
+  std::optional<MlaKernel> kernel;  // the kernel the plan must pick, where the case is about one
   std::string name() const {
     std::string s = "h_q ";
     s += std::to_string(heads_q);
@@ -121,6 +123,9 @@ void run_case(const MlaCase& c) {
   const MlaDecodePlan plan = plan_mla_decode(shape, c.dtype, batch, max_len, sm_count, c.splits);
   if (c.splits > 0) {
     EXPECT_LE(plan.num_splits, c.splits);
+  }
+  if (c.kernel) {
+    ASSERT_EQ(plan.kernel, *c.kernel) << mla_kernel_name(plan.kernel);
   }
   DeviceBuffer<unsigned char> d_work(plan.workspace_bytes);
   const T* base = reinterpret_cast<const T*>(d_cache.get());
@@ -251,7 +256,84 @@ TEST(MlaDecodeGpu, LongSequence) {
   c.heads_q = 16;
   c.lengths = {100003};
   c.shuffle = true;
+  c.kernel = MlaKernel::mma_narrow;
   run(c);
+  c.heads_q = 64;  // the 64-row kernel
+  c.lengths = {20011};
+  c.kernel = MlaKernel::mma;
+  run(c);
+}
+
+// The narrow kernel (rows <= 32: 16 rows per block at h_q 16 q_len 1, else 32, padding rows
+// included at h_q 24) over lengths around its 64-token tile and the 8-token warp shares (1, 7, 8,
+// 9, 63, 64, 65, 129), an empty sequence, pages of 1, 7 and 64 shuffled, the three storage types.
+TEST(MlaDecodeGpu, NarrowKernelRowsLengthsPagesAndTypes) {
+  DB_REQUIRE_GPU();
+  const int shapes[][2] = {{16, 1}, {16, 2}, {24, 1}, {32, 1}};
+  for (const auto& hq : shapes)
+    for (const int page : {1, 7, 64})
+      for (const DType dtype : {DType::bf16, DType::fp16, DType::fp8_e4m3}) {
+        MlaCase c;
+        c.heads_q = hq[0];
+        c.q_len = hq[1];
+        c.lengths = {1, 63, 0, 64, 65, 7, 8, 9, 129};
+        c.page_size = page;
+        c.shuffle = true;
+        c.dtype = dtype;
+        c.kernel = MlaKernel::mma_narrow;
+        run(c);
+      }
+}
+
+// The narrow kernel's split partials merged by their log-sum-exp (ranges of 1, 2, ... tiles; an
+// empty sequence; a split past a short sequence's end), and a sharp softmax.
+TEST(MlaDecodeGpu, NarrowSplitsMergeByLogSumExp) {
+  DB_REQUIRE_GPU();
+  for (const int q_len : {1, 2})
+    for (const int splits : {1, 2, 5, 64}) {
+      MlaCase c;
+      c.heads_q = 16;
+      c.q_len = q_len;
+      c.lengths = {2048, 777, 0, 65};
+      c.splits = splits;
+      c.q_amplitude = 4.f;
+      c.kernel = MlaKernel::mma_narrow;
+      run(c);
+    }
+}
+
+// Small narrow cases of each storage type, with and without splits (the sanitizers' share).
+TEST(MlaDecodeGpu, NarrowStorageTypesAndSplits) {
+  DB_REQUIRE_GPU();
+  for (const DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
+    for (const int q_len : {1, 2})
+      for (const int splits : {1, 3}) {
+        MlaCase c;
+        c.heads_q = 16;
+        c.q_len = q_len;
+        c.dtype = dtype;
+        c.lengths = {100, 0, 1, 257};
+        c.page_size = 7;
+        c.shuffle = true;
+        c.splits = splits;
+        c.kernel = MlaKernel::mma_narrow;
+        run(c);
+      }
+}
+
+// A long sequence on the narrow kernel at 32 rows (q_len 2: the last tile's causal cut) and FP8.
+TEST(MlaDecodeGpu, NarrowLongSequence) {
+  DB_REQUIRE_GPU();
+  for (const DType dtype : {DType::bf16, DType::fp8_e4m3}) {
+    MlaCase c;
+    c.heads_q = 16;
+    c.q_len = 2;
+    c.lengths = {40001, 3};
+    c.shuffle = true;
+    c.dtype = dtype;
+    c.kernel = MlaKernel::mma_narrow;
+    run(c);
+  }
 }
 
 // Host-side: what the kernel refuses and how the planner splits.
@@ -275,6 +357,85 @@ TEST(MlaDecodePlan, UnsupportedShapesAreRefusedAndSplitsAreBounded) {
   EXPECT_LT(plan_mla_decode(h128, DType::fp8_e4m3, 1, 100, 132).shared_bytes, forced.shared_bytes);
   EXPECT_EQ(forced.num_splits, 2);  // 4 tiles in splits of ceil(4 / 3) = 2 tiles: 2 splits, none empty
   EXPECT_EQ(forced.workspace_bytes, 2u * 128 * 513 * 4);
+  EXPECT_EQ(one.kernel, MlaKernel::mma);
+  EXPECT_EQ(one.to_json()["kernel"], "mla_decode_mma");
+  EXPECT_EQ(one.to_json()["rows_per_block"], 64);
+  EXPECT_EQ(one.to_json()["tile_tokens"], 32);
+  EXPECT_EQ(one.to_json()["stages"], 2);
+}
+
+MlaShape mla_rows(int heads_q, int q_len) {
+  MlaShape s;
+  s.heads_q = heads_q;
+  s.q_len = q_len;
+  return s;
+}
+
+// Rows <= 32 take the narrow kernel (16 rows per block up to 16, else 32), more take the 64-row one.
+TEST(MlaDecodePlan, FewRowsTakeTheNarrowKernel) {
+  const int narrow[][3] = {{16, 1, 16}, {8, 2, 16}, {16, 2, 32}, {24, 1, 32}, {32, 1, 32}, {1, 1, 16}, {17, 1, 32}};
+  for (const auto& n : narrow) {
+    SCOPED_TRACE("h_q " + std::to_string(n[0]) + " q_len " + std::to_string(n[1]));
+    const MlaDecodePlan p = plan_mla_decode(mla_rows(n[0], n[1]), DType::bf16, 4, 1000, 132);
+    EXPECT_EQ(p.kernel, MlaKernel::mma_narrow);
+    EXPECT_EQ(p.rows_per_block, n[2]);
+    EXPECT_EQ(p.row_blocks, 1);
+    EXPECT_EQ(p.tile_tokens, 64);
+    EXPECT_EQ(p.threads, 256);
+  }
+  for (const auto& wide : {mla_rows(32, 2), mla_rows(33, 1), mla_rows(24, 2), mla_rows(128, 1)}) {
+    const MlaDecodePlan p = plan_mla_decode(wide, DType::bf16, 4, 1000, 132);
+    EXPECT_EQ(p.kernel, MlaKernel::mma) << wide.rows();
+    EXPECT_EQ(p.rows_per_block, 64);
+    EXPECT_EQ(p.tile_tokens, 32);
+  }
+}
+
+// The narrow plan's JSON, its shared memory (Q, P, the row reductions, the stages: 16-bit two of
+// 64 x 1168 bytes; FP8 one FP16 work tile and three byte stages of 64 x 576) and its splits.
+TEST(MlaDecodePlan, NarrowPlanFieldsAndSplits) {
+  const MlaDecodePlan h16 = plan_mla_decode(mla_rows(16, 1), DType::bf16, 128, 4096, 132);
+  const nlohmann::json j = h16.to_json();
+  EXPECT_EQ(j["kernel"], "mla_decode_mma_narrow");
+  EXPECT_EQ(j["rows"], 16);
+  EXPECT_EQ(j["rows_per_block"], 16);
+  EXPECT_EQ(j["row_blocks"], 1);
+  EXPECT_EQ(j["tile_tokens"], 64);
+  EXPECT_EQ(j["stages"], 2);
+  EXPECT_EQ(j["threads"], 256);
+  EXPECT_EQ(j["shared_bytes"], 16 * 1168 + 16 * 144 + 8 * 16 * 4 + 2 * 64 * 1168);
+  const MlaDecodePlan h16_fp8 = plan_mla_decode(mla_rows(16, 1), DType::fp8_e4m3, 128, 4096, 132);
+  EXPECT_EQ(h16_fp8.stages, 3);
+  EXPECT_EQ(h16_fp8.shared_bytes, 16u * 1168 + 16 * 144 + 8 * 16 * 4 + 64 * 1168 + 3 * 64 * 576);
+  const MlaDecodePlan h32 = plan_mla_decode(mla_rows(16, 2), DType::fp16, 128, 4096, 132);
+  EXPECT_EQ(h32.shared_bytes, 32u * 1168 + 32 * 144 + 8 * 32 * 4 + 2 * 64 * 1168);
+  // Every narrow block fits sm_90's 227 KiB and takes over half an SM's 228 KiB (one per SM).
+  for (const DType dtype : {DType::bf16, DType::fp8_e4m3})
+    for (const int q_len : {1, 2}) {
+      const MlaDecodePlan p = plan_mla_decode(mla_rows(16, q_len), dtype, 1, 64, 132);
+      EXPECT_LE(p.shared_bytes, 227u * 1024);
+      EXPECT_GT(p.shared_bytes, 114u * 1024);
+    }
+  // Splits (132 SMs): 128 x 4K is one wave of one split each (64 tiles; 2 splits cost 2 waves of
+  // 32 tiles plus the partials and the merge); 128 x 16K too (64 splits would be 63 waves of 4
+  // tiles plus the partials); 32 x 4K fills the wave with 4 splits of 16 tiles; 1 x 32K takes 128
+  // splits of 4 tiles (512 tiles; 4 tiles per split needs 128).
+  EXPECT_EQ(h16.num_splits, 1);
+  EXPECT_EQ(h16.split_tiles, 64);
+  EXPECT_EQ(h16.workspace_bytes, 0u);
+  EXPECT_EQ(plan_mla_decode(mla_rows(16, 1), DType::bf16, 128, 16384, 132).num_splits, 1);
+  const MlaDecodePlan b32 = plan_mla_decode(mla_rows(16, 1), DType::bf16, 32, 4096, 132);
+  EXPECT_EQ(b32.num_splits, 4);
+  EXPECT_EQ(b32.split_tiles, 16);
+  EXPECT_EQ(b32.workspace_bytes, 4u * 32 * 16 * 513 * 4);
+  const MlaDecodePlan b1 = plan_mla_decode(mla_rows(16, 2), DType::bf16, 1, 32768, 132);
+  EXPECT_EQ(b1.num_splits, 128);
+  EXPECT_EQ(b1.split_tiles, 4);
+  // A split count given is taken, clamped to the tiles: 100 tokens are 2 tiles.
+  const MlaDecodePlan forced = plan_mla_decode(mla_rows(16, 1), DType::bf16, 1, 100, 132, 3);
+  EXPECT_EQ(forced.num_splits, 2);
+  EXPECT_EQ(forced.split_tiles, 1);
+  EXPECT_EQ(forced.workspace_bytes, 2u * 16 * 513 * 4);
 }
 
 }  // namespace

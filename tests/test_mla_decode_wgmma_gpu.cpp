@@ -46,7 +46,7 @@ MlaDecodePlan wgmma_planner(const MlaShape& shape, DType dtype, int batch, std::
 // Runs the case on the warpgroup-MMA kernel and checks that the plan was that kernel's.
 void run(const MlaDecodeCase& c) {
   const MlaDecodePlan plan = testing::run_mla_decode_case(c, wgmma_planner);
-  EXPECT_EQ(plan.kernel, MlaDecodeKernel::wgmma);
+  EXPECT_EQ(plan.kernel, MlaKernel::wgmma);
   EXPECT_EQ(plan.to_json()["kernel"], "mla_decode_wgmma");
 }
 
@@ -139,31 +139,36 @@ TEST(MlaDecodeWgmmaGpu, Small) {
 // rows or more; the mma.sync kernel otherwise. Both plans run through run_mla_decode.
 TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   DB_REQUIRE_MLA_WGMMA();
-  MlaShape h128, h16, h32q2;
+  MlaShape h128, h16, h24q2, h32q2;
   h16.heads_q = 16;
+  h24q2.heads_q = 24;
+  h24q2.q_len = 2;
   h32q2.heads_q = 32;
   h32q2.q_len = 2;
-  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).kernel, MlaDecodeKernel::wgmma);
-  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp16, 4, 4096, 0).kernel, MlaDecodeKernel::wgmma);
-  EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaDecodeKernel::wgmma);  // 64 rows
-  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaDecodeKernel::mma);
-  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaDecodeKernel::mma);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);
+  EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 64 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma);    // 48 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
     return plan_mla_decode_for_device(s, d, batch, len, 0, splits);
   };
   MlaDecodeCase c;
   c.heads_q = 64;
   c.lengths = {300, 65};
-  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaDecodeKernel::wgmma);
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
   c.heads_q = 16;
-  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaDecodeKernel::mma);
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
+  c.heads_q = 48;
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma);
 }
 
 // Host-side: the plan's shape and split rule, its JSON, and the refusals.
 TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   MlaShape h128;
   const MlaDecodePlan big = plan_mla_decode_wgmma(h128, DType::bf16, 128, 4096, 132);
-  EXPECT_EQ(big.kernel, MlaDecodeKernel::wgmma);
+  EXPECT_EQ(big.kernel, MlaKernel::wgmma);
   EXPECT_EQ(big.row_blocks, 2);
   EXPECT_EQ(big.num_splits, 1);  // 256 blocks: 2 waves of 64 tiles; 2 splits would be 4 waves of 32, no better
   EXPECT_EQ(big.workspace_bytes, 0u);
@@ -200,8 +205,13 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(j["warpgroups"], 2);
   EXPECT_EQ(j["num_splits"], 2);
   EXPECT_EQ(j["shared_bytes"], mid.shared_bytes);
-  // The mma.sync plan keeps its own JSON.
-  EXPECT_EQ(plan_mla_decode(h128, DType::bf16, 32, 4096, 132).to_json()["kernel"], "mla_decode_mma");
+  // The mma.sync plans name their kernels and carry no warpgroups.
+  const nlohmann::json mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132).to_json();
+  EXPECT_EQ(mma["kernel"], "mla_decode_mma");
+  EXPECT_FALSE(mma.contains("warpgroups"));
+  MlaShape h16;
+  h16.heads_q = 16;
+  EXPECT_EQ(plan_mla_decode(h16, DType::bf16, 32, 4096, 132).to_json()["kernel"], "mla_decode_mma_narrow");
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {

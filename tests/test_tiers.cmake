@@ -35,6 +35,7 @@ set(DECODE_BENCH_GPU_QUICK
   PoolGpu.ContiguousRoundTrip
   TraceGpu.ShortTracesVerifyAndKeepTheirAccountsOnBothPools
   PoolGpu.DeviceAllocationFailureIsATypedError
+  DeviceMemoryGpu.*
   TimingGpu.EventsMeasureAKnownSpinWithinFivePercent
   TimingGpu.LaunchErrorFailsThePointButNotTheRun
   TimingGpu.ATimeLimitCutsTheRepetitionsShort
@@ -49,7 +50,7 @@ set(DECODE_BENCH_GPU_QUICK
 # Small kernel tests, also in the quick tier: the 3-kernel baseline and split-K flash-decode on
 # CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits), the tensor-core
 # row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel, the shared-prefix composition with its
-# level merges, masked head-dim tails, MLA decode. A few small cases each: the sanitizers slow kernels down
+# level merges, masked head-dim tails, MLA decode (both kernels). A few small cases each: the sanitizers slow kernels down
 # 10-100x, and each tool's run over all of them should stay within a couple of minutes.
 set(DECODE_BENCH_GPU_SANITIZE
   DecodeKernelsGpu.BatchWithEmptyAndShortSequences
@@ -66,6 +67,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   HeadDimsGpu.OutputsEndAtTheHeadDim
   MlaDecodeGpu.PageSizesOrdersAndStorage
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
+  MlaDecodeGpu.NarrowStorageTypesAndSplits
   MlaDecodeWgmmaGpu.Small)
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 

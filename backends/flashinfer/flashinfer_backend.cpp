@@ -11,6 +11,9 @@
 // FP16, the per-KV-head scales applied in FlashInfer's kernel by an attention variant:
 // flashinfer_kv_head_scale.cuh); the cascade in FP16. FlashInfer plans its own splits. Its LSE is base 2
 // (lse_base): the pipeline converts it outside timing, so run() launches FlashInfer's kernels only.
+// Attention variants (FP16): a window (FlashInfer's window_left) or a logit soft-cap through the
+// batch decode at any batch (flashinfer_variant_map.hpp); several query tokens and sinks have no
+// path in its CUDA-core decode (flashinfer_tc runs them).
 // docs/decisions/flashinfer-backend.md says what is planned beyond this.
 #include <algorithm>
 #include <functional>
@@ -27,6 +30,7 @@
 #include "backends/flashinfer/flashinfer_slot_pages.hpp"
 #include "backends/flashinfer/flashinfer_steps.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
+#include "backends/flashinfer/flashinfer_variant_map.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
 #include "kernels/traffic_model.hpp"
@@ -59,6 +63,25 @@ class FlashInferBackend final : public FlashInferBackendBase {
       return std::string("dtype fp32: FlashInfer's CUDA-core decode reads fp16, bf16 or fp8 K/V");
     if (auto why = cuda_core_decode_unsupported_reason(p.shape.heads_q, p.shape.heads_kv, p.shape.head_dim))
       return "FlashInfer's CUDA-core decode: " + *why;
+    return variant_unsupported(p);
+  }
+
+  // The variants FlashInfer's CUDA-core decode takes here: a window or a soft-cap, each alone.
+  static std::optional<std::string> variant_unsupported(const AttentionProblem& p) {
+    if (auto why = variant_refusal(p)) return why;
+    if (p.variant.plain()) return std::nullopt;
+    if (p.variant.q_len > 1)
+      return "q_len " + std::to_string(p.variant.q_len) +
+             ": FlashInfer's CUDA-core decode takes one query token a request (flashinfer_tc runs q_len > 1 "
+             "through its batch prefill with a causal mask)";
+    if (p.variant.sinks)
+      return std::string("sinks: FlashInfer 0.6.18's CUDA-core decode kernels have no sink term and call no variant "
+                         "hook that could add one (its prefill kernels do: flashinfer_tc runs sinks)");
+    const FlashInferVariantArgs v = flashinfer_variant_args(p.variant);
+    PagedDecodeArgs<__half> shape;
+    shape.window_left = v.window_left;
+    shape.logits_soft_cap = v.logits_soft_cap;
+    if (auto why = paged_decode_variant_unsupported_reason(shape)) return p.variant.describe() + ": " + *why;
     return std::nullopt;
   }
 
@@ -77,12 +100,21 @@ class FlashInferBackend final : public FlashInferBackendBase {
     }
     with_kv_type(p.kv_dtype, [&](auto kv_tag) {
       using KV = typename decltype(kv_tag)::type;
-      if (p.layout == KvLayoutKind::contiguous && p.batch == 1)
+      // A variant runs the batch decode at batch 1 too (the single decode has no variant compiled).
+      if (p.layout == KvLayoutKind::contiguous && p.batch == 1 && p.variant.plain())
         plan_single<KV>(p, workspace);
       else
         plan_batch<KV>(p, workspace);
     });
     base_model_ = minimum_model(p);
+    if (!p.variant.plain()) {
+      // The window's tokens are the minimum; FlashInfer's CUDA-core decode reads the whole
+      // sequence and masks what lies before the window, so the rest is its extra traffic.
+      const double masked = window_masked_bytes(p);
+      extra_bytes_ += masked;
+      basis_ = "variant_min_bytes" + basis_.substr(basis_.find('+'));
+      if (masked > 0) basis_ += "+masked_window_tokens";
+    }
   }
 
  private:
@@ -166,6 +198,13 @@ class FlashInferBackend final : public FlashInferBackendBase {
       plan_json_["kv_access"] = "contiguous_as_pages";
       basis_ = "decode_min_bytes+flashinfer_partials+page_tables";
     }
+    if (!p.variant.plain()) {
+      if constexpr (std::is_same_v<KV, __half>) {
+        plan_variant(p, a, indptr_host, workspace);
+        return;
+      }
+      throw std::invalid_argument(p.variant.describe() + ": FlashInfer's variants are compiled for fp16");
+    }
     std::string error;
     std::size_t float_bytes = 0, int_bytes = 0;
     check_flashinfer(paged_decode_workspace_bytes(a, indptr_host, &float_bytes, &int_bytes, &error), error, "plan");
@@ -187,6 +226,35 @@ class FlashInferBackend final : public FlashInferBackendBase {
                        {"work_items", plan.padded_batch_size},
                        {"float_workspace_bytes", float_bytes},
                        {"int_workspace_bytes", int_bytes}});
+  }
+
+  // The batch decode with FlashInfer's window_left or logits_soft_cap (flashinfer_variant_map.hpp).
+  void plan_variant(const AttentionProblem& p, PagedDecodeArgs<__half> a, const std::int32_t* indptr_host,
+                    Workspace& workspace) {
+    const FlashInferVariantArgs v = flashinfer_variant_args(p.variant);
+    a.window_left = v.window_left;
+    a.logits_soft_cap = v.logits_soft_cap;
+    PlannedStep step = plan_decode_step_fp16(a, indptr_host, workspace);
+    launch_ = std::move(step.run);
+    extra_bytes_ += step.partial_bytes;
+    plan_json_.update(step.plan);
+    plan_json_.update({{"family", "flashinfer_batch_decode"},
+                       {"page_size", a.page_size},
+                       {"flashinfer_variant", {{"window_left", a.window_left}, {"logits_soft_cap", a.logits_soft_cap}}}});
+  }
+
+  // K and V of the tokens before each sequence's window (read and masked by FlashInfer's CUDA-core
+  // decode), and, paged, the page-table entries of the pages holding only such tokens.
+  static double window_masked_bytes(const AttentionProblem& p) {
+    if (p.variant.window == 0) return 0;
+    const double row = static_cast<double>(p.shape.head_dim) * dtype_bytes(p.kv_dtype) * p.shape.heads_kv;
+    double bytes = 0;
+    for (const std::int32_t len : p.host_seq_lens) {
+      const VisibleRange r = read_range(len, p.variant);
+      bytes += 2.0 * row * static_cast<double>(r.begin);
+      if (p.layout == KvLayoutKind::paged) bytes += 4.0 * static_cast<double>(r.begin / p.paged.page_size);
+    }
+    return bytes;
   }
 
   std::vector<unsigned char> int_host_;  // the plan's host work list (kept until the next plan)

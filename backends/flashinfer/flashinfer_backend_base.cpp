@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/flashinfer/flashinfer_support.hpp"
+#include "kernels/variant_traffic_model.hpp"
 
 namespace decode_bench {
 
@@ -35,14 +36,25 @@ std::optional<std::string> FlashInferBackendBase::common_refusal(const Attention
       return std::string("prefix_overlap true: FlashInfer's cascade runs its steps in order on one stream "
                          "(set prefix_overlap false)");
   }
-  // FlashInfer has window_left, logits_soft_cap and a prefill path for several query tokens, but this
-  // backend does not pass them yet; sinks it has no path for.
-  if (!p.variant.plain()) return "the " + std::string(p.kernel == KernelKind::shared_prefix ? "cascade" : "decode") +
-                                 " of this backend has no path for " + p.variant.describe();
+  // The variants: each backend's own paths (variant_refusal), none through the cascade.
+  if (!p.variant.plain() && (p.kernel == KernelKind::shared_prefix || p.prefix))
+    return "the " + std::string(p.kernel == KernelKind::shared_prefix ? "cascade" : "decode of a shared-prefix batch") +
+           " of this backend has no path for " + p.variant.describe();
   if (p.splits != 0) return "blocks " + std::to_string(p.splits) + ": FlashInfer's plan chooses its own splits";
   for (std::size_t b = 0; b < p.host_seq_lens.size(); ++b)
     if (p.host_seq_lens[b] < 1)
       return "sequence " + std::to_string(b) + " has no token: FlashInfer's decode needs at least one per sequence";
+  return std::nullopt;
+}
+
+std::optional<std::string> FlashInferBackendBase::variant_refusal(const AttentionProblem& p) {
+  if (p.variant.plain()) return std::nullopt;
+  if (p.kv_dtype != DType::fp16)
+    return p.variant.describe() + ", dtype " + std::string(dtype_name(p.kv_dtype)) +
+           ": FlashInfer's variants are compiled here for fp16 (the variants preset's dtype)";
+  if (p.shape.head_dim != 128)
+    return p.variant.describe() + ", head_dim " + std::to_string(p.shape.head_dim) +
+           ": FlashInfer's variants are compiled here for head_dim 128 (the variants preset's)";
   return std::nullopt;
 }
 
@@ -69,6 +81,12 @@ void FlashInferBackendBase::plan_cascade_step(const AttentionProblem& p, Cascade
 }
 
 TrafficModel FlashInferBackendBase::minimum_model(const AttentionProblem& p) {
+  if (!p.variant.plain()) {
+    TrafficModel m = variant_traffic_model(p.shape, p.kv_dtype, p.host_seq_lens,
+                                           p.layout == KvLayoutKind::paged ? p.paged.page_size : 0, p.variant);
+    m.extra_bytes = 0;
+    return m;
+  }
   if (p.prefix) return shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, 1);
   std::vector<std::int32_t> pages_per_seq;
   for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)

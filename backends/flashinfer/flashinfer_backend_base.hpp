@@ -31,7 +31,12 @@ class FlashInferBackendBase : public Backend {
   // The refusals both backends make, in this order: a kernel no backend computes, baseline, a
   // shared-prefix batch the cascade cannot take or asked to overlap, a pinned `blocks`, an empty
   // sequence. Each backend checks its own dtypes and shapes around it.
+  // Attention variants are each backend's own (variant_refusal below and its own paths); here only
+  // those through the cascade are refused.
   static std::optional<std::string> common_refusal(const AttentionProblem& p);
+  // The variants' refusals both backends make (FlashInfer's variants are compiled for the variants
+  // preset's FP16 at head dim 128 only), or nullopt; nullopt for a plain problem.
+  static std::optional<std::string> variant_refusal(const AttentionProblem& p);
   // The q / o dtype both take: BF16 for BF16 K/V, FP16 otherwise.
   static DType io_dtype_for(DType kv_dtype) { return kv_dtype == DType::bf16 ? DType::bf16 : DType::fp16; }
   // Refuses a problem whose io_dtype is not the one asked for; then forgets the last plan and starts
@@ -42,7 +47,9 @@ class FlashInferBackendBase : public Backend {
   void plan_cascade_step(const AttentionProblem& p, CascadeSuffix suffix, Workspace& workspace);
   // The minimum the pipeline would count for this problem, so GB/s compare across backends: the
   // plain decode's, or over a shared-prefix batch (kernel batch_decode) the plain decode of its
-  // pages, with the shared tokens it reads again.
+  // pages, with the shared tokens it reads again, or with attention variants theirs
+  // (kernels/variant_traffic_model.hpp: a window's tokens only, q_len rows of q and o), as
+  // decode-bench's own backend counts them.
   static TrafficModel minimum_model(const AttentionProblem& p);
 
   std::function<cudaError_t(cudaStream_t)> launch_;

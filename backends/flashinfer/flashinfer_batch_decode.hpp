@@ -53,7 +53,18 @@ struct PagedDecodeArgs {
   std::int64_t head_stride = 0;   // elements
   std::int64_t token_stride = 0;  // elements
   float sm_scale = 0;
+  // Attention variants, FP16 K/V only, through the paged_decode_variant_*_fp16 launchers below:
+  // FlashInfer's window_left (the sequence's one query token, at position kv_len - 1, sees KV tokens
+  // at least kv_len - 1 - window_left; -1 none) and logits_soft_cap (each scaled logit s becomes
+  // cap * tanh(s / cap); 0 off). The kernel masks the tokens outside the window; it reads them all.
+  std::int32_t window_left = -1;
+  float logits_soft_cap = 0;
 };
+
+template <InstantiatedKv KV>
+bool paged_decode_has_variant(const PagedDecodeArgs<KV>& a) {
+  return a.window_left != -1 || a.logits_soft_cap != 0;
+}
 
 // FlashInfer's DecodePlanInfo: where plan put the work list in the workspaces, and its choices.
 struct PagedDecodePlan {
@@ -106,5 +117,21 @@ cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& shape, const std::int32
 template <InstantiatedKv KV>
 cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& args, const PagedDecodePlan& plan, void* float_workspace,
                              void* int_workspace, cudaStream_t stream, std::string* error);
+
+// The three with an attention variant (FP16 K/V, q and o; flashinfer_batch_decode_variants_fp16.cu):
+// compiled are the combinations the variants preset (configs/variants.json) runs, a window alone and
+// a soft-cap alone (FlashInfer's DefaultAttention with its sliding window, or with its soft-cap).
+// The stock launchers above refuse a variant; these refuse its absence.
+std::optional<std::string> paged_decode_variant_unsupported_reason(const PagedDecodeArgs<__half>& shape);
+cudaError_t paged_decode_variant_workspace_bytes_fp16(const PagedDecodeArgs<__half>& shape,
+                                                      const std::int32_t* indptr_host, std::size_t* float_bytes,
+                                                      std::size_t* int_bytes, std::string* error);
+cudaError_t paged_decode_variant_plan_fp16(const PagedDecodeArgs<__half>& shape, const std::int32_t* indptr_host,
+                                           void* float_workspace, std::size_t float_bytes, void* int_workspace,
+                                           void* int_workspace_host, std::size_t int_bytes, cudaStream_t stream,
+                                           PagedDecodePlan* plan, std::string* error);
+cudaError_t paged_decode_variant_run_fp16(const PagedDecodeArgs<__half>& args, const PagedDecodePlan& plan,
+                                          void* float_workspace, void* int_workspace, cudaStream_t stream,
+                                          std::string* error);
 
 }  // namespace decode_bench::flashinfer_launch

@@ -34,27 +34,31 @@ constexpr auto kPosEncoding = flashinfer::PosEncodingMode::kNone;
 constexpr bool kEnableCudaGraph = false;
 
 // DecodePlan / DecodePlanWorkspaceSize with the work estimation of the problem's GQA group.
-template <class KV, class Body>
+template <class KV, class Softmax, class Body>
 cudaError_t with_work_estimation(int group, Body&& body) {
   DISPATCH_GQA_GROUP_SIZE(static_cast<std::uint32_t>(group), GROUP_SIZE, {
     return body(flashinfer::BatchDecodeWithPagedKVCacheWorkEstimationDispatched<GROUP_SIZE, kHeadDim, kPosEncoding,
-                                                                                Variant<KV>, Params<KV>>);
+                                                                                Softmax, Params<KV>>);
   });
   return cudaErrorInvalidValue;  // not reached: the dispatch throws on any other group
 }
 
-}  // namespace paged_detail
+constexpr const char* kVariantElsewhere =
+    "a window or soft-cap runs through paged_decode_variant_*_fp16 (flashinfer_batch_decode_variants_fp16.cu)";
 
-template <InstantiatedKv KV>
-cudaError_t paged_decode_workspace_bytes(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host,
-                                         std::size_t* float_bytes, std::size_t* int_bytes, std::string* error) {
-  using namespace paged_detail;
+// The bodies of the three launchers, with softmax variant Softmax (its window and soft-cap from the
+// args). The stock launchers below call them with the K/V type's variant; the variants' translation
+// unit with FlashInfer's DefaultAttention of a window or a soft-cap.
+template <class KV, class Softmax>
+cudaError_t workspace_bytes_with(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host,
+                                 std::size_t* float_bytes,
+                                 std::size_t* int_bytes, std::string* error) {
   if (auto reason = paged_decode_unsupported_reason(s)) return refuse(*reason, error);
   if (auto reason = paged_decode_indptr_reason(s.batch, indptr_host)) return refuse(*reason, error);
   return call_flashinfer(
       [&] {
-        return with_work_estimation<KV>(s.heads_q / s.heads_kv, [&](auto estimate) {
-          return flashinfer::DecodePlanWorkspaceSize<kHeadDim, kPosEncoding, Variant<KV>, Params<KV>>(
+        return with_work_estimation<KV, Softmax>(s.heads_q / s.heads_kv, [&](auto estimate) {
+          return flashinfer::DecodePlanWorkspaceSize<kHeadDim, kPosEncoding, Softmax, Params<KV>>(
               *float_bytes, *int_bytes, const_cast<std::int32_t*>(indptr_host), static_cast<std::uint32_t>(s.batch),
               static_cast<std::uint32_t>(s.heads_q), static_cast<std::uint32_t>(s.page_size), kEnableCudaGraph,
               /*stream=*/nullptr, estimate);
@@ -63,11 +67,10 @@ cudaError_t paged_decode_workspace_bytes(const PagedDecodeArgs<KV>& s, const std
       error);
 }
 
-template <InstantiatedKv KV>
-cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host, void* float_workspace,
-                              std::size_t float_bytes, void* int_workspace, void* int_workspace_host,
-                              std::size_t int_bytes, cudaStream_t stream, PagedDecodePlan* plan, std::string* error) {
-  using namespace paged_detail;
+template <class KV, class Softmax>
+cudaError_t plan_with(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host, void* float_workspace,
+                      std::size_t float_bytes, void* int_workspace, void* int_workspace_host, std::size_t int_bytes,
+                      cudaStream_t stream, PagedDecodePlan* plan, std::string* error) {
   if (auto reason = paged_decode_unsupported_reason(s)) return refuse(*reason, error);
   if (auto reason = paged_decode_indptr_reason(s.batch, indptr_host)) return refuse(*reason, error);
   if (int_workspace == nullptr || int_workspace_host == nullptr) {
@@ -76,8 +79,8 @@ cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& s, const std::int32_t* 
   flashinfer::DecodePlanInfo info;
   const cudaError_t status = call_flashinfer(
       [&] {
-        return with_work_estimation<KV>(s.heads_q / s.heads_kv, [&](auto estimate) {
-          return flashinfer::DecodePlan<kHeadDim, kPosEncoding, Variant<KV>, Params<KV>>(
+        return with_work_estimation<KV, Softmax>(s.heads_q / s.heads_kv, [&](auto estimate) {
+          return flashinfer::DecodePlan<kHeadDim, kPosEncoding, Softmax, Params<KV>>(
               float_workspace, float_bytes, int_workspace, int_workspace_host, int_bytes, info,
               const_cast<std::int32_t*>(indptr_host), static_cast<std::uint32_t>(s.batch),
               static_cast<std::uint32_t>(s.heads_q), static_cast<std::uint32_t>(s.page_size), kEnableCudaGraph,
@@ -101,10 +104,9 @@ cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& s, const std::int32_t* 
   return cudaSuccess;
 }
 
-template <InstantiatedKv KV>
-cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& a, const PagedDecodePlan& plan, void* float_workspace,
-                             void* int_workspace, cudaStream_t stream, std::string* error) {
-  using namespace paged_detail;
+template <class KV, class Softmax>
+cudaError_t run_with(const PagedDecodeArgs<KV>& a, const PagedDecodePlan& plan, void* float_workspace,
+                     void* int_workspace, cudaStream_t stream, std::string* error) {
   using IO = io_type_of<KV>;
   if (auto reason = paged_decode_unsupported_reason(a)) return refuse(*reason, error);
   if (a.q == nullptr || a.k_pages == nullptr || a.v_pages == nullptr || a.page_indices == nullptr ||
@@ -128,7 +130,8 @@ cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& a, const PagedDecodePlan
   p.num_qo_heads = static_cast<std::uint32_t>(a.heads_q);
   p.q_stride_n = a.heads_q * kHeadDim;
   p.q_stride_h = kHeadDim;
-  p.window_left = -1;
+  p.window_left = a.window_left;
+  p.logits_soft_cap = a.logits_soft_cap;
   p.sm_scale = a.sm_scale;
   p.rope_rcp_scale = 1.f;
   p.rope_rcp_theta = 1.f;
@@ -150,10 +153,37 @@ cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& a, const PagedDecodePlan
   }
   return call_flashinfer(
       [&] {
-        return flashinfer::BatchDecodeWithPagedKVCacheDispatched<kHeadDim, kPosEncoding, Variant<KV>>(
+        return flashinfer::BatchDecodeWithPagedKVCacheDispatched<kHeadDim, kPosEncoding, Softmax>(
             p, tmp_v, tmp_s, /*enable_pdl=*/false, stream);
       },
       error);
+}
+
+}  // namespace paged_detail
+
+template <InstantiatedKv KV>
+cudaError_t paged_decode_workspace_bytes(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host,
+                                         std::size_t* float_bytes, std::size_t* int_bytes, std::string* error) {
+  if (paged_decode_has_variant(s)) return refuse(paged_detail::kVariantElsewhere, error);
+  return paged_detail::workspace_bytes_with<KV, paged_detail::Variant<KV>>(s, indptr_host, float_bytes, int_bytes,
+                                                                           error);
+}
+
+template <InstantiatedKv KV>
+cudaError_t paged_decode_plan(const PagedDecodeArgs<KV>& s, const std::int32_t* indptr_host, void* float_workspace,
+                              std::size_t float_bytes, void* int_workspace, void* int_workspace_host,
+                              std::size_t int_bytes, cudaStream_t stream, PagedDecodePlan* plan, std::string* error) {
+  if (paged_decode_has_variant(s)) return refuse(paged_detail::kVariantElsewhere, error);
+  return paged_detail::plan_with<KV, paged_detail::Variant<KV>>(s, indptr_host, float_workspace, float_bytes,
+                                                                int_workspace, int_workspace_host, int_bytes, stream,
+                                                                plan, error);
+}
+
+template <InstantiatedKv KV>
+cudaError_t paged_decode_run(const PagedDecodeArgs<KV>& a, const PagedDecodePlan& plan, void* float_workspace,
+                             void* int_workspace, cudaStream_t stream, std::string* error) {
+  if (paged_decode_has_variant(a)) return refuse(paged_detail::kVariantElsewhere, error);
+  return paged_detail::run_with<KV, paged_detail::Variant<KV>>(a, plan, float_workspace, int_workspace, stream, error);
 }
 
 }  // namespace decode_bench::flashinfer_launch

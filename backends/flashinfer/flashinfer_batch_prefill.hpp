@@ -10,7 +10,17 @@
 // Requests: request r has the query tokens qo_indptr[r] .. qo_indptr[r + 1] (any number >= 1) and
 // the KV pages kv_indptr[r] .. kv_indptr[r + 1] of page_indices (at least one), the last holding
 // last_page_len[r] tokens. Every query token of a request attends to every KV token of it (no
-// causal mask: decode and the shared levels of a cascade need none).
+// causal mask: decode and the shared levels of a cascade need none), unless the attention variants
+// below ask otherwise.
+// Attention variants (FlashInfer's MaskMode::kCausal, its DefaultAttention's sliding window and
+// soft-cap, and decode-bench's sink variant, flashinfer_sink_attention.cuh), FP16 at head dimension
+// 128 only, through paged_prefill_run_variant_fp16; query token i of a request of n query tokens
+// over kv_len KV tokens sits at position kv_len - n + i:
+//   causal           it sees KV tokens at most its own position (MaskMode::kCausal)
+//   window_left w    it sees KV tokens at least its position - w (FlashInfer's window_left; -1 none)
+//   logits_soft_cap  each scaled logit s becomes cap * tanh(s / cap) (0 off)
+//   sinks            (heads_q) natural-log sink logits z_h joining each softmax's denominator
+//                    (e^{z_h} + sum_t e^{s_t}) and its lse; nullptr none
 //   q (total_rows, heads_q, head_dim), row t at q + t * q_stride_n (default heads_q * head_dim)
 //   o (total_rows, heads_q, head_dim) packed, lse (total_rows, heads_q) base 2 (times ln 2 for the
 //   natural log), total_rows = qo_indptr[requests].
@@ -51,7 +61,17 @@ struct PagedPrefillArgs {
   std::int64_t head_stride = 0;   // elements
   std::int64_t token_stride = 0;  // elements
   float sm_scale = 0;
+  // The attention variants (above); the defaults are the stock launch.
+  bool causal = false;
+  std::int32_t window_left = -1;
+  float logits_soft_cap = 0;
+  const float* sinks = nullptr;  // device, (heads_q)
 };
+
+// Whether `a` asks for an attention variant (then only paged_prefill_run_variant_fp16 runs it).
+inline bool paged_prefill_has_variant(const PagedPrefillArgs& a) {
+  return a.causal || a.window_left >= 0 || a.logits_soft_cap != 0 || a.sinks != nullptr;
+}
 
 // FlashInfer's PrefillPlanInfo: its choices and where plan put the work list in the workspaces.
 struct PagedPrefillPlan {
@@ -80,6 +100,21 @@ struct PagedPrefillPlan {
 inline constexpr int kPrefillHeadDims[] = {64, 128, 256};
 inline constexpr int kPrefillCtaTilesQ[] = {16, 64, 128};
 
+// The attention variants compiled (flashinfer_batch_prefill_variants_fp16.cu), the combinations the
+// variants preset (configs/variants.json) runs, each with the largest query tile compiled for it:
+// causal alone (speculative decoding's q_len query tokens a request: tiles 16 and 64, so up to 64
+// packed rows, q_len x GQA group), and on one query token a request (no mask) a window alone, a
+// soft-cap alone, sinks, or sinks with a soft-cap (tile 16: a GQA group up to 16).
+inline constexpr int kPrefillVariantHeadDim = 128;
+inline constexpr int kPrefillCausalMaxTileQ = 64;
+inline constexpr int kPrefillVariantMaxTileQ = 16;
+
+// Why the variants of `a` with `qo_len` query tokens in every request are not compiled, or nullopt
+// (also without a variant). The query tile is FlashInfer's FA2DetermineCtaTileQ of the packed
+// length qo_len x GQA group: 16 up to 16 rows, 64 up to 64, else 128. Of the pointers only sinks
+// is looked at (set or not).
+std::optional<std::string> paged_prefill_variant_unsupported_reason(const PagedPrefillArgs& a, int qo_len);
+
 // Why these shapes cannot run (heads, head dim, page size, requests, strides), or nullopt. Pointers
 // are not looked at.
 std::optional<std::string> paged_prefill_unsupported_reason(const PagedPrefillArgs& shape);
@@ -91,7 +126,7 @@ cudaError_t paged_prefill_workspace_bytes(const PagedPrefillArgs& shape, const s
                                           std::size_t* int_bytes, std::string* error);
 
 // FlashInfer's PrefillPlan with its Python wrapper's defaults (no CUDA graph padding, no fixed split
-// size, split allowed, no co-located CTAs): fills int_workspace_host (int_bytes of host memory),
+// size, split allowed, no co-located CTAs) and the args' window_left, as its wrapper passes it: fills int_workspace_host (int_bytes of host memory),
 // copies it to int_workspace on stream and waits for the stream, so the host buffer may be reused
 // at once. Not for stream capture; run is.
 cudaError_t paged_prefill_plan(const PagedPrefillArgs& shape, const std::int32_t* qo_indptr_host,
@@ -105,5 +140,10 @@ cudaError_t paged_prefill_run_fp16(const PagedPrefillArgs& args, const PagedPref
                                    void* int_workspace, cudaStream_t stream, std::string* error);
 cudaError_t paged_prefill_run_bf16(const PagedPrefillArgs& args, const PagedPrefillPlan& plan, void* float_workspace,
                                    void* int_workspace, cudaStream_t stream, std::string* error);
+// The same for FP16 with an attention variant (paged_prefill_variant_unsupported_reason says which
+// are compiled); the plain and BF16 launches refuse a variant.
+cudaError_t paged_prefill_run_variant_fp16(const PagedPrefillArgs& args, const PagedPrefillPlan& plan,
+                                           void* float_workspace, void* int_workspace, cudaStream_t stream,
+                                           std::string* error);
 
 }  // namespace decode_bench::flashinfer_launch

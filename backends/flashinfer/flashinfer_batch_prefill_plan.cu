@@ -17,13 +17,13 @@ namespace {
 // The arguments FlashInfer's Python wrappers (BatchPrefillWithPagedKVCacheWrapper, and
 // BatchDecodeWithPagedKVCacheWrapper with use_tensor_cores) pass by default: no CUDA-graph padding
 // (decode-bench plans each batch once, so the grid holds exactly the work items), no fixed split
-// size, split allowed, no co-located decode CTAs, no uniform query length, no sliding window.
+// size, split allowed, no co-located decode CTAs, no uniform query length; the window is the
+// launch's (window_left, -1 without one), as the wrapper passes its own to both.
 constexpr bool kEnableCudaGraph = false;
 constexpr std::int32_t kFixedSplitSize = -1;
 constexpr bool kDisableSplitKv = false;
 constexpr std::int64_t kNumColocatedCtas = 0;
 constexpr std::int64_t kUniformQLen = 0;
-constexpr std::int32_t kWindowLeft = -1;
 constexpr std::uint32_t kDTypeBytes = 2;  // FP16 and BF16 alike: o and K/V element size
 
 std::optional<std::string> indptr_host_reason(const PagedPrefillArgs& s, const std::int32_t* qo_indptr_host,
@@ -59,12 +59,12 @@ cudaError_t plan_impl(const PagedPrefillArgs& s, const std::int32_t* qo_indptr_h
   if constexpr (Materialize) {
     return flashinfer::PrefillPlan<std::int32_t>(
         float_ws, float_bytes, int_ws, int_host, int_bytes, *info, qo, kv, u(s.total_rows), u(s.requests),
-        u(s.heads_q), u(s.heads_kv), u(s.head_dim), u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft,
-        kFixedSplitSize, kDisableSplitKv, kNumColocatedCtas, kUniformQLen, stream, kDTypeBytes);
+        u(s.heads_q), u(s.heads_kv), u(s.head_dim), u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes,
+        s.window_left, kFixedSplitSize, kDisableSplitKv, kNumColocatedCtas, kUniformQLen, stream, kDTypeBytes);
   } else {
     return flashinfer::PrefillPlanWorkspaceSize<std::int32_t>(
         *float_out, *int_out, qo, kv, u(s.total_rows), u(s.requests), u(s.heads_q), u(s.heads_kv), u(s.head_dim),
-        u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes, kWindowLeft, kFixedSplitSize, kDisableSplitKv,
+        u(s.head_dim), u(s.page_size), kEnableCudaGraph, kDTypeBytes, s.window_left, kFixedSplitSize, kDisableSplitKv,
         kNumColocatedCtas, kUniformQLen, stream, kDTypeBytes);
   }
 }
@@ -90,6 +90,37 @@ std::optional<std::string> paged_prefill_unsupported_reason(const PagedPrefillAr
     return "q_stride_n must be 0 (packed) or at least heads_q x head_dim and fit 31 bits (FlashInfer's IdType)";
   if (auto reason = paged_layout_reason(paged_layout_of(s))) return reason;
   if (!(s.sm_scale > 0)) return "sm_scale must be > 0";
+  if (s.window_left < -1) return "window_left " + std::to_string(s.window_left) + " must be >= -1 (-1: no window)";
+  if (!(s.logits_soft_cap >= 0)) return "logits_soft_cap must be >= 0 (0: off)";
+  return std::nullopt;
+}
+
+std::optional<std::string> paged_prefill_variant_unsupported_reason(const PagedPrefillArgs& s, int qo_len) {
+  if (!paged_prefill_has_variant(s)) return std::nullopt;
+  const bool window = s.window_left >= 0, cap = s.logits_soft_cap != 0, sinks = s.sinks != nullptr;
+  std::ostringstream m;
+  if (s.head_dim != kPrefillVariantHeadDim) {
+    m << "head_dim " << s.head_dim << ": the variants of the FlashInfer prefill launchers are compiled for head_dim "
+      << kPrefillVariantHeadDim;
+    return m.str();
+  }
+  if (s.causal && (window || cap || sinks))
+    return std::string("a causal mask (several query tokens a request) with a window, soft-cap or sinks is not "
+                       "compiled: causal alone is");
+  if (window && (cap || sinks))
+    return std::string("a window with a soft-cap or sinks is not compiled: a window alone is");
+  if (!s.causal && qo_len != 1)
+    return "qo_len " + std::to_string(qo_len) + " without the causal mask: the variants without it are compiled for "
+           "one query token a request";
+  const int group = s.heads_kv > 0 ? s.heads_q / s.heads_kv : 0;
+  const std::int64_t packed = std::int64_t{qo_len} * group;
+  const int max_tile = s.causal ? kPrefillCausalMaxTileQ : kPrefillVariantMaxTileQ;
+  if (packed > max_tile) {
+    m << qo_len << " query token(s) x GQA group " << group << " = " << packed
+      << " packed rows: FlashInfer's plan takes a query tile above " << max_tile
+      << ", which is not compiled for this variant (up to " << max_tile << " rows are)";
+    return m.str();
+  }
   return std::nullopt;
 }
 

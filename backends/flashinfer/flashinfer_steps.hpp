@@ -27,12 +27,14 @@ struct PlannedStep {
 void check_flashinfer(cudaError_t status, const std::string& error, const char* what);
 
 // BatchPrefillWithPagedKVCache over `a` (device pointers set) in dtype fp16 or bf16; the host
-// indptrs are read by FlashInfer's PrefillPlan.
+// indptrs are read by FlashInfer's PrefillPlan. With an attention variant in `a` (FP16 only), its
+// compiled launch (paged_prefill_run_variant_fp16).
 PlannedStep plan_prefill_step(const flashinfer_launch::PagedPrefillArgs& a, DType dtype,
                               const std::int32_t* qo_indptr_host, const std::int32_t* kv_indptr_host,
                               Workspace& workspace);
 
 // BatchDecodeWithPagedKVCache (CUDA cores, FP16) over `a`; the host indptr is read by DecodePlan.
+// With a window or soft-cap in `a`, the variants' launchers (paged_decode_variant_*_fp16).
 PlannedStep plan_decode_step_fp16(const flashinfer_launch::PagedDecodeArgs<__half>& a, const std::int32_t* indptr_host,
                                   Workspace& workspace);
 

@@ -9,6 +9,10 @@
 // FP16 and BF16 K/V (q and o in the same dtype) at head dims 64, 128 and 256; FlashInfer's
 // PrefillPlan chooses the query tile and the KV split. Its LSE is base 2 (lse_base): the pipeline
 // converts it outside timing, so run() launches FlashInfer's kernels only.
+// Attention variants (FP16, head dim 128; flashinfer_variant_map.hpp): q_len query tokens a sequence
+// as q_len tokens a request with FlashInfer's causal mask, as its prefill wrappers run speculative
+// decoding; on one query token a window (window_left), a soft-cap, sinks (decode-bench's own
+// FlashInfer variant, flashinfer_sink_attention.cuh) and sinks with a soft-cap.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +26,7 @@
 #include "backends/flashinfer/flashinfer_slot_pages.hpp"
 #include "backends/flashinfer/flashinfer_steps.hpp"
 #include "backends/flashinfer/flashinfer_support.hpp"
+#include "backends/flashinfer/flashinfer_variant_map.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
 #include "kernels/traffic_model.hpp"
@@ -47,6 +52,10 @@ class FlashInferTcBackend final : public FlashInferBackendBase {
     shape.page_size = 1;
     shape.sm_scale = 1;
     if (auto why = paged_prefill_unsupported_reason(shape)) return "FlashInfer's batch prefill: " + *why;
+    if (auto why = variant_refusal(p)) return why;
+    apply_variant(p.variant, &shape, nullptr);
+    if (auto why = paged_prefill_variant_unsupported_reason(shape, p.variant.q_len))
+      return p.variant.describe() + ": " + *why;
     return std::nullopt;
   }
 
@@ -61,16 +70,33 @@ class FlashInferTcBackend final : public FlashInferBackendBase {
     }
     plan_decode(p, workspace);
     base_model_ = minimum_model(p);
+    if (!p.variant.plain()) basis_ = "variant_min_bytes" + basis_.substr(basis_.find('+'));
   }
 
  private:
-  // One request per sequence with one query token (qo_indptr 0, 1, ..., B), over its pages.
+  // FlashInfer's fields for the variant (flashinfer_variant_map.hpp); `sinks` the device logits, or
+  // (described problems, no memory yet) null, when a stand-in marks them asked for.
+  static void apply_variant(const AttentionVariant& v, PagedPrefillArgs* a, const float* sinks) {
+    static const float kAsked = 0;
+    const FlashInferVariantArgs f = flashinfer_variant_args(v);
+    a->causal = f.causal;
+    a->window_left = f.window_left;
+    a->logits_soft_cap = f.logits_soft_cap;
+    a->sinks = f.sinks ? (sinks != nullptr ? sinks : &kAsked) : nullptr;
+  }
+
+  // One request per sequence with its q_len query tokens (qo_indptr 0, q_len, 2 q_len, ..., B q_len:
+  // decode-bench's rows b q_len + i are FlashInfer's ragged rows as they are), over its pages.
   void plan_decode(const AttentionProblem& p, Workspace& workspace) {
+    const int q_len = p.variant.q_len;
     PagedPrefillArgs a;
     a.q = p.q;
     a.o = p.o;
     a.lse = p.lse;
-    a.requests = a.total_rows = p.batch;
+    a.requests = p.batch;
+    a.total_rows = p.batch * q_len;
+    if (p.variant.sinks && p.sinks == nullptr) throw std::invalid_argument("sinks requested without sink logits");
+    apply_variant(p.variant, &a, p.sinks);
     a.heads_q = p.shape.heads_q;
     a.heads_kv = p.shape.heads_kv;
     a.head_dim = p.shape.head_dim;
@@ -103,7 +129,7 @@ class FlashInferTcBackend final : public FlashInferBackendBase {
       basis_ = "decode_min_bytes+flashinfer_partials+page_tables";
     }
     qo_indptr_.resize(p.batch + 1);
-    for (int b = 0; b <= p.batch; ++b) qo_indptr_[b] = b;
+    for (int b = 0; b <= p.batch; ++b) qo_indptr_[b] = b * q_len;
     auto* d_qo = static_cast<std::int32_t*>(workspace.allocate(qo_indptr_.size() * sizeof(std::int32_t)));
     DB_CUDA_CHECK(cudaMemcpyAsync(d_qo, qo_indptr_.data(), qo_indptr_.size() * sizeof(std::int32_t),
                                   cudaMemcpyHostToDevice, workspace.stream()));
@@ -113,6 +139,12 @@ class FlashInferTcBackend final : public FlashInferBackendBase {
     extra_bytes_ += step.partial_bytes;
     plan_json_.update(step.plan);
     plan_json_.update({{"family", "flashinfer_prefill_as_decode"}, {"page_size", a.page_size}, {"requests", p.batch}});
+    if (!p.variant.plain())
+      plan_json_["flashinfer_variant"] = {{"mask", a.causal ? "causal" : "none"},
+                                          {"qo_len", q_len},
+                                          {"window_left", a.window_left},
+                                          {"logits_soft_cap", a.logits_soft_cap},
+                                          {"sinks", a.sinks != nullptr}};
   }
 
   std::vector<std::int32_t> qo_indptr_;  // host copy of the plan's upload (kept until the next plan)

@@ -22,7 +22,8 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
                                  float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   using Tr = device::MlaWgmmaTraits;
   using T = typename KV::value_type;
-  if (plan.kernel != MlaDecodeKernel::wgmma || plan.warpgroups != Tr::kWarpgroups || plan.threads != Tr::kThreads ||
+  if (plan.kernel != MlaKernel::wgmma || plan.warpgroups != Tr::kWarpgroups || plan.threads != Tr::kThreads ||
+      plan.rows_per_block != Tr::kRows || plan.tile_tokens != Tr::kTile || plan.stages != Tr::kStages ||
       plan.shared_bytes != Tr::shared_bytes() || !mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() ||
       shape.rows() < kMlaWgmmaMinRows || cache.head_dim != Tr::kKd || plan.rows != shape.rows() || plan.batch < 1 ||
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||

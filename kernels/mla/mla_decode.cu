@@ -1,5 +1,7 @@
-// The MLA decode kernel's plan and launch (kernels/mla/mla_decode.hpp), FP16 and BF16 latent
-// caches, contiguous and paged.
+// The MLA decode kernels' plan and launch (kernels/mla/mla_decode.hpp): the 64-row kernel
+// (mla_decode.cuh) and the narrow one for rows <= 32 (mla_decode_narrow.cuh), FP16, BF16 and FP8
+// latent caches, contiguous and paged; a wgmma plan is handed to run_mla_decode_wgmma
+// (mla_decode_wgmma.hpp), whose splits this file's merge combines.
 #include "kernels/mla/mla_decode.hpp"
 
 #include <algorithm>
@@ -12,23 +14,34 @@
 
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.cuh"
+#include "kernels/mla/mla_decode_narrow.cuh"
 #include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
 
+const char* mla_kernel_name(MlaKernel kernel) {
+  switch (kernel) {
+    case MlaKernel::mma_narrow: return "mla_decode_mma_narrow";
+    case MlaKernel::wgmma: return "mla_decode_wgmma";
+    case MlaKernel::mma: break;
+  }
+  return "mla_decode_mma";
+}
+
 nlohmann::json MlaDecodePlan::to_json() const {
-  if (kernel == MlaDecodeKernel::wgmma) return mla_decode_wgmma_plan_json(*this);
-  return {{"kernel", "mla_decode_mma"},
+  nlohmann::json j = {{"kernel", mla_kernel_name(kernel)},
           {"rows", rows},
-          {"rows_per_block", device::MlaTraits::kRows},
+          {"rows_per_block", rows_per_block},
           {"row_blocks", row_blocks},
           {"num_splits", num_splits},
           {"split_tiles", split_tiles},
-          {"tile_tokens", device::MlaTraits::kTile},
-          {"stages", device::MlaTraits::kStages},
+          {"tile_tokens", tile_tokens},
+          {"stages", stages},
           {"threads", threads},
           {"shared_bytes", shared_bytes},
           {"workspace_bytes", workspace_bytes}};
+  if (kernel == MlaKernel::wgmma) j["warpgroups"] = warpgroups;
+  return j;
 }
 
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
@@ -42,13 +55,30 @@ std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
   return {};
 }
 
-MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
-                              int splits) {
+namespace {
+
+// Tiles per split from the split count (clamped to the tiles), no split left empty by rounding,
+// and the workspace of the partials.
+void set_splits(MlaDecodePlan& p, int splits, std::int64_t tiles) {
+  p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
+  p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
+  p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);
+  if (p.num_splits > 1)
+    p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * p.batch * p.rows * (kMlaKernelRank + 1) * sizeof(float);
+}
+
+// The 64-row kernel.
+MlaDecodePlan plan_mla_wide(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
+                            int splits) {
   using Tr = device::MlaTraits;
   MlaDecodePlan p;
+  p.kernel = MlaKernel::mma;
   p.batch = batch;
   p.rows = shape.rows();
+  p.rows_per_block = Tr::kRows;
   p.row_blocks = (p.rows + Tr::kRows - 1) / Tr::kRows;
+  p.tile_tokens = Tr::kTile;
+  p.stages = Tr::kStages;
   p.threads = Tr::kThreads;
   p.shared_bytes = Tr::shared_bytes(dtype_is_fp8(dtype));
   const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + Tr::kTile - 1) / Tr::kTile);
@@ -58,31 +88,107 @@ MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std
     const std::int64_t want = (2 * static_cast<std::int64_t>(sm_count) + blocks - 1) / std::max<std::int64_t>(blocks, 1);
     splits = static_cast<int>(std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(64, std::max<std::int64_t>(1, tiles / 4))));
   }
-  p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
-  p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
-  p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);  // no split left empty by rounding
-  if (p.num_splits > 1)
-    p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * batch * p.rows * (Tr::kVd + 1) * sizeof(float);
+  set_splits(p, splits, tiles);
   return p;
+}
+
+// The narrow kernel: 16 rows per block up to 16 rows, else 32. One block per SM (its shared
+// memory is over half an SM's), so a wave is sm_count blocks and a block's time is about its
+// tiles' time on its SM's share of the DRAM bus. The split count minimizes, in tiles' times,
+//   waves x (tiles per split + partial)  + (splits > 1: one more, the merge's launch)
+// with partial the bytes a block's split partials cost (o and lse written, read by the merge) in
+// tiles, charged only when there are splits: without the charge 128 sequences of 16K would take
+// 64 splits (63 waves of 4 tiles against one wave of 256, 4 SMs idle) and move a fifth more bytes.
+MlaDecodePlan plan_mla_narrow(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
+                              int splits) {
+  constexpr int kMaxSplits = 128;
+  const bool fp8 = dtype_is_fp8(dtype);
+  MlaDecodePlan p;
+  p.kernel = MlaKernel::mma_narrow;
+  p.batch = batch;
+  p.rows = shape.rows();
+  p.rows_per_block = p.rows <= 16 ? 16 : 32;
+  p.row_blocks = (p.rows + p.rows_per_block - 1) / p.rows_per_block;
+  p.tile_tokens = device::MlaNarrowTraits<1>::kTile;
+  p.stages = fp8 ? device::MlaNarrowTraits<1>::kRawStages : device::MlaNarrowTraits<1>::kStages;
+  p.threads = device::MlaNarrowTraits<1>::kThreads;
+  p.shared_bytes = p.rows_per_block == 16 ? device::MlaNarrowTraits<1>::shared_bytes(fp8)
+                                          : device::MlaNarrowTraits<2>::shared_bytes(fp8);
+  const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + p.tile_tokens - 1) / p.tile_tokens);
+  if (splits <= 0) {
+    const std::int64_t blocks = static_cast<std::int64_t>(batch) * p.row_blocks;
+    const std::int64_t slots = std::max(1, sm_count);
+    const double tile_bytes = static_cast<double>(p.tile_tokens) * shape.key_dim() * dtype_bytes(dtype);
+    const double partial = 2.0 * p.rows_per_block * (kMlaKernelRank + 1) * sizeof(float) / tile_bytes;
+    double best_cost = -1;
+    for (std::int64_t s = 1; s <= std::min<std::int64_t>(kMaxSplits, tiles); ++s) {
+      const std::int64_t waves = (blocks * s + slots - 1) / slots;
+      const double per_block = static_cast<double>((tiles + s - 1) / s) + (s > 1 ? partial : 0.0);
+      const double cost = static_cast<double>(waves) * per_block + (s > 1 ? 1.0 : 0.0);
+      if (best_cost < 0 || cost < best_cost) {
+        best_cost = cost;
+        splits = static_cast<int>(s);
+      }
+    }
+  }
+  set_splits(p, splits, tiles);
+  return p;
+}
+
+// The kernel a plan names, and the launch shape it must have been planned with.
+template <class KV>
+struct MlaLaunch {
+  void (*kernel)(KV, device::MlaArgs) = nullptr;
+  int rows_per_block = 0, tile_tokens = 0, threads = 0;
+  std::size_t shared_bytes = 0;
+};
+
+template <class T, class KV>
+MlaLaunch<KV> mla_launch_of(const MlaDecodePlan& plan) {
+  constexpr bool fp8 = dtype_is_fp8(dtype_of<T>::value);
+  MlaLaunch<KV> l;
+  if (plan.kernel == MlaKernel::mma) {
+    using Tr = device::MlaTraits;
+    l = {device::mla_decode_kernel<T, KV>, Tr::kRows, Tr::kTile, Tr::kThreads, static_cast<std::size_t>(Tr::shared_bytes(fp8))};
+  } else if (plan.kernel == MlaKernel::mma_narrow && plan.rows_per_block == 16) {
+    using Tr = device::MlaNarrowTraits<1>;
+    l = {device::mla_decode_narrow_kernel<T, KV, 1>, Tr::kRows, Tr::kTile, Tr::kThreads,
+         static_cast<std::size_t>(Tr::shared_bytes(fp8))};
+  } else if (plan.kernel == MlaKernel::mma_narrow && plan.rows_per_block == 32) {
+    using Tr = device::MlaNarrowTraits<2>;
+    l = {device::mla_decode_narrow_kernel<T, KV, 2>, Tr::kRows, Tr::kTile, Tr::kThreads,
+         static_cast<std::size_t>(Tr::shared_bytes(fp8))};
+  }
+  return l;
+}
+
+}  // namespace
+
+MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
+                              int splits) {
+  if (shape.rows() <= kMlaNarrowMaxRows) return plan_mla_narrow(shape, dtype, batch, max_len, sm_count, splits);
+  return plan_mla_wide(shape, dtype, batch, max_len, sm_count, splits);
 }
 
 template <class KV>
 cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
                            float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
-  using Tr = device::MlaTraits;
   using T = typename KV::value_type;
-  if (plan.kernel == MlaDecodeKernel::wgmma) {  // the warpgroup-MMA kernel (kernels/mla/mla_decode_wgmma.hpp)
+  if (plan.kernel == MlaKernel::wgmma) {  // the warpgroup-MMA kernel (kernels/mla/mla_decode_wgmma.hpp)
     if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
       return run_mla_decode_wgmma(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
     else
       return cudaErrorInvalidValue;
   }
-  if (!mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() || cache.head_dim != Tr::kKd ||
+  const MlaLaunch<KV> launch = mla_launch_of<T, KV>(plan);
+  if (!mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() || cache.head_dim != shape.key_dim() ||
       plan.rows != shape.rows() || plan.batch < 1 || (plan.num_splits > 1 && workspace == nullptr) ||
-      plan.shared_bytes != static_cast<std::size_t>(Tr::shared_bytes(dtype_is_fp8(dtype_of<T>::value))))
+      launch.kernel == nullptr || plan.rows_per_block != launch.rows_per_block ||
+      plan.tile_tokens != launch.tile_tokens || plan.threads != launch.threads ||
+      plan.row_blocks != (plan.rows + launch.rows_per_block - 1) / launch.rows_per_block ||
+      plan.shared_bytes != launch.shared_bytes)
     return cudaErrorInvalidValue;
-  auto* kernel = device::mla_decode_kernel<T, KV>;
-  if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (const cudaError_t e = cudaFuncSetAttribute(launch.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(plan.shared_bytes));
       e != cudaSuccess)
     return e;
@@ -93,18 +199,19 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   args.rows = plan.rows;
   args.heads_q = shape.heads_q;
   args.q_len = shape.q_len;
-  args.chunk = plan.split_tiles * Tr::kTile;
+  args.chunk = plan.split_tiles * plan.tile_tokens;
   args.scale_log2 = static_cast<float>(shape.softmax_scale * 1.4426950408889634);
   args.partial = plan.num_splits > 1;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   float* o_part = static_cast<float*>(workspace);
-  float* lse_part = args.partial ? o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd : nullptr;
+  float* lse_part =
+      args.partial ? o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * kMlaKernelRank : nullptr;
   args.o = args.partial ? o_part : o;
   args.lse = args.partial ? lse_part : lse;
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
-  kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
+  launch.kernel<<<grid, launch.threads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
-  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(
+  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), kMlaKernelRank / 4, 0, stream>>>(
       o_part, lse_part, plan.num_splits, rows_total, o, lse);
   return cudaGetLastError();
 }

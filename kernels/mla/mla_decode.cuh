@@ -249,14 +249,17 @@ __global__ void mla_merge_splits_kernel(const float* o_part, const float* lse_pa
                                         float* o, float* lse) {
   const std::int64_t row = blockIdx.x;
   float L = -INFINITY;
+#pragma unroll 8
   for (int s = 0; s < splits; ++s) L = fmaxf(L, lse_part[s * rows_total + row]);
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   float w_sum = 0.f;
   if (L != -INFINITY) {
+    // Branch-free, so that the unrolled loads of several splits are in flight together (a narrow
+    // plan can have 128 splits of one row): an empty range's lse is -inf, its weight exp(-inf) = 0
+    // and its o 0, so it adds exact zeros.
+#pragma unroll 8
     for (int s = 0; s < splits; ++s) {
-      const float ls = lse_part[s * rows_total + row];
-      if (ls == -INFINITY) continue;
-      const float w = expf(ls - L);
+      const float w = expf(lse_part[s * rows_total + row] - L);
       w_sum += w;
       const float4 x = *reinterpret_cast<const float4*>(o_part + (s * rows_total + row) * MlaTraits::kVd + 4 * threadIdx.x);
       acc.x += w * x.x;

@@ -1,13 +1,22 @@
 #pragma once
-// decode-bench's own MLA decode kernel (kernels/mla/mla_decode.cuh), as callers see it: the plan
-// (how the sequence is split, the launch shape, the workspace) and the launch.
+// decode-bench's own MLA decode kernels, as callers see them: the plan (which kernel, how the
+// sequence is split, the launch shape, the workspace) and the launch.
 //
-// One block holds 64 query rows of one sequence (rows = heads_q x q_len, row r = position r /
-// heads_q, head r % heads_q) and streams one token range of the sequence's latent cache through
-// shared memory, each 32-token tile read once for all its rows. A sequence's row blocks are
-// neighbours in the grid, so with more than 64 rows the second block reads the tiles the first
-// just brought into L2. Short batches split each sequence's tokens over several blocks and a merge
-// kernel combines the splits by their log-sum-exp.
+// A block holds query rows of one sequence (rows = heads_q x q_len, row r = position r / heads_q,
+// head r % heads_q) and streams one token range of the sequence's latent cache through shared
+// memory, each tile read once for all its rows. Three kernels:
+//   mla_decode_mma         (kernels/mla/mla_decode.cuh) 64 rows per block, 32-token tiles; a
+//                          sequence's row blocks are neighbours in the grid, so with more than 64
+//                          rows the second block reads the tiles the first just brought into L2
+//   mla_decode_mma_narrow  (kernels/mla/mla_decode_narrow.cuh) rows <= 32: 16 or 32 rows per
+//                          block, 64-token tiles, the scores split over the warps by token
+//   mla_decode_wgmma       (kernels/mla/mla_decode_wgmma.hpp) rows >= 64, FP16 / BF16, sm_90a: 64
+//                          rows per block on warpgroup MMA, 64-token tiles; planned by
+//                          plan_mla_decode_wgmma, launched through run_mla_decode like the others
+// plan_mla_decode picks between the two mma.sync kernels; plan_mla_decode_for_device
+// (mla_decode_wgmma.hpp) adds the wgmma kernel where the device runs it.
+// Short batches split each sequence's tokens over several blocks and a merge kernel combines the
+// splits by their log-sum-exp.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,21 +33,30 @@ namespace decode_bench {
 inline constexpr int kMlaKernelRank = 512;
 inline constexpr int kMlaKernelRope = 64;
 
-// Which kernel a plan launches: the mma.sync kernel here, or the warpgroup-MMA kernel
-// (kernels/mla/mla_decode_wgmma.hpp, whose planner sets the fields after `kernel`).
-enum class MlaDecodeKernel { mma, wgmma };
+// The narrow kernel takes points of at most this many rows per sequence.
+inline constexpr int kMlaNarrowMaxRows = 32;
+
+enum class MlaKernel {
+  mma,         // mla_decode_mma: 64 rows per block
+  mma_narrow,  // mla_decode_mma_narrow: 16 or 32 rows per block (rows <= kMlaNarrowMaxRows)
+  wgmma,       // mla_decode_wgmma: 64 rows per block on warpgroup MMA (kernels/mla/mla_decode_wgmma.hpp)
+};
+const char* mla_kernel_name(MlaKernel kernel);
 
 struct MlaDecodePlan {
+  MlaKernel kernel = MlaKernel::mma;
   int batch = 0;
-  int rows = 0;          // heads_q x q_len per sequence
-  int row_blocks = 0;    // ceil(rows / 64)
-  int num_splits = 1;    // token ranges per sequence (1: no merge)
-  int split_tiles = 0;   // 32-token tiles per split of the longest sequence (the split's length rule)
+  int rows = 0;            // heads_q x q_len per sequence
+  int rows_per_block = 0;  // mma and wgmma: 64; mma_narrow: 16 or 32
+  int row_blocks = 0;      // ceil(rows / rows_per_block)
+  int tile_tokens = 0;     // tokens per shared-memory tile (mma: 32; mma_narrow and wgmma: 64)
+  int stages = 0;          // cp.async stages of tiles
+  int num_splits = 1;      // token ranges per sequence (1: no merge)
+  int split_tiles = 0;     // tiles per split of the longest sequence (the split's length rule)
   int threads = 0;
   std::size_t shared_bytes = 0;
   std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row); 0 without splits
-  MlaDecodeKernel kernel = MlaDecodeKernel::mma;
-  int warpgroups = 0;  // wgmma: 128-thread warpgroups per block (split_tiles count its 64-token tiles)
+  int warpgroups = 0;               // wgmma: 128-thread warpgroups per block; 0 for the mma.sync kernels
   nlohmann::json to_json() const;
 };
 
@@ -46,10 +64,13 @@ struct MlaDecodePlan {
 // fp16, bf16, fp8_e4m3).
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype);
 
-// Splits so that about two waves of blocks cover the device (at least 4 tiles per split, at most
-// 64 splits); splits = 0 picks, any other value is taken as given (clamped to the tiles of
-// max_len).
-// dtype: the latent cache's storage type (FP8 stages bytes and widens them: more shared memory).
+// The kernel by rows (rows <= kMlaNarrowMaxRows: mma_narrow, else mma), then the splits; splits = 0
+// picks, any other value is taken as given (clamped to the tiles of max_len). The picks:
+//   mma         about two waves of blocks over the device (at least 4 tiles per split, at most 64)
+//   mma_narrow  one block per SM fits; the split count s (at most 128) that minimizes, in tiles'
+//               times, waves(s) x (tiles per split + the block's split partials in tiles) + 1 (the
+//               merge), partials and merge only when s > 1; the fewest splits among equals
+// dtype: the latent cache's storage type (FP8 stages bytes and widens them: other shared memory).
 MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
                               int splits = 0);
 

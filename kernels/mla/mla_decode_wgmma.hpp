@@ -3,13 +3,12 @@
 // it: whether it runs, its plan and its launch. The kernel needs sm_90a, so it lives in a translation
 // unit of its own (kernels/instantiate/mla_decode_wgmma.cu, built for 90a when the build targets
 // Hopper; kernels/mla/mla_decode_wgmma_none.cpp otherwise). Its plan is an MlaDecodePlan with
-// `kernel` wgmma; run_mla_decode (kernels/mla/mla_decode.hpp) dispatches on that field, and the
-// split partials are merged by the mma.sync kernel's merge (the same workspace layout).
+// `kernel` MlaKernel::wgmma; run_mla_decode (kernels/mla/mla_decode.hpp) dispatches on that field,
+// and the split partials are merged by the mma.sync kernels' merge (the same workspace layout).
 #include <cstdint>
 #include <string>
 
 #include <cuda_runtime.h>
-#include <nlohmann/json.hpp>
 
 #include "kernels/dtype.hpp"
 #include "kernels/mla/mla_decode.hpp"
@@ -22,7 +21,8 @@ inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
 inline constexpr int kMlaWgmmaTile = 64;         // tokens per stage
 inline constexpr int kMlaWgmmaStages = 2;
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
-inline constexpr int kMlaWgmmaMinRows = 64;      // fewer rows per sequence keep the mma.sync kernel
+inline constexpr int kMlaWgmmaMinRows = 64;      // fewer rows per sequence keep the mma.sync kernels
+static_assert(kMlaWgmmaMinRows > kMlaNarrowMaxRows, "the narrow kernel keeps the rows it takes");
 
 // Whether this build carries the kernel (sm_90a code).
 bool mla_decode_wgmma_compiled();
@@ -42,13 +42,11 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                     int sm_count, int splits = 0);
 
-// The plan of the kernel that computes the point on `device`: this kernel's where
-// mla_decode_wgmma_available, else the mma.sync kernel's (plan_mla_decode).
+// The plan of the kernel that computes the point on `device`: rows <= kMlaNarrowMaxRows the narrow
+// kernel's; else this kernel's where mla_decode_wgmma_available (rows >= 64, FP16 / BF16, sm_90a
+// on compute capability 9.0); else the 64-row mma.sync kernel's (the last two via plan_mla_decode).
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits = 0);
-
-// The plan's JSON (MlaDecodePlan::to_json for a wgmma plan).
-nlohmann::json mla_decode_wgmma_plan_json(const MlaDecodePlan& plan);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan

@@ -43,11 +43,14 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
                                     int sm_count, int splits) {
   (void)dtype;  // FP16 and BF16 take the same shared memory
   MlaDecodePlan p;
-  p.kernel = MlaDecodeKernel::wgmma;
+  p.kernel = MlaKernel::wgmma;
   p.warpgroups = kMlaWgmmaWarpgroups;
   p.batch = batch;
   p.rows = shape.rows();
+  p.rows_per_block = kMlaWgmmaRows;
   p.row_blocks = (p.rows + kMlaWgmmaRows - 1) / kMlaWgmmaRows;
+  p.tile_tokens = kMlaWgmmaTile;
+  p.stages = kMlaWgmmaStages;
   p.threads = 128 * kMlaWgmmaWarpgroups;
   p.shared_bytes = kSharedBytes;
   const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + kMlaWgmmaTile - 1) / kMlaWgmmaTile);
@@ -78,24 +81,11 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
                                          int device, int splits) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
-  if (mla_decode_wgmma_available(shape, dtype, device))
+  // rows <= kMlaNarrowMaxRows: the narrow kernel; rows >= 64 where this kernel runs: this kernel;
+  // otherwise the 64-row mma.sync kernel (plan_mla_decode picks between the two mma.sync kernels).
+  if (shape.rows() > kMlaNarrowMaxRows && mla_decode_wgmma_available(shape, dtype, device))
     return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits);
   return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
-}
-
-nlohmann::json mla_decode_wgmma_plan_json(const MlaDecodePlan& p) {
-  return {{"kernel", "mla_decode_wgmma"},
-          {"rows", p.rows},
-          {"rows_per_block", kMlaWgmmaRows},
-          {"row_blocks", p.row_blocks},
-          {"num_splits", p.num_splits},
-          {"split_tiles", p.split_tiles},
-          {"tile_tokens", kMlaWgmmaTile},
-          {"stages", kMlaWgmmaStages},
-          {"warpgroups", p.warpgroups},
-          {"threads", p.threads},
-          {"shared_bytes", p.shared_bytes},
-          {"workspace_bytes", p.workspace_bytes}};
 }
 
 }  // namespace decode_bench

@@ -1,12 +1,12 @@
-// Timing probe of the MLA decode kernel (kernels/mla/mla_decode.hpp; docs/kernels/mla.md) at the
+// Timing probe of the MLA decode kernels (kernels/mla/mla_decode.hpp; docs/kernels/mla.md) at the
 // shapes of DeepSeek-V3 decode: BF16 latent cache, paged (page 64, pages in order), h_q 16 and 128
 // (tensor parallel 8 and 1), q_len 1 and 2, batch x context 1 x 32K, 32 x 4K, 128 x 4K, 128 x 16K.
 // Cold L2 (the harness's flush before each launch), CUDA events, median. One line per point: the
-// time, the model's bytes and FLOPs over it, and the intensity (compare with `decode-bench ceilings`:
-// dram_read and bf16_tensor_wgmma). Each point runs the kernel the backend picks on this GPU
-// (plan_mla_decode_for_device: the warpgroup-MMA kernel on Hopper at 64 rows or more) and, where
-// that is the warpgroup-MMA kernel, the mma.sync kernel too; the second column names the kernel.
-// Correctness is the GPU tests' job (MlaDecodeGpu.*, MlaDecodeWgmmaGpu.*).
+// kernel, its splits, the time, the model's bytes and FLOPs over it, and the intensity (compare with
+// `decode-bench ceilings`: dram_read and bf16_tensor_wgmma). Each point runs the kernel the backend
+// picks on this GPU (plan_mla_decode_for_device: mla_decode_mma_narrow at h_q 16, the warpgroup-MMA
+// kernel on Hopper at 64 rows or more, else mla_decode_mma) and, where that is the warpgroup-MMA
+// kernel, mla_decode_mma too. Correctness is the GPU tests' job (MlaDecodeGpu.*, MlaDecodeWgmmaGpu.*).
 //   decode-mla-probe [repetitions [filter]]
 // repetitions 0: one launch per point, untimed (for ncu); filter: only the points whose label
 // contains it (labels: "mla bf16 h16 q1 128x4096 page64").
@@ -71,7 +71,7 @@ void point(int heads_q, int q_len, int batch, int len) {
   // The kernel the backend runs here (warpgroup MMA on Hopper at 64 rows or more), then the
   // mma.sync kernel beside it where that is another.
   std::vector<MlaDecodePlan> plans{plan_mla_decode_for_device(shape, DType::bf16, batch, len, 0)};
-  if (plans[0].kernel != MlaDecodeKernel::mma) plans.push_back(plan_mla_decode(shape, DType::bf16, batch, len, sm_count));
+  if (plans[0].kernel == MlaKernel::wgmma) plans.push_back(plan_mla_decode(shape, DType::bf16, batch, len, sm_count));
   std::vector<float> first_o;
   for (const MlaDecodePlan& plan : plans) {
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
@@ -111,11 +111,11 @@ void point(int heads_q, int q_len, int batch, int len) {
     else
       for (std::size_t i = 0; i < out.size(); ++i)
         diff = std::max(diff, static_cast<double>(std::fabs(out[i] - first_o[i])));
-    std::printf("%-36s %-16s splits %2d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B", label.c_str(),
-                plan.to_json()["kernel"].get<std::string>().c_str(), plan.num_splits, us,
+    std::printf("%-36s %-21s splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B", label.c_str(),
+                mla_kernel_name(plan.kernel), plan.num_splits, us,
                 us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0, m.arithmetic_intensity());
     if (&plan != &plans.front())
-      std::printf("  max |o - o(%s)| %.3g", plans.front().to_json()["kernel"].get<std::string>().c_str(), diff);
+      std::printf("  max |o - o(%s)| %.3g", mla_kernel_name(plans.front().kernel), diff);
     std::printf("\n");
   }
 }

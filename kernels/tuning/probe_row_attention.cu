@@ -258,6 +258,7 @@ int main(int argc, char** argv) {
       decode_point(1, 65536, paged, dtype);
       decode_point(16, 4096, paged, dtype);
       decode_point(64, 1024, paged, dtype);
+      decode_point(64, 32, paged, dtype);  // short sequences: one 32-token tile per item
     }
   for (DType dtype : {DType::fp16, DType::fp8_e4m3})
     for (int n : {64, 256})
