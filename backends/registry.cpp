@@ -5,14 +5,16 @@
 namespace decode_bench {
 
 // One line per in-tree backend: its `backend` axis value and the factory its own file under
-// backends/ defines (backends/CMakeLists.txt compiles every .cpp and .cu there; flashinfer's and
-// flashinfer_tc's are built by backends/flashinfer/CMakeLists.txt, with or without FlashInfer's
+// backends/ defines (backends/CMakeLists.txt compiles every .cpp and .cu there; the FlashInfer
+// backends' are built by backends/flashinfer/CMakeLists.txt, with or without FlashInfer's
 // headers). Every line ends in a backslash, so a new backend is one inserted line and nothing else
 // changes.
 #define DECODE_BENCH_BACKENDS(X)                 \
   X("decode-bench", make_decode_bench_backend)   \
   X("flashinfer", make_flashinfer_backend)       \
   X("flashinfer_tc", make_flashinfer_tc_backend) \
+  X("flashinfer_mla", make_flashinfer_mla_backend) \
+  X("flashinfer_mla_fa3", make_flashinfer_mla_fa3_backend) \
   /* the list ends here */
 
 #define DECODE_BENCH_DECLARE_BACKEND(name, factory) std::unique_ptr<Backend> factory();

@@ -44,8 +44,7 @@ std::byte* ContiguousPool::slot_row(const PoolBuffer& arena, std::int32_t slot, 
 
 void ContiguousPool::write_length(std::int32_t slot) {
   if (!backend_->has_memory()) return;
-  const auto len = static_cast<std::int32_t>(lengths_[slot]);
-  backend_->upload(slot_lengths_.as<std::int32_t>() + slot, sizeof len, &len, sizeof len, sizeof len, 1);
+  words_.put(slot_lengths_.as<std::int32_t>() + slot, static_cast<std::int32_t>(lengths_[slot]));
 }
 
 SequenceHandle ContiguousPool::admit(const void* k, const void* v, std::int64_t len) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "kernels/kv_accessor.hpp"
+#include "pools/deferred_words.hpp"
 #include "pools/kv_pool.hpp"
 #include "pools/slot_registry.hpp"
 
@@ -43,12 +44,20 @@ class ContiguousPool final : public KVPool {
   using KVPool::admit;
   using KVPool::append_token;
 
+  // Deferred length words (pools/deferred_words.hpp), as PagedPool's: set together when a view
+  // is next handed out (accessor, batch, slot_span) or at flush_metadata().
+  void defer_metadata_writes(bool on) { words_.set_deferred(on); }
+  void flush_metadata() const { words_.flush(); }
+  const DeferredWords& metadata_writes() const { return words_; }
+
   // One sequence as sequence 0 of a ContiguousKV.
   template <class T>
   ContiguousKV<T> accessor(SequenceHandle h) const {
     check_dtype<T>("accessor");
     check_has_memory("accessor");
-    return typed_view<T>(slots_.check(h, "accessor"));
+    const std::int32_t slot = slots_.check(h, "accessor");
+    words_.flush();
+    return typed_view<T>(slot);
   }
   // A batch of sequences in consecutive slots, in slot order (ContiguousKV has no slot map, so
   // batch index i must be slot first + i). Sequences admitted in order into an empty pool are.
@@ -58,6 +67,7 @@ class ContiguousPool final : public KVPool {
     check_has_memory("batch");
     BatchView<ContiguousKV<T>> out;
     const std::int32_t first = check_consecutive(handles);
+    words_.flush();
     out.kv = typed_view<T>(first);
     out.seq_lens_device = slot_lengths_.as<std::int32_t>() + first;
     out.num_seqs = static_cast<int>(handles.size());
@@ -79,6 +89,7 @@ class ContiguousPool final : public KVPool {
                                                           std::to_string(first + static_cast<std::int64_t>(count)) +
                                                           ") are not within the pool's " +
                                                           std::to_string(config_.max_seqs));
+    words_.flush();
     BatchView<ContiguousKV<T>> out;
     out.kv = typed_view<T>(first);
     out.seq_lens_device = slot_lengths_.as<std::int32_t>() + first;
@@ -108,6 +119,7 @@ class ContiguousPool final : public KVPool {
   PoolBuffer slot_lengths_;    // (max_seqs) int32, mirrored from lengths_
   std::vector<std::int64_t> lengths_;
   SlotRegistry slots_;
+  mutable DeferredWords words_{*backend_};
 };
 
 }  // namespace decode_bench

@@ -1,6 +1,7 @@
 // Device backend: arenas from the harness's device pool (harness/device_memory.hpp),
 // cudaMemcpy2DAsync on one stream, and the block-table gather kernel that assembles a batch's CSR
 // on the device (no host round trip of the tables).
+#include <algorithm>
 #include <string>
 
 #include "harness/cuda_check.hpp"
@@ -26,12 +27,24 @@ __global__ void gather_block_tables_kernel(const std::int32_t* __restrict__ tabl
   if (threadIdx.x == 0) out_lens[i] = slot_lengths[slot];
 }
 
+__global__ void write_words_kernel(const WordWrite* __restrict__ words, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) *words[i].dst = words[i].value;
+}
+
 class DeviceBackend final : public MemoryBackend {
  public:
   explicit DeviceBackend(cudaStream_t stream) : stream_(stream), owns_stream_(stream == nullptr) {
     if (owns_stream_) DB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~DeviceBackend() override {
+    // The last staged copy has left the pinned buffer before it goes (cudaFree waits for the
+    // scatter launch that reads the device list).
+    if (staged_) {
+      cudaEventSynchronize(staged_);
+      cudaEventDestroy(staged_);
+    }
+    if (staging_) cudaFreeHost(staging_);
+    if (staged_words_) cudaFree(staged_words_);
     if (owns_stream_) {
       cudaStreamSynchronize(stream_);
       cudaStreamDestroy(stream_);
@@ -78,6 +91,32 @@ class DeviceBackend final : public MemoryBackend {
     DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // All words through one pinned staging buffer: one async copy and one scatter launch. The
+  // staging buffer is reused once the previous batch's copy has left it (its event).
+  void write_words(std::span<const WordWrite> words) override {
+    if (words.empty()) return;
+    if (staged_) DB_CUDA_CHECK(cudaEventSynchronize(staged_));
+    else DB_CUDA_CHECK(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
+    if (words.size() > capacity_) {
+      const std::size_t want = std::max<std::size_t>(words.size(), 2 * capacity_);
+      if (staging_) DB_CUDA_CHECK(cudaFreeHost(staging_));
+      if (staged_words_) DB_CUDA_CHECK(cudaFree(staged_words_));
+      staging_ = nullptr;
+      staged_words_ = nullptr;
+      capacity_ = 0;
+      DB_CUDA_CHECK(cudaMallocHost(&staging_, want * sizeof(WordWrite)));
+      staged_words_ = static_cast<WordWrite*>(allocate(want * sizeof(WordWrite)));
+      capacity_ = want;
+    }
+    std::copy(words.begin(), words.end(), staging_);
+    const int n = static_cast<int>(words.size());
+    DB_CUDA_CHECK(cudaMemcpyAsync(staged_words_, staging_, words.size() * sizeof(WordWrite), cudaMemcpyHostToDevice,
+                                  stream_));
+    DB_CUDA_CHECK(cudaEventRecord(staged_, stream_));
+    write_words_kernel<<<std::min(1024, (n + 255) / 256), 256, 0, stream_>>>(staged_words_, n);
+    DB_CUDA_CHECK(cudaGetLastError());
+  }
+
   void gather_block_tables(const std::int32_t* tables, std::int64_t row_stride, const std::int32_t* slot_lengths,
                            const std::int32_t* slots, const std::int32_t* indptr, int n, std::int32_t* out_pages,
                            std::int32_t* out_lens) override {
@@ -92,6 +131,10 @@ class DeviceBackend final : public MemoryBackend {
  private:
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
+  WordWrite* staging_ = nullptr;       // pinned host, capacity_ words
+  WordWrite* staged_words_ = nullptr;  // device, capacity_ words
+  std::size_t capacity_ = 0;
+  cudaEvent_t staged_ = nullptr;       // recorded after the last copy out of staging_
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include <cuda_runtime.h>
@@ -28,6 +29,12 @@ constexpr std::string_view backend_name(BackendKind k) {
   return "?";
 }
 
+// One 4-byte word of pool memory to set (a block-table entry, an indptr or length word).
+struct WordWrite {
+  std::int32_t* dst = nullptr;
+  std::int32_t value = 0;
+};
+
 class MemoryBackend {
  public:
   virtual ~MemoryBackend() = default;
@@ -43,6 +50,12 @@ class MemoryBackend {
   // memory is staged by cudaMemcpyAsync before it returns).
   virtual void upload(void* dst, std::size_t dst_pitch, const void* src_host, std::size_t src_pitch,
                       std::size_t width, std::size_t height) = 0;
+  // Sets each word (distinct destinations), in stream order like upload. The default uploads them
+  // one by one; the device backend stages them all in pinned memory and sets them with one copy
+  // and one scatter launch, so a step's metadata costs no per-sequence pageable copy.
+  virtual void write_words(std::span<const WordWrite> words) {
+    for (const WordWrite& w : words) upload(w.dst, sizeof w.value, &w.value, sizeof w.value, sizeof w.value, 1);
+  }
   // Pool memory -> pool memory (copy-on-write of a page, fork of a contiguous slot).
   virtual void copy(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
                     std::size_t height) = 0;

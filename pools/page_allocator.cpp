@@ -18,10 +18,13 @@ std::int32_t PageAllocator::pop() {
   return page;
 }
 
-void PageAllocator::retain(std::int32_t page) { ++refcount_[page]; }
+void PageAllocator::retain(std::int32_t page) {
+  if (refcount_[page]++ == 0) filled_ += fill_[page];
+}
 
 void PageAllocator::release(std::int32_t page) {
   if (--refcount_[page] == 0) {
+    filled_ -= fill_[page];
     fill_[page] = 0;
     free_.push_back(page);
   }

@@ -44,7 +44,13 @@ class PageAllocator {
   void release(std::int32_t page);     // one fewer; back on the free list at zero
   std::int32_t refcount(std::int32_t page) const { return refcount_[page]; }
   std::int32_t fill(std::int32_t page) const { return fill_[page]; }
-  void set_fill(std::int32_t page, std::int32_t tokens) { fill_[page] = tokens; }
+  void set_fill(std::int32_t page, std::int32_t tokens) {
+    if (refcount_[page] > 0) filled_ += tokens - fill_[page];
+    fill_[page] = tokens;
+  }
+  // Sum of fill over pages in use, kept as pages change (a pool's stats each serving step would
+  // otherwise walk every page).
+  std::int64_t filled_tokens() const { return filled_; }
 
   // Reorders the free list (only valid while every page is free).
   void arrange(PageOrder order, std::uint64_t seed, std::int64_t churn_ops);
@@ -54,6 +60,7 @@ class PageAllocator {
   std::vector<std::int32_t> free_;
   std::vector<std::int32_t> refcount_;
   std::vector<std::int32_t> fill_;
+  std::int64_t filled_ = 0;
 };
 
 }  // namespace decode_bench

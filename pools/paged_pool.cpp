@@ -65,16 +65,21 @@ void PagedPool::write_token(std::int32_t page, std::int64_t slot_in_page, const 
 // pageable host memory before it returns, so they may change right after the call.
 void PagedPool::write_table_entry(std::int32_t slot, std::int64_t index) {
   if (!backend_->has_memory()) return;
-  const std::int32_t* entry = &tables_host_[slot][index];
-  const auto count = static_cast<std::int32_t>(tables_host_[slot].size());
-  backend_->upload(tables_.as<std::int32_t>() + slot * row_stride() + index, 4, entry, 4, 4, 1);
-  backend_->upload(slot_indptr_.as<std::int32_t>() + 2 * slot + 1, 4, &count, 4, 4, 1);
+  words_.put(tables_.as<std::int32_t>() + slot * row_stride() + index, tables_host_[slot][index]);
+  words_.put(slot_indptr_.as<std::int32_t>() + 2 * slot + 1, static_cast<std::int32_t>(tables_host_[slot].size()));
 }
 
 void PagedPool::write_table_row(std::int32_t slot) {
   if (!backend_->has_memory()) return;
   const auto& row = tables_host_[slot];
   const std::int32_t indptr[2] = {0, static_cast<std::int32_t>(row.size())};
+  if (words_.deferred()) {
+    std::int32_t* dst = tables_.as<std::int32_t>() + slot * row_stride();
+    for (std::size_t i = 0; i < row.size(); ++i) words_.put(dst + i, row[i]);
+    words_.put(slot_indptr_.as<std::int32_t>() + 2 * slot, indptr[0]);
+    words_.put(slot_indptr_.as<std::int32_t>() + 2 * slot + 1, indptr[1]);
+    return;
+  }
   backend_->upload(tables_.as<std::int32_t>() + slot * row_stride(), row.size() * 4, row.data(), row.size() * 4,
                    row.size() * 4, 1);
   backend_->upload(slot_indptr_.as<std::int32_t>() + 2 * slot, sizeof indptr, indptr, sizeof indptr, sizeof indptr, 1);
@@ -82,8 +87,7 @@ void PagedPool::write_table_row(std::int32_t slot) {
 
 void PagedPool::write_length(std::int32_t slot) {
   if (!backend_->has_memory()) return;
-  const auto len = static_cast<std::int32_t>(lengths_[slot]);
-  backend_->upload(slot_lengths_.as<std::int32_t>() + slot, 4, &len, 4, 4, 1);
+  words_.put(slot_lengths_.as<std::int32_t>() + slot, static_cast<std::int32_t>(lengths_[slot]));
 }
 
 std::int32_t PagedPool::take_page(const char* operation, SequenceHandle h) {
@@ -307,6 +311,7 @@ void PagedPool::read_token(SequenceHandle h, std::int64_t t, void* k_row, void* 
 
 const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHandle> handles) const {
   if (handles.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "batch: no sequences given");
+  words_.flush();  // the gather reads the per-slot rows and lengths
   const auto n = static_cast<int>(handles.size());
   std::vector<std::int32_t> slots(n), indptr(n + 1, 0), lengths(n);
   std::int64_t max_len = 0;
@@ -368,8 +373,7 @@ PoolStats PagedPool::stats() const {
   PoolStats s;
   s.sequences = slots_.live_count();
   for (std::int32_t slot = 0; slot < config_.max_seqs; ++slot) s.logical_tokens += lengths_[slot];
-  for (std::int32_t p = 0; p < pages_.total(); ++p)
-    if (pages_.refcount(p) > 0) s.stored_tokens += pages_.fill(p);
+  s.stored_tokens = pages_.filled_tokens();
   s.units_total = pages_.total();
   s.units_used = pages_.used_count();
   s.units_free = pages_.free_count();

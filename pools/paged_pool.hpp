@@ -17,6 +17,7 @@
 #include <span>
 
 #include "kernels/kv_accessor.hpp"
+#include "pools/deferred_words.hpp"
 #include "pools/kv_pool.hpp"
 #include "pools/page_allocator.hpp"
 #include "pools/slot_registry.hpp"
@@ -90,6 +91,14 @@ class PagedPool final : public KVPool {
   SequenceHandle admit_with_prefix(std::span<const std::int32_t> prefix_pages, const void* k, const void* v,
                                    std::int64_t suffix_len);
 
+  // Deferred metadata writes (pools/deferred_words.hpp): block-table, indptr and length words are
+  // collected and set with one staged copy when a view is next handed out (batch, accessor) or at
+  // flush_metadata(), instead of one upload each. A serving loop that appends to every running
+  // sequence each step turns this on. Off again flushes.
+  void defer_metadata_writes(bool on) { words_.set_deferred(on); }
+  void flush_metadata() const { words_.flush(); }
+  const DeferredWords& metadata_writes() const { return words_; }
+
   // Host mirror of a sequence's block table (what the pool-memory row holds).
   std::span<const std::int32_t> block_table(SequenceHandle h) const;
   const PageAllocator& pages() const { return pages_; }
@@ -103,6 +112,7 @@ class PagedPool final : public KVPool {
     check_dtype<T>("accessor");
     check_has_memory("accessor");
     const std::int32_t slot = slots_.check(h, "accessor");
+    words_.flush();
     return typed_view<T>(tables_.as<std::int32_t>() + slot * row_stride(), slot_indptr_.as<std::int32_t>() + 2 * slot);
   }
   // A batch: CSR (indptr, concatenated page indices) and seq_lens gathered in pool memory from
@@ -167,6 +177,7 @@ class PagedPool final : public KVPool {
   std::vector<std::int64_t> lengths_;
   std::uint64_t table_epoch_ = 0;  // bumped whenever any block-table entry changes
   mutable BatchCache batch_cache_;
+  mutable DeferredWords words_{*backend_};
 };
 
 }  // namespace decode_bench

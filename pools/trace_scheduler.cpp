@@ -7,14 +7,27 @@
 
 namespace decode_bench {
 
+std::vector<std::int32_t> system_prompt_tokens(int prompt, std::int64_t len) {
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(len));
+  for (std::int64_t i = 0; i < len; ++i) tokens[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(prompt * len + i);
+  return tokens;
+}
+
 TraceScheduler::TraceScheduler(KVPool& pool, std::vector<TraceRequest> trace, SchedulerOptions options)
-    : pool_(pool), trace_(std::move(trace)), options_(options) {
+    : pool_(pool), paged_(dynamic_cast<PagedPool*>(&pool)), trace_(std::move(trace)), options_(options) {
+  if (options_.prefix_cache && !paged_)
+    throw std::invalid_argument("TraceScheduler: a prefix cache needs a paged pool (a contiguous slab shares nothing)");
   if (options_.max_queue < 0)
     throw std::invalid_argument("TraceScheduler: max_queue must be >= 0 (got " + std::to_string(options_.max_queue) + ")");
   for (std::size_t i = 1; i < trace_.size(); ++i)
     if (trace_[i].arrival_step < trace_[i - 1].arrival_step)
       throw std::invalid_argument("TraceScheduler: the trace must be in arrival order (request " + std::to_string(i) +
                                   " arrives before request " + std::to_string(i - 1) + ")");
+  for (const TraceRequest& r : trace_)
+    if (r.system_prompt_len < 0 || r.system_prompt_len > r.prompt_len)
+      throw std::invalid_argument("TraceScheduler: request " + std::to_string(r.id) + " has system_prompt_len " +
+                                  std::to_string(r.system_prompt_len) + " outside [0, prompt_len " +
+                                  std::to_string(r.prompt_len) + "]");
   for (const TraceRequest& r : trace_)
     if (r.prompt_len < 0 || r.output_len < 1)
       throw std::invalid_argument("TraceScheduler: request " + std::to_string(r.id) + " has prompt_len " +
@@ -32,6 +45,8 @@ bool TraceScheduler::exceeds_pool(const TraceRequest& r) const {
 
 bool TraceScheduler::try_admit(int request, StepRecord& rec) {
   const TraceRequest& r = trace_[static_cast<std::size_t>(request)];
+  RadixCache* cache = options_.prefix_cache;
+  if (cache && r.system_prompt >= 0 && r.system_prompt_len > 0) return try_admit_with_prefix(request, rec);
   try {
     const SequenceHandle h = pool_.admit(nullptr, nullptr, r.prompt_len);
     running_.push_back({request, h, 0});
@@ -42,6 +57,36 @@ bool TraceScheduler::try_admit(int request, StepRecord& rec) {
     if (e.kind() != PoolErrorKind::OutOfPages && e.kind() != PoolErrorKind::OutOfSlots) throw;
     return false;
   }
+}
+
+bool TraceScheduler::try_admit_with_prefix(int request, StepRecord& rec) {
+  const TraceRequest& r = trace_[static_cast<std::size_t>(request)];
+  RadixCache& cache = *options_.prefix_cache;
+  const std::int64_t ps = paged_->config().page_size;
+  const std::vector<std::int32_t> tokens = system_prompt_tokens(r.system_prompt, r.system_prompt_len);
+  // The lease keeps the matched prefix from being evicted while room is made for the rest.
+  RadixCache::Lease lease = cache.acquire(tokens);
+  struct Unlock {
+    RadixCache& cache;
+    RadixCache::Lease& lease;
+    ~Unlock() { cache.release(lease); }
+  } unlock{cache, lease};
+  const std::int64_t shared = lease.tokens();
+  const std::int64_t need = (r.prompt_len - shared + ps - 1) / ps;
+  if (need > paged_->pages().free_count()) cache.make_room(need);
+  SequenceHandle h;
+  try {
+    h = shared > 0 ? paged_->admit_with_prefix(lease.pages(), nullptr, nullptr, r.prompt_len - shared)
+                   : paged_->admit(nullptr, nullptr, r.prompt_len);
+  } catch (const PoolError& e) {
+    if (e.kind() != PoolErrorKind::OutOfPages && e.kind() != PoolErrorKind::OutOfSlots) throw;
+    return false;
+  }
+  // The system prompt's whole pages not cached yet: this sequence's, shared once written.
+  running_.push_back({request, h, 0, shared, shared < r.system_prompt_len / ps * ps});
+  ++rec.admitted;
+  rec.shared_tokens += shared;
+  return true;
 }
 
 void TraceScheduler::preempt_newest(StepRecord& rec) {
@@ -94,6 +139,8 @@ const StepRecord& TraceScheduler::step(const BatchFn& on_batch) {
       ++appended;
     } catch (const PoolError& e) {
       if (e.kind() != PoolErrorKind::OutOfPages) throw;
+      // Cached prefixes no sequence reads go first; then the newest running sequence.
+      if (options_.prefix_cache && options_.prefix_cache->make_room(1)) continue;
       preempt_newest(rec);  // may be the one that could not append; then the loop ends
     }
   }
@@ -110,6 +157,15 @@ const StepRecord& TraceScheduler::step(const BatchFn& on_batch) {
     for (const Running& s : running_) handles.push_back(s.handle);
     on_batch(handles);
   }
+  // Prompts written by this batch go into the prefix cache.
+  if (options_.prefix_cache)
+    for (Running& s : running_)
+      if (s.caches_prompt) {
+        const TraceRequest& r = trace_[static_cast<std::size_t>(s.request)];
+        options_.prefix_cache->insert(system_prompt_tokens(r.system_prompt, r.system_prompt_len),
+                                      paged_->block_table(s.handle));
+        s.caches_prompt = false;
+      }
 
   // 5. Release the finished.
   std::vector<Running> still;

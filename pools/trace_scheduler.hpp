@@ -13,8 +13,18 @@
 //                 admit of its prompt (contiguous: a free max_seq_len slab; paged: the prompt's
 //                 pages). A refused admit changes nothing (PoolError's strong guarantee) and
 //                 stops admission for this step (no request overtakes the head).
+//                 With a prefix cache (paged pools, requests with a system prompt): the longest
+//                 cached whole-page prefix of its system prompt is shared (admit_with_prefix:
+//                 those pages get one more holder, only the rest is allocated); the first
+//                 request of a system prompt inserts that prompt's whole pages into the cache
+//                 once it has been in a batch (step 4: its caller wrote them), so no sequence
+//                 shares pages whose rows were never written (one preempted in the step it was
+//                 admitted caches nothing).
+//                 When the pages are short, the cache first evicts its least recently used
+//                 prefixes no lease holds (a page a running sequence reads stays allocated).
 //   3. decode     every running sequence, oldest first, appends one token through the pool's
-//                 append path. A paged pool out of pages preempts the newest running sequence
+//                 append path. A paged pool out of pages first evicts cached prefixes (if any
+//                 are evictable), then preempts the newest running sequence
 //                 (released; back to the head of the queue, to be admitted again from its
 //                 prompt, as recompute preemption does) until the append fits.
 //   4. batch      on_batch(handles) with the sequences that appended (the decode batch).
@@ -26,6 +36,7 @@
 #include <vector>
 
 #include "pools/kv_pool.hpp"
+#include "pools/radix_cache.hpp"
 #include "pools/trace_workload.hpp"
 
 namespace decode_bench {
@@ -35,11 +46,19 @@ enum class WhenFull { queue, reject };
 struct SchedulerOptions {
   WhenFull when_full = WhenFull::queue;
   std::int64_t max_queue = 0;  // queue mode: a step's arrivals that would leave more waiting are rejected; 0 = unbounded
+  // Shares system prompts through this cache (it must be over the scheduler's pool, a PagedPool,
+  // and outlive the scheduler's use of it); nullptr: every prompt is admitted whole.
+  RadixCache* prefix_cache = nullptr;
 };
+
+// The token ids of system prompt `prompt` (len tokens): prompt * len + i, so distinct prompts
+// share no token and the radix cache tells them apart from their first page on.
+std::vector<std::int32_t> system_prompt_tokens(int prompt, std::int64_t len);
 
 struct StepRecord {
   std::int64_t step = 0;
   std::int64_t arrived = 0, admitted = 0, preempted = 0, rejected = 0, finished = 0;  // in this step
+  std::int64_t shared_tokens = 0;  // prompt tokens of this step's admissions taken from the prefix cache
   std::int64_t running = 0;   // sequences decoded in this step (the batch)
   std::int64_t queued = 0;    // waiting at the end of the step
   std::uint64_t bytes_reserved = 0, bytes_used = 0;  // the pool's, after appends, before releases
@@ -78,6 +97,8 @@ class TraceScheduler {
     int request;  // index into trace_
     SequenceHandle handle;
     std::int64_t generated = 0;  // tokens appended since admission: 1 in the step it was admitted
+    std::int64_t shared_tokens = 0;  // its first tokens, shared from the prefix cache at admission (not written)
+    bool caches_prompt = false;      // inserts its system prompt's pages after its first batch
   };
   // Inside on_batch: the batch, in the order of its handles (a caller that writes each
   // sequence's K/V keys it by request; generated == 1 marks one whose prompt is new this step).
@@ -85,10 +106,12 @@ class TraceScheduler {
 
  private:
   bool try_admit(int request, StepRecord& rec);
+  bool try_admit_with_prefix(int request, StepRecord& rec);
   bool exceeds_pool(const TraceRequest& r) const;
   void preempt_newest(StepRecord& rec);
 
   KVPool& pool_;
+  PagedPool* paged_ = nullptr;  // the pool, when paged
   std::vector<TraceRequest> trace_;
   SchedulerOptions options_;
   std::size_t next_arrival_ = 0;

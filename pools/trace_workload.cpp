@@ -88,6 +88,12 @@ std::string TraceSpec::invalid_reason() const {
     s << "rate " << rate << ": Poisson arrivals need a finite rate > 0 (requests per step)";
     return s.str();
   }
+  if (system_prompt_len < 0 || system_prompt_len > (1 << 24))
+    return "system_prompt_len must be in [0, 16777216] (got " + std::to_string(system_prompt_len) + ")";
+  if (system_prompts < 1) return "system_prompts must be >= 1 (got " + std::to_string(system_prompts) + ")";
+  if (static_cast<std::int64_t>(system_prompts) * system_prompt_len > 0x7fffffffLL)
+    return "system_prompts x system_prompt_len = " + std::to_string(system_prompts * system_prompt_len) +
+           " tokens exceeds 2^31 - 1 (every system prompt token needs its own id)";
   if (auto r = prompt.invalid_reason("prompt"); !r.empty()) return r;
   return output.invalid_reason("output");
 }
@@ -97,6 +103,8 @@ std::vector<TraceRequest> make_trace(const TraceSpec& spec) {
   // Separate streams, so changing one distribution leaves the others' draws as they were.
   std::mt19937_64 arrivals(spec.seed * 3 + 1);
   LengthDraw prompt(spec.prompt, spec.seed * 3 + 2), output(spec.output, spec.seed * 3 + 3);
+  std::mt19937_64 system(spec.seed * 3 + 4);  // a separate stream: traces without one draw as before
+  std::uniform_int_distribution<int> which(0, spec.system_prompts - 1);
   std::exponential_distribution<double> gap(spec.arrival == TraceArrival::poisson ? spec.rate : 1.0);
   std::vector<TraceRequest> out;
   out.reserve(static_cast<std::size_t>(spec.requests));
@@ -110,6 +118,11 @@ std::vector<TraceRequest> make_trace(const TraceSpec& spec) {
     }
     r.prompt_len = prompt.next();
     r.output_len = output.next();
+    if (spec.system_prompt_len > 0) {
+      r.system_prompt = which(system);
+      r.system_prompt_len = spec.system_prompt_len;
+      r.prompt_len += spec.system_prompt_len;
+    }
     out.push_back(r);
   }
   return out;

@@ -35,14 +35,21 @@ struct TraceSpec {
   double rate = 1;  // poisson: expected arrivals per decode step
   TraceLengths prompt, output;
   std::uint64_t seed = 0;
+  // Shared system prompts: with system_prompt_len > 0 each request's prompt is one of
+  // `system_prompts` system prompts (drawn uniformly, its own stream of the seed) of that many
+  // tokens, followed by its own prompt_len tokens. 0: no system prompt (the trace as before).
+  std::int64_t system_prompt_len = 0;
+  int system_prompts = 1;
   std::string invalid_reason() const;
 };
 
 struct TraceRequest {
   int id = 0;                     // position in arrival order
   std::int64_t arrival_step = 0;  // the decode step at whose start it arrives
-  std::int64_t prompt_len = 1;    // tokens in the pool when admitted
+  std::int64_t prompt_len = 1;    // tokens in the pool when admitted (the system prompt's included)
   std::int64_t output_len = 1;    // decode steps until it finishes (one token each)
+  int system_prompt = -1;         // which system prompt its prompt starts with; -1: none
+  std::int64_t system_prompt_len = 0;  // its first tokens that are that system prompt
   friend bool operator==(const TraceRequest&, const TraceRequest&) = default;
 };
 

@@ -167,6 +167,12 @@ std::vector<AxisDef>& static_table() {
        false, is_trace},
       {"length_sigma", AxisType::number, {}, 0.01, 4, 0.5, "trace: sd of the log of lognormal lengths", false,
        is_lognormal_trace},
+      {"system_prompt_len", AxisType::integer, {}, 0, 1 << 20, 0,
+       "trace: tokens of a system prompt every request's prompt starts with (0 = none); a paged pool shares its "
+       "whole pages through the radix prefix cache, a contiguous slab holds its own copy",
+       false, is_trace},
+      {"system_prompts", AxisType::integer, {}, 1, 4096, 1,
+       "trace: distinct system prompts the requests draw from (uniformly)", false, is_trace},
       {"steps", AxisType::integer, {}, 1, 1 << 24, 2000,
        "trace: decode steps at most (fewer when every request finished or was rejected)", false, is_trace},
       {"verify_every", AxisType::integer, {}, 1, 1 << 24, 100,

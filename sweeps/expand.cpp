@@ -78,6 +78,15 @@ void cross_check(const Point& point, const std::map<std::string, std::string>& s
   if (p.value("group_prefix_len", 0) > 0 && p.value("groups", 1) > p.value("batch", 1))
     problem(src("groups"), "groups " + std::to_string(p.value("groups", 1)) + " exceeds batch " +
                                std::to_string(p.value("batch", 1)));
+  if (kernel_is(p, KernelKind::trace)) {
+    const std::int64_t sp_len = p.value("system_prompt_len", std::int64_t{0}), sp_n = p.value("system_prompts", 1);
+    if (sp_n > 1 && sp_len == 0)
+      problem(src("system_prompts"), "system_prompts " + std::to_string(sp_n) +
+                                         " needs system_prompt_len > 0 (there is no system prompt to draw)");
+    if (sp_n * sp_len > 0x7fffffffLL)
+      problem(src("system_prompt_len"), "system_prompts x system_prompt_len = " + std::to_string(sp_n * sp_len) +
+                                            " tokens exceeds 2^31 - 1");
+  }
   if (const int q_len = p.value("q_len", 1); q_len > 1) {
     if (kernel_is(p, KernelKind::baseline))
       problem(src("q_len"), "q_len " + std::to_string(q_len) +

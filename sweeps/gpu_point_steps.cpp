@@ -391,7 +391,9 @@ class SharedPrefixSteps final : public GpuSteps {
 // An MLA decode batch (attention = mla): the latent cache filled on the host from the seed
 // (pools/latent_cache.hpp) and uploaded, q drawn and rounded to the kernel's operand type
 // (sweeps/mla_verify.hpp), o (B, q_len, H_q, value_dim) and lse; checked on the host against the
-// float64 MLA reference over a budgeted sample of rows (the GPU reference computes MHA only).
+// float64 MLA reference over a budgeted sample of rows (the GPU reference computes MHA only). A
+// backend that reads q and writes o in FP16 or BF16 (flashinfer_mla) gets q rounded to it (the
+// reference then reads the rounded values) and o in a 16-bit buffer widened after the launch.
 template <class T>
 class MlaSteps final : public GpuSteps {
  public:
@@ -399,9 +401,6 @@ class MlaSteps final : public GpuSteps {
       : GpuSteps(point, ctx, resources), m_(parse_mla_point(point.parameters)) {}
 
   void build(AttentionProblem& p) override {
-    if (p.io_dtype != DType::fp32)
-      throw std::logic_error(id_ + ": an MLA point reads q and writes o in fp32, not " +
-                             std::string(dtype_name(p.io_dtype)));
     flusher();
     const DecodePoint& d = m_.decode;
     {
@@ -427,6 +426,16 @@ class MlaSteps final : public GpuSteps {
     p.q = q_.get();
     p.o = o_.get();
     p.lse = lse_.get();
+    io_ = p.io_dtype;
+    if (p.io_dtype != DType::fp32) {
+      const std::vector<std::uint16_t> bits = to_io_bits(q_host_, p.io_dtype);
+      q_host_ = from_io_bits(bits, p.io_dtype);
+      q_.upload(q_host_);
+      q_io_ = DeviceBuffer<std::uint16_t>(bits);
+      o_io_ = DeviceBuffer<std::uint16_t>(rows * m_.shape.value_dim());
+      p.q = q_io_.get();
+      p.o = o_io_.get();
+    }
   }
 
   CheckedVerification verify() override {

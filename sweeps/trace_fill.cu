@@ -34,7 +34,7 @@ __global__ void write_trace_kernel(KV kv, const TraceWrite* writes, int heads_kv
   for (std::int64_t r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
     const int h = static_cast<int>(r / len);
     const std::int64_t t = w.from + r % len;
-    write_generated_row(kv, w.batch_index, h, t, w.request, t, head_dim, seed, lane);
+    write_generated_row(kv, w.batch_index, h, t, trace_row_key(w, t), t, head_dim, seed, lane);
   }
 }
 
@@ -50,8 +50,8 @@ __global__ void check_trace_kernel(KV kv, const TraceWrite* seqs, int heads_kv, 
     const int h = static_cast<int>(r / w.to);
     const std::int64_t t = r % w.to;
     const std::int64_t at = kv.row_offset(w.batch_index, h, t);
-    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, w.request, h, t);
-    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, w.request, h, t);
+    const std::uint64_t key_k = generated_row_key(seed, GeneratedTensor::k, trace_row_key(w, t), h, t);
+    const std::uint64_t key_v = generated_row_key(seed, GeneratedTensor::v, trace_row_key(w, t), h, t);
     bool differs = false;
     for (int i = lane; i < head_dim; i += 32) {
       const T k = generated_element<T>(key_k, i), v = generated_element<T>(key_v, i);

@@ -12,13 +12,22 @@ namespace decode_bench::sweeps {
 
 // One sequence of a step's batch: its position in the batch view, its request, and the token
 // range to write (the whole prompt and first token in the step it was admitted, else the one
-// new token).
+// new token; a sequence admitted with a shared prefix starts after it). Rows t < prefix_len are
+// the system prompt's, keyed by prefix_key instead of the request, so every sequence of one
+// system prompt holds the same values there (shared pages or each slab's own copy).
 struct TraceWrite {
   std::int32_t batch_index = 0;
   std::int32_t request = 0;
   std::int32_t from = 0;
   std::int32_t to = 0;
+  std::int32_t prefix_len = 0;
+  std::int32_t prefix_key = 0;
 };
+
+// The generator key of row t of a sequence (host and device agree on it).
+__host__ __device__ inline std::int32_t trace_row_key(const TraceWrite& w, std::int64_t t) {
+  return t < w.prefix_len ? w.prefix_key : w.request;
+}
 
 // writes: (n) device array. KV: ContiguousKV<T> or PagedKV<T> of the batch view (its memory is
 // written through the const pointers).

@@ -49,6 +49,11 @@ TracePoint parse_trace_point(const json& p) {
   t.spec.output = lengths_of(kind, p.value("output_len", std::int64_t{128}), alpha, sigma);
   t.seed = p.value("seed", std::uint64_t{0});
   t.spec.seed = t.seed;
+  t.spec.system_prompt_len = p.value("system_prompt_len", std::int64_t{0});
+  t.spec.system_prompts = p.value("system_prompts", 1);
+  if (t.spec.system_prompts > 1 && t.spec.system_prompt_len == 0)
+    throw std::invalid_argument("trace point: system_prompts " + std::to_string(t.spec.system_prompts) +
+                                " needs system_prompt_len > 0 (there is no system prompt to draw)");
   if (auto why = t.spec.invalid_reason(); !why.empty())
     throw std::invalid_argument("trace point: trace_lengths " + kind + ": " + why);
   t.shape.heads_q = p.value("heads_q", 1);
@@ -70,7 +75,7 @@ TracePoint parse_trace_point(const json& p) {
 
 std::int64_t trace_slab_tokens(const TracePoint& t) {
   return static_cast<std::int64_t>(
-      std::ceil(t.fragmentation * (t.spec.prompt.mean + t.spec.output.mean)));
+      std::ceil(t.fragmentation * (static_cast<double>(t.spec.system_prompt_len) + t.spec.prompt.mean + t.spec.output.mean)));
 }
 
 std::int64_t trace_longest_request(const std::vector<TraceRequest>& trace) {
@@ -132,7 +137,8 @@ json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<
             {"admitted", json::array()},  {"rejected", json::array()},      {"preempted", json::array()},
             {"finished", json::array()},  {"bytes_reserved", json::array()}, {"bytes_used", json::array()},
             {"fragmentation", json::array()}, {"decoded", json::array()},   {"gpu_us", json::array()},
-            {"host_us", json::array()},   {"plan_us", json::array()}};
+            {"host_us", json::array()},   {"plan_us", json::array()},       {"view_us", json::array()},
+            {"shared_tokens", json::array()}, {"prefix_levels", json::array()}, {"prefix_sequences", json::array()}};
   for (std::size_t i = 0; i < records.size(); ++i) {
     const StepRecord& r = records[i];
     const TraceStepTiming& t = timings[i];
@@ -150,6 +156,10 @@ json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<
     s["gpu_us"].push_back(t.gpu_us);
     s["host_us"].push_back(t.host_us);
     s["plan_us"].push_back(t.plan_us);
+    s["view_us"].push_back(t.view_us);
+    s["shared_tokens"].push_back(r.shared_tokens);
+    s["prefix_levels"].push_back(t.prefix_levels);
+    s["prefix_sequences"].push_back(t.prefix_sequences);
   }
   return s;
 }
@@ -158,8 +168,8 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
   if (records.size() != timings.size())
     throw std::invalid_argument("trace_summary_json: " + std::to_string(records.size()) + " records but " +
                                 std::to_string(timings.size()) + " timings");
-  std::int64_t tokens = 0, finished = 0, rejected = 0, preempted = 0, peak = 0;
-  double gpu_us = 0, host_us = 0, plan_us = 0;
+  std::int64_t tokens = 0, finished = 0, rejected = 0, preempted = 0, peak = 0, shared = 0, prefix_steps = 0;
+  double gpu_us = 0, host_us = 0, plan_us = 0, view_us = 0;
   std::vector<double> step_us;
   for (std::size_t i = 0; i < records.size(); ++i) {
     tokens += records[i].running;
@@ -171,6 +181,9 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
     gpu_us += timings[i].gpu_us;
     host_us += timings[i].host_us;
     plan_us += timings[i].plan_us;
+    view_us += timings[i].view_us;
+    shared += records[i].shared_tokens;
+    prefix_steps += timings[i].prefix_levels > 0;
   }
   const double steps = static_cast<double>(records.size());
   json s = {{"steps", records.size()},
@@ -183,6 +196,10 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
             {"gpu_seconds", gpu_us * 1e-6},
             {"host_seconds", host_us * 1e-6},
             {"plan_seconds", plan_us * 1e-6},
+            {"view_seconds", view_us * 1e-6},
+            {"schedule_seconds", std::max(0.0, host_us - plan_us - view_us) * 1e-6},
+            {"shared_prompt_tokens", shared},
+            {"shared_prefix_steps", prefix_steps},
             {"tokens_per_s", gpu_us > 0 ? static_cast<double>(tokens) / (gpu_us * 1e-6) : 0.0},
             {"tokens_per_s_with_host",
              gpu_us + host_us > 0 ? static_cast<double>(tokens) / ((gpu_us + host_us) * 1e-6) : 0.0},

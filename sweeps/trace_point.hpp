@@ -7,7 +7,10 @@
 // prompt and output lengths drawn around `prompt_len` and `output_len` by `trace_lengths`
 // (pools/trace_workload.hpp; uniform on [1, 2 x mean - 1], zipf with exponent zipf_alpha, lognormal
 // with length_sigma), one seed one trace. The pool holds budget_bytes of K + V:
-//   contiguous  slabs of max_seq_len = ceil(fragmentation x (prompt_len + output_len)), as many as
+// With system_prompt_len > 0 every prompt starts with one of system_prompts system prompts of that
+// many tokens (pools/trace_workload.hpp); a paged pool shares their whole pages through a radix
+// prefix cache (pools/radix_cache.hpp), a contiguous slab holds its own copy.
+//   contiguous  slabs of max_seq_len = ceil(fragmentation x (system_prompt_len + prompt_len + output_len)), as many as
 //               fit; a request longer than a slab is rejected when it arrives
 //   paged       pages of page_size, as many as fit; max_seq_len = the trace's longest request
 #include <cstdint>
@@ -46,7 +49,7 @@ TracePoint parse_trace_point(const nlohmann::json& params);
 // tokens), or nullopt.
 std::optional<std::string> trace_unsupported(const TracePoint& t);
 
-// The contiguous slab: ceil(fragmentation x (prompt_len mean + output_len mean)).
+// The contiguous slab: ceil(fragmentation x (system_prompt_len + prompt_len mean + output_len mean)).
 std::int64_t trace_slab_tokens(const TracePoint& t);
 // The paged pool's max_seq_len: the trace's longest request (prompt + output), at least 1.
 std::int64_t trace_longest_request(const std::vector<TraceRequest>& trace);
@@ -64,7 +67,10 @@ struct TraceStepTiming {
   double gpu_us = 0;    // the decode launch, CUDA events around it
   double host_us = 0;   // scheduling, appends, block tables, the batch view and the plan
   double plan_us = 0;   // the backend's plan alone (part of host_us)
+  double view_us = 0;   // the batch view (metadata flush, block-table gather) and the step's staged upload (part of host_us)
   std::int64_t decoded = 0;  // sequences the launch decoded (contiguous: the slot span, free slots included)
+  std::int64_t prefix_levels = 0;     // shared-prefix path: levels (groups sharing prompt pages); 0: batch decode
+  std::int64_t prefix_sequences = 0;  // sequences that read a level
 };
 
 // The "steps" block: one array per field over the steps (records and timings of equal length).

@@ -13,6 +13,7 @@
 #include "backends/registry.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
+#include "harness/pinned_buffer.hpp"
 #include "harness/gpu_verify.hpp"
 #include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
@@ -22,11 +23,14 @@
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
 #include "pools/pool_error.hpp"
+#include "pools/radix_cache.hpp"
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/point_pipeline.hpp"
 #include "sweeps/trace_fill.hpp"
 #include "sweeps/trace_point.hpp"
+#include "sweeps/trace_prefix_layout.hpp"
+#include "kernels/shared_prefix.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -105,7 +109,12 @@ class TraceRun {
     }
     stream_ = pool_->stream();
     workspace_ = std::make_unique<StepWorkspace>(stream_);
-    TraceScheduler sched(*pool_, trace, {});
+    SchedulerOptions options;
+    if (paged_ && t_.spec.system_prompt_len > 0) {
+      prefix_cache_ = std::make_unique<RadixCache>(*paged_);
+      options.prefix_cache = prefix_cache_.get();
+    }
+    TraceScheduler sched(*pool_, trace, options);
     sched_ = &sched;
 
     bool interrupted = false;
@@ -136,12 +145,26 @@ class TraceRun {
                           {"rate", t_.spec.arrival == TraceArrival::poisson ? t_.spec.rate : 0.0},
                           {"prompt", t_.spec.prompt.describe()},
                           {"output", t_.spec.output.describe()},
-                          {"seed", t_.spec.seed}}},
+                          {"seed", t_.spec.seed},
+                          {"system_prompt_len", t_.spec.system_prompt_len},
+                          {"system_prompts", t_.spec.system_prompts}}},
                         {"pool", pool_json_},
                         {"wall_seconds", wall_s},
                         {"method", "one decode launch per step over the whole running batch, CUDA events around it, "
                                    "no L2 flush (steps back to back); host time = step wall time less device work and "
-                                   "verification"}};
+                                   "verification; metadata words (lengths, block-table entries) deferred and set once per "
+                                   "step, the step's write list and q rows staged in pinned memory, one copy"}};
+    if (prefix_cache_) {
+      const RadixCache::Stats cs = prefix_cache_->stats();
+      trace_block["prefix_cache"] = {{"cached_pages", cs.cached_pages}, {"nodes", cs.nodes},
+                                     {"evicted_pages", cs.evicted_pages}, {"splits", cs.splits}};
+      trace_block["shared_prefix_decode"] = {
+          {"method", "sequences listing the same system-prompt pages grouped next to each other, one level per group "
+                     "(sweeps/trace_prefix_layout.hpp), decoded by the shared-prefix path (prefix phase once per "
+                     "group, suffix phase per sequence, merge); a step without a group of two runs the batch decode"},
+          {"fallback_steps", fallback_steps_}};
+      if (!fallback_reason_.empty()) trace_block["shared_prefix_decode"]["fallback_reason"] = fallback_reason_;
+    }
     trace_block["summary"] = trace_summary_json(sched.records(), timings_);
     trace_block["steps"] = trace_steps_json(sched.records(), timings_);
 
@@ -180,6 +203,7 @@ class TraceRun {
       pool_json_ = {{"layout", "paged"},          {"page_size", cfg.page_size}, {"pages", cfg.num_pages},
                     {"max_seq_len", cfg.max_seq_len}, {"max_seqs", cfg.max_seqs},
                     {"arena_bytes", 2 * cfg.page_bytes() * static_cast<std::uint64_t>(cfg.num_pages)}};
+      pool->defer_metadata_writes(true);
       paged_ = pool.get();
       pool_ = std::move(pool);
     } else {
@@ -189,6 +213,7 @@ class TraceRun {
       pool_json_ = {{"layout", "contiguous"},     {"fragmentation", t_.fragmentation}, {"slots", cfg.max_seqs},
                     {"max_seq_len", cfg.max_seq_len},
                     {"arena_bytes", 2 * cfg.slab_bytes() * static_cast<std::uint64_t>(cfg.max_seqs)}};
+      pool->defer_metadata_writes(true);
       contiguous_ = pool.get();
       pool_ = std::move(pool);
     }
@@ -198,8 +223,17 @@ class TraceRun {
     o_ = DeviceBuffer<float>(rows * t_.shape.heads_q * t_.shape.head_dim);
     lse_ = DeviceBuffer<float>(rows * t_.shape.heads_q);
     writes_ = DeviceBuffer<TraceWrite>(rows);
-    rows_ = DeviceBuffer<TraceWrite>(rows);
-    last_page_len_ = DeviceBuffer<std::int32_t>(rows);
+    // The step's staged block: (rows) writes, (rows) q rows, then (rows) last-page lengths.
+    static_assert(sizeof(TraceWrite) % sizeof(std::int32_t) == 0);
+    staged_words_ = rows * (2 * sizeof(TraceWrite) + sizeof(std::int32_t)) / sizeof(std::int32_t);
+    staging_ = PinnedBuffer<std::int32_t>(staged_words_);
+    staged_ = DeviceBuffer<std::int32_t>(staged_words_);
+  }
+
+  TraceWrite* staged_writes(std::int32_t* base) const { return reinterpret_cast<TraceWrite*>(base); }
+  TraceWrite* staged_q_rows(std::int32_t* base) const { return staged_writes(base) + max_batch_; }
+  std::int32_t* staged_last_page_len(std::int32_t* base) const {
+    return reinterpret_cast<std::int32_t*>(staged_q_rows(base) + max_batch_);
   }
 
   // Whether no request is left after this step: nothing queued or still to arrive, and every
@@ -213,13 +247,41 @@ class TraceRun {
 
   TraceStepTiming decode(std::span<const SequenceHandle> handles) {
     TraceStepTiming timing;
+    const auto view0 = Clock::now();
     const auto& running = sched_->running_sequences();
-    // The batch view and where each running sequence sits in it.
-    std::vector<TraceWrite> writes(running.size());
+    // Everything the step uploads goes into one pinned block (the previous step's copy out of it
+    // finished: each step waits for its stop event), then one async copy.
+    std::int32_t* host = staging_.get();
+    TraceWrite* writes = staged_writes(host);
+    const auto n_running = static_cast<std::int64_t>(running.size());
     AttentionProblem p = described_problem(t_);
-    std::int32_t first = 0;
     if (paged_) {
-      const BatchView<PagedKV<T>> view = paged_->batch<T>(handles);
+      // With system prompts: sequences reading the same prompt pages next to each other, and
+      // the step decoded by the shared-prefix path (prefix once per group + each own suffix).
+      std::span<const SequenceHandle> batch_handles = handles;
+      position_.resize(running.size());
+      for (std::size_t i = 0; i < running.size(); ++i) position_[i] = static_cast<std::int32_t>(i);
+      if (t_.spec.system_prompt_len > 0) {
+        pages_.clear();
+        for (const TraceScheduler::Running& r : running) {
+          const TraceRequest& req = sched_->trace()[static_cast<std::size_t>(r.request)];
+          pages_.push_back({paged_->block_table(r.handle), req.system_prompt_len / t_.page_size,
+                            static_cast<std::int32_t>(paged_->length(r.handle))});
+        }
+        TraceBatchLayout bl = trace_batch_layout(pages_, t_.page_size);
+        ordered_.resize(running.size());
+        for (std::size_t b = 0; b < bl.order.size(); ++b) {
+          ordered_[b] = handles[static_cast<std::size_t>(bl.order[b])];
+          position_[static_cast<std::size_t>(bl.order[b])] = static_cast<std::int32_t>(b);
+        }
+        batch_handles = ordered_;
+        if (!bl.layout.levels.empty()) {
+          timing.prefix_levels = static_cast<std::int64_t>(bl.layout.levels.size());
+          timing.prefix_sequences = bl.shared_sequences();
+          p.prefix = std::move(bl.layout);
+        }
+      }
+      const BatchView<PagedKV<T>> view = paged_->batch<T>(batch_handles);
       p.paged = erased_kv(view.kv);
       p.seq_lens = view.seq_lens_device;
       p.max_len = view.max_len;
@@ -230,14 +292,12 @@ class TraceRun {
         p.host_indptr.push_back(p.host_indptr.back() + (len + t_.page_size - 1) / t_.page_size);
         p.host_last_page_len.push_back(len == 0 ? 0 : (len - 1) % t_.page_size + 1);
       }
-      DB_CUDA_CHECK(cudaMemcpyAsync(last_page_len_.get(), p.host_last_page_len.data(),
-                                    p.host_last_page_len.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
-                                    stream_));
-      p.last_page_len = last_page_len_.get();
-      for (std::size_t i = 0; i < running.size(); ++i) writes[i].batch_index = static_cast<std::int32_t>(i);
+      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(), staged_last_page_len(host));
+      p.last_page_len = staged_last_page_len(staged_.get());
+      for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position_[static_cast<std::size_t>(i)];
+      if (p.prefix) use_shared_prefix(p, timing);
     } else {
-      std::int32_t last = 0;
-      first = contiguous_->slot_of(handles[0]);
+      std::int32_t first = contiguous_->slot_of(handles[0]), last = 0;
       for (const SequenceHandle& h : handles) {
         first = std::min(first, contiguous_->slot_of(h));
         last = std::max(last, contiguous_->slot_of(h));
@@ -248,15 +308,26 @@ class TraceRun {
       p.max_len = view.max_len;
       p.batch = view.num_seqs;
       p.host_seq_lens = view.lengths_host;
-      for (std::size_t i = 0; i < running.size(); ++i)
-        writes[i].batch_index = contiguous_->slot_of(running[i].handle) - first;
+      for (std::int64_t i = 0; i < n_running; ++i)
+        writes[i].batch_index = contiguous_->slot_of(running[static_cast<std::size_t>(i)].handle) - first;
     }
-    for (std::size_t i = 0; i < running.size(); ++i) {
-      const auto len = static_cast<std::int32_t>(pool_->length(running[i].handle));
-      writes[i].request = running[i].request;
+    for (std::int64_t i = 0; i < n_running; ++i) {
+      const TraceScheduler::Running& r = running[static_cast<std::size_t>(i)];
+      const TraceRequest& req = sched_->trace()[static_cast<std::size_t>(r.request)];
+      const auto len = static_cast<std::int32_t>(pool_->length(r.handle));
+      writes[i].request = r.request;
       writes[i].to = len;
-      writes[i].from = running[i].generated == 1 ? 0 : len - 1;  // a new sequence's prompt, else its new token
+      // A new sequence's prompt (after what it shares from the prefix cache), else its new token.
+      writes[i].from = r.generated == 1 ? static_cast<std::int32_t>(r.shared_tokens) : len - 1;
+      writes[i].prefix_len = static_cast<std::int32_t>(req.system_prompt_len);
+      writes[i].prefix_key = req.system_prompt >= 0 ? t_.spec.requests + req.system_prompt : 0;
     }
+    // q rows by batch position: free slots of a contiguous span get request -1's values.
+    TraceWrite* q_rows = staged_q_rows(host);
+    std::fill(q_rows, q_rows + p.batch, TraceWrite{0, -1, 0, 0});
+    for (std::int64_t i = 0; i < n_running; ++i) q_rows[writes[i].batch_index] = writes[i];
+    DB_CUDA_CHECK(cudaMemcpyAsync(staged_.get(), host, staged_words_ * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                                  stream_));
     p.tuning = planning_policy(ctx_);
     p.q = q_.get();
     p.o = o_.get();
@@ -264,29 +335,24 @@ class TraceRun {
     timing.decoded = p.batch;
 
     const auto plan0 = Clock::now();
+    timing.view_us = us_between(view0, plan0);
     workspace_->reset();
     backend_.plan(p, *workspace_);
     const auto device0 = Clock::now();
     timing.plan_us = us_between(plan0, device0);
 
     // The cache writes and q (not timed), then the decode between the events.
-    DB_CUDA_CHECK(cudaMemcpyAsync(writes_.get(), writes.data(), writes.size() * sizeof(TraceWrite),
-                                  cudaMemcpyHostToDevice, stream_));
     const std::uint64_t k_seed = kv_seed(t_.seed);
-    const int n = static_cast<int>(writes.size());
+    const int n = static_cast<int>(n_running);
+    const TraceWrite* writes_dev = staged_writes(staged_.get());
     if (paged_)
-      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.paged), writes_.get(), n, t_.shape.heads_kv, t_.shape.head_dim,
+      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.paged), writes_dev, n, t_.shape.heads_kv, t_.shape.head_dim,
                                        k_seed, stream_));
     else
-      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.contiguous), writes_.get(), n, t_.shape.heads_kv,
+      DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.contiguous), writes_dev, n, t_.shape.heads_kv,
                                        t_.shape.head_dim, k_seed, stream_));
-    // q rows by batch position: free slots of a contiguous span get request -1's values.
-    std::vector<TraceWrite> q_rows(static_cast<std::size_t>(p.batch), TraceWrite{0, -1, 0, 0});
-    for (const TraceWrite& w : writes) q_rows[static_cast<std::size_t>(w.batch_index)] = w;
-    DB_CUDA_CHECK(cudaMemcpyAsync(rows_.get(), q_rows.data(), q_rows.size() * sizeof(TraceWrite),
-                                  cudaMemcpyHostToDevice, stream_));
-    DB_CUDA_CHECK(fill_trace_q(q_.get(), rows_.get(), p.batch, t_.shape.heads_q, t_.shape.head_dim, q_seed(t_.seed), step_,
-                               stream_));
+    DB_CUDA_CHECK(fill_trace_q(q_.get(), staged_q_rows(staged_.get()), p.batch, t_.shape.heads_q, t_.shape.head_dim,
+                               q_seed(t_.seed), step_, stream_));
     DB_CUDA_CHECK(cudaEventRecord(events_.start, stream_));
     DB_CUDA_CHECK(backend_.run(stream_));
     DB_CUDA_CHECK(cudaEventRecord(events_.stop, stream_));
@@ -295,9 +361,25 @@ class TraceRun {
     DB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_.start, events_.stop));
     timing.gpu_us = static_cast<double>(ms) * 1e3;
 
-    if (trace_step_verified(step_, t_.verify_every, t_.steps, final_step())) verify(p, writes);
+    if (trace_step_verified(step_, t_.verify_every, t_.steps, final_step()))
+      verify(p, std::vector<TraceWrite>(writes, writes + n_running));
     excluded_us_ += us_between(device0, Clock::now());
     return timing;
+  }
+
+  // The shared-prefix path where the backend takes the step's layout; otherwise the batch decode
+  // over the same pages (every sequence reads its prompt itself), the first reason kept.
+  void use_shared_prefix(AttentionProblem& p, TraceStepTiming& timing) {
+    p.kernel = KernelKind::shared_prefix;
+    std::optional<std::string> why = backend_.supports(p);
+    if (!why) why = shared_prefix_unsupported_reason({t_.shape, t_.dtype}, *p.prefix);
+    if (!why) return;
+    if (fallback_reason_.empty()) fallback_reason_ = *why;
+    ++fallback_steps_;
+    p.kernel = KernelKind::batch_decode;
+    p.prefix.reset();
+    timing.prefix_levels = 0;
+    timing.prefix_sequences = 0;
   }
 
   // The step's o and lse against the float64 reference, and every stored row of every running
@@ -361,6 +443,7 @@ class TraceRun {
   Backend& backend_;
   RunContext& ctx_;
   std::unique_ptr<KVPool> pool_;
+  std::unique_ptr<RadixCache> prefix_cache_;  // after pool_: drops its page references before the pool goes
   PagedPool* paged_ = nullptr;
   ContiguousPool* contiguous_ = nullptr;
   json pool_json_;
@@ -369,8 +452,15 @@ class TraceRun {
   std::unique_ptr<StepWorkspace> workspace_;
   Events events_;
   DeviceBuffer<float> q_, o_, lse_;
-  DeviceBuffer<TraceWrite> writes_, rows_;
-  DeviceBuffer<std::int32_t> last_page_len_;
+  DeviceBuffer<TraceWrite> writes_;  // verification's row list
+  PinnedBuffer<std::int32_t> staging_{0};
+  DeviceBuffer<std::int32_t> staged_;
+  std::size_t staged_words_ = 0;
+  std::vector<TraceSequencePages> pages_;   // the step's block tables for the shared-prefix layout
+  std::vector<SequenceHandle> ordered_;     // the step's handles in batch order
+  std::vector<std::int32_t> position_;      // running index -> batch position
+  std::string fallback_reason_;
+  std::int64_t fallback_steps_ = 0;
   TraceScheduler* sched_ = nullptr;
   std::int64_t step_ = 0;
   double excluded_us_ = 0, verify_us_ = 0;

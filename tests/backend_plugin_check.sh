@@ -43,7 +43,7 @@ grep -q " decode_bench_plugin_backends$" <<<"$symbols" || fail "$lib does not ex
 
 exe=$prefix/bin/decode-bench
 axes=$("$exe" sweep --backend-lib "$lib" --list-axes 2>&1) || fail "--list-axes with the plugin: $axes"
-grep -qE "^  backend +one of: decode-bench, flashinfer, flashinfer_tc, example_split_k;" <<<"$axes" ||
+grep -qE "^  backend +one of: decode-bench, flashinfer, flashinfer_tc, flashinfer_mla, flashinfer_mla_fa3, example_split_k;" <<<"$axes" ||
   fail "--list-axes does not list example_split_k: $axes"
 dry=$("$exe" sweep --backend-lib "$lib" --preset "$src/examples/backend-plugin/sweep.json" --dry-run 2>&1) ||
   fail "dry run of sweep.json: $dry"

@@ -10,10 +10,13 @@ import subprocess
 import sys
 
 
-def trace_point(layout, running, gpu_us, fragmentation=None, page_size=16, experiment="trace"):
+def trace_point(layout, running, gpu_us, fragmentation=None, page_size=16, experiment="trace", system_prompt_len=None):
     tokens, gpu = sum(running), sum(gpu_us)
     busy = sorted(us for n, us in zip(running, gpu_us) if n > 0)
     params = {"kernel": "trace", "layout": layout, "dtype": "fp16", "requests": 100, "arrival_rate": 1.0}
+    if system_prompt_len is not None:
+        params["system_prompt_len"] = system_prompt_len
+        params["system_prompts"] = 2 if system_prompt_len else 1
     if layout == "paged":
         params["page_size"] = page_size
     else:
@@ -92,6 +95,23 @@ def main():
     # Two workloads (another experiment) stay apart.
     two = points + [trace_point("paged", [1] * 5, [10.0] * 5, experiment="other")]
     check(len(sf.summary(document(two))) == 2, "a second experiment is a second workload")
+
+    # A shared system prompt beside its twin without one: paged x4 / 2 = x2.0 with it against
+    # x0.9 without (contiguous x2 at 10 running, 100 us).
+    base = [trace_point("contiguous", [10] * 10, [100.0] * 10, fragmentation=2, system_prompt_len=0),
+            trace_point("paged", [9] * 10, [100.0] * 10, system_prompt_len=0)]
+    shared = [trace_point("contiguous", [5] * 10, [100.0] * 10, fragmentation=2, system_prompt_len=512),
+              trace_point("paged", [20] * 10, [200.0] * 10, system_prompt_len=512)]
+    table = sf.summary(document(base + shared))
+    check(len(table) == 2, "with and without the prompt are two workloads")
+    check("system_prompt_effect" not in table[0], "the workload without a prompt has no effect entry")
+    effect = table[1]["system_prompt_effect"]
+    check(effect["system_prompt_len"] == 512 and effect["system_prompts"] == 2, "the prompt named")
+    check(len(effect["pairs"]) == 1, "one pool pair in both")
+    q = effect["pairs"][0]
+    check(close(q["ratio_with"], 2.0) and close(q["ratio_without"], 0.9), f"x2.0 with, x0.9 without: {q}")
+    check(q["mean_running_paged_with"] == 20 and q["mean_running_contiguous_with"] == 5, "concurrency with the prompt")
+    check("x2.00 (without x0.90)" in effect["answer"], effect["answer"])
 
     # The figures and the summary files through plot_results.py.
     os.makedirs(work, exist_ok=True)

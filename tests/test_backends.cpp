@@ -86,12 +86,19 @@ TEST(BackendAxis, AnUnknownBackendIsAConfigErrorListingTheRegisteredOnes) {
 TEST(BackendCli, ListAxesShowsTheBackendsAndAnUnknownOneExitsTwo) {
   const auto axes = ::decode_bench::testing::run_decode_bench("sweep --list-axes");
   EXPECT_EQ(axes.exit_code, 0) << axes.output;
-  EXPECT_NE(axes.output.find("  backend           one of: decode-bench, flashinfer, flashinfer_tc; default decode-bench"),
+  // The name column is as wide as the longest axis name.
+  const std::size_t backend_row = axes.output.find("\n  backend ");
+  ASSERT_NE(backend_row, std::string::npos) << axes.output;
+  const std::size_t row_end = axes.output.find('\n', backend_row + 1);
+  EXPECT_NE(axes.output.substr(backend_row, row_end - backend_row)
+                .find(" one of: decode-bench, flashinfer, flashinfer_tc, flashinfer_mla, "
+                       "flashinfer_mla_fa3; default decode-bench"),
             std::string::npos)
       << axes.output;
   const auto bad = ::decode_bench::testing::run_decode_bench("sweep --dry-run --preset ci-smoke --set backend=no-such-backend");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, flashinfer_tc)"),
+  EXPECT_NE(bad.output.find("--set backend[0]: unknown value \"no-such-backend\" (one of: decode-bench, flashinfer, "
+                            "flashinfer_tc, flashinfer_mla, flashinfer_mla_fa3)"),
             std::string::npos)
       << bad.output;
   // Naming the default changes nothing: the same points, the same ids.

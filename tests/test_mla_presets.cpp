@@ -1,6 +1,6 @@
 // The MLA presets (host): configs/mla.json sweeps h_q over the ridge at four batch x context shapes,
-// one experiment each, every point runnable by decode-bench's backend; the models preset carries
-// DeepSeek-V3 and Kimi K2, quick a small MLA experiment.
+// one experiment each, every point runnable by decode-bench's backend and by flashinfer_mla; the
+// models preset carries DeepSeek-V3 and Kimi K2 for both, quick a small MLA experiment.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -22,12 +22,28 @@ std::vector<Point> points_of_preset(const char* name) {
   return preset ? plan_of(json::parse(preset->json)).points : std::vector<Point>{};
 }
 
+// supports()'s answer of the point's backend: none for decode-bench; for flashinfer_mla none where
+// FlashInfer is built, else the configure's reason.
+void expect_runnable(const Point& p) {
+  const std::string backend = p.parameters.value("backend", "decode-bench");
+  ASSERT_TRUE(backend == "decode-bench" || backend == "flashinfer_mla") << backend;
+  const auto b = find_backend(backend)->make();
+  const auto why = b->supports(describe_point(KernelKind::flash_decode, p.parameters));
+  if (backend == "flashinfer_mla" && b->version() == "not built") {
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("backend flashinfer_mla not built"), std::string::npos) << *why;
+  } else {
+    EXPECT_FALSE(why.has_value()) << *why;
+  }
+}
+
 // configs/mla.json: DeepSeek-V3's latent shape, h_q 16..128 x q_len 1, 2 at four batch x context
-// shapes, one experiment each (so the points of one share a latent cache), every point runnable.
+// shapes, one experiment each (so the points of one share a latent cache), each point by
+// decode-bench's MLA kernel and by FlashInfer's (flashinfer_mla), every point runnable.
 TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
   const std::vector<Point> points = points_of_preset("mla");
-  ASSERT_EQ(points.size(), 32u);
-  std::set<std::string> ids, shapes;
+  ASSERT_EQ(points.size(), 64u);
+  std::set<std::string> ids, shapes, backends;
   std::set<int> heads, q_lens;
   for (const Point& p : points) {
     SCOPED_TRACE(p.id);
@@ -40,12 +56,12 @@ TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
     heads.insert(p.parameters["heads_q"].get<int>());
     q_lens.insert(p.parameters["q_len"].get<int>());
     shapes.insert(std::to_string(p.parameters["batch"].get<int>()) + "x" + std::to_string(p.parameters["T"].get<int>()));
+    backends.insert(p.parameters.value("backend", "decode-bench"));
     EXPECT_FALSE(request_unsupported(KernelKind::flash_decode, p.parameters).has_value());
-    const auto decode_bench = find_backend("decode-bench")->make();
-    const auto why = decode_bench->supports(describe_point(KernelKind::flash_decode, p.parameters));
-    EXPECT_FALSE(why.has_value()) << *why;
+    expect_runnable(p);
   }
   EXPECT_EQ(ids.size(), points.size());
+  EXPECT_EQ(backends, (std::set<std::string>{"decode-bench", "flashinfer_mla"}));
   EXPECT_EQ(heads, (std::set<int>{16, 32, 64, 128}));
   EXPECT_EQ(q_lens, (std::set<int>{1, 2}));
   EXPECT_EQ(shapes, (std::set<std::string>{"128x4096", "128x16384", "32x4096", "1x32768"}));
@@ -57,17 +73,22 @@ TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
     }
 }
 
+// The models preset's MLA experiments run each point by decode-bench and by flashinfer_mla.
 TEST(MlaPresets, ModelsAndQuickPresetsCarryMlaPoints) {
-  int deepseek = 0, kimi = 0;
+  int deepseek = 0, kimi = 0, flashinfer = 0;
   for (const Point& p : points_of_preset("models")) {
     if (p.experiment == "deepseek_v3") ++deepseek;
     if (p.experiment == "kimi_k2") ++kimi;
     if (p.experiment == "deepseek_v3" || p.experiment == "kimi_k2") {
-      EXPECT_EQ(p.parameters["attention"], "mla") << p.id;
+      SCOPED_TRACE(p.id);
+      EXPECT_EQ(p.parameters["attention"], "mla");
+      if (p.parameters.value("backend", "decode-bench") == "flashinfer_mla") ++flashinfer;
+      expect_runnable(p);
     }
   }
-  EXPECT_EQ(deepseek, 8);
-  EXPECT_EQ(kimi, 2);
+  EXPECT_EQ(deepseek, 16);
+  EXPECT_EQ(kimi, 4);
+  EXPECT_EQ(flashinfer, 10);
   int quick = 0;
   for (const Point& p : points_of_preset("quick"))
     if (p.parameters["attention"] == "mla") {

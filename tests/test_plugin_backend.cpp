@@ -85,7 +85,10 @@ TEST(PluginLoader, RefusesEmptyAndInvalidNames) {
 TEST(PluginLoader, ALoadedBackendIsAValueOfTheBackendAxis) {
   const auto axes = run_decode_bench("sweep --backend-lib " + kValid + " --list-axes");
   ASSERT_EQ(axes.exit_code, 0) << axes.output;
-  EXPECT_NE(axes.output.find("one of: decode-bench, flashinfer, flashinfer_tc, host_test_plugin;"), std::string::npos) << axes.output;
+  EXPECT_NE(axes.output.find("one of: decode-bench, flashinfer, flashinfer_tc, flashinfer_mla, flashinfer_mla_fa3, "
+                             "host_test_plugin;"),
+            std::string::npos)
+      << axes.output;
 
   const std::string select = " --preset quick --set kernel=flash_decode --set backend=host_test_plugin --dry-run";
   const auto dry = run_decode_bench("sweep --backend-lib " + kValid + select);

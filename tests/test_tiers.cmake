@@ -41,6 +41,7 @@ set(DECODE_BENCH_GPU_QUICK
   TimingGpu.ATimeLimitCutsTheRepetitionsShort
   FlashInferBackendGpu.EveryLayoutAndKvTypeVerifiesThroughThePipeline
   FlashInferTcBackendGpu.CascadeVerifiesForBothBackends
+  FlashInferMlaBackendGpu.ASplitLongSequenceMergesInsideTheKernel
   TimingGpuDeathTest.IllegalAddressIsStickyAndReported
   CountersGpu.SelftestKernelsMatchClosedForms
   SweepGpu.DeviceHooksDescribeTheGpu

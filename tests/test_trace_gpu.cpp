@@ -145,6 +145,83 @@ TEST(TraceGpu, OneSeedGivesOneScheduleAndOneOutput) {
   }
 }
 
+// A 64-token system prompt (4 pages of 16) out of 3 distinct ones before every prompt: the paged
+// pool shares each prompt's pages (radix cache), so it holds more sequences than the same trace
+// without sharing at the same budget, and decodes groups through the shared-prefix path; every
+// sampled step verifies against the float64 reference over the whole sequence (prompt + own
+// tokens) and every stored row (the prompt's rows keyed by the prompt) is as written.
+TEST(TraceGpu, SystemPromptsShareThePagesAndVerifyThroughTheSharedPrefixPath) {
+  DB_REQUIRE_GPU();
+  json preset = trace_preset();
+  preset["experiments"][0]["common"]["system_prompt_len"] = 64;
+  preset["experiments"][0]["common"]["system_prompts"] = 3;
+  preset["experiments"][0]["common"]["budget_bytes"] = 2 << 20;
+  preset["experiments"][0]["axes"]["layout"] = {"paged"};
+  preset["experiments"][0]["common"].erase("page_order");
+  preset["experiments"][0]["axes"]["page_order"] = {"sequential", "shuffled"};
+  const Plan plan = testing::plan_of(preset);
+  ASSERT_EQ(plan.points.size(), 2u);
+  auto runner = make_trace_runner();
+  for (const Point& point : plan.points) {
+    SCOPED_TRACE(point.id);
+    RunContext ctx;
+    const json r = runner->run(point, ctx);
+    ASSERT_EQ(r.value("status", ""), kStatusOk) << r.dump().substr(0, 2000);
+    EXPECT_TRUE(r["verification"]["passed"].get<bool>());
+    for (const json& c : r["verification"]["steps"]) {
+      EXPECT_TRUE(c["passed"].get<bool>()) << c.dump();
+      EXPECT_EQ(c["row_mismatches"], 0) << c.dump();
+    }
+    const json& summary = r["trace"]["summary"];
+    EXPECT_EQ(summary["finished"].get<std::int64_t>() + summary["rejected"].get<std::int64_t>(), 48);
+    EXPECT_GT(summary["shared_prompt_tokens"].get<std::int64_t>(), 0);
+    EXPECT_GT(summary["shared_prefix_steps"].get<std::int64_t>(), 0) << r["trace"]["shared_prefix_decode"].dump();
+    EXPECT_EQ(r["trace"]["shared_prefix_decode"]["fallback_steps"], 0) << r["trace"]["shared_prefix_decode"].dump();
+    // A verified step that ran the shared-prefix path compared its output with the reference.
+    bool verified_shared = false;
+    for (const json& c : r["verification"]["steps"])
+      verified_shared |= r["trace"]["steps"]["prefix_levels"][c["step"].get<std::size_t>()].get<std::int64_t>() > 0;
+    EXPECT_TRUE(verified_shared);
+  }
+
+  // Fixed lengths: the same arrivals and the same 104-token prompts, once as a 64-token system
+  // prompt + 40 own tokens (shared pages) and once as 104 own tokens. Sharing runs more at once.
+  json plain = preset;
+  plain["experiments"][0]["axes"]["page_order"] = {"sequential"};
+  plain["experiments"][0]["common"]["trace_lengths"] = "fixed";
+  const Plan shared_plan = testing::plan_of(plain);
+  plain["experiments"][0]["common"]["system_prompt_len"] = 0;
+  plain["experiments"][0]["common"]["system_prompts"] = 1;
+  plain["experiments"][0]["common"]["prompt_len"] = 40 + 64;
+  const Plan plain_plan = testing::plan_of(plain);
+  RunContext a, b;
+  const json with_sharing = runner->run(shared_plan.points[0], a), without = runner->run(plain_plan.points[0], b);
+  ASSERT_EQ(with_sharing.value("status", ""), kStatusOk);
+  ASSERT_EQ(without.value("status", ""), kStatusOk);
+  EXPECT_GT(with_sharing["trace"]["summary"]["mean_running"].get<double>(),
+            without["trace"]["summary"]["mean_running"].get<double>());
+}
+
+TEST(TraceGpu, AContiguousPoolHoldsItsOwnCopyOfTheSystemPromptAndVerifies) {
+  DB_REQUIRE_GPU();
+  json preset = trace_preset();
+  preset["experiments"][0]["common"]["system_prompt_len"] = 64;
+  preset["experiments"][0]["common"]["system_prompts"] = 2;
+  preset["experiments"][0]["common"]["budget_bytes"] = 2 << 20;
+  preset["experiments"][0]["axes"]["layout"] = {"contiguous"};
+  const Plan plan = testing::plan_of(preset);
+  ASSERT_EQ(plan.points.size(), 1u);
+  auto runner = make_trace_runner();
+  RunContext ctx;
+  const json r = runner->run(plan.points[0], ctx);
+  ASSERT_EQ(r.value("status", ""), kStatusOk) << r.dump().substr(0, 2000);
+  EXPECT_TRUE(r["verification"]["passed"].get<bool>());
+  EXPECT_EQ(r["trace"]["summary"]["shared_prompt_tokens"], 0) << "a slab shares nothing";
+  EXPECT_EQ(r["trace"]["summary"]["shared_prefix_steps"], 0);
+  EXPECT_FALSE(r["trace"].contains("prefix_cache"));
+  EXPECT_EQ(r["trace"]["pool"]["max_seq_len"], 2 * (64 + 40 + 24)) << "fragmentation x (system prompt + means)";
+}
+
 TEST(TraceGpu, AnInterruptedTraceKeepsTheStepsMeasuredSoFar) {
   DB_REQUIRE_GPU();
   // Requests that never finish within the step limit: only the interrupt ends this trace.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "pools/memory_backend.hpp"
 #include "pools/trace_scheduler.hpp"
 #include "sweep_test_support.hpp"
+#include "sweeps/embedded_presets.hpp"
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/trace_point.hpp"
 
@@ -70,6 +72,59 @@ TEST(TracePoint, BadTraceValuesAreRefusedNamingTheAxis) {
   const auto negative = testing::plan_errors(testing::one_experiment({{"arrival_rate", {-1}}}, {{"kernel", "trace"}}));
   ASSERT_FALSE(negative.empty());
   EXPECT_NE(negative[0].path.find("arrival_rate"), std::string::npos);
+}
+
+TEST(TracePoint, SystemPromptKeysAreCheckedAtTheirPath) {
+  const auto none = testing::plan_errors(
+      testing::one_experiment({{"system_prompts", {4}}}, {{"kernel", "trace"}}));
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_NE(none[0].path.find("system_prompts"), std::string::npos) << none[0].path;
+  EXPECT_NE(none[0].message.find("system_prompt_len"), std::string::npos) << none[0].message;
+  const auto too_many = testing::plan_errors(testing::one_experiment(
+      {{"system_prompt_len", {1 << 20}}}, {{"kernel", "trace"}, {"system_prompts", 4096}}));
+  ASSERT_EQ(too_many.size(), 1u);
+  EXPECT_NE(too_many[0].path.find("system_prompt_len"), std::string::npos) << too_many[0].path;
+  const auto negative = testing::plan_errors(
+      testing::one_experiment({{"system_prompt_len", {-1}}}, {{"kernel", "trace"}}));
+  ASSERT_FALSE(negative.empty());
+  EXPECT_NE(negative[0].path.find("system_prompt_len"), std::string::npos);
+  EXPECT_TRUE(testing::plan_errors(testing::one_experiment({{"system_prompt_len", {0, 256}}},
+                                                           {{"kernel", "trace"}, {"system_prompts", 1}}))
+                  .empty());
+
+  const TracePoint t = parse_trace_point(trace_params({{"system_prompt_len", 256}, {"system_prompts", 3}}));
+  EXPECT_EQ(t.spec.system_prompt_len, 256);
+  EXPECT_EQ(t.spec.system_prompts, 3);
+  EXPECT_EQ(trace_slab_tokens(t), 1536) << "ceil(4 x (256 + 100 + 28)): a slab holds its own copy of the prompt";
+  EXPECT_THROW(parse_trace_point(trace_params({{"system_prompts", 2}})), std::invalid_argument);
+}
+
+// configs/serving.json's trace experiment: the same trace through contiguous pools at
+// fragmentation 2, 4, 8 and a paged pool, without and with a 512-token system prompt (one of 4),
+// all at one budget: 8 points, every one runnable by the trace runner's host checks.
+TEST(TracePoint, TheServingPresetRunsEachPoolWithAndWithoutASystemPrompt) {
+  const auto preset = find_embedded_preset("serving");
+  ASSERT_TRUE(preset);
+  std::vector<Point> traces;
+  for (const Point& p : testing::plan_of(json::parse(preset->json)).points)
+    if (p.experiment == "trace") traces.push_back(p);
+  ASSERT_EQ(traces.size(), 8u);
+  std::set<std::pair<std::string, std::int64_t>> pools;
+  for (const Point& p : traces) {
+    SCOPED_TRACE(p.id);
+    const TracePoint t = parse_trace_point(p.parameters);
+    EXPECT_EQ(t.budget_bytes, 512ull << 20);
+    EXPECT_FALSE(trace_unsupported(t).has_value());
+    if (t.spec.system_prompt_len == 0) {
+      EXPECT_EQ(t.spec.system_prompts, 1);
+    } else {
+      EXPECT_EQ(t.spec.system_prompt_len, 512);
+      EXPECT_EQ(t.spec.system_prompts, 4);
+    }
+    pools.insert({t.paged ? "paged" : "contiguous x" + std::to_string(static_cast<int>(t.fragmentation)),
+                  t.spec.system_prompt_len});
+  }
+  EXPECT_EQ(pools.size(), 8u) << "four pools, each without and with the prompt";
 }
 
 TEST(TracePoint, ParsesTheWorkloadAndThePool) {
@@ -160,7 +215,11 @@ TEST(TracePoint, SummaryIsComputedFromTheStepRecords) {
     timings[i].gpu_us = gpu[i];
     timings[i].host_us = 2.0;
     timings[i].plan_us = 0.5;
+    timings[i].view_us = 0.25;
+    timings[i].prefix_levels = i % 2;
+    timings[i].prefix_sequences = 2 * (i % 2);
     timings[i].decoded = running[i];
+    records[i].shared_tokens = 32 * i;
   }
   const json s = trace_summary_json(records, timings);
   EXPECT_EQ(s["steps"], 4);
@@ -178,10 +237,19 @@ TEST(TracePoint, SummaryIsComputedFromTheStepRecords) {
   EXPECT_DOUBLE_EQ(s["p99_step_us"].get<double>(), 30.0);
   EXPECT_DOUBLE_EQ(s["gpu_seconds"].get<double>(), 60e-6);
   EXPECT_DOUBLE_EQ(s["plan_seconds"].get<double>(), 2e-6);
+  EXPECT_DOUBLE_EQ(s["view_seconds"].get<double>(), 1e-6);
+  // Scheduling is what is left of the host time: 4 x (2 - 0.5 - 0.25) us.
+  EXPECT_DOUBLE_EQ(s["schedule_seconds"].get<double>(), 5e-6);
+  EXPECT_EQ(s["shared_prompt_tokens"], 32 * (0 + 1 + 2 + 3));
+  EXPECT_EQ(s["shared_prefix_steps"], 2) << "steps 1 and 3 decoded through the shared-prefix path";
 
   const json steps = trace_steps_json(records, timings);
   EXPECT_EQ(steps["running"], json({2, 4, 0, 3}));
   EXPECT_EQ(steps["gpu_us"], json({10.0, 20.0, 0.0, 30.0}));
+  EXPECT_EQ(steps["view_us"], json({0.25, 0.25, 0.25, 0.25}));
+  EXPECT_EQ(steps["shared_tokens"], json({0, 32, 64, 96}));
+  EXPECT_EQ(steps["prefix_levels"], json({0, 1, 0, 1}));
+  EXPECT_EQ(steps["prefix_sequences"], json({0, 2, 0, 2}));
   for (const auto& [key, column] : steps.items()) EXPECT_EQ(column.size(), 4u) << key;
 
   timings.pop_back();

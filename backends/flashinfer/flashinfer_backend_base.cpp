@@ -24,8 +24,8 @@ std::optional<BackendTrafficModel> FlashInferBackendBase::traffic_model(const At
 
 std::optional<std::string> FlashInferBackendBase::common_refusal(const AttentionProblem& p) {
   if (p.mla)
-    return std::string("attention mla: this FlashInfer backend runs FlashInfer's MHA/GQA kernels; its MLA kernels "
-                       "are not a backend here yet");
+    return std::string("attention mla: this FlashInfer backend runs FlashInfer's MHA/GQA kernels; its MLA decode "
+                       "is the flashinfer_mla backend");
   if (!kernel_uses_backend(p.kernel))
     return "kernel " + std::string(kernel_name(p.kernel)) + " is not computed by a backend";
   if (p.kernel == KernelKind::baseline)

@@ -1,6 +1,7 @@
-// The `flashinfer` and `flashinfer_tc` backends of a build without FlashInfer's headers: registered
-// all the same, so `--set backend=flashinfer` (or flashinfer_tc) is a valid request whose points
-// are skipped with the configure's reason (cmake/FlashInfer.cmake) instead of an unknown axis value.
+// The FlashInfer backends (flashinfer, flashinfer_tc, flashinfer_mla, flashinfer_mla_fa3) of a build
+// without FlashInfer's headers: registered all the same, so `--set backend=flashinfer` (or another
+// of them) is a valid request whose points are skipped with the configure's reason
+// (cmake/FlashInfer.cmake) instead of an unknown axis value.
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -30,5 +31,9 @@ class FlashInferNotBuilt final : public Backend {
 
 std::unique_ptr<Backend> make_flashinfer_backend() { return std::make_unique<FlashInferNotBuilt>("flashinfer"); }
 std::unique_ptr<Backend> make_flashinfer_tc_backend() { return std::make_unique<FlashInferNotBuilt>("flashinfer_tc"); }
+std::unique_ptr<Backend> make_flashinfer_mla_backend() { return std::make_unique<FlashInferNotBuilt>("flashinfer_mla"); }
+std::unique_ptr<Backend> make_flashinfer_mla_fa3_backend() {
+  return std::make_unique<FlashInferNotBuilt>("flashinfer_mla_fa3");
+}
 
 }  // namespace decode_bench

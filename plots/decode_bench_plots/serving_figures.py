@@ -12,6 +12,10 @@ pool:
                     over the batch sizes both traces ran at least MIN_STEPS steps of, of the ratio
                     of their median step times (the per-step cost of paging at equal concurrency)
   wins_from         the smallest fragmentation from which paged wins at every larger one too
+A workload with a shared system prompt (system_prompt_len > 0: a paged pool shares the prompt's
+pages through its radix cache, a contiguous slab holds its own copy) is set beside its twin
+without one (every other workload parameter equal): system_prompt_effect lists, per pool pair, the
+paged ratio with and without the prompt and both paged pools' mean concurrency.
 """
 import json
 import os
@@ -21,6 +25,7 @@ from collections import defaultdict
 from .style import save
 
 POOL_KEYS = ("layout", "fragmentation", "page_size", "page_order", "max_seq_len")
+PROMPT_KEYS = ("system_prompt_len", "system_prompts")
 MIN_STEPS = 3
 WINDOW = 50
 
@@ -130,11 +135,59 @@ def summary(doc):
         out.append({"workload": workload,
                     "pools": {pool_label(p): p["trace"]["summary"] for p in points},
                     "comparisons": compare_group(points)})
+    add_system_prompt_effect(out)
     return out
 
 
+def _without_prompt_key(workload):
+    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in workload.items() if k not in PROMPT_KEYS))
+
+
+def add_system_prompt_effect(table):
+    """Sets system_prompt_effect on each workload with a system prompt that has a twin without one."""
+    twins = {_without_prompt_key(g["workload"]): g for g in table if not g["workload"].get("system_prompt_len", 0)}
+    for g in table:
+        length = g["workload"].get("system_prompt_len", 0)
+        twin = twins.get(_without_prompt_key(g["workload"])) if length else None
+        if twin is None:
+            continue
+        rows = []
+        for c in g["comparisons"]:
+            tc = next((x for x in twin["comparisons"] if x["paged"] == c["paged"]), None)
+            for q in c["pairs"] if tc else []:
+                tq = next((x for x in tc["pairs"] if x["contiguous"] == q["contiguous"]), None)
+                if tq is None:
+                    continue
+                rows.append({"paged": c["paged"], "contiguous": q["contiguous"], "fragmentation": q["fragmentation"],
+                             "ratio_with": q["ratio"], "ratio_without": tq["ratio"],
+                             "mean_running_paged_with": q["mean_running_paged"],
+                             "mean_running_paged_without": tq["mean_running_paged"],
+                             "mean_running_contiguous_with": q["mean_running_contiguous"],
+                             "mean_running_contiguous_without": tq["mean_running_contiguous"]})
+        g["system_prompt_effect"] = {"system_prompt_len": length,
+                                     "system_prompts": g["workload"].get("system_prompts", 1),
+                                     "pairs": rows, "answer": system_prompt_text(g["workload"], rows)}
+
+
+def _ratio(r):
+    return "n/a" if r is None else f"x{r:.2f}"
+
+
+def system_prompt_text(workload, rows):
+    head = (f"With a {workload.get('system_prompt_len')}-token system prompt "
+            f"({workload.get('system_prompts', 1)} distinct) against none")
+    if not rows:
+        return head + ": no pool pair in both workloads"
+    parts = [f"{q['paged']} over {q['contiguous']} {_ratio(q['ratio_with'])} (without {_ratio(q['ratio_without'])}), "
+             f"mean running {q['mean_running_paged_with']:.1f} vs {q['mean_running_contiguous_with']:.1f} "
+             f"(without {q['mean_running_paged_without']:.1f} vs {q['mean_running_contiguous_without']:.1f})"
+             for q in rows]
+    return head + ": " + "; ".join(parts)
+
+
 def _title(workload):
-    keys = ("experiment", "system_prompt", "arrival_rate", "prompt_len", "output_len", "budget_bytes")
+    keys = ("experiment", "system_prompt_len", "system_prompts", "arrival_rate", "prompt_len", "output_len",
+            "budget_bytes")
     return ", ".join(f"{k}={workload[k]}" for k in keys if k in workload)
 
 
@@ -234,6 +287,8 @@ def write_summary(doc, out_dir):
         lines.append("")
         for c in g["comparisons"]:
             lines += [c["answer"], ""]
+        if "system_prompt_effect" in g:
+            lines += [g["system_prompt_effect"]["answer"], ""]
     path_md = os.path.join(out_dir, "serving_summary.md")
     with open(path_md, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
