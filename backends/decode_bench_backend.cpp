@@ -5,8 +5,8 @@
 //                                   a shared-prefix batch, the plain decode of its forked pages
 //   kernel shared_prefix            prefix phase + suffix phase + merge (plan_shared_prefix), the
 //                                   suffix phase on a second stream when prefix_overlap is set
-//   attention mla (flash_decode, batch_decode)  the MLA decode kernel over the latent cache
-//                                   (kernels/mla/mla_decode.hpp: plan_mla_decode, run_mla_decode)
+//   attention mla (flash_decode, batch_decode)  the MLA decode kernels over the latent cache
+//                                   (plan_mla_decode_for_device, run_mla_decode: kernels/mla/)
 // Its plan JSON is kernels/plan_json.hpp's, naming the family the planner chose; its traffic
 // models are kernels/traffic_model.hpp's, with the intermediates each family writes.
 #include <functional>
@@ -26,6 +26,7 @@
 #include "kernels/decode_launch.hpp"
 #include "kernels/dtype_dispatch.hpp"
 #include "kernels/mla/mla_decode.hpp"
+#include "kernels/mla/mla_decode_wgmma.hpp"
 #include "kernels/mla/mla_point_model.hpp"
 #include "kernels/plan_json.hpp"
 #include "kernels/shared_prefix.hpp"
@@ -140,10 +141,11 @@ class DecodeBenchBackend final : public Backend {
   void plan_mla_kernel(Workspace& workspace) {
     const AttentionProblem& p = problem_;
     const MlaShape shape = *p.mla;
-    int device = 0, sms = 0;
+    int device = 0;
     DB_CUDA_CHECK(cudaGetDevice(&device));
-    DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    mla_plan_ = plan_mla_decode(shape, p.kv_dtype, p.batch, p.max_len, sms, p.splits);
+    // The narrow kernel at 32 rows or fewer; the warpgroup-MMA kernel where it runs (Hopper, FP16 /
+    // BF16, 64 rows or more); else the 64-row mma.sync kernel.
+    mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
     const auto* q = static_cast<const float*>(p.q);
     auto* o = static_cast<float*>(p.o);

@@ -32,7 +32,8 @@ std::optional<std::string> mla_request_unsupported(const nlohmann::json& params)
 AttentionProblem describe_mla_point(KernelKind kernel, const nlohmann::json& params);
 
 // Device bytes the point allocates: the latent rows (whole pages, or max_len-row slabs), block
-// table, q, o, lse and the split partials of the widest plan (plan_mla_decode at 256 SMs).
+// table, q, o, lse and the split partials of the widest plan (plan_mla_decode and
+// plan_mla_decode_wgmma at 256 SMs).
 std::uint64_t estimate_mla_device_bytes(const nlohmann::json& params);
 
 }  // namespace decode_bench::sweeps

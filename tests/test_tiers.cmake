@@ -68,7 +68,8 @@ set(DECODE_BENCH_GPU_SANITIZE
   HeadDimsGpu.OutputsEndAtTheHeadDim
   MlaDecodeGpu.PageSizesOrdersAndStorage
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
-  MlaDecodeGpu.NarrowStorageTypesAndSplits)
+  MlaDecodeGpu.NarrowStorageTypesAndSplits
+  MlaDecodeWgmmaGpu.Small)
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU

@@ -1,10 +1,12 @@
 // The MLA decode kernels' plan and launch (kernels/mla/mla_decode.hpp): the 64-row kernel
 // (mla_decode.cuh) and the narrow one for rows <= 32 (mla_decode_narrow.cuh), FP16, BF16 and FP8
-// latent caches, contiguous and paged.
+// latent caches, contiguous and paged; a wgmma plan is handed to run_mla_decode_wgmma
+// (mla_decode_wgmma.hpp), whose splits this file's merge combines.
 #include "kernels/mla/mla_decode.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -13,15 +15,21 @@
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.cuh"
 #include "kernels/mla/mla_decode_narrow.cuh"
+#include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
 
 const char* mla_kernel_name(MlaKernel kernel) {
-  return kernel == MlaKernel::mma_narrow ? "mla_decode_mma_narrow" : "mla_decode_mma";
+  switch (kernel) {
+    case MlaKernel::mma_narrow: return "mla_decode_mma_narrow";
+    case MlaKernel::wgmma: return "mla_decode_wgmma";
+    case MlaKernel::mma: break;
+  }
+  return "mla_decode_mma";
 }
 
 nlohmann::json MlaDecodePlan::to_json() const {
-  return {{"kernel", mla_kernel_name(kernel)},
+  nlohmann::json j = {{"kernel", mla_kernel_name(kernel)},
           {"rows", rows},
           {"rows_per_block", rows_per_block},
           {"row_blocks", row_blocks},
@@ -32,6 +40,8 @@ nlohmann::json MlaDecodePlan::to_json() const {
           {"threads", threads},
           {"shared_bytes", shared_bytes},
           {"workspace_bytes", workspace_bytes}};
+  if (kernel == MlaKernel::wgmma) j["warpgroups"] = warpgroups;
+  return j;
 }
 
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
@@ -164,6 +174,12 @@ template <class KV>
 cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
                            float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   using T = typename KV::value_type;
+  if (plan.kernel == MlaKernel::wgmma) {  // the warpgroup-MMA kernel (kernels/mla/mla_decode_wgmma.hpp)
+    if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
+      return run_mla_decode_wgmma(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
+    else
+      return cudaErrorInvalidValue;
+  }
   const MlaLaunch<KV> launch = mla_launch_of<T, KV>(plan);
   if (!mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() || cache.head_dim != shape.key_dim() ||
       plan.rows != shape.rows() || plan.batch < 1 || (plan.num_splits > 1 && workspace == nullptr) ||
@@ -196,6 +212,17 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   launch.kernel<<<grid, launch.threads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
   device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), kMlaKernelRank / 4, 0, stream>>>(
+      o_part, lse_part, plan.num_splits, rows_total, o, lse);
+  return cudaGetLastError();
+}
+
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream) {
+  using Tr = device::MlaTraits;
+  if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
+  const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
+  float* o_part = static_cast<float*>(workspace);
+  float* lse_part = o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd;
+  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(
       o_part, lse_part, plan.num_splits, rows_total, o, lse);
   return cudaGetLastError();
 }

@@ -4,12 +4,17 @@
 //
 // A block holds query rows of one sequence (rows = heads_q x q_len, row r = position r / heads_q,
 // head r % heads_q) and streams one token range of the sequence's latent cache through shared
-// memory, each tile read once for all its rows. Two kernels, by rows:
+// memory, each tile read once for all its rows. Three kernels:
 //   mla_decode_mma         (kernels/mla/mla_decode.cuh) 64 rows per block, 32-token tiles; a
 //                          sequence's row blocks are neighbours in the grid, so with more than 64
 //                          rows the second block reads the tiles the first just brought into L2
 //   mla_decode_mma_narrow  (kernels/mla/mla_decode_narrow.cuh) rows <= 32: 16 or 32 rows per
 //                          block, 64-token tiles, the scores split over the warps by token
+//   mla_decode_wgmma       (kernels/mla/mla_decode_wgmma.hpp) rows >= 64, FP16 / BF16, sm_90a: 64
+//                          rows per block on warpgroup MMA, 64-token tiles; planned by
+//                          plan_mla_decode_wgmma, launched through run_mla_decode like the others
+// plan_mla_decode picks between the two mma.sync kernels; plan_mla_decode_for_device
+// (mla_decode_wgmma.hpp) adds the wgmma kernel where the device runs it.
 // Short batches split each sequence's tokens over several blocks and a merge kernel combines the
 // splits by their log-sum-exp.
 #include <cstddef>
@@ -34,6 +39,7 @@ inline constexpr int kMlaNarrowMaxRows = 32;
 enum class MlaKernel {
   mma,         // mla_decode_mma: 64 rows per block
   mma_narrow,  // mla_decode_mma_narrow: 16 or 32 rows per block (rows <= kMlaNarrowMaxRows)
+  wgmma,       // mla_decode_wgmma: 64 rows per block on warpgroup MMA (kernels/mla/mla_decode_wgmma.hpp)
 };
 const char* mla_kernel_name(MlaKernel kernel);
 
@@ -41,15 +47,16 @@ struct MlaDecodePlan {
   MlaKernel kernel = MlaKernel::mma;
   int batch = 0;
   int rows = 0;            // heads_q x q_len per sequence
-  int rows_per_block = 0;  // mma: 64; mma_narrow: 16 or 32
+  int rows_per_block = 0;  // mma and wgmma: 64; mma_narrow: 16 or 32
   int row_blocks = 0;      // ceil(rows / rows_per_block)
-  int tile_tokens = 0;     // tokens per shared-memory tile (mma: 32; mma_narrow: 64)
+  int tile_tokens = 0;     // tokens per shared-memory tile (mma: 32; mma_narrow and wgmma: 64)
   int stages = 0;          // cp.async stages of tiles
   int num_splits = 1;      // token ranges per sequence (1: no merge)
   int split_tiles = 0;     // tiles per split of the longest sequence (the split's length rule)
   int threads = 0;
   std::size_t shared_bytes = 0;
   std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row); 0 without splits
+  int warpgroups = 0;               // wgmma: 128-thread warpgroups per block; 0 for the mma.sync kernels
   nlohmann::json to_json() const;
 };
 
@@ -75,5 +82,10 @@ MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std
 template <class KV>
 cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
                            float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
+
+// The split merge of run_mla_decode alone: combines plan.num_splits partials in `workspace` (the
+// layout run_mla_decode writes) into o and lse by their log-sum-exp. The warpgroup-MMA kernel's
+// launch shares it.
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream);
 
 }  // namespace decode_bench

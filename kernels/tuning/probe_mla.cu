@@ -2,12 +2,16 @@
 // shapes of DeepSeek-V3 decode: BF16 latent cache, paged (page 64, pages in order), h_q 16 and 128
 // (tensor parallel 8 and 1), q_len 1 and 2, batch x context 1 x 32K, 32 x 4K, 128 x 4K, 128 x 16K.
 // Cold L2 (the harness's flush before each launch), CUDA events, median. One line per point: the
-// kernel the plan picks (mla_decode_mma_narrow at h_q 16, mla_decode_mma at 128), its splits,
-// the time, the model's bytes and FLOPs over it, and the intensity (compare with `decode-bench ceilings`:
-// dram_read and bf16_tensor_wgmma). Correctness is the GPU tests' job (MlaDecodeGpu.*).
+// kernel, its splits, the time, the model's bytes and FLOPs over it, and the intensity (compare with
+// `decode-bench ceilings`: dram_read and bf16_tensor_wgmma). Each point runs the kernel the backend
+// picks on this GPU (plan_mla_decode_for_device: mla_decode_mma_narrow at h_q 16, the warpgroup-MMA
+// kernel on Hopper at 64 rows or more, else mla_decode_mma) and, where that is the warpgroup-MMA
+// kernel, mla_decode_mma too. Correctness is the GPU tests' job (MlaDecodeGpu.*, MlaDecodeWgmmaGpu.*).
 //   decode-mla-probe [repetitions [filter]]
 // repetitions 0: one launch per point, untimed (for ncu); filter: only the points whose label
 // contains it (labels: "mla bf16 h16 q1 128x4096 page64").
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -22,6 +26,7 @@
 #include "harness/timing.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.hpp"
+#include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
 namespace {
@@ -63,39 +68,56 @@ void point(int heads_q, int q_len, int batch, int len) {
   DB_CUDA_CHECK(cudaGetLastError());
   int sm_count = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-  const MlaDecodePlan plan = plan_mla_decode(shape, DType::bf16, batch, len, sm_count);
-  DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
-  PagedKV<__nv_bfloat16> kv;
-  kv.k = kv.v = cache.get();
-  kv.page_indices = d_pages.get();
-  kv.indptr = d_indptr.get();
-  kv.page_size = kPage;
-  kv.heads_kv = 1;
-  kv.head_dim = shape.key_dim();
-  const auto launch = [&](cudaStream_t st) {
-    return run_mla_decode(shape, kv, d_lens.get(), q.get(), o.get(), lse.get(), workspace.get(), plan, st);
-  };
-  double us = 0;
-  if (g_reps == 0) {
-    DB_CUDA_CHECK(launch(nullptr));
-    DB_CUDA_CHECK(cudaDeviceSynchronize());
-  } else {
-    L2Flusher flusher(0);
-    TimingOptions options;
-    options.mode = TimingMode::cold;
-    options.repetitions = g_reps;
-    options.graph_threshold_us = 0;
-    const TimingResult r = time_launches("mla-probe", launch, options, flusher, nullptr);
-    if (!r.ok()) {
-      std::fprintf(stderr, "%s: timing failed: %s\n", label.c_str(), r.error.c_str());
-      std::exit(1);
+  // The kernel the backend runs here (warpgroup MMA on Hopper at 64 rows or more), then the
+  // mma.sync kernel beside it where that is another.
+  std::vector<MlaDecodePlan> plans{plan_mla_decode_for_device(shape, DType::bf16, batch, len, 0)};
+  if (plans[0].kernel == MlaKernel::wgmma) plans.push_back(plan_mla_decode(shape, DType::bf16, batch, len, sm_count));
+  std::vector<float> first_o;
+  for (const MlaDecodePlan& plan : plans) {
+    DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
+    PagedKV<__nv_bfloat16> kv;
+    kv.k = kv.v = cache.get();
+    kv.page_indices = d_pages.get();
+    kv.indptr = d_indptr.get();
+    kv.page_size = kPage;
+    kv.heads_kv = 1;
+    kv.head_dim = shape.key_dim();
+    const auto launch = [&](cudaStream_t st) {
+      return run_mla_decode(shape, kv, d_lens.get(), q.get(), o.get(), lse.get(), workspace.get(), plan, st);
+    };
+    double us = 0;
+    if (g_reps == 0) {
+      DB_CUDA_CHECK(launch(nullptr));
+      DB_CUDA_CHECK(cudaDeviceSynchronize());
+    } else {
+      L2Flusher flusher(0);
+      TimingOptions options;
+      options.mode = TimingMode::cold;
+      options.repetitions = g_reps;
+      options.graph_threshold_us = 0;
+      const TimingResult r = time_launches("mla-probe", launch, options, flusher, nullptr);
+      if (!r.ok()) {
+        std::fprintf(stderr, "%s: timing failed: %s\n", label.c_str(), r.error.c_str());
+        std::exit(1);
+      }
+      us = r.stats.median;
     }
-    us = r.stats.median;
+    const MlaTrafficModel m = mla_traffic_model(shape, DType::bf16, lens, std::vector<std::int32_t>(batch, pages_per_seq));
+    // The second kernel's o against the first's (both ran at least once): a quick cross-check at
+    // full size, not the GPU tests' bound.
+    const std::vector<float> out = o.download();
+    double diff = 0;
+    if (first_o.empty()) first_o = out;
+    else
+      for (std::size_t i = 0; i < out.size(); ++i)
+        diff = std::max(diff, static_cast<double>(std::fabs(out[i] - first_o[i])));
+    std::printf("%-36s %-21s splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B", label.c_str(),
+                mla_kernel_name(plan.kernel), plan.num_splits, us,
+                us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0, m.arithmetic_intensity());
+    if (&plan != &plans.front())
+      std::printf("  max |o - o(%s)| %.3g", mla_kernel_name(plans.front().kernel), diff);
+    std::printf("\n");
   }
-  const MlaTrafficModel m = mla_traffic_model(shape, DType::bf16, lens, std::vector<std::int32_t>(batch, pages_per_seq));
-  std::printf("%-36s %-21s splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B\n", label.c_str(),
-              mla_kernel_name(plan.kernel), plan.num_splits, us, us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0,
-              m.arithmetic_intensity());
 }
 
 }  // namespace

@@ -1,0 +1,436 @@
+#pragma once
+// The MLA decode kernel on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 and BF16 latent
+// caches, 64 query rows of one sequence per block, the compute-bound side of the ridge (h_q x q_len
+// >= 64). Included only by kernels/instantiate/mla_decode_wgmma.cu, compiled for sm_90a alone
+// (kernels/CMakeLists.txt); the plan and the launch are kernels/mla/mla_decode_wgmma.hpp.
+//
+// Why 64 rows per block. O (64 rows x 512 values, FP32) is 128 KiB of registers, half an SM's
+// register file; 128 rows would need all of it. So a block is 64 rows and 2 warpgroups that split
+// O by value columns (warpgroup w owns columns 256 w .. + 255: 128 accumulators a thread), and a
+// sequence's row blocks are neighbours in the grid so the second reads the tiles from L2.
+//
+// Shared memory (1 KiB aligned, 226 KiB of the 227 an H100 block may take):
+//   Q        64 rows x 576 in the MMA's type, 72 KiB, written once
+//   stages   2 x (64 tokens x 576), 72 KiB each (cp.async by warpgroup 1)
+//   P        warpgroup 0's P fragments (16 words a thread), 8 KiB
+//   row      2 floats a thread of warpgroup 0: the tile's O rescale, at the end 1 / l
+// A 576-wide row is 9 panels of 64 elements (128 bytes); each panel is 64 rows x 128 B (8 KiB) in
+// the 128-byte swizzle (row r at r x 128, its 16-byte chunk c at (c ^ (r & 7)) x 16), the layout of
+// kernels/row_attention_wgmma.cuh with 9 panels where that kernel's d128 tile has 2.
+// Per 64-token tile (both warpgroups' rows are the same 64; no score work is done twice):
+//   warpgroup 0: S (64 x 64) = Q K^T, 36 wgmma m64n64k16 with both operands in shared memory
+//                (K-major: A = Q, B = the tile; the k16 step kk at panel kk / 4 + (kk % 4) x 32 B);
+//                the online softmax on the accumulators (log2 domain, the reference max that moves
+//                only by more than 2^8, as in row_attention_wgmma.cuh); P re-packed as register A
+//                fragments, written with the rescale factors to shared memory, a named-barrier
+//                arrive; O[:, 0:256] += P V, 4 wgmma m64n256k16 (A from registers)
+//   warpgroup 1: stages the next tile (cp.async into the stage the previous tile left), waits at
+//                the named barrier, reads P and the rescale factors (its thread i holds the same
+//                rows as warpgroup 0's thread i: the fragment layout depends on the warp in the
+//                warpgroup and the lane only), rescales its O, O[:, 256:512] += P V
+//   V is the tile's first 512 columns, MN-major B (tokens are the reduction): leading byte offset
+//   8192 (panel to panel, 64 value columns each), stride 1024 (8 tokens), the k16 step c at c x 2048.
+// Synchronisation (the conventions of row_attention_wgmma.cuh): at each tile's top every thread
+// waits for its own copies of the tile (cp.async.wait_group 0: one tile in flight), fences them
+// into the async proxy, waits for its warpgroup's last P V (wgmma.wait_group 0), and the block
+// meets at __syncthreads; only then is the stage of the previous tile refilled, and P's buffer
+// rewritten (warpgroup 1 read the previous P before that barrier). The named barrier (id 1, 256
+// threads: warpgroup 0 arrives, warpgroup 1 syncs) hands P over once a tile.
+// Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q and P in the MMA's type, FP32
+// accumulation, l over the unrounded weights; scores scaled in FP32 after the MMA.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/cp_async.cuh"
+#include "kernels/kv_accessor.hpp"        // kv_scale
+#include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
+#include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
+#include "kernels/wgmma_ops.cuh"          // descriptors, fences, commit and wait
+
+namespace decode_bench::device {
+
+struct MlaWgmmaTraits {
+  static constexpr int kKd = 576, kVd = 512;
+  static constexpr int kRows = 64;  // query rows per block: wgmma's M
+  static constexpr int kTile = 64;  // tokens per stage: S's N and P V's K
+  static constexpr int kStages = 2;
+  static constexpr int kWarpgroups = 2;
+  static constexpr int kThreads = 128 * kWarpgroups;
+  static constexpr int kPanels = kKd / 64;        // 9 panels of 64 columns (128 bytes)
+  static constexpr int kPanelBytes = 64 * 128;    // 64 rows of one panel
+  static constexpr int kQBytes = kPanels * kPanelBytes;
+  static constexpr int kStageBytes = kPanels * kPanelBytes;
+  static constexpr int kPWords = 16;              // P's A fragments per thread (4 k16 steps x 4)
+  static constexpr int kPBytes = kPWords * 128 * 4;
+  static constexpr int kRowStateBytes = 2 * 128 * 4;
+  static constexpr int kQOffset = 0;
+  static constexpr int kStageOffset = kQOffset + kQBytes;
+  static constexpr int kPOffset = kStageOffset + kStages * kStageBytes;
+  static constexpr int kRowStateOffset = kPOffset + kPBytes;
+  // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
+  static constexpr std::size_t shared_bytes() { return 1024 + kRowStateOffset + kRowStateBytes; }
+};
+static_assert(MlaWgmmaTraits::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
+
+// The kernel's arguments: MlaArgs of kernels/mla/mla_decode.cuh, field for field (that header
+// defines the merge kernel, so it is not included here); the partial layout is the same, so the
+// mma.sync kernel's merge (mla_merge_splits_kernel) combines this kernel's splits.
+struct MlaWgmmaArgs {
+  const std::int32_t* seq_lens;
+  const float* q;    // (batch, rows, 576)
+  float* o;          // (batch, rows, 512): the answer, or split partials (batch x splits first)
+  float* lse;        // (batch, rows) or split partials
+  int batch, rows, heads_q, q_len;
+  int chunk;         // tokens per split (a multiple of the tile)
+  float scale_log2;  // softmax_scale x log2(e)
+  bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// Operand lists of the inline assembly below (generated text: one "%i" and one "+f"(d[i]) per
+// accumulator register).
+#define DB_MLA_D32_LIST                                                                                     \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                 \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define DB_MLA_D32_OPERANDS(d)                                                                              \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),           \
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),            \
+      "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),            \
+      "+f"(d[30]), "+f"(d[31])
+#define DB_MLA_D128_LIST \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+  "}"
+#define DB_MLA_D128_OPERANDS(d) \
+      "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+      "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+      "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+      "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+      "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+      "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+      "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+      "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+      "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+      "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+      "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+      "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+// d (64 x 64, FP32) (+)= A (64 x 16) B (16 x 64), both K-major in shared memory (descriptors).
+// accumulate 0 overwrites d.
+template <class T>
+__device__ __forceinline__ void mla_wgmma_m64n64k16_ss(float (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc,
+                                                       int accumulate) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DB_MLA_D32_LIST ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : DB_MLA_D32_OPERANDS(d)
+                 : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  } else {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " DB_MLA_D32_LIST ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : DB_MLA_D32_OPERANDS(d)
+                 : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  }
+}
+
+// d (64 x 256, FP32) += A (64 x 16, registers: mma.sync's m16n8k16 A layout per warp) B (16 x 256),
+// B MN-major in shared memory (the transpose immediate 1).
+template <class T>
+__device__ __forceinline__ void mla_wgmma_m64n256k16_rs(float (&d)[128], const std::uint32_t (&a)[4],
+                                                        std::uint64_t b_desc) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " DB_MLA_D128_LIST
+                 ", {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+                 : DB_MLA_D128_OPERANDS(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "n"(1));
+  } else {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " DB_MLA_D128_LIST
+                 ", {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
+                 : DB_MLA_D128_OPERANDS(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "n"(1));
+  }
+}
+
+#undef DB_MLA_D32_LIST
+#undef DB_MLA_D32_OPERANDS
+#undef DB_MLA_D128_LIST
+#undef DB_MLA_D128_OPERANDS
+
+// Named barrier 1 of `threads` threads: arrive (no wait) and sync. Barrier 0 is __syncthreads.
+__device__ __forceinline__ void mla_bar_arrive(int threads) {
+  asm volatile("bar.arrive 1, %0;\n" ::"r"(threads) : "memory");
+}
+__device__ __forceinline__ void mla_bar_sync(int threads) { asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory"); }
+// Named barrier 2 of `threads` threads, met by both warpgroups at each tile's top from their own
+// loops (so not __syncthreads, which the compiler expects at one program point).
+__device__ __forceinline__ void mla_tile_barrier(int threads) {
+  asm volatile("bar.sync 2, %0;\n" ::"r"(threads) : "memory");
+}
+
+// Byte offset of 16-byte chunk c (0-71) of row r (0-63) of a 64 x 576 operand (Q or a tile).
+__device__ __forceinline__ std::uint32_t mla_sw128_chunk(int r, int c) {
+  return static_cast<std::uint32_t>((c >> 3) * MlaWgmmaTraits::kPanelBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+template <class T, class KV>
+__global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
+    mla_decode_wgmma_kernel(const KV cache, const MlaWgmmaArgs args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Tr = MlaWgmmaTraits;
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 latent cache");
+  static_assert(std::is_same_v<typename KV::value_type, T>, "the cache holds T");
+  using Ops = MmaStorage<T>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+
+  // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
+  // share its tiles through L2). blockIdx.y = the split.
+  const int row_blocks = (args.rows + Tr::kRows - 1) / Tr::kRows;
+  const int b = static_cast<int>(blockIdx.x) / row_blocks, row_block = static_cast<int>(blockIdx.x) % row_blocks;
+  const int split = static_cast<int>(blockIdx.y);
+  const int row0 = row_block * Tr::kRows;
+  const int tid = static_cast<int>(threadIdx.x), wg = tid / 128, wtid = tid % 128;
+  const int warp = wtid / 32, lane = tid % 32, g = lane / 4, tq = lane % 4;
+  const std::int64_t len = args.seq_lens[b];
+  const std::int64_t t0 = static_cast<std::int64_t>(split) * args.chunk;
+  const std::int64_t t1 = t0 + args.chunk < len ? t0 + args.chunk : len;
+  const int tiles = t1 > t0 ? static_cast<int>((t1 - t0 + Tr::kTile - 1) / Tr::kTile) : 0;
+
+  const std::uint32_t raw = shared_address(smem_raw);
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  unsigned char* const smem = smem_raw + (base - raw);
+  const std::uint32_t q_smem = base + Tr::kQOffset;
+  const auto stage_at = [&](int tile) {
+    return base + Tr::kStageOffset + static_cast<std::uint32_t>(tile % Tr::kStages) * Tr::kStageBytes;
+  };
+  std::uint32_t* const p_buf = reinterpret_cast<std::uint32_t*>(smem + Tr::kPOffset);
+  float* const row_state = reinterpret_cast<float*>(smem + Tr::kRowStateOffset);
+
+  // Warpgroup 1 stages tokens [t0 + 64 tile, + 64) (zero past t1): thread i copies chunks 8 k + i % 8
+  // (k = 0..8: one per panel) of rows i / 8 + 16 p (p = 0..3), so 8 neighbouring threads copy one
+  // row's 128 contiguous bytes into 8 distinct 16-byte slots of its swizzled panel row.
+  const auto load_tile = [&](int tile) {
+    const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
+    const std::uint32_t dst = stage_at(tile);
+    const int c = wtid & 7;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int r = wtid / 8 + 16 * p;
+      const std::int64_t t = tile_t0 + r;
+      const bool valid = t < t1;
+      const T* src = cache.k + cache.row_offset(b, 0, valid ? t : tile_t0) + c * 8;
+      const std::uint32_t row_dst = dst + mla_sw128_chunk(r, c);
+#pragma unroll
+      for (int k = 0; k < Tr::kPanels; ++k) cp_async_16B(row_dst + k * Tr::kPanelBytes, src + 64 * k, valid);
+    }
+  };
+  if (wg == 1 && tiles > 0) load_tile(0);
+  cp_async_commit();
+
+  // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S.
+  for (int i = tid; i < Tr::kRows * (Tr::kKd / 8); i += Tr::kThreads) {
+    const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
+    uint4 w = make_uint4(0u, 0u, 0u, 0u);
+    if (row0 + r < args.rows) {
+      const float* src = args.q + (static_cast<std::int64_t>(b) * args.rows + row0 + r) * Tr::kKd + 8 * c;
+      const float4 x = *reinterpret_cast<const float4*>(src);
+      const float4 y = *reinterpret_cast<const float4*>(src + 4);
+      w = make_uint4(Ops::pack(x.x, x.y), Ops::pack(x.z, x.w), Ops::pack(y.x, y.y), Ops::pack(y.z, y.w));
+    }
+    *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c)) = w;
+  }
+  fence_proxy_async_shared();  // the st.shared of Q visible to wgmma (ordered by the first tile's barrier)
+
+  // Each thread's two rows (h = 0: 16 warp + g, h = 1: + 8; the same in both warpgroups) and the
+  // tokens they see in this split.
+  std::int64_t limit[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = row0 + 16 * warp + g + 8 * h;
+    const int pos = r < args.rows ? r / args.heads_q : args.q_len - 1;
+    const std::int64_t visible = mla_visible_tokens(len, args.q_len, pos);
+    limit[h] = visible < t1 ? visible : t1;
+  }
+  const std::int64_t limit_min = limit[0] < limit[1] ? limit[0] : limit[1];
+  const float scale_log2 = args.scale_log2 * kv_scale(cache.k_scale, 0);
+  const float v_scale = kv_scale(cache.v_scale, 0);
+
+  float o[128];  // this warpgroup's 256 columns of O
+#pragma unroll
+  for (int i = 0; i < 128; ++i) o[i] = 0.f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};  // warpgroup 0's
+  // P V's B operand: this warpgroup's 4 panels of the tile (value columns 256 wg .. + 255).
+  const std::uint32_t v_offset = static_cast<std::uint32_t>(wg) * 4u * Tr::kPanelBytes;
+  // O += P V over the 4 k16 steps of 16 tokens (P's rows are both warpgroups' rows); waited for
+  // at the next tile's top (or after the loop).
+  const auto pv = [&](std::uint32_t st, std::uint32_t (&a)[4][4]) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
+    fence_registers(o);
+    wgmma_fence();
+    const std::uint64_t v_desc = sw128_descriptor(st + v_offset, Tr::kPanelBytes, 1024);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) mla_wgmma_m64n256k16_rs<T>(o, a[c], v_desc + static_cast<std::uint64_t>((c * 2048) >> 4));
+    wgmma_commit();
+  };
+  const auto rescale = [&](float alpha0, float alpha1) {  // with the slack, after the first tiles almost never
+    if (__any_sync(0xffffffffu, alpha0 != 1.f || alpha1 != 1.f)) {
+#pragma unroll
+      for (int n = 0; n < 32; ++n) {
+        o[4 * n] *= alpha0;
+        o[4 * n + 1] *= alpha0;
+        o[4 * n + 2] *= alpha1;
+        o[4 * n + 3] *= alpha1;
+      }
+    }
+  };
+
+  // The warpgroups run loops of their own (one loop with the two roles as branches made ptxas
+  // serialise the wgmma of P V, warning C7515); they meet at the tile barrier once a tile and at
+  // the P hand-over.
+  if (wg == 0) {
+    float s[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[i] = 0.f;
+    const std::uint64_t q_desc = sw128_descriptor(q_smem, 16, 1024);
+    for (int tile = 0; tile < tiles; ++tile) {
+      wgmma_wait<0>();  // this warpgroup's P V of the previous tile is done with its stage
+      fence_registers(o);
+      mla_tile_barrier(Tr::kThreads);  // the tile is in (warpgroup 1 fenced its copies before it)
+      const std::uint32_t st = stage_at(tile);
+
+      // S = Q K^T over the 576 key columns: 36 k16 steps, 4 per 128-byte panel row.
+      const std::uint64_t k_desc = sw128_descriptor(st, 16, 1024);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < Tr::kKd / 16; ++kk) {
+        const std::uint64_t step = static_cast<std::uint64_t>(((kk >> 2) * Tr::kPanelBytes + (kk & 3) * 32) >> 4);
+        mla_wgmma_m64n64k16_ss<T>(s, q_desc + step, k_desc + step, kk > 0);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_registers(s);
+      fence_registers(o);
+
+      // Online softmax in the log2 domain. Tokens past a row's limit score -inf (before the max).
+      const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
+      if (tile_t0 + Tr::kTile > limit_min) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (tile_t0 + 8 * j + 2 * tq + (e & 1) >= limit[e >> 1]) s[4 * j + e] = -INFINITY;
+      }
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
+      constexpr float kSlack = 8.f;
+      float base_m[2], alpha[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) advance_row_max(mx[h] * scale_log2, kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
+      // P as the A operand of the k16 step c (tokens 16 c .. 16 c + 15: n8 blocks 2 c and 2 c + 1).
+      std::uint32_t a[4][4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        float p[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          p[e] = fast_exp2(fmaf(s[8 * c + e], scale_log2, -base_m[(e >> 1) & 1]));
+          l_run[(e >> 1) & 1] += p[e];
+        }
+        a[c][0] = Ops::pack(p[0], p[1]);  // row g,     tokens 16 c + 2 tq, + 1
+        a[c][1] = Ops::pack(p[2], p[3]);  // row g + 8
+        a[c][2] = Ops::pack(p[4], p[5]);  // row g,     tokens 16 c + 8 + 2 tq, + 1
+        a[c][3] = Ops::pack(p[6], p[7]);  // row g + 8
+      }
+      // Hand P and the rescale to warpgroup 1 (its thread wtid holds the same rows). It read the
+      // previous tile's before the tile barrier above.
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) p_buf[(4 * c + i) * 128 + wtid] = a[c][i];
+      row_state[wtid] = alpha[0];
+      row_state[128 + wtid] = alpha[1];
+      mla_bar_arrive(Tr::kThreads);
+      rescale(alpha[0], alpha[1]);
+      pv(st, a);
+    }
+  } else {
+    for (int tile = 0; tile < tiles; ++tile) {
+      cp_async_wait<0>();          // this thread's copies of the tile (the only group in flight)
+      fence_proxy_async_shared();  // ... visible to wgmma
+      wgmma_wait<0>();             // this warpgroup's P V of the previous tile is done with its stage
+      fence_registers(o);
+      mla_tile_barrier(Tr::kThreads);  // every wgmma of the previous tile is done: refill its stage
+      if (tile + 1 < tiles) load_tile(tile + 1);
+      cp_async_commit();
+      mla_bar_sync(Tr::kThreads);  // warpgroup 0's P of this tile
+      std::uint32_t a[4][4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) a[c][i] = p_buf[(4 * c + i) * 128 + wtid];
+      rescale(row_state[wtid], row_state[128 + wtid]);
+      pv(stage_at(tile), a);
+    }
+  }
+  wgmma_wait<0>();
+  fence_registers(o);
+  cp_async_wait<0>();
+  __syncthreads();  // warpgroup 1 has read the last tile's rescale: row_state takes 1 / l
+
+  // Warpgroup 0 finishes l and writes lse; both write their 256 columns of o, scaled by v_scale / l.
+  if (wg == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+      l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+      row_state[128 * h + wtid] = l_run[h] > 0.f ? v_scale / l_run[h] : 0.f;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = row0 + 16 * warp + g + 8 * h;
+    if (r >= args.rows) continue;
+    const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
+    const float inv = row_state[128 * h + wtid];
+    float* dst = args.o + row * Tr::kVd + 256 * wg;
+#pragma unroll
+    for (int n = 0; n < 32; ++n)
+      *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    if (wg == 0 && tq == 0)
+      args.lse[row] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * 0.69314718055994531f : -INFINITY;
+  }
+#else
+  (void)cache, (void)args;
+  __trap();  // compiled for sm_90a only; the planner never picks it elsewhere (mla_decode_wgmma_available)
+#endif
+}
+
+}  // namespace decode_bench::device

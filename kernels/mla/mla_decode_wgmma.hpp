@@ -1,0 +1,58 @@
+#pragma once
+// The MLA decode kernel on Hopper's warpgroup MMA (kernels/mla/mla_decode_wgmma.cuh) as callers see
+// it: whether it runs, its plan and its launch. The kernel needs sm_90a, so it lives in a translation
+// unit of its own (kernels/instantiate/mla_decode_wgmma.cu, built for 90a when the build targets
+// Hopper; kernels/mla/mla_decode_wgmma_none.cpp otherwise). Its plan is an MlaDecodePlan with
+// `kernel` MlaKernel::wgmma; run_mla_decode (kernels/mla/mla_decode.hpp) dispatches on that field,
+// and the split partials are merged by the mma.sync kernels' merge (the same workspace layout).
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "kernels/dtype.hpp"
+#include "kernels/mla/mla_decode.hpp"
+#include "kernels/mla/mla_shape.hpp"
+
+namespace decode_bench {
+
+// The kernel's compiled shape (kernels/mla/mla_decode_wgmma.cuh, MlaWgmmaTraits).
+inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
+inline constexpr int kMlaWgmmaTile = 64;         // tokens per stage
+inline constexpr int kMlaWgmmaStages = 2;
+inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
+inline constexpr int kMlaWgmmaMinRows = 64;      // fewer rows per sequence keep the mma.sync kernels
+static_assert(kMlaWgmmaMinRows > kMlaNarrowMaxRows, "the narrow kernel keeps the rows it takes");
+
+// Whether this build carries the kernel (sm_90a code).
+bool mla_decode_wgmma_compiled();
+
+// Empty when the kernel computes this point on a device of compute capability major.minor, else why
+// not: sm_90a code in the build, compute capability 9.0, the compiled latent shape, FP16 or BF16
+// (FP8 stays on the mma.sync kernel), rows = heads_q x q_len of at least 64.
+std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dtype, int major, int minor);
+
+// Whether the kernel computes this point on `device` (the reason above is empty there).
+bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
+
+// The kernel's plan: blocks of 64 rows, 64-token tiles; splits = 0 picks, among the counts of at
+// most 64 with at least 4 tiles per split, the fewest whose waves of blocks x tiles per split is
+// within a tenth of the least (each split adds its partials and a merge); any other value is taken
+// as given (clamped to the tiles of max_len).
+MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
+                                    int sm_count, int splits = 0);
+
+// The plan of the kernel that computes the point on `device`: rows <= kMlaNarrowMaxRows the narrow
+// kernel's; else this kernel's where mla_decode_wgmma_available (rows >= 64, FP16 / BF16, sm_90a
+// on compute capability 9.0); else the 64-row mma.sync kernel's (the last two via plan_mla_decode).
+MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
+                                         int device, int splits = 0);
+
+// As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
+// ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan
+// this kernel does not run, cudaErrorNotSupported in a build without it.
+template <class KV>
+cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
+                                 float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
+
+}  // namespace decode_bench

@@ -1,0 +1,91 @@
+// The warpgroup-MMA MLA decode kernel's plan and availability (kernels/mla/mla_decode_wgmma.hpp);
+// host code, in every build (the kernel itself is in kernels/instantiate/mla_decode_wgmma.cu).
+#include <algorithm>
+#include <cstddef>
+
+#include "kernels/mla/mla_decode_wgmma.hpp"
+
+namespace decode_bench {
+namespace {
+
+// Shared memory of a block: Q, the stages, P's fragments, the rows' rescale factors, 1 KiB of
+// alignment slack (MlaWgmmaTraits::shared_bytes in the kernel's header; the launch checks the two
+// agree).
+constexpr std::size_t kSharedBytes =
+    1024 + static_cast<std::size_t>(kMlaWgmmaRows + kMlaWgmmaStages * kMlaWgmmaTile) * 576 * 2 + 16 * 128 * 4 +
+    2 * 128 * 4;
+
+}  // namespace
+
+std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dtype, int major, int minor) {
+  if (!mla_decode_wgmma_compiled()) return "the build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
+  if (major != 9 || minor != 0)
+    return "warpgroup MMA needs sm_90a code, which runs on compute capability 9.0 only (device " +
+           std::to_string(major) + "." + std::to_string(minor) + ")";
+  if (const std::string r = mla_decode_unsupported_reason(shape, dtype); !r.empty()) return r;
+  if (dtype != DType::fp16 && dtype != DType::bf16)
+    return "the warpgroup-MMA mla kernel reads fp16 or bf16 latent caches, not " + std::string(dtype_name(dtype));
+  if (shape.rows() < kMlaWgmmaMinRows)
+    return "heads_q x q_len " + std::to_string(shape.rows()) + " is under the warpgroup-MMA mla kernel's " +
+           std::to_string(kMlaWgmmaMinRows) + " rows per block";
+  return {};
+}
+
+bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  return mla_decode_wgmma_unsupported_reason(shape, dtype, major, minor).empty();
+}
+
+MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
+                                    int sm_count, int splits) {
+  (void)dtype;  // FP16 and BF16 take the same shared memory
+  MlaDecodePlan p;
+  p.kernel = MlaKernel::wgmma;
+  p.warpgroups = kMlaWgmmaWarpgroups;
+  p.batch = batch;
+  p.rows = shape.rows();
+  p.rows_per_block = kMlaWgmmaRows;
+  p.row_blocks = (p.rows + kMlaWgmmaRows - 1) / kMlaWgmmaRows;
+  p.tile_tokens = kMlaWgmmaTile;
+  p.stages = kMlaWgmmaStages;
+  p.threads = 128 * kMlaWgmmaWarpgroups;
+  p.shared_bytes = kSharedBytes;
+  const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + kMlaWgmmaTile - 1) / kMlaWgmmaTile);
+  if (splits <= 0) {
+    // One block per SM (shared memory). The time of the longest sequence's blocks goes as the
+    // waves of blocks times the tiles of one split; among the counts with at least 4 tiles a split
+    // (at most 64), the fewest whose cost is within a tenth of the least (each split adds its
+    // partials and the merge's traffic).
+    const std::int64_t blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * p.row_blocks);
+    const std::int64_t sms = std::max(1, sm_count);
+    const std::int64_t most = std::clamp<std::int64_t>(tiles / 4, 1, 64);
+    const auto cost = [&](std::int64_t s) { return ((blocks * s + sms - 1) / sms) * ((tiles + s - 1) / s); };
+    std::int64_t least = cost(1);
+    for (std::int64_t s = 2; s <= most; ++s) least = std::min(least, cost(s));
+    std::int64_t pick = 1;
+    while (10 * cost(pick) > 11 * least) ++pick;
+    splits = static_cast<int>(pick);
+  }
+  p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
+  p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
+  p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);  // no split left empty by rounding
+  if (p.num_splits > 1)
+    p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * batch * p.rows * (kMlaKernelRank + 1) * sizeof(float);
+  return p;
+}
+
+MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
+                                         int device, int splits) {
+  int sm_count = 0;
+  if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
+  // rows <= kMlaNarrowMaxRows: the narrow kernel; rows >= 64 where this kernel runs: this kernel;
+  // otherwise the 64-row mma.sync kernel (plan_mla_decode picks between the two mma.sync kernels).
+  if (shape.rows() > kMlaNarrowMaxRows && mla_decode_wgmma_available(shape, dtype, device))
+    return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits);
+  return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,236 @@
+// The warpgroup-MMA MLA decode kernel (kernels/mla/mla_decode_wgmma.hpp) against the float64
+// reference (tests/mla_decode_case.hpp: q representable in the MMA's type, o and lse poisoned,
+// every row within 2u sum_t w_t |v_t| plus the FP32 score sums' bound): h_q 64 and 128 (DeepSeek-V3
+// at tensor parallel 2 and 1) and 96 (rows not a multiple of 128; at q_len 1 its second row block
+// is half padding), q_len 1 and 2, lengths 1, 63, 64, 65 and 4097 (tile edges; 4097 = 64 tiles + 1
+// token), pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch with an
+// empty sequence, FP16 and BF16, one split and several (the mma.sync kernel's LSE merge over this
+// kernel's partials). Skipped with the reason where the kernel cannot run (no sm_90a code in the
+// build, or a GPU other than compute capability 9.0); the host tests of its planner run anywhere.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include "kernels/mla/mla_decode.hpp"
+#include "kernels/mla/mla_decode_wgmma.hpp"
+#include "tests/gpu_test_support.hpp"
+#include "tests/mla_decode_case.hpp"
+
+namespace decode_bench {
+namespace {
+
+using testing::MlaDecodeCase;
+
+// Skips unless device 0 runs the kernel (the reason names what is missing).
+#define DB_REQUIRE_MLA_WGMMA()                                                                           \
+  do {                                                                                                   \
+    DB_REQUIRE_GPU();                                                                                    \
+    int db_major_ = 0, db_minor_ = 0;                                                                    \
+    ASSERT_EQ(cudaDeviceGetAttribute(&db_major_, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);    \
+    ASSERT_EQ(cudaDeviceGetAttribute(&db_minor_, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);    \
+    MlaShape db_shape_;                                                                                  \
+    db_shape_.heads_q = 64;                                                                              \
+    if (const std::string db_why_ =                                                                      \
+            mla_decode_wgmma_unsupported_reason(db_shape_, DType::bf16, db_major_, db_minor_);           \
+        !db_why_.empty())                                                                                \
+      GTEST_SKIP() << "warpgroup-MMA MLA test skipped: " << db_why_;                                     \
+  } while (0)
+
+MlaDecodePlan wgmma_planner(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sms, int splits) {
+  return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sms, splits);
+}
+
+// Runs the case on the warpgroup-MMA kernel and checks that the plan was that kernel's.
+void run(const MlaDecodeCase& c) {
+  const MlaDecodePlan plan = testing::run_mla_decode_case(c, wgmma_planner);
+  EXPECT_EQ(plan.kernel, MlaKernel::wgmma);
+  EXPECT_EQ(plan.to_json()["kernel"], "mla_decode_wgmma");
+}
+
+TEST(MlaDecodeWgmmaGpu, EveryHeadCountAndQueryLength) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const int h : {64, 96, 128})
+    for (const int q_len : {1, 2}) {
+      MlaDecodeCase c;
+      c.heads_q = h;
+      c.q_len = q_len;
+      c.lengths = {1, 63, 64, 65, 4097};
+      c.shuffle = true;
+      run(c);
+    }
+}
+
+TEST(MlaDecodeWgmmaGpu, PageSizesOrdersAndStorage) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const int page : {1, 7, 64})
+    for (const bool shuffle : {false, true}) {
+      MlaDecodeCase c;
+      c.heads_q = 64;
+      c.q_len = 2;
+      c.lengths = {1, 63, 64, 65, 129};
+      c.page_size = page;
+      c.shuffle = shuffle;
+      c.dtype = page == 7 ? DType::fp16 : DType::bf16;
+      run(c);
+    }
+  MlaDecodeCase contiguous;
+  contiguous.heads_q = 128;
+  contiguous.lengths = {65, 1, 200};
+  contiguous.storage = LatentStorage::contiguous;
+  run(contiguous);
+}
+
+TEST(MlaDecodeWgmmaGpu, EmptySequenceAndBothStorageTypes) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const DType dtype : {DType::fp16, DType::bf16})
+    for (const int splits : {1, 3, 0}) {
+      MlaDecodeCase c;
+      c.heads_q = 64;
+      c.q_len = 2;
+      c.dtype = dtype;
+      c.lengths = {100, 0, 1, 257};
+      c.page_size = 7;
+      c.shuffle = true;
+      c.splits = splits;
+      c.q_amplitude = 4.f;  // sharper softmax: the reference max moves, O is rescaled
+      run(c);
+    }
+}
+
+TEST(MlaDecodeWgmmaGpu, SplitsMergeByLogSumExp) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const int splits : {1, 2, 5, 64}) {
+    MlaDecodeCase c;
+    c.heads_q = 128;
+    c.lengths = {2048, 777};
+    c.splits = splits;
+    run(c);
+  }
+  // q_len 2 over a split boundary: the first position sees one token fewer, in the last split.
+  MlaDecodeCase edge;
+  edge.heads_q = 64;
+  edge.q_len = 2;
+  edge.lengths = {4097, 129};
+  edge.splits = 4;
+  edge.dtype = DType::fp16;
+  run(edge);
+}
+
+// A few small cases for compute-sanitizer (memcheck and racecheck, scripts/gpu_check.sh): both
+// storage types, pages of 7 tokens shuffled, an empty sequence, splits, rows past the last head.
+TEST(MlaDecodeWgmmaGpu, Small) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const DType dtype : {DType::fp16, DType::bf16}) {
+    MlaDecodeCase c;
+    c.heads_q = 96;
+    c.lengths = {1, 0, 130};
+    c.page_size = 7;
+    c.shuffle = true;
+    c.dtype = dtype;
+    c.splits = 2;
+    run(c);
+  }
+}
+
+// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, 64
+// rows or more; the mma.sync kernel otherwise. Both plans run through run_mla_decode.
+TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
+  DB_REQUIRE_MLA_WGMMA();
+  MlaShape h128, h16, h24q2, h32q2;
+  h16.heads_q = 16;
+  h24q2.heads_q = 24;
+  h24q2.q_len = 2;
+  h32q2.heads_q = 32;
+  h32q2.q_len = 2;
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);
+  EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 64 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma);    // 48 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
+  const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
+    return plan_mla_decode_for_device(s, d, batch, len, 0, splits);
+  };
+  MlaDecodeCase c;
+  c.heads_q = 64;
+  c.lengths = {300, 65};
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
+  c.heads_q = 16;
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
+  c.heads_q = 48;
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma);
+}
+
+// Host-side: the plan's shape and split rule, its JSON, and the refusals.
+TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
+  MlaShape h128;
+  const MlaDecodePlan big = plan_mla_decode_wgmma(h128, DType::bf16, 128, 4096, 132);
+  EXPECT_EQ(big.kernel, MlaKernel::wgmma);
+  EXPECT_EQ(big.row_blocks, 2);
+  EXPECT_EQ(big.num_splits, 1);  // 256 blocks: 2 waves of 64 tiles; 2 splits would be 4 waves of 32, no better
+  EXPECT_EQ(big.workspace_bytes, 0u);
+  EXPECT_EQ(big.threads, 256);
+  EXPECT_EQ(big.warpgroups, 2);
+  // 1 KiB alignment slack, Q and 2 stages of 64 x 576 BF16, P's fragments, the rows' factors.
+  EXPECT_EQ(big.shared_bytes, 1024u + 3u * 64 * 576 * 2 + 16u * 128 * 4 + 2u * 128 * 4);
+  EXPECT_LE(big.shared_bytes, 227u * 1024);
+  // 32 x 4K at q_len 1: 64 blocks fill half the SMs; 2 splits fill 128 of 132 with 32 tiles each.
+  const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132);
+  EXPECT_EQ(mid.num_splits, 2);
+  EXPECT_EQ(mid.split_tiles, 32);
+  EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4);
+  MlaShape h128q2 = h128;
+  h128q2.q_len = 2;
+  EXPECT_EQ(plan_mla_decode_wgmma(h128q2, DType::bf16, 32, 4096, 132).num_splits, 1);  // 128 blocks already
+  // 1 x 32K: 2 blocks; the most splits (64) of 8 tiles each.
+  const MlaDecodePlan one = plan_mla_decode_wgmma(h128, DType::bf16, 1, 32768, 132);
+  EXPECT_EQ(one.num_splits, 64);
+  EXPECT_EQ(one.split_tiles, 8);
+  // Forced splits are taken, clamped to the tiles, none left empty.
+  const MlaDecodePlan forced = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3);
+  EXPECT_EQ(forced.num_splits, 2);  // 2 tiles of 64
+  EXPECT_EQ(forced.split_tiles, 1);
+  // rows 96: two blocks of 64 rows.
+  MlaShape h96;
+  h96.heads_q = 96;
+  EXPECT_EQ(plan_mla_decode_wgmma(h96, DType::fp16, 1, 100, 132).row_blocks, 2);
+  const nlohmann::json j = mid.to_json();
+  EXPECT_EQ(j["kernel"], "mla_decode_wgmma");
+  EXPECT_EQ(j["rows_per_block"], 64);
+  EXPECT_EQ(j["tile_tokens"], 64);
+  EXPECT_EQ(j["stages"], 2);
+  EXPECT_EQ(j["warpgroups"], 2);
+  EXPECT_EQ(j["num_splits"], 2);
+  EXPECT_EQ(j["shared_bytes"], mid.shared_bytes);
+  // The mma.sync plans name their kernels and carry no warpgroups.
+  const nlohmann::json mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132).to_json();
+  EXPECT_EQ(mma["kernel"], "mla_decode_mma");
+  EXPECT_FALSE(mma.contains("warpgroups"));
+  MlaShape h16;
+  h16.heads_q = 16;
+  EXPECT_EQ(plan_mla_decode(h16, DType::bf16, 32, 4096, 132).to_json()["kernel"], "mla_decode_mma_narrow");
+}
+
+TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
+  MlaShape h128, h16, rank;
+  h16.heads_q = 16;
+  rank.kv_lora_rank = 256;
+  if (!mla_decode_wgmma_compiled()) {
+    EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 9, 0).find("sm_90a"), std::string::npos);
+    return;
+  }
+  EXPECT_EQ(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 9, 0), "");
+  EXPECT_EQ(mla_decode_wgmma_unsupported_reason(h128, DType::fp16, 9, 0), "");
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 8, 0).find("compute capability 9.0"),
+            std::string::npos);
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 10, 0).find("device 10.0"), std::string::npos);
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::fp8_e4m3, 9, 0).find("not fp8_e4m3"), std::string::npos);
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h16, DType::bf16, 9, 0).find("heads_q x q_len 16"), std::string::npos);
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(rank, DType::bf16, 9, 0).find("kv_lora_rank 512"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace decode_bench
