@@ -95,7 +95,9 @@ VariantResult run_variant_case(const VariantCase& c) {
 void expect_verified(DType dtype, const VariantCase& c) {
   const VariantResult r = dtype == DType::bf16 ? run_variant_case<__nv_bfloat16>(c) : run_variant_case<__half>(c);
   ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
-  if (!c.variant.plain()) EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << describe(dtype, c);
+  if (!c.variant.plain()) {
+    EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << describe(dtype, c);
+  }
   EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
 }
 
