@@ -83,6 +83,7 @@ struct AttentionProblem {
   TuningPolicy tuning{};
 
   DType io_dtype = DType::fp32;  // of q and o (Backend::io_dtype; the pipeline converts outside timing)
+  bool denominator_sums_rounded_weights = false;  // Backend's, for the verifier's lse bound
   const void* q = nullptr;       // (B, H_q, D) device
   void* o = nullptr;             // (B, H_q, D) device
   float* lse = nullptr;          // (B, H_q) device

@@ -70,6 +70,12 @@ class Backend {
   // the checked launch, outside every timed region (harness/lse_base.hpp), and records it.
   virtual LseBase lse_base() const { return LseBase::natural; }
 
+  // An arithmetic property the verifier's lse bound depends on: true where the softmax denominator
+  // sums the weights p after rounding them to the MMA operand type (FlashInfer's MLA kernel does), so
+  // the lse is off by up to that type's unit u, absolute. The MLA verifier then widens its lse bound
+  // to u + the score error (sweeps/mla_verify.hpp); o's bound is unchanged. Plugins cannot declare it.
+  virtual bool denominator_sums_rounded_weights() const { return false; }
+
   // Host-side choices, workspace requests and their initialisation (on workspace.stream()); never
   // timed. The problem stays alive and unchanged until the point ends. Throws on failure
   // (CudaError for CUDA's; the point records the message and the sweep goes on).

@@ -427,6 +427,7 @@ class MlaSteps final : public GpuSteps {
     p.o = o_.get();
     p.lse = lse_.get();
     io_ = p.io_dtype;
+    rounded_weights_ = p.denominator_sums_rounded_weights;
     if (p.io_dtype != DType::fp32) {
       const std::vector<std::uint16_t> bits = to_io_bits(q_host_, p.io_dtype);
       q_host_ = from_io_bits(bits, p.io_dtype);
@@ -443,14 +444,17 @@ class MlaSteps final : public GpuSteps {
     const MlaRowSample sample = mla_rows_to_verify(m_.shape, m_.decode.lengths);
     {
       PhaseTimer phase(ctx_.phases, kPhaseReference);  // the host float64 reference and comparison
-      v.result = verify_mla_on_host(m_.shape, latent_->host, q_host_, o_.download(), lse_.download(), sample);
+      const MlaVerification m = verify_mla_on_host(m_.shape, latent_->host, q_host_, o_.download(), lse_.download(),
+                                                   sample, {io_, rounded_weights_});
+      v.result = m;
+      v.details = m.terms_json();
     }
-    v.details = {{"method", kVerifyOnHost},
-                 {"reference", "mla_reference"},
-                 {"rule", kMlaVerificationRule},
-                 {"sequences_checked", sample.sequences.size()},
-                 {"rows_checked", sample.rows() * m_.shape.q_len},
-                 {"rows", m_.decode.lengths.size() * static_cast<std::size_t>(m_.shape.rows())}};
+    v.details.update({{"method", kVerifyOnHost},
+                      {"reference", "mla_reference"},
+                      {"rule", kMlaVerificationRule},
+                      {"sequences_checked", sample.sequences.size()},
+                      {"rows_checked", sample.rows() * m_.shape.q_len},
+                      {"rows", m_.decode.lengths.size() * static_cast<std::size_t>(m_.shape.rows())}});
     return v;
   }
 
@@ -475,6 +479,7 @@ class MlaSteps final : public GpuSteps {
   }
 
   MlaPoint m_;
+  bool rounded_weights_ = false;  // the backend's denominator sums rounded weights: the lse rule
   std::shared_ptr<MlaLatentOnDevice> latent_;
   std::vector<float> q_host_;
   DeviceBuffer<float> q_;

@@ -28,7 +28,7 @@ std::uint64_t mix(std::uint64_t x) {
 template <class T>
 void verify_sequence(const MlaShape& shape, const LatentCache& cache, int s, const std::vector<int>& heads,
                      const std::vector<float>& q, const std::vector<float>& o, const std::vector<float>& lse,
-                     double tol, VerificationResult& r) {
+                     double tol, double u, bool rounded_weights, MlaVerification& r) {
   const int kd = shape.key_dim(), vd = shape.value_dim(), k = static_cast<int>(heads.size());
   MlaShape sub = shape;
   sub.heads_q = k;
@@ -87,18 +87,20 @@ void verify_sequence(const MlaShape& shape, const LatentCache& cache, int s, con
         const double err = std::abs(static_cast<double>(o[kr * vd + c]) - ref_o[sr * vd + c]);
         r.max_abs_error = std::max(r.max_abs_error, err);
         const double over = std::max(0.0, err - 1e-6);
-        // Scaled to the point's tolerance: ratio <= tol exactly when err <= row_tol o_abs + 1e-6.
+        // Over its bound: <= 1 exactly when err <= row_tol o_abs + 1e-6.
         const double ratio =
-            over == 0 ? 0.0 : o_abs[c] > 0 ? over / o_abs[c] * (tol / row_tol) : std::numeric_limits<double>::infinity();
-        r.max_rel_error = std::max(r.max_rel_error, ratio);
+            over == 0 ? 0.0 : o_abs[c] > 0 ? over / (row_tol * o_abs[c]) : std::numeric_limits<double>::infinity();
+        r.max_o_ratio = std::max(r.max_o_ratio, ratio);
       }
       if (visible == 0) {
-        if (!(std::isinf(lse[kr]) && lse[kr] < 0)) r.max_rel_error = std::numeric_limits<double>::infinity();
+        if (!(std::isinf(lse[kr]) && lse[kr] < 0)) r.max_lse_ratio = std::numeric_limits<double>::infinity();
         continue;
       }
       const double lse_err = std::abs(static_cast<double>(lse[kr]) - ref_lse[sr]);
       r.max_lse_error = std::max(r.max_lse_error, lse_err);
-      r.max_rel_error = std::max(r.max_rel_error, lse_err / (1e-4 * std::max(1.0, std::abs(ref_lse[sr]))) * tol);
+      const double mag = std::max(1.0, std::abs(ref_lse[sr]));
+      const double lse_bound = rounded_weights ? std::max(1e-4 * mag, u + score_err + 1e-6 * mag) : 1e-4 * mag;
+      r.max_lse_ratio = std::max(r.max_lse_ratio, lse_err / lse_bound);
     }
   }
 }
@@ -141,15 +143,35 @@ std::vector<float> mla_query(const MlaShape& shape, int batch, DType latent_dtyp
   return q;
 }
 
-double mla_verification_tolerance(DType latent_dtype) {
-  return 2.0 * (latent_dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11));
+namespace {
+// u of the MMA operand type of `latent_dtype` (FP8 latents are widened to FP16).
+double operand_unit(DType latent_dtype) {
+  return latent_dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+}
+}  // namespace
+
+double mla_verification_tolerance(DType latent_dtype) { return 2.0 * operand_unit(latent_dtype); }
+
+double mla_verification_tolerance(DType latent_dtype, DType io_dtype) {
+  const double own = mla_verification_tolerance(latent_dtype);
+  return io_dtype == DType::fp32 ? own : std::max(own, verification_tolerance(latent_dtype, io_dtype));
 }
 
-VerificationResult verify_mla_on_host(const MlaShape& shape, const LatentCache& cache, const std::vector<float>& q,
-                                      const std::vector<float>& o, const std::vector<float>& lse,
-                                      const MlaRowSample& sample) {
-  VerificationResult r;
-  r.tolerance = mla_verification_tolerance(cache.config().dtype);
+nlohmann::json MlaVerification::terms_json() const {
+  const auto finite = [](double x) { return std::isfinite(x) ? x : 1e300; };  // JSON has no Inf
+  return {{"lse_rule", rounded_weights_lse ? "rounded_weights" : "relative"},
+          {"max_o_ratio", finite(max_o_ratio)},
+          {"max_lse_ratio", finite(max_lse_ratio)},
+          {"limited_by", max_lse_ratio > max_o_ratio ? "lse" : "o"}};
+}
+
+MlaVerification verify_mla_on_host(const MlaShape& shape, const LatentCache& cache, const std::vector<float>& q,
+                                   const std::vector<float>& o, const std::vector<float>& lse, const MlaRowSample& sample,
+                                   const MlaVerifyRule& rule) {
+  MlaVerification r;
+  r.tolerance = mla_verification_tolerance(cache.config().dtype, rule.io_dtype);
+  r.rounded_weights_lse = rule.denominator_sums_rounded_weights;
+  const double u = operand_unit(cache.config().dtype);
   // Every output: finite o; lse finite, or -inf exactly where the row sees no token.
   const int vd = shape.value_dim();
   for (int s = 0; s < cache.num_seqs(); ++s)
@@ -166,14 +188,15 @@ VerificationResult verify_mla_on_host(const MlaShape& shape, const LatentCache& 
   const double tol = r.tolerance;
   for (const MlaRowSample::Sequence& seq : sample.sequences) {
     switch (cache.config().dtype) {
-      case DType::fp16: verify_sequence<__half>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, r); break;
-      case DType::bf16: verify_sequence<__nv_bfloat16>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, r); break;
-      case DType::fp8_e4m3: verify_sequence<__nv_fp8_e4m3>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, r); break;
-      default: r.max_rel_error = std::numeric_limits<double>::infinity();
+      case DType::fp16: verify_sequence<__half>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, u, r.rounded_weights_lse, r); break;
+      case DType::bf16: verify_sequence<__nv_bfloat16>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, u, r.rounded_weights_lse, r); break;
+      case DType::fp8_e4m3: verify_sequence<__nv_fp8_e4m3>(shape, cache, seq.seq, seq.heads, q, o, lse, tol, u, r.rounded_weights_lse, r); break;
+      default: r.max_o_ratio = std::numeric_limits<double>::infinity();
     }
   }
   // A NaN anywhere compares false above; non_finite counts it.
-  if (std::isnan(r.max_abs_error)) r.max_rel_error = std::numeric_limits<double>::infinity();
+  if (std::isnan(r.max_abs_error)) r.max_o_ratio = std::numeric_limits<double>::infinity();
+  r.max_rel_error = std::max(r.max_o_ratio, r.max_lse_ratio) * tol;
   r.passed = r.non_finite == 0 && r.max_rel_error <= tol;
   return r;
 }

@@ -113,6 +113,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
   if (auto why = backend.supports(problem)) return finish(kStatusSkipped, *why);
   problem.tuning = planning_policy(ctx);
   problem.io_dtype = backend.io_dtype(problem);
+  problem.denominator_sums_rounded_weights = backend.denominator_sums_rounded_weights();
   if (auto why = io_dtype_unsupported(problem.io_dtype)) return finish(kStatusSkipped, "backend " + backend.name() + " " + *why);
   if (problem.io_dtype != DType::fp32 && request.end_to_end)
     return finish(kStatusSkipped, "end_to_end copies q and o in fp32; backend " + backend.name() + " reads and writes " +
@@ -160,8 +161,9 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
       steps.checked_launch(launch, backend.lse_base());
     }
     verification = steps.verify();
-    // o rounded to a 16-bit io dtype: that type's rule at least (harness/verify.hpp).
-    if (problem.io_dtype != DType::fp32)
+    // o rounded to a 16-bit io dtype: that type's rule at least (harness/verify.hpp). The MLA
+    // verifier applies it itself, with its ratios scaled to it (sweeps/mla_verify.hpp).
+    if (problem.io_dtype != DType::fp32 && !problem.mla)
       judge_at(verification.result, verification_tolerance(problem.kv_dtype, problem.io_dtype));
   }
   const BackendTrafficModel model = backend.traffic_model(problem).value_or(minimum_traffic_model(problem));

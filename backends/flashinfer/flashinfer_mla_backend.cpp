@@ -72,6 +72,10 @@ class FlashInferMlaBackend final : public FlashInferBackendBase {
   // q and o in the latent dtype, as FlashInfer's MLA wrapper takes them.
   DType io_dtype(const AttentionProblem& p) const override { return io_dtype_for(p.kv_dtype); }
 
+  // Its FA2 kernel sums d over P rounded to the operand type (attention/mla.cuh, compute_mla_pv's
+  // m16k16_rowsum_f16f16f32 over p_f16) and writes lse = log2(d) + m: docs/backends.md.
+  bool denominator_sums_rounded_weights() const override { return true; }
+
   void plan(const AttentionProblem& p, Workspace& workspace) override {
     start_plan(p, "fa2");
     MlaLatentPages pages;
