@@ -402,9 +402,11 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   wgmma_wait<0>();
   fence_registers(o);
   cp_async_wait<0>();
-  __syncthreads();  // warpgroup 1 has read the last tile's rescale: row_state takes 1 / l
-
-  // Warpgroup 0 finishes l and writes lse; both write their 256 columns of o, scaled by v_scale / l.
+  // The last hand-over, as every tile's: the tile barrier (warpgroup 1 has read the last tile's
+  // rescale), then warpgroup 0 writes 1 / l into row_state and arrives where warpgroup 1 waits.
+  // Named barriers, not __syncthreads: compute-sanitizer's racecheck did not order warpgroup 1's
+  // loop reads before a __syncthreads here against warpgroup 0's writes after it.
+  mla_tile_barrier(Tr::kThreads);
   if (wg == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -412,8 +414,11 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
       row_state[128 * h + wtid] = l_run[h] > 0.f ? v_scale / l_run[h] : 0.f;
     }
+    mla_bar_arrive(Tr::kThreads);
+  } else {
+    mla_bar_sync(Tr::kThreads);
   }
-  __syncthreads();
+  // Warpgroup 0 writes lse; both write their 256 columns of o, scaled by v_scale / l.
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int r = row0 + 16 * warp + g + 8 * h;
