@@ -175,7 +175,7 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(big.threads, 256);
   EXPECT_EQ(big.warpgroups, 2);
   // 1 KiB alignment slack, Q and 2 stages of 64 x 576 BF16, P's fragments, the rows' factors.
-  EXPECT_EQ(big.shared_bytes, 1024u + 3u * 64 * 576 * 2 + 16u * 128 * 4 + 2u * 128 * 4);
+  EXPECT_EQ(big.shared_bytes, 1024u + 3u * 64 * 576 * 2 + 16u * 128 * 4 + 2u * (2u * 128 * 4));
   EXPECT_LE(big.shared_bytes, 227u * 1024);
   // 32 x 4K at q_len 1: 64 blocks fill half the SMs; 2 splits fill 128 of 132 with 32 tiles each.
   const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132);

@@ -72,8 +72,9 @@ struct MlaWgmmaTraits {
   static constexpr int kStageOffset = kQOffset + kQBytes;
   static constexpr int kPOffset = kStageOffset + kStages * kStageBytes;
   static constexpr int kRowStateOffset = kPOffset + kPBytes;
+  static constexpr int kInvLOffset = kRowStateOffset + kRowStateBytes;  // v_scale / l at the end
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
-  static constexpr std::size_t shared_bytes() { return 1024 + kRowStateOffset + kRowStateBytes; }
+  static constexpr std::size_t shared_bytes() { return 1024 + kInvLOffset + kRowStateBytes; }
 };
 static_assert(MlaWgmmaTraits::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
 
@@ -226,6 +227,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   };
   std::uint32_t* const p_buf = reinterpret_cast<std::uint32_t*>(smem + Tr::kPOffset);
   float* const row_state = reinterpret_cast<float*>(smem + Tr::kRowStateOffset);
+  float* const inv_l = reinterpret_cast<float*>(smem + Tr::kInvLOffset);  // written once, after the loops
 
   // Warpgroup 1 stages tokens [t0 + 64 tile, + 64) (zero past t1): thread i copies chunks 8 k + i % 8
   // (k = 0..8: one per panel) of rows i / 8 + 16 p (p = 0..3), so 8 neighbouring threads copy one
@@ -402,17 +404,15 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   wgmma_wait<0>();
   fence_registers(o);
   cp_async_wait<0>();
-  // The last hand-over, as every tile's: the tile barrier (warpgroup 1 has read the last tile's
-  // rescale), then warpgroup 0 writes 1 / l into row_state and arrives where warpgroup 1 waits.
-  // Named barriers, not __syncthreads: compute-sanitizer's racecheck did not order warpgroup 1's
-  // loop reads before a __syncthreads here against warpgroup 0's writes after it.
-  mla_tile_barrier(Tr::kThreads);
+  // The last hand-over, as every tile's P: warpgroup 0 writes v_scale / l into a buffer of its own
+  // (not row_state, which warpgroup 1 read last: compute-sanitizer's racecheck did not order those
+  // reads before warpgroup 0's writes across a barrier here) and arrives where warpgroup 1 waits.
   if (wg == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
       l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-      row_state[128 * h + wtid] = l_run[h] > 0.f ? v_scale / l_run[h] : 0.f;
+      inv_l[128 * h + wtid] = l_run[h] > 0.f ? v_scale / l_run[h] : 0.f;
     }
     mla_bar_arrive(Tr::kThreads);
   } else {
@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
     const int r = row0 + 16 * warp + g + 8 * h;
     if (r >= args.rows) continue;
     const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
-    const float inv = row_state[128 * h + wtid];
+    const float inv = inv_l[128 * h + wtid];
     float* dst = args.o + row * Tr::kVd + 256 * wg;
 #pragma unroll
     for (int n = 0; n < 32; ++n)

@@ -8,12 +8,12 @@
 namespace decode_bench {
 namespace {
 
-// Shared memory of a block: Q, the stages, P's fragments, the rows' rescale factors, 1 KiB of
-// alignment slack (MlaWgmmaTraits::shared_bytes in the kernel's header; the launch checks the two
-// agree).
+// Shared memory of a block: Q, the stages, P's fragments, the rows' rescale factors, their final
+// v_scale / l, 1 KiB of alignment slack (MlaWgmmaTraits::shared_bytes in the kernel's header; the
+// launch checks the two agree).
 constexpr std::size_t kSharedBytes =
     1024 + static_cast<std::size_t>(kMlaWgmmaRows + kMlaWgmmaStages * kMlaWgmmaTile) * 576 * 2 + 16 * 128 * 4 +
-    2 * 128 * 4;
+    2 * (2 * 128 * 4);
 
 }  // namespace
 
