@@ -1,8 +1,8 @@
 // The warpgroup-MMA MLA decode kernel (kernels/mla/mla_decode_wgmma.hpp) against the float64
 // reference (tests/mla_decode_case.hpp: q representable in the MMA's type, o and lse poisoned,
 // every row within 2u sum_t w_t |v_t| plus the FP32 score sums' bound): h_q 64 and 128 (DeepSeek-V3
-// at tensor parallel 2 and 1) and 96 (rows not a multiple of 128; at q_len 1 its second row block
-// is half padding), q_len 1 and 2, lengths 1, 63, 64, 65 and 4097 (tile edges; 4097 = 64 tiles + 1
+// at tensor parallel 2 and 1), 96 (rows not a multiple of 128; at q_len 1 its second row block
+// is half padding), 24 and 32 (one block of 24 to 64 rows, the rest padding), q_len 1 and 2, lengths 1, 63, 64, 65 and 4097 (tile edges; 4097 = 64 tiles + 1
 // token), pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch with an
 // empty sequence, FP16 and BF16, one split and several (the mma.sync kernel's LSE merge over this
 // kernel's partials). Skipped with the reason where the kernel cannot run (no sm_90a code in the
@@ -52,7 +52,7 @@ void run(const MlaDecodeCase& c) {
 
 TEST(MlaDecodeWgmmaGpu, EveryHeadCountAndQueryLength) {
   DB_REQUIRE_MLA_WGMMA();
-  for (const int h : {64, 96, 128})
+  for (const int h : {24, 32, 64, 96, 128})
     for (const int q_len : {1, 2}) {
       MlaDecodeCase c;
       c.heads_q = h;
@@ -135,12 +135,14 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
-// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, 64
-// rows or more; the mma.sync kernel otherwise. Both plans run through run_mla_decode.
+// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, more
+// than 16 rows; the mma.sync kernels otherwise (16 rows: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
 TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   DB_REQUIRE_MLA_WGMMA();
-  MlaShape h128, h16, h24q2, h32q2;
+  MlaShape h128, h16, h16q2, h24q2, h32q2;
   h16.heads_q = 16;
+  h16q2.heads_q = 16;
+  h16q2.q_len = 2;
   h24q2.heads_q = 24;
   h24q2.q_len = 2;
   h32q2.heads_q = 32;
@@ -148,8 +150,10 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);
   EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 64 rows
-  EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma);    // 48 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 48 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 32 rows
   EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
     return plan_mla_decode_for_device(s, d, batch, len, 0, splits);
@@ -161,6 +165,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   c.heads_q = 16;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
   c.heads_q = 48;
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
+  c.dtype = DType::fp8_e4m3;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma);
 }
 

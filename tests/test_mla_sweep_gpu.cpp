@@ -45,15 +45,15 @@ TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
     EXPECT_EQ(r["verification"]["non_finite"], 0);
     EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
     EXPECT_EQ(r["plan"]["family"], "mla_decode");
-    // Rows = h_q x q_len: up to 32 on the narrow kernel (h_q 16, and 24 at q_len 1); 64 or more in
-    // FP16 / BF16 on the warpgroup-MMA kernel where the device runs it (Hopper); else the 64-row one.
+    // Rows = h_q x q_len: more than 16 in FP16 / BF16 on the warpgroup-MMA kernel where the device
+    // runs it (Hopper); else up to 32 on the narrow kernel, more on the 64-row one.
     const MlaPoint m = parse_mla_point(point.parameters);
     const int rows = m.shape.rows();
     const bool half = m.decode.dtype == DType::fp16 || m.decode.dtype == DType::bf16;
-    const char* kernel = rows <= kMlaNarrowMaxRows ? "mla_decode_mma_narrow"
-                         : rows >= kMlaWgmmaMinRows && half && mla_decode_wgmma_available(m.shape, m.decode.dtype, 0)
+    const char* kernel = rows >= kMlaWgmmaMinRows && half && mla_decode_wgmma_available(m.shape, m.decode.dtype, 0)
                              ? "mla_decode_wgmma"
-                             : "mla_decode_mma";
+                         : rows <= kMlaNarrowMaxRows ? "mla_decode_mma_narrow"
+                                                     : "mla_decode_mma";
     EXPECT_EQ(r["plan"]["kernel"], kernel);
     // The model: the latent rows once per sequence, q, o and lse; FLOPs of every visible token.
     std::vector<std::int32_t> pages;

@@ -21,15 +21,19 @@ inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
 inline constexpr int kMlaWgmmaTile = 64;         // tokens per stage
 inline constexpr int kMlaWgmmaStages = 2;
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
-inline constexpr int kMlaWgmmaMinRows = 64;      // fewer rows per sequence keep the mma.sync kernels
-static_assert(kMlaWgmmaMinRows > kMlaNarrowMaxRows, "the narrow kernel keeps the rows it takes");
+// Rows per sequence from which the dispatch takes this kernel: a narrow block of 16 rows has no
+// padding, while 17 to 63 rows run in one 64-row block whose padding rows cost MMA issue slots but
+// no bytes, and a memory-bound point is paced by its bytes (docs/kernels/mla.md, "Dispatch").
+inline constexpr int kMlaWgmmaMinRows = 17;
+static_assert(kMlaWgmmaMinRows > 16 && kMlaWgmmaMinRows <= kMlaNarrowMaxRows + 1,
+              "the narrow kernel keeps the 16-row points and takes whatever this kernel does not");
 
 // Whether this build carries the kernel (sm_90a code).
 bool mla_decode_wgmma_compiled();
 
 // Empty when the kernel computes this point on a device of compute capability major.minor, else why
 // not: sm_90a code in the build, compute capability 9.0, the compiled latent shape, FP16 or BF16
-// (FP8 stays on the mma.sync kernel), rows = heads_q x q_len of at least 64.
+// (FP8 stays on the mma.sync kernel), rows = heads_q x q_len of at least kMlaWgmmaMinRows.
 std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dtype, int major, int minor);
 
 // Whether the kernel computes this point on `device` (the reason above is empty there).
@@ -42,9 +46,9 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                     int sm_count, int splits = 0);
 
-// The plan of the kernel that computes the point on `device`: rows <= kMlaNarrowMaxRows the narrow
-// kernel's; else this kernel's where mla_decode_wgmma_available (rows >= 64, FP16 / BF16, sm_90a
-// on compute capability 9.0); else the 64-row mma.sync kernel's (the last two via plan_mla_decode).
+// The plan of the kernel that computes the point on `device`: this kernel's where
+// mla_decode_wgmma_available (rows >= kMlaWgmmaMinRows, FP16 / BF16, sm_90a on compute capability
+// 9.0); else plan_mla_decode's (rows <= kMlaNarrowMaxRows the narrow kernel, else the 64-row one).
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits = 0);
 

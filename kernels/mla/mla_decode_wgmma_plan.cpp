@@ -81,9 +81,9 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
                                          int device, int splits) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
-  // rows <= kMlaNarrowMaxRows: the narrow kernel; rows >= 64 where this kernel runs: this kernel;
-  // otherwise the 64-row mma.sync kernel (plan_mla_decode picks between the two mma.sync kernels).
-  if (shape.rows() > kMlaNarrowMaxRows && mla_decode_wgmma_available(shape, dtype, device))
+  // This kernel wherever it runs (rows >= kMlaWgmmaMinRows); otherwise plan_mla_decode picks
+  // between the two mma.sync kernels.
+  if (mla_decode_wgmma_available(shape, dtype, device))
     return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits);
   return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
 }
