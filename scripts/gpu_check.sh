@@ -92,7 +92,7 @@ log "gpu_check.sh --$mode at $commit on $gpu"
 # configure + build
 if [ "$skip_build" = 0 ]; then
   t0=$SECONDS
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDECODE_BENCH_PTX_ONLY=OFF \
     -DDECODE_BENCH_BUILD_TESTS=ON >"$out/configure.log" 2>&1 &&
     cmake --build "$build" -j"$(nproc)" >"$out/build.log" 2>&1
   rc=$?

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 out=${OUT_DIR:-results/probe-check}
 mkdir -p "$out"
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" > "$out/configure.log" 2>&1 &&
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDECODE_BENCH_PTX_ONLY=OFF > "$out/configure.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" --target decode-probe decode_tests > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 "$build/tests/decode_tests" --gtest_filter='DecodeKernelsGpu.*' > "$out/decode-tests.log" 2>&1
 grep -E "^\[  (PASSED|FAILED|SKIPPED)" "$out/decode-tests.log"

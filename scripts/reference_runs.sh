@@ -45,7 +45,7 @@ step() {
 }
 
 log configure + build
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDECODE_BENCH_PTX_ONLY=OFF \
   -DDECODE_BENCH_BUILD_TESTS="$([ "${SKIP_TESTS:-0}" = 1 ] && echo OFF || echo ON)" > "$logs/configure.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" > "$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \

@@ -11,8 +11,12 @@ source scripts/figures.sh
 
 build_dir=${BUILD_DIR:-build}
 bin=$build_dir/sweeps/decode-bench
-if [ ! -x "$bin" ] || [ -n "$(find kernels pools harness sweeps configs cmake CMakeLists.txt -newer "$bin" -print -quit)" ]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDECODE_BENCH_BUILD_TESTS=OFF
+# A build left PTX-only by scripts/test.sh on a machine without a GPU is rebuilt with SASS: the
+# sweep times kernels, and JIT-compiled code is not what a build for the GPU runs.
+if [ ! -x "$bin" ] || [ -n "$(find kernels pools harness sweeps configs cmake CMakeLists.txt -newer "$bin" -print -quit)" ] ||
+   grep -qs '^DECODE_BENCH_PTX_ONLY:BOOL=ON' "$build_dir/CMakeCache.txt"; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+    -DDECODE_BENCH_BUILD_TESTS=OFF -DDECODE_BENCH_PTX_ONLY=OFF
   cmake --build "$build_dir" -j"$(nproc)" --target decode-bench
 fi
 
