@@ -30,6 +30,7 @@
 #include "sweeps/trace_fill.hpp"
 #include "sweeps/trace_point.hpp"
 #include "sweeps/trace_prefix_layout.hpp"
+#include "sweeps/trace_step_host.hpp"
 #include "kernels/shared_prefix.hpp"
 
 namespace decode_bench::sweeps {
@@ -205,6 +206,7 @@ class TraceRun {
                     {"arena_bytes", 2 * cfg.page_bytes() * static_cast<std::uint64_t>(cfg.num_pages)}};
       pool->defer_metadata_writes(true);
       paged_ = pool.get();
+      step_host_ = std::make_unique<TraceStepHost>(cfg.page_size, t_.spec.system_prompt_len > 0);
       pool_ = std::move(pool);
     } else {
       const ContiguousPoolConfig cfg = ContiguousPoolConfig::for_budget(layout, t_.budget_bytes, trace_slab_tokens(t_));
@@ -258,43 +260,25 @@ class TraceRun {
     if (paged_) {
       // With system prompts: sequences reading the same prompt pages next to each other, and
       // the step decoded by the shared-prefix path (prefix once per group + each own suffix).
-      std::span<const SequenceHandle> batch_handles = handles;
-      position_.resize(running.size());
-      for (std::size_t i = 0; i < running.size(); ++i) position_[i] = static_cast<std::int32_t>(i);
-      if (t_.spec.system_prompt_len > 0) {
-        pages_.clear();
-        for (const TraceScheduler::Running& r : running) {
-          const TraceRequest& req = sched_->trace()[static_cast<std::size_t>(r.request)];
-          pages_.push_back({paged_->block_table(r.handle), req.system_prompt_len / t_.page_size,
-                            static_cast<std::int32_t>(paged_->length(r.handle))});
-        }
-        TraceBatchLayout bl = trace_batch_layout(pages_, t_.page_size);
-        ordered_.resize(running.size());
-        for (std::size_t b = 0; b < bl.order.size(); ++b) {
-          ordered_[b] = handles[static_cast<std::size_t>(bl.order[b])];
-          position_[static_cast<std::size_t>(bl.order[b])] = static_cast<std::int32_t>(b);
-        }
-        batch_handles = ordered_;
-        if (!bl.layout.levels.empty()) {
-          timing.prefix_levels = static_cast<std::int64_t>(bl.layout.levels.size());
-          timing.prefix_sequences = bl.shared_sequences();
-          p.prefix = std::move(bl.layout);
-        }
+      step_host_->build(*sched_, *paged_, handles);
+      if (const SharedPrefixLayout* layout = step_host_->prefix_layout()) {
+        timing.prefix_levels = static_cast<std::int64_t>(layout->levels.size());
+        timing.prefix_sequences = step_host_->shared_sequences();
+        p.prefix = *layout;
       }
-      const BatchView<PagedKV<T>> view = paged_->batch<T>(batch_handles);
+      const BatchView<PagedKV<T>> view = paged_->batch<T>(step_host_->batch_handles());
+      step_host_->set_view_lengths(view.lengths_host);
       p.paged = erased_kv(view.kv);
       p.seq_lens = view.seq_lens_device;
       p.max_len = view.max_len;
       p.batch = view.num_seqs;
       p.host_seq_lens = view.lengths_host;
-      p.host_indptr.assign(1, 0);
-      for (std::int32_t len : view.lengths_host) {
-        p.host_indptr.push_back(p.host_indptr.back() + (len + t_.page_size - 1) / t_.page_size);
-        p.host_last_page_len.push_back(len == 0 ? 0 : (len - 1) % t_.page_size + 1);
-      }
+      p.host_indptr.assign(step_host_->indptr().begin(), step_host_->indptr().end());
+      p.host_last_page_len.assign(step_host_->last_page_len().begin(), step_host_->last_page_len().end());
       std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(), staged_last_page_len(host));
       p.last_page_len = staged_last_page_len(staged_.get());
-      for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position_[static_cast<std::size_t>(i)];
+      const std::span<const std::int32_t> position = step_host_->position();
+      for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position[static_cast<std::size_t>(i)];
       if (p.prefix) use_shared_prefix(p, timing);
     } else {
       std::int32_t first = contiguous_->slot_of(handles[0]), last = 0;
@@ -456,9 +440,7 @@ class TraceRun {
   PinnedBuffer<std::int32_t> staging_{0};
   DeviceBuffer<std::int32_t> staged_;
   std::size_t staged_words_ = 0;
-  std::vector<TraceSequencePages> pages_;   // the step's block tables for the shared-prefix layout
-  std::vector<SequenceHandle> ordered_;     // the step's handles in batch order
-  std::vector<std::int32_t> position_;      // running index -> batch position
+  std::unique_ptr<TraceStepHost> step_host_;  // paged: the step's batch order, layout and page counts
   std::string fallback_reason_;
   std::int64_t fallback_steps_ = 0;
   TraceScheduler* sched_ = nullptr;
