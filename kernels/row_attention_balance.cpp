@@ -43,7 +43,7 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
       w.entries.push_back(e);
     }
   }
-  w.seq_items = seq.items;
+  w.seq_items = std::move(seq.items);
   return w;
 }
 

@@ -6,6 +6,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/block_timeline.cuh"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/shared_prefix_metadata.hpp"
@@ -208,9 +209,10 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
     if (options.overlap && prefix_options.max_blocks <= 0) {
       int dev = 0, sms = 0, mem_khz = 0, bus_bits = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+      // Read once per device (kernels/device_attribute_cache.hpp): this runs every serving step.
+      DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      DB_RETURN_IF_ERROR(cached_device_attribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
+      DB_RETURN_IF_ERROR(cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
       double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
         const std::int64_t suffix_tokens = m.suffix_tokens;

@@ -18,14 +18,14 @@ void TraceStepHost::build(const TraceScheduler& sched, const PagedPool& pool, st
     pages_.push_back({pool.block_table(r.handle), req.system_prompt_len / page_size_,
                       static_cast<std::int32_t>(pool.length(r.handle))});
   }
-  layout_ = trace_batch_layout(pages_, page_size_);
+  const TraceBatchLayout& layout = layout_.build(pages_, page_size_);
   ordered_.resize(running.size());
-  for (std::size_t b = 0; b < layout_.order.size(); ++b) {
-    ordered_[b] = handles[static_cast<std::size_t>(layout_.order[b])];
-    position_[static_cast<std::size_t>(layout_.order[b])] = static_cast<std::int32_t>(b);
+  for (std::size_t b = 0; b < layout.order.size(); ++b) {
+    ordered_[b] = handles[static_cast<std::size_t>(layout.order[b])];
+    position_[static_cast<std::size_t>(layout.order[b])] = static_cast<std::int32_t>(b);
   }
   batch_handles_ = ordered_;
-  has_levels_ = !layout_.layout.levels.empty();
+  has_levels_ = !layout.layout.levels.empty();
 }
 
 void TraceStepHost::set_view_lengths(std::span<const std::int32_t> lengths) {

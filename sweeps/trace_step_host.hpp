@@ -39,8 +39,8 @@ class TraceStepHost {
   // Running index -> batch position.
   std::span<const std::int32_t> position() const { return position_; }
   // The shared-prefix layout in batch order when some level exists, else nullptr.
-  const SharedPrefixLayout* prefix_layout() const { return has_levels_ ? &layout_.layout : nullptr; }
-  std::int64_t shared_sequences() const { return has_levels_ ? layout_.shared_sequences() : 0; }
+  const SharedPrefixLayout* prefix_layout() const { return has_levels_ ? &layout_.result().layout : nullptr; }
+  std::int64_t shared_sequences() const { return has_levels_ ? layout_.result().shared_sequences() : 0; }
   std::span<const std::int32_t> lengths() const { return lengths_; }
   std::span<const std::int32_t> indptr() const { return indptr_; }
   std::span<const std::int32_t> last_page_len() const { return last_page_len_; }
@@ -49,7 +49,7 @@ class TraceStepHost {
   int page_size_;
   bool group_prompts_;
   std::vector<TraceSequencePages> pages_;
-  TraceBatchLayout layout_;
+  TraceBatchLayoutBuilder layout_;
   bool has_levels_ = false;
   std::vector<SequenceHandle> ordered_;
   std::span<const SequenceHandle> batch_handles_;

@@ -9,8 +9,10 @@
 //
 //   trace_host_bench [--steps N] [--warmup N] [--system-prompt 0|1]
 //
-// Prints one line per part: mean microseconds per step over the timed steps, and the mean batch.
-// Not a test (timings are machine-dependent); docs/pools.md says what it measures.
+// Prints one line per part: the median and the mean microseconds per step over the timed steps
+// (the median is the steadier on a shared machine), and the mean batch. Not a test (timings are
+// machine-dependent); docs/pools.md says what it measures.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +34,20 @@ using namespace decode_bench::sweeps;
 using Clock = std::chrono::steady_clock;
 
 double us(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
+
+struct Part {
+  std::vector<double> values;
+  double median() const {
+    std::vector<double> v = values;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  }
+  double mean() const {
+    double sum = 0;
+    for (double x : values) sum += x;
+    return sum / static_cast<double>(values.size());
+  }
+};
 
 TraceLengths uniform(std::int64_t lo, std::int64_t hi) {
   TraceLengths l;
@@ -100,7 +116,8 @@ int main(int argc, char** argv) {
 
   TraceStepHost host(page_size, system_prompt != 0);
   SharedPrefixMetadata metadata;
-  double t_sched = 0, t_view = 0, t_layout = 0, t_plan = 0, batch_sum = 0, levels_sum = 0;
+  Part t_sched, t_view, t_layout, t_plan, t_total;
+  double batch_sum = 0, levels_sum = 0;
   long timed = 0;
   for (long s = 0; s < warmup + steps && !sched.done(); ++s) {
     double view = 0, layout = 0, plan = 0;
@@ -124,10 +141,11 @@ int main(int argc, char** argv) {
     const double total = us(s0, Clock::now());
     if (s < warmup) continue;
     ++timed;
-    t_layout += layout;
-    t_view += view;
-    t_plan += plan;
-    t_sched += total - layout - view - plan;
+    t_layout.values.push_back(layout);
+    t_view.values.push_back(view);
+    t_plan.values.push_back(plan);
+    t_sched.values.push_back(total - layout - view - plan);
+    t_total.values.push_back(total);
     batch_sum += static_cast<double>(sched.records().back().running);
     levels_sum += host.prefix_layout() ? static_cast<double>(host.prefix_layout()->levels.size()) : 0.0;
   }
@@ -138,11 +156,13 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(timed);
   std::printf("steps %ld  mean batch %.1f  mean levels %.2f  system prompt %s\n", timed, batch_sum / n,
               levels_sum / n, system_prompt ? "512 x 4" : "none");
-  std::printf("sched   %8.2f us/step  (arrivals, admission, appends, stats, releases)\n", t_sched / n);
-  std::printf("layout  %8.2f us/step  (batch order, shared-prefix groups, write list)\n", t_layout / n);
-  std::printf("view    %8.2f us/step  (metadata words, block-table CSR host part)\n", t_view / n);
-  std::printf("plan    %8.2f us/step  (%s)\n", t_plan / n,
-              system_prompt ? "shared-prefix metadata image" : "balanced work list");
-  std::printf("total   %8.2f us/step\n", (t_sched + t_layout + t_view + t_plan) / n);
+  const auto line = [](const char* name, const Part& part, const char* what) {
+    std::printf("%-7s p50 %8.2f  mean %8.2f us/step  (%s)\n", name, part.median(), part.mean(), what);
+  };
+  line("sched", t_sched, "arrivals, admission, appends, stats, releases");
+  line("layout", t_layout, "batch order, shared-prefix groups");
+  line("view", t_view, "metadata words, block-table CSR host part");
+  line("plan", t_plan, system_prompt ? "shared-prefix metadata image" : "balanced work list");
+  line("total", t_total, "the step");
   return 0;
 }
