@@ -269,8 +269,9 @@ class DecodeBenchBackend final : public Backend {
     sp_streams_ = streams != nullptr;
     describe_ = [this] {
       plan_json_ = to_json(sp_plan_, problem_.prefix->levels.size(), sp_streams_);
+      const AttentionProblem& q = problem_;
       model_ = BackendTrafficModel{
-          shared_prefix_traffic_model(problem_.shape, problem_.kv_dtype, *problem_.prefix, true, sp_plan_.suffix.num_splits),
+          shared_prefix_traffic_model(q.shape, q.kv_dtype, *q.prefix, true, sp_plan_.suffix.num_splits),
           "shared_prefix_unique_bytes+level_states"};
     };
   }

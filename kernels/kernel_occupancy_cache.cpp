@@ -31,8 +31,8 @@ cudaError_t prepared_occupancy(const void* kernel, std::size_t max_shared_bytes,
     a.limit = max_shared_bytes;
   }
   if (carveout_max_shared && !a.carveout) {
-    if (const cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                   cudaSharedmemCarveoutMaxShared);
         e != cudaSuccess)
       return e;
     a.carveout = true;

@@ -58,8 +58,9 @@ void shared_prefix_metadata(const DecodeShape& shape, const SharedPrefixLayout& 
   for (const SharedLevel& level : layout.levels)
     for (int kh = 0; kh < hkv; ++kh) {
       const std::int32_t base = row;
-      store(image, m.items_offset, item++,
-            RowAttentionItem{level.first_seq, kh, base, base + level.num_seqs * group, level.token_begin, level.token_end});
+      const RowAttentionItem it{level.first_seq, kh, base, base + level.num_seqs * group, level.token_begin,
+                                level.token_end};
+      store(image, m.items_offset, item++, it);
       const std::size_t depth_base = static_cast<std::size_t>(level.depth) * n * hq;
       for (int i = 0; i < level.num_seqs; ++i)
         for (int j = 0; j < group; ++j, ++row) {

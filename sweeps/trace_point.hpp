@@ -85,7 +85,8 @@ struct TraceStepTiming {
 nlohmann::json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<TraceStepTiming>& timings);
 // The "summary" block: tokens, steps, tokens_per_s (tokens / summed step GPU time), mean / p50 /
 // p99 step GPU time (nearest rank), host time, host_over_gpu, the exposed host time and its
-// ratio to the GPU time, peak and mean concurrency, finished, rejected, preempted. Throws std::invalid_argument when the lengths differ.
+// ratio to the GPU time, peak and mean concurrency, finished, rejected, preempted. Throws
+// std::invalid_argument when the lengths differ.
 nlohmann::json trace_summary_json(const std::vector<StepRecord>& records, const std::vector<TraceStepTiming>& timings);
 
 // Nearest-rank percentile (q in (0, 100]) of `values`; 0 for none.

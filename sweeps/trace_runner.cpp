@@ -39,6 +39,16 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kTraceMethod =
+    "one decode launch per step over the whole running batch, CUDA events around it, no L2 flush (steps back to "
+    "back); host time = step wall time less device work and verification; exposed host time = CUDA events from when "
+    "the GPU was done with the earlier steps' work (or the host began the step) to when the step's host work was "
+    "done; metadata words (lengths, block-table entries) deferred and set once per step, the step's write list and q "
+    "rows staged in pinned memory, one copy; ";
+constexpr const char* kOverlapMethod =
+    "host_overlap: a step's host work runs while the previous step's decode is on the GPU (one step in flight)";
+constexpr const char* kSerialMethod = "serial: each step waits for its decode before the next begins";
+
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
@@ -135,8 +145,9 @@ class TraceRun {
       excluded_us_ = 0;
       // This step's events are the ones of step i - 2: that step's times must have been read.
       if (pending_ >= 0 && pending_parity_ == parity_) finish_pending();
-      const auto s0 = Clock::now();
+      // Recorded before the step's clock starts: host_us times the same work as before the event.
       DB_CUDA_CHECK(cudaEventRecord(events_[parity_].resume, stream_));
+      const auto s0 = Clock::now();
       sched.step([&](std::span<const SequenceHandle> handles) { timing = decode(handles); });
       timing.host_us = std::max(0.0, us_between(s0, Clock::now()) - excluded_us_);
       timings_.push_back(timing);
@@ -160,16 +171,7 @@ class TraceRun {
                         {"pool", pool_json_},
                         {"wall_seconds", wall_s},
                         {"host_overlap", t_.host_overlap},
-                        {"method", std::string("one decode launch per step over the whole running batch, CUDA events "
-                                               "around it, no L2 flush (steps back to back); host time = step wall time "
-                                               "less device work and verification; exposed host time = CUDA events from "
-                                               "when the GPU was done with the earlier steps' work (or the host began "
-                                               "the step) to when the step's host work was done; metadata words "
-                                               "(lengths, block-table entries) deferred and set once per step, the "
-                                               "step's write list and q rows staged in pinned memory, one copy; ") +
-                                       (t_.host_overlap ? "host_overlap: a step's host work runs while the previous "
-                                                          "step's decode is on the GPU (one step in flight)"
-                                                        : "serial: each step waits for its decode before the next begins")}};
+                        {"method", std::string(kTraceMethod) + (t_.host_overlap ? kOverlapMethod : kSerialMethod)}};
     if (prefix_cache_) {
       const RadixCache::Stats cs = prefix_cache_->stats();
       trace_block["prefix_cache"] = {{"cached_pages", cs.cached_pages}, {"nodes", cs.nodes},
@@ -301,7 +303,8 @@ class TraceRun {
       p.host_seq_lens.assign(view.lengths_host.begin(), view.lengths_host.end());
       p.host_indptr.assign(step_host_->indptr().begin(), step_host_->indptr().end());
       p.host_last_page_len.assign(step_host_->last_page_len().begin(), step_host_->last_page_len().end());
-      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(), staged_last_page_len(host, n_running, p.batch));
+      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(),
+                staged_last_page_len(host, n_running, p.batch));
       p.last_page_len = staged_last_page_len(staged_.get(), n_running, p.batch);
       const std::span<const std::int32_t> position = step_host_->position();
       for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position[static_cast<std::size_t>(i)];
@@ -362,8 +365,8 @@ class TraceRun {
     else
       DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.contiguous), writes_dev, n, t_.shape.heads_kv,
                                        t_.shape.head_dim, k_seed, stream_));
-    DB_CUDA_CHECK(fill_trace_q(q_.get(), staged_q_rows(staged_.get(), n_running), p.batch, t_.shape.heads_q, t_.shape.head_dim,
-                               q_seed(t_.seed), step_, stream_));
+    DB_CUDA_CHECK(fill_trace_q(q_.get(), staged_q_rows(staged_.get(), n_running), p.batch, t_.shape.heads_q,
+                               t_.shape.head_dim, q_seed(t_.seed), step_, stream_));
     Events& ev = events_[parity_];
     DB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
     DB_CUDA_CHECK(backend_.run(stream_));

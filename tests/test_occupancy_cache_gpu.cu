@@ -27,8 +27,9 @@ int direct_occupancy(const void* kernel, std::size_t limit, bool carveout, int t
   EXPECT_EQ(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)),
             cudaSuccess);
   if (carveout)
-    EXPECT_EQ(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-              cudaSuccess);
+    EXPECT_EQ(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+        cudaSuccess);
   int blocks = -1;
   EXPECT_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared), cudaSuccess);
   return blocks;

@@ -192,7 +192,8 @@ struct RandomBatch {
   void grow(std::size_t i, int by) {
     const std::int64_t cap = static_cast<std::int64_t>(tables[i].size()) * page_size;
     std::int64_t len = seqs[i].length + by;
-    if (by == 0) len = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(cap, 1)));
+    if (by == 0)
+      len = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(std::max<std::int64_t>(cap, 1)));
     if (len > cap) {
       const auto more = fresh_pages(1);
       tables[i].push_back(more[0]);
@@ -361,7 +362,8 @@ TEST(TraceHostState, StepHostMatchesThePoolEveryStepOfATraceWithSystemPrompts) {
   spec.system_prompt_len = 13;  // 3 whole pages of 4
   spec.system_prompts = 3;
   spec.seed = 11;
-  PagedPoolConfig c{.layout = {1, 2, DType::fp32}, .page_size = 4, .num_pages = 220, .max_seq_len = 96, .max_seqs = 120};
+  PagedPoolConfig c{
+      .layout = {1, 2, DType::fp32}, .page_size = 4, .num_pages = 220, .max_seq_len = 96, .max_seqs = 120};
   PagedPool pool(c, make_host_backend());
   RadixCache cache(pool);
   SchedulerOptions options;
