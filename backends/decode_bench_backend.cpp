@@ -83,6 +83,7 @@ class DecodeBenchBackend final : public Backend {
     layer_ = nullptr;
     plan_json_ = nlohmann::json::object();
     model_.reset();
+    describe_ = nullptr;
     with_storage_type(problem_.kv_dtype, [&]<class T>(std::type_identity<T>) {
       if (problem_.mla)
         plan_mla_typed<T>(workspace);
@@ -105,8 +106,14 @@ class DecodeBenchBackend final : public Backend {
   std::function<cudaError_t(cudaStream_t)> layer_launch(const AttentionProblem& layer) override {
     return layer_ ? layer_(layer) : nullptr;
   }
-  nlohmann::json plan_json() const override { return plan_json_; }
-  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override { return model_; }
+  nlohmann::json plan_json() const override {
+    describe();
+    return plan_json_;
+  }
+  std::optional<BackendTrafficModel> traffic_model(const AttentionProblem&) const override {
+    describe();
+    return model_;
+  }
 
  private:
   // Attention mla: the MLA decode kernel's shapes and storage types, the decode kernels, q_len 1 or 2.
@@ -207,6 +214,15 @@ class DecodeBenchBackend final : public Backend {
         return run_decode<KV>(layer_kv, layer_problem, plan_, ws, s);
       };
     };
+    // The plan's JSON and traffic model are made when asked for, not at every plan: a serving
+    // loop plans every step and asks for neither (both read only plan_ and problem_, which stay
+    // until the next plan()).
+    describe_ = [this] { describe_decode(); };
+  }
+
+  void describe_decode() const {
+    const AttentionProblem& p = problem_;
+    const DecodeKernel kernel = p.kernel == KernelKind::baseline ? DecodeKernel::baseline : DecodeKernel::flash_decode;
     plan_json_ = to_json(plan_);
     if (p.prefix) {
       model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, plan_.num_splits),
@@ -250,9 +266,14 @@ class DecodeBenchBackend final : public Backend {
     serial_ = [this, kv, problem, ws](cudaStream_t s) {
       return run_shared_prefix<T>(kv, problem, sp_plan_, ws, s, nullptr);
     };
-    plan_json_ = to_json(sp_plan_, p.prefix->levels.size(), streams != nullptr);
-    model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, sp_plan_.suffix.num_splits),
-                                 "shared_prefix_unique_bytes+level_states"};
+    sp_streams_ = streams != nullptr;
+    describe_ = [this] {
+      plan_json_ = to_json(sp_plan_, problem_.prefix->levels.size(), sp_streams_);
+      const AttentionProblem& q = problem_;
+      model_ = BackendTrafficModel{
+          shared_prefix_traffic_model(q.shape, q.kv_dtype, *q.prefix, true, sp_plan_.suffix.num_splits),
+          "shared_prefix_unique_bytes+level_states"};
+    };
   }
 
   AttentionProblem problem_;
@@ -261,8 +282,17 @@ class DecodeBenchBackend final : public Backend {
   MlaDecodePlan mla_plan_;
   std::function<cudaError_t(cudaStream_t)> launch_, serial_;
   std::function<std::function<cudaError_t(cudaStream_t)>(const AttentionProblem&)> layer_;
-  nlohmann::json plan_json_;
-  std::optional<BackendTrafficModel> model_;
+  // The last plan's JSON and traffic model; describe_ fills them on first use (nullptr: filled).
+  void describe() const {
+    if (!describe_) return;
+    const std::function<void()> fill = std::move(describe_);
+    describe_ = nullptr;
+    fill();
+  }
+  mutable std::function<void()> describe_;
+  mutable nlohmann::json plan_json_;
+  mutable std::optional<BackendTrafficModel> model_;
+  bool sp_streams_ = false;
   std::unique_ptr<OverlapStreams> overlap_;
 };
 

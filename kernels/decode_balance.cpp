@@ -45,24 +45,29 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
   while (count_items() > kMaxWorkItems) w.chunk_bound *= 2;
 
   // Items in sequence order with their partial bases, then ordered by work (tokens of one KV head
-  // per item, the longest first; ties keep sequence order).
-  std::vector<std::int64_t> work;
+  // per item, the longest first; ties keep sequence order). The order sorts one 64-bit key per
+  // item, (work descending, item index), with no comparator indirection or merge buffer: the
+  // keys are distinct, so the unstable sort gives the stable order (a serving loop plans every
+  // step, over hundreds of items).
+  const std::int64_t item_count = count_items();
+  w.items.reserve(static_cast<std::size_t>(item_count));
+  std::vector<std::uint64_t> keys;
+  keys.reserve(static_cast<std::size_t>(item_count));
   for (std::size_t b = 0; b < lengths.size(); ++b) {
     const std::int64_t n = splits_of(lengths[b]);
+    const auto work = static_cast<std::uint64_t>((lengths[b] + n - 1) / n);  // < 2^31
     for (std::int64_t s = 0; s < n; ++s) {
+      keys.push_back(((std::uint64_t{0x7fffffff} - work) << 32) | static_cast<std::uint64_t>(w.items.size()));
       w.items.push_back({static_cast<std::int32_t>(b), static_cast<std::int32_t>(s), static_cast<std::int32_t>(n),
                          static_cast<std::int32_t>(n > 1 ? w.partial_splits : 0)});
-      work.push_back((lengths[b] + n - 1) / n);
     }
     if (n > 1) w.partial_splits += n;
     w.max_splits = std::max(w.max_splits, static_cast<int>(n));
   }
-  std::vector<std::size_t> order(w.items.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  std::sort(keys.begin(), keys.end());
   std::vector<DecodeWorkItem> sorted;
-  sorted.reserve(order.size());
-  for (auto i : order) sorted.push_back(w.items[i]);
+  sorted.reserve(keys.size());
+  for (const std::uint64_t k : keys) sorted.push_back(w.items[static_cast<std::size_t>(k & 0xffffffffu)]);
   w.items = std::move(sorted);
   return w;
 }

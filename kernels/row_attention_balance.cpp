@@ -12,7 +12,7 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
   if (heads_kv < 1 || group < 1 || row_blocks < 1)
     throw std::invalid_argument("balance_row_work: heads_kv, group and row_blocks must be >= 1");
   // Validates the lengths, slots and tile too (negative lengths, no sequences).
-  const BalancedWork seq = balance_decode_work(seq_lens, heads_kv * row_blocks, slots, tile);
+  BalancedWork seq = balance_decode_work(seq_lens, heads_kv * row_blocks, slots, tile);
   RowWorkList w;
   w.chunk_bound = seq.chunk_bound;
   w.max_chunks = seq.max_splits;
@@ -23,27 +23,28 @@ RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_k
     throw std::invalid_argument("balance_row_work: " + std::to_string(entries) + " entries and " +
                                 std::to_string(states) + " partial states do not fit 32-bit indices");
   w.partial_states = states;
-  w.entries.reserve(static_cast<std::size_t>(entries));
+  // Sized once and written in place: a serving loop plans every step, over thousands of entries.
+  w.entries.resize(static_cast<std::size_t>(entries));
+  RowWorkEntry* out = w.entries.data();
   // A split sequence's states start at partial_base x H_kv x group (balance_decode_work's base
   // counts the chunks of earlier split sequences); its KV head h's item, num_chunks x group
   // states, follows the h items before it.
   for (const DecodeWorkItem& it : seq.items) {
     const std::int32_t len = seq_lens[static_cast<std::size_t>(it.seq)];
-    for (int h = 0; h < heads_kv; ++h) {
-      RowWorkEntry e{};
-      e.item = it.seq * heads_kv + h;
-      e.chunk = it.split;
-      e.num_chunks = it.num_splits;
-      e.partial_base = it.num_splits > 1 ? static_cast<std::int32_t>(
-                                               (static_cast<std::int64_t>(it.partial_base) * heads_kv +
-                                                static_cast<std::int64_t>(h) * it.num_splits) * group)
-                                         : 0;
-      e.token_begin = 0;
-      e.token_end = len;
-      w.entries.push_back(e);
+    const bool split = it.num_splits > 1;
+    const std::int64_t base = static_cast<std::int64_t>(it.partial_base) * heads_kv * group;
+    const std::int64_t per_head = static_cast<std::int64_t>(it.num_splits) * group;
+    for (int h = 0; h < heads_kv; ++h, ++out) {
+      out->item = it.seq * heads_kv + h;
+      out->chunk = it.split;
+      out->num_chunks = it.num_splits;
+      out->partial_base = split ? static_cast<std::int32_t>(base + h * per_head) : 0;
+      out->token_begin = 0;
+      out->token_end = len;
+      out->reserved[0] = out->reserved[1] = 0;
     }
   }
-  w.seq_items = seq.items;
+  w.seq_items = std::move(seq.items);
   return w;
 }
 

@@ -10,6 +10,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_problem.hpp"
+#include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_merge.cuh"
@@ -188,13 +189,11 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
 // to the kernel's largest size, never this plan's: one kernel serves plans of different rows and
 // stages (a shared-prefix phase of 64 rows and a grouped decode of 16 in the same launch
 // sequence), and a later plan must not lower the limit under an earlier one's launch.
+// Each driver call once per kernel and shape (kernels/kernel_occupancy_cache.hpp): plans run
+// every step of a serving trace.
 inline cudaError_t prepare_kernel(const KernelChoice& c, bool carveout_max_shared, int* blocks_per_sm) {
-  DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(c.max_shared_bytes)));
-  if (carveout_max_shared)
-    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(c.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            cudaSharedmemCarveoutMaxShared));
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, c.kernel, c.threads, c.shared_bytes);
+  return prepared_occupancy(c.kernel, c.max_shared_bytes, carveout_max_shared, c.threads, c.shared_bytes,
+                            blocks_per_sm);
 }
 
 // Splits per item: the fewest that minimise the estimated makespan, waves x (tiles per block + 1)

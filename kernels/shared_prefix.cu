@@ -6,8 +6,10 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/attention_state.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/block_timeline.cuh"
 #include "kernels/tuning_policy.hpp"
+#include "kernels/shared_prefix_metadata.hpp"
 #include "kernels/shared_prefix_share.hpp"
 
 namespace decode_bench {
@@ -90,11 +92,6 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
   __syncwarp();  // every lane has read lse[i] above before it is overwritten
   if (lane == 0) lse[i] = acc_lse;
   device::mark_block(timeline, device::BlockMark::end);  // thread 0: when warp 0's state is done
-}
-
-template <class V>
-void put(std::vector<std::byte>& image, std::size_t offset, const std::vector<V>& values) {
-  if (!values.empty()) std::memcpy(image.data() + offset, values.data(), values.size() * sizeof(V));
 }
 
 struct Pointers {
@@ -182,54 +179,24 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
                                SharedPrefixPlan* plan) {
   if (!plan || shared_prefix_unsupported_reason(problem, layout) || full.page_size != layout.page_size)
     return cudaErrorInvalidValue;
+  // The metadata image's buffer is kept across plans (a serving loop replans every step).
+  SharedPrefixMetadata m;
+  m.image = std::move(plan->metadata);
   *plan = SharedPrefixPlan{};
-  const int n = layout.num_seqs(), hq = problem.shape.heads_q, hkv = problem.shape.heads_kv;
-  const int group = problem.shape.group();
-  const int ps = layout.page_size;
+  shared_prefix_metadata(problem.shape, layout, &m);
+  const int n = m.num_seqs;
   plan->has_prefix = !layout.levels.empty();
-  plan->max_depth = layout.max_depth();
-
-  // Prefix items and rows: level l, KV head kh -> rows [base, base + num_seqs * G), row
-  // base + i * G + j = query head kh * G + j of sequence first_seq + i.
-  std::vector<RowAttentionItem> items;
-  std::vector<std::int32_t> row_q;
-  std::vector<std::int32_t> merge_rows(static_cast<std::size_t>(plan->max_depth) * n * hq, -1);
-  std::int64_t max_tokens = 0;
-  int max_rows = 0;
-  for (const SharedLevel& level : layout.levels) {
-    plan->prefix_tokens += level.token_end - level.token_begin;
-    plan->prefix_row_tokens += (level.token_end - level.token_begin) * level.num_seqs;
-    max_tokens = std::max(max_tokens, level.token_end - level.token_begin);
-    max_rows = std::max(max_rows, level.num_seqs * group);
-    for (int kh = 0; kh < hkv; ++kh) {
-      const auto base = static_cast<std::int32_t>(row_q.size());
-      items.push_back({level.first_seq, kh, base, base + level.num_seqs * group, level.token_begin, level.token_end});
-      for (int i = 0; i < level.num_seqs; ++i)
-        for (int j = 0; j < group; ++j) {
-          const int state = (level.first_seq + i) * hq + kh * group + j;
-          merge_rows[static_cast<std::size_t>(level.depth) * n * hq + state] = static_cast<std::int32_t>(row_q.size());
-          row_q.push_back(state);
-        }
-    }
-  }
+  plan->max_depth = m.max_depth;
+  plan->prefix_tokens = m.prefix_tokens;
+  plan->prefix_row_tokens = m.prefix_row_tokens;
+  plan->max_suffix_len = m.max_suffix_len;
   plan->num_seqs = n;
-  plan->max_item_tokens = max_tokens;
-  plan->max_item_rows = max_rows;
-  plan->num_items = static_cast<int>(items.size());
-  plan->num_rows = static_cast<int>(row_q.size());
-
-  // Suffix view: the batch CSR has ceil(len / page) pages per sequence in batch order (PagedPool::
-  // batch); sequence s's own pages start suffix_begin / page entries into its row.
-  std::vector<std::int32_t> indptr(n + 1, 0), lens(n);
-  for (int s = 0; s < n; ++s) {
-    const std::int64_t pages = (layout.lengths[s] + ps - 1) / ps;
-    indptr[s + 1] = static_cast<std::int32_t>(indptr[s] + pages);
-    lens[s] = static_cast<std::int32_t>(layout.lengths[s] - layout.suffix_begin[s]);
-    plan->max_suffix_len = std::max<std::int64_t>(plan->max_suffix_len, lens[s]);
-  }
-  std::vector<std::int32_t> suffix_indptr(n + 1);
-  for (int s = 0; s < n; ++s) suffix_indptr[s] = static_cast<std::int32_t>(indptr[s] + layout.suffix_begin[s] / ps);
-  suffix_indptr[n] = indptr[n];
+  plan->max_item_tokens = m.max_item_tokens;
+  plan->max_item_rows = m.max_item_rows;
+  plan->num_items = m.num_items;
+  plan->num_rows = m.num_rows;
+  const std::int64_t max_tokens = m.max_item_tokens;
+  const int max_rows = m.max_item_rows;
 
   // Sub-plans: sized from counts and host-known bounds; the device pointers live in the workspace.
   if (plan->has_prefix) {
@@ -242,13 +209,13 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
     if (options.overlap && prefix_options.max_blocks <= 0) {
       int dev = 0, sms = 0, mem_khz = 0, bus_bits = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+      // Read once per device (kernels/device_attribute_cache.hpp): this runs every serving step.
+      DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      DB_RETURN_IF_ERROR(cached_device_attribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
+      DB_RETURN_IF_ERROR(cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
       double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
-        std::int64_t suffix_tokens = 0;
-        for (const std::int32_t len : lens) suffix_tokens += len;
+        const std::int64_t suffix_tokens = m.suffix_tokens;
         const double head_bytes = static_cast<double>(problem.shape.head_dim) * dtype_bytes(problem.kv_dtype);
         const double suffix_bytes = 2.0 * static_cast<double>(suffix_tokens) * problem.shape.heads_kv * head_bytes;
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
@@ -280,29 +247,23 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   suffix_options.tuning = options.tuning;
   DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, suffix_options, &plan->suffix));
 
-  std::size_t at = 0;
+  std::size_t at = m.image.size();  // the metadata region, then the workspace's other regions
   const auto take = [&at](std::size_t bytes) {
     const std::size_t here = at;
     at = align_up(at + bytes);
     return here;
   };
-  plan->items_offset = take(items.size() * sizeof(RowAttentionItem));
-  plan->row_q_offset = take(row_q.size() * 4);
-  plan->merge_rows_offset = take(merge_rows.size() * 4);
-  plan->suffix_indptr_offset = take(suffix_indptr.size() * 4);
-  plan->suffix_lens_offset = take(lens.size() * 4);
-  const std::size_t metadata_bytes = at;
+  plan->items_offset = m.items_offset;
+  plan->row_q_offset = m.row_q_offset;
+  plan->merge_rows_offset = m.merge_rows_offset;
+  plan->suffix_indptr_offset = m.suffix_indptr_offset;
+  plan->suffix_lens_offset = m.suffix_lens_offset;
   plan->level_o_offset = take(static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4);
   plan->level_lse_offset = take(static_cast<std::size_t>(plan->num_rows) * 4);
   plan->prefix_ws_offset = take(plan->prefix.workspace_bytes);
   plan->suffix_ws_offset = take(plan->suffix.workspace_bytes);
   plan->workspace_bytes = at;
-  plan->metadata.assign(metadata_bytes, std::byte{0});
-  put(plan->metadata, plan->items_offset, items);
-  put(plan->metadata, plan->row_q_offset, row_q);
-  put(plan->metadata, plan->merge_rows_offset, merge_rows);
-  put(plan->metadata, plan->suffix_indptr_offset, suffix_indptr);
-  put(plan->metadata, plan->suffix_lens_offset, lens);
+  plan->metadata = std::move(m.image);
   return cudaSuccess;
 }
 

@@ -40,6 +40,8 @@ class ContiguousPool final : public KVPool {
   MemoryBackend& backend() const override { return *backend_; }
   const ContiguousPoolConfig& config() const { return config_; }
   std::int32_t slot_of(SequenceHandle h) const { return slots_.check(h, "slot_of"); }
+  // Whether every slot is taken (admit would throw OutOfSlots).
+  bool slots_full() const { return slots_.full(); }
 
   using KVPool::admit;
   using KVPool::append_token;

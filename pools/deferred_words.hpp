@@ -31,9 +31,16 @@ class DeferredWords {
   std::int64_t words_flushed() const { return words_flushed_; }
 
  private:
+  // A pending word and when it was put (the last put of a word wins).
+  struct Pending {
+    std::int32_t* dst;
+    std::int32_t value;
+    std::uint32_t order;
+  };
   MemoryBackend* backend_;
   bool deferred_ = false;
-  std::vector<WordWrite> pending_;
+  std::vector<Pending> pending_;
+  std::vector<WordWrite> out_;  // the flush's distinct words (kept: a serving loop flushes every step)
   std::int64_t flushes_ = 0, words_flushed_ = 0;
 };
 

@@ -123,14 +123,14 @@ SequenceHandle PagedPool::admit(const void* k, const void* v, std::int64_t len) 
       backend_->upload(page_row(v_, row[i], 0), head_pitch, vb, len * rb, n * rb, config_.layout.heads_kv);
     }
     tables_host_[slot] = std::move(row);
-    lengths_[slot] = len;
+    set_length(slot, len);
     write_table_row(slot);
     write_length(slot);
   } catch (...) {
     for (std::int32_t p : row) pages_.release(p);
     for (std::int32_t p : tables_host_[slot]) pages_.release(p);
     tables_host_[slot].clear();
-    lengths_[slot] = 0;
+    set_length(slot, 0);
     throw;
   }
   ++table_epoch_;
@@ -196,7 +196,7 @@ void PagedPool::append_one(SequenceHandle h, std::int32_t slot, const void* k_ro
     throw;
   }
   pages_.set_fill(page, static_cast<std::int32_t>(slot_in_page + 1));
-  lengths_[slot] = t + 1;
+  set_length(slot, t + 1);
 }
 
 std::int32_t PagedPool::writable_tail(SequenceHandle h, std::int32_t slot, const char* operation) {
@@ -257,7 +257,7 @@ void PagedPool::append_tokens(SequenceHandle h, const void* k, const void* v, st
       backend_->upload(page_row(v_, page, in_page), head_pitch, vb, n * rb, chunk * rb, config_.layout.heads_kv);
     }
     pages_.set_fill(page, static_cast<std::int32_t>(in_page + chunk));
-    lengths_[slot] = t + chunk;
+    set_length(slot, t + chunk);
     done += chunk;
   }
   write_length(slot);
@@ -268,7 +268,7 @@ void PagedPool::release(SequenceHandle h) {
   for (std::int32_t p : tables_host_[slot])
     if (p != kReleasedPage) pages_.release(p);
   tables_host_[slot].clear();
-  lengths_[slot] = 0;
+  set_length(slot, 0);
   released_[slot] = 0;
   slots_.vacate(slot);
   ++table_epoch_;
@@ -280,14 +280,14 @@ SequenceHandle PagedPool::fork(SequenceHandle parent) {
     throw PoolError(PoolErrorKind::OutOfSlots, "fork: all " + std::to_string(config_.max_seqs) + " sequence slots are taken");
   const std::int32_t to = slots_.lowest_free();
   tables_host_[to] = tables_host_[from];
-  lengths_[to] = lengths_[from];
+  set_length(to, lengths_[from]);
   released_[to] = released_[from];
   try {
     write_table_row(to);
     write_length(to);
   } catch (...) {
     tables_host_[to].clear();
-    lengths_[to] = 0;
+    set_length(to, 0);
     released_[to] = 0;
     throw;
   }
@@ -350,7 +350,15 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
   if (handles.empty()) throw PoolError(PoolErrorKind::InvalidArgument, "batch: no sequences given");
   words_.flush();  // the gather reads the per-slot rows and lengths
   const auto n = static_cast<int>(handles.size());
-  std::vector<std::int32_t> slots(n), indptr(n + 1, 0), lengths(n);
+  // The candidate slots, indptr and lengths go into vectors kept between calls (a serving loop
+  // asks for a batch every step).
+  std::vector<std::int32_t>& slots = next_slots_;
+  std::vector<std::int32_t>& indptr = next_indptr_;
+  std::vector<std::int32_t>& lengths = next_lengths_;
+  slots.resize(n);
+  indptr.resize(n + 1);
+  lengths.resize(n);
+  indptr[0] = 0;
   std::int64_t max_len = 0;
   for (int i = 0; i < n; ++i) {
     slots[i] = slots_.check(handles[i], "batch");
@@ -362,38 +370,42 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
   const bool same_handles = std::equal(handles.begin(), handles.end(), c.handles.begin(), c.handles.end());
   if (same_handles && c.epoch == table_epoch_ && c.lengths == lengths) return c;
 
-  // Build the replacement and swap it in at the end. Buffers move out of the cache to be reused,
-  // so on a failure the cache is emptied and the next call rebuilds from scratch.
-  BatchCache next;
+  // Buffers move out of the cache to be reused, and into it at the end; on a failure the cache is
+  // emptied and the next call rebuilds from scratch.
+  PoolBuffer slots_dev, indptr_dev, pages_dev, lens_dev;
   try {
     const bool same_shape = same_handles && c.indptr == indptr;
     auto grow = [&](PoolBuffer& have, std::size_t bytes) {
       return have.bytes() >= bytes ? std::move(have)
                                    : PoolBuffer(*backend_, std::max<std::size_t>(bytes, 2 * have.bytes()));
     };
-    next.slots_dev = grow(c.slots_dev, n * 4);
-    next.indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
-    next.lens_dev = grow(c.lens_dev, n * 4);
-    next.pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
+    slots_dev = grow(c.slots_dev, n * 4);
+    indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
+    lens_dev = grow(c.lens_dev, n * 4);
+    pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
     // Same handles and page counts: the uploaded slots and indptr are still right (same buffers,
     // nothing grew); only the gather runs again, for new entries (copy-on-write) or lengths.
     if (!same_shape) {
-      backend_->upload(next.slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
-      backend_->upload(next.indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
+      backend_->upload(slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
+      backend_->upload(indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
     }
     backend_->gather_block_tables(tables_.as<std::int32_t>(), row_stride(), slot_lengths_.as<std::int32_t>(),
-                                  next.slots_dev.as<std::int32_t>(), next.indptr_dev.as<std::int32_t>(), n,
-                                  next.pages_dev.as<std::int32_t>(), next.lens_dev.as<std::int32_t>());
+                                  slots_dev.as<std::int32_t>(), indptr_dev.as<std::int32_t>(), n,
+                                  pages_dev.as<std::int32_t>(), lens_dev.as<std::int32_t>());
   } catch (...) {
     c = BatchCache{};
     throw;
   }
-  next.handles.assign(handles.begin(), handles.end());
-  next.indptr = std::move(indptr);
-  next.lengths = std::move(lengths);
-  next.max_len = max_len;
-  next.epoch = table_epoch_;
-  c = std::move(next);
+  c.handles.assign(handles.begin(), handles.end());
+  std::swap(c.slots, slots);
+  std::swap(c.indptr, indptr);
+  std::swap(c.lengths, lengths);
+  c.max_len = max_len;
+  c.epoch = table_epoch_;
+  c.slots_dev = std::move(slots_dev);
+  c.indptr_dev = std::move(indptr_dev);
+  c.pages_dev = std::move(pages_dev);
+  c.lens_dev = std::move(lens_dev);
   return c;
 }
 
@@ -410,7 +422,7 @@ double PagedPool::physical_discontinuity() const {
 PoolStats PagedPool::stats() const {
   PoolStats s;
   s.sequences = slots_.live_count();
-  for (std::int32_t slot = 0; slot < config_.max_seqs; ++slot) s.logical_tokens += lengths_[slot];
+  s.logical_tokens = logical_tokens_;
   s.stored_tokens = pages_.filled_tokens();
   s.units_total = pages_.total();
   s.units_used = pages_.used_count();
@@ -484,7 +496,7 @@ SequenceHandle PagedPool::admit_with_prefix(std::span<const std::int32_t> prefix
                                                    std::to_string(pages_.free_count()) + " are free");
   const std::int32_t slot = slots_.lowest_free();
   tables_host_[slot].assign(prefix_pages.begin(), prefix_pages.end());
-  lengths_[slot] = prefix_len;
+  set_length(slot, prefix_len);
   for (std::int32_t p : prefix_pages) pages_.retain(p);
   ++table_epoch_;
   SequenceHandle h;
@@ -495,7 +507,7 @@ SequenceHandle PagedPool::admit_with_prefix(std::span<const std::int32_t> prefix
   } catch (...) {
     for (std::int32_t p : prefix_pages) pages_.release(p);
     tables_host_[slot].clear();
-    lengths_[slot] = 0;
+    set_length(slot, 0);
     throw;
   }
   if (suffix_len == 0) return h;

@@ -110,6 +110,14 @@ class PagedPool final : public KVPool {
   // Pages of the sequence released so far (the leading kReleasedPage entries of its table).
   std::int64_t released_pages(SequenceHandle h) const;
 
+  // Whether every sequence slot is taken (admit would throw OutOfSlots), and the pages an append
+  // of n tokens to h would take (new pages, plus one for a copy-on-write of a shared tail): a
+  // scheduler asks before it admits or appends, instead of catching the pool's refusal.
+  bool slots_full() const { return slots_.full(); }
+  std::int64_t pages_to_append(SequenceHandle h, std::int64_t n) const {
+    return pages_needed_to_append(slots_.check(h, "pages_to_append"), n);
+  }
+
   // Host mirror of a sequence's block table (what the pool-memory row holds).
   std::span<const std::int32_t> block_table(SequenceHandle h) const;
   const PageAllocator& pages() const { return pages_; }
@@ -147,6 +155,7 @@ class PagedPool final : public KVPool {
   struct BatchCache {
     std::vector<SequenceHandle> handles;
     std::vector<std::int32_t> indptr, lengths;  // (n + 1), (n)
+    std::vector<std::int32_t> slots;            // (n)
     std::int64_t max_len = 0;
     std::uint64_t epoch = ~0ull;
     PoolBuffer slots_dev, indptr_dev, pages_dev, lens_dev;
@@ -175,6 +184,12 @@ class PagedPool final : public KVPool {
   void write_table_row(std::int32_t slot);
   void write_length(std::int32_t slot);
   std::byte* page_row(const PoolBuffer& arena, std::int32_t page, std::int64_t slot_in_page) const;
+  // Every length change goes through here, so stats() reads the live tokens' sum instead of
+  // walking every slot each serving step.
+  void set_length(std::int32_t slot, std::int64_t tokens) {
+    logical_tokens_ += tokens - lengths_[slot];
+    lengths_[slot] = tokens;
+  }
 
   PagedPoolConfig config_;
   std::unique_ptr<MemoryBackend> backend_;
@@ -186,9 +201,13 @@ class PagedPool final : public KVPool {
   SlotRegistry slots_;
   std::vector<std::vector<std::int32_t>> tables_host_;  // (max_seqs) rows, the host mirror
   std::vector<std::int64_t> lengths_;
+  std::int64_t logical_tokens_ = 0;  // sum of lengths_
   std::vector<std::int64_t> released_;  // (max_seqs) leading entries released (release_pages_before)
   std::uint64_t table_epoch_ = 0;  // bumped whenever any block-table entry changes
   mutable BatchCache batch_cache_;
+  // build_batch's candidates for the next cache (swapped with the cache's vectors when it is
+  // rebuilt, so neither allocates once grown).
+  mutable std::vector<std::int32_t> next_slots_, next_indptr_, next_lengths_;
   mutable DeferredWords words_{*backend_};
 };
 

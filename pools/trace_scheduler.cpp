@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "pools/contiguous_pool.hpp"
 #include "pools/paged_pool.hpp"
 
 namespace decode_bench {
@@ -14,7 +15,11 @@ std::vector<std::int32_t> system_prompt_tokens(int prompt, std::int64_t len) {
 }
 
 TraceScheduler::TraceScheduler(KVPool& pool, std::vector<TraceRequest> trace, SchedulerOptions options)
-    : pool_(pool), paged_(dynamic_cast<PagedPool*>(&pool)), trace_(std::move(trace)), options_(options) {
+    : pool_(pool),
+      paged_(dynamic_cast<PagedPool*>(&pool)),
+      contiguous_(dynamic_cast<ContiguousPool*>(&pool)),
+      trace_(std::move(trace)),
+      options_(options) {
   if (options_.prefix_cache && !paged_)
     throw std::invalid_argument("TraceScheduler: a prefix cache needs a paged pool (a contiguous slab shares nothing)");
   if (options_.max_queue < 0)
@@ -37,16 +42,31 @@ TraceScheduler::TraceScheduler(KVPool& pool, std::vector<TraceRequest> trace, Sc
 
 // A paged request longer than the whole pool could only ever preempt itself.
 bool TraceScheduler::exceeds_pool(const TraceRequest& r) const {
-  const auto* paged = dynamic_cast<const PagedPool*>(&pool_);
-  if (!paged) return false;
-  const std::int64_t ps = paged->config().page_size;
-  return (r.prompt_len + r.output_len + ps - 1) / ps > paged->pages().total();
+  if (!paged_) return false;
+  const std::int64_t ps = paged_->config().page_size;
+  return (r.prompt_len + r.output_len + ps - 1) / ps > paged_->pages().total();
+}
+
+const std::vector<std::int32_t>& TraceScheduler::prompt_tokens(const TraceRequest& r) {
+  const auto prompt = static_cast<std::size_t>(r.system_prompt);
+  if (prompt >= prompt_tokens_.size()) prompt_tokens_.resize(prompt + 1);
+  std::vector<std::int32_t>& tokens = prompt_tokens_[prompt];
+  if (static_cast<std::int64_t>(tokens.size()) != r.system_prompt_len)
+    tokens = system_prompt_tokens(r.system_prompt, r.system_prompt_len);
+  return tokens;
 }
 
 bool TraceScheduler::try_admit(int request, StepRecord& rec) {
   const TraceRequest& r = trace_[static_cast<std::size_t>(request)];
   RadixCache* cache = options_.prefix_cache;
   if (cache && r.system_prompt >= 0 && r.system_prompt_len > 0) return try_admit_with_prefix(request, rec);
+  // A request that does not fit now is not handed to the pool: the same outcome as its refusal
+  // (which changes nothing), without the exception every waiting step would otherwise cost.
+  if (contiguous_ && contiguous_->slots_full()) return false;
+  if (paged_ && (paged_->slots_full() ||
+                 (r.prompt_len + paged_->config().page_size - 1) / paged_->config().page_size >
+                     paged_->pages().free_count()))
+    return false;
   try {
     const SequenceHandle h = pool_.admit(nullptr, nullptr, r.prompt_len);
     running_.push_back({request, h, 0});
@@ -63,7 +83,7 @@ bool TraceScheduler::try_admit_with_prefix(int request, StepRecord& rec) {
   const TraceRequest& r = trace_[static_cast<std::size_t>(request)];
   RadixCache& cache = *options_.prefix_cache;
   const std::int64_t ps = paged_->config().page_size;
-  const std::vector<std::int32_t> tokens = system_prompt_tokens(r.system_prompt, r.system_prompt_len);
+  const std::vector<std::int32_t>& tokens = prompt_tokens(r);
   // The lease keeps the matched prefix from being evicted while room is made for the rest.
   RadixCache::Lease lease = cache.acquire(tokens);
   struct Unlock {
@@ -74,6 +94,7 @@ bool TraceScheduler::try_admit_with_prefix(int request, StepRecord& rec) {
   const std::int64_t shared = lease.tokens();
   const std::int64_t need = (r.prompt_len - shared + ps - 1) / ps;
   if (need > paged_->pages().free_count()) cache.make_room(need);
+  if (need > paged_->pages().free_count() || paged_->slots_full()) return false;  // as the pool would refuse it
   SequenceHandle h;
   try {
     h = shared > 0 ? paged_->admit_with_prefix(lease.pages(), nullptr, nullptr, r.prompt_len - shared)
@@ -132,16 +153,26 @@ const StepRecord& TraceScheduler::step(const BatchFn& on_batch) {
 
   // 3. Decode: one token per running sequence, oldest first.
   std::size_t appended = 0;
+  // Out of pages: cached prefixes no sequence reads go first; then the newest running sequence
+  // (which may be the one that could not append; then the loop ends).
+  const auto out_of_pages = [&] {
+    if (options_.prefix_cache && options_.prefix_cache->make_room(1)) return;
+    preempt_newest(rec);
+  };
   while (appended < running_.size()) {
+    // A paged append that needs a page none is free for takes the out-of-pages path at once
+    // (the pool would refuse it unchanged).
+    if (paged_ && paged_->pages_to_append(running_[appended].handle, 1) > paged_->pages().free_count()) {
+      out_of_pages();
+      continue;
+    }
     try {
       pool_.extend(running_[appended].handle, 1);
       ++running_[appended].generated;
       ++appended;
     } catch (const PoolError& e) {
       if (e.kind() != PoolErrorKind::OutOfPages) throw;
-      // Cached prefixes no sequence reads go first; then the newest running sequence.
-      if (options_.prefix_cache && options_.prefix_cache->make_room(1)) continue;
-      preempt_newest(rec);  // may be the one that could not append; then the loop ends
+      out_of_pages();
     }
   }
   rec.running = static_cast<std::int64_t>(running_.size());
@@ -152,33 +183,30 @@ const StepRecord& TraceScheduler::step(const BatchFn& on_batch) {
 
   // 4. The decode batch.
   if (on_batch && !running_.empty()) {
-    std::vector<SequenceHandle> handles;
-    handles.reserve(running_.size());
-    for (const Running& s : running_) handles.push_back(s.handle);
-    on_batch(handles);
+    handles_.clear();
+    for (const Running& s : running_) handles_.push_back(s.handle);
+    on_batch(handles_);
   }
   // Prompts written by this batch go into the prefix cache.
   if (options_.prefix_cache)
     for (Running& s : running_)
       if (s.caches_prompt) {
         const TraceRequest& r = trace_[static_cast<std::size_t>(s.request)];
-        options_.prefix_cache->insert(system_prompt_tokens(r.system_prompt, r.system_prompt_len),
-                                      paged_->block_table(s.handle));
+        options_.prefix_cache->insert(prompt_tokens(r), paged_->block_table(s.handle));
         s.caches_prompt = false;
       }
 
   // 5. Release the finished.
-  std::vector<Running> still;
-  still.reserve(running_.size());
+  still_.clear();
   for (const Running& s : running_) {
     if (s.generated >= trace_[static_cast<std::size_t>(s.request)].output_len) {
       pool_.release(s.handle);
       ++rec.finished;
     } else {
-      still.push_back(s);
+      still_.push_back(s);
     }
   }
-  running_ = std::move(still);
+  std::swap(running_, still_);
   rec.queued = static_cast<std::int64_t>(queue_.size());
   finished_ += rec.finished;
   rejected_ += rec.rejected;

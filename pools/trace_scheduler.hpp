@@ -41,6 +41,9 @@
 
 namespace decode_bench {
 
+class ContiguousPool;
+class PagedPool;
+
 enum class WhenFull { queue, reject };
 
 struct SchedulerOptions {
@@ -110,14 +113,23 @@ class TraceScheduler {
   bool exceeds_pool(const TraceRequest& r) const;
   void preempt_newest(StepRecord& rec);
 
+  // The system prompt's token ids (the prefix cache's key), made once per prompt.
+  const std::vector<std::int32_t>& prompt_tokens(const TraceRequest& r);
+
   KVPool& pool_;
   PagedPool* paged_ = nullptr;  // the pool, when paged
+  ContiguousPool* contiguous_ = nullptr;  // the pool, when contiguous
   std::vector<TraceRequest> trace_;
   SchedulerOptions options_;
   std::size_t next_arrival_ = 0;
   std::deque<int> queue_;
   std::vector<Running> running_;  // in admission order
   std::vector<StepRecord> records_;
+  // Kept from step to step (no allocation per step once grown): the batch's handles, the
+  // sequences still running after the releases, and each system prompt's tokens.
+  std::vector<SequenceHandle> handles_;
+  std::vector<Running> still_;
+  std::vector<std::vector<std::int32_t>> prompt_tokens_;
   std::int64_t step_ = 0, finished_ = 0, rejected_ = 0;
 };
 

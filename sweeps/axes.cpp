@@ -178,6 +178,10 @@ std::vector<AxisDef>& static_table() {
       {"verify_every", AxisType::integer, {}, 1, 1 << 24, 100,
        "trace: the decode output is verified against the float64 reference at the first step, every N-th and the last",
        false, is_trace},
+      {"host_overlap", AxisType::boolean, {}, 0, 0, false,
+       "trace: each step's host work (scheduling, batch view, plan) runs while the previous step's decode is on the "
+       "GPU, one step in flight, as a serving loop does (false: every step waits for its decode first)",
+       false, is_trace},
       {"seed", AxisType::integer, {}, 0, 9007199254740992.0, 0,
        "seed of the random KV data, sequence lengths and page shuffles"},
   };

@@ -70,6 +70,7 @@ TracePoint parse_trace_point(const json& p) {
   t.budget_bytes = p.value("budget_bytes", std::uint64_t{4} << 30);
   t.steps = p.value("steps", std::int64_t{2000});
   t.verify_every = p.value("verify_every", std::int64_t{100});
+  t.host_overlap = p.value("host_overlap", false);
   return t;
 }
 
@@ -138,7 +139,8 @@ json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<
             {"finished", json::array()},  {"bytes_reserved", json::array()}, {"bytes_used", json::array()},
             {"fragmentation", json::array()}, {"decoded", json::array()},   {"gpu_us", json::array()},
             {"host_us", json::array()},   {"plan_us", json::array()},       {"view_us", json::array()},
-            {"shared_tokens", json::array()}, {"prefix_levels", json::array()}, {"prefix_sequences", json::array()}};
+            {"shared_tokens", json::array()}, {"prefix_levels", json::array()}, {"prefix_sequences", json::array()},
+            {"exposed_host_us", json::array()}};
   for (std::size_t i = 0; i < records.size(); ++i) {
     const StepRecord& r = records[i];
     const TraceStepTiming& t = timings[i];
@@ -160,6 +162,7 @@ json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<
     s["shared_tokens"].push_back(r.shared_tokens);
     s["prefix_levels"].push_back(t.prefix_levels);
     s["prefix_sequences"].push_back(t.prefix_sequences);
+    s["exposed_host_us"].push_back(t.exposed_host_us);
   }
   return s;
 }
@@ -169,7 +172,7 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
     throw std::invalid_argument("trace_summary_json: " + std::to_string(records.size()) + " records but " +
                                 std::to_string(timings.size()) + " timings");
   std::int64_t tokens = 0, finished = 0, rejected = 0, preempted = 0, peak = 0, shared = 0, prefix_steps = 0;
-  double gpu_us = 0, host_us = 0, plan_us = 0, view_us = 0;
+  double gpu_us = 0, host_us = 0, plan_us = 0, view_us = 0, exposed_us = 0;
   std::vector<double> step_us;
   for (std::size_t i = 0; i < records.size(); ++i) {
     tokens += records[i].running;
@@ -182,6 +185,7 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
     host_us += timings[i].host_us;
     plan_us += timings[i].plan_us;
     view_us += timings[i].view_us;
+    exposed_us += timings[i].exposed_host_us;
     shared += records[i].shared_tokens;
     prefix_steps += timings[i].prefix_levels > 0;
   }
@@ -203,7 +207,9 @@ json trace_summary_json(const std::vector<StepRecord>& records, const std::vecto
             {"tokens_per_s", gpu_us > 0 ? static_cast<double>(tokens) / (gpu_us * 1e-6) : 0.0},
             {"tokens_per_s_with_host",
              gpu_us + host_us > 0 ? static_cast<double>(tokens) / ((gpu_us + host_us) * 1e-6) : 0.0},
-            {"host_over_gpu", gpu_us > 0 ? host_us / gpu_us : 0.0}};
+            {"host_over_gpu", gpu_us > 0 ? host_us / gpu_us : 0.0},
+            {"exposed_host_seconds", exposed_us * 1e-6},
+            {"exposed_host_over_gpu", gpu_us > 0 ? exposed_us / gpu_us : 0.0}};
   double mean = 0;
   for (double v : step_us) mean += v;
   s["mean_step_us"] = step_us.empty() ? 0.0 : mean / static_cast<double>(step_us.size());

@@ -39,6 +39,9 @@ struct TracePoint {
   std::int64_t steps = 0;         // at most
   std::int64_t verify_every = 0;  // verified steps: 0, every verify_every-th, the last
   std::uint64_t seed = 0;
+  // The step's host work runs while the previous step's decode is on the GPU (one step in
+  // flight), as a serving loop does; false: each step waits for its decode first (serial).
+  bool host_overlap = false;
 };
 
 // From a point's parameters (validated by the axis table). Throws std::invalid_argument naming the
@@ -71,13 +74,19 @@ struct TraceStepTiming {
   std::int64_t decoded = 0;  // sequences the launch decoded (contiguous: the slot span, free slots included)
   std::int64_t prefix_levels = 0;     // shared-prefix path: levels (groups sharing prompt pages); 0: batch decode
   std::int64_t prefix_sequences = 0;  // sequences that read a level
+  // The step's host time the GPU waited for: CUDA events from when the GPU was done with what the
+  // earlier steps enqueued (or the host began the step, if later) to when this step's host work
+  // (scheduling, view, plan, with the view's and plan's uploads) was done. Serial: about host_us;
+  // with host_overlap: the part not hidden behind the previous decode.
+  double exposed_host_us = 0;
 };
 
 // The "steps" block: one array per field over the steps (records and timings of equal length).
 nlohmann::json trace_steps_json(const std::vector<StepRecord>& records, const std::vector<TraceStepTiming>& timings);
 // The "summary" block: tokens, steps, tokens_per_s (tokens / summed step GPU time), mean / p50 /
-// p99 step GPU time (nearest rank), host time, host_over_gpu, peak and mean concurrency,
-// finished, rejected, preempted. Throws std::invalid_argument when the lengths differ.
+// p99 step GPU time (nearest rank), host time, host_over_gpu, the exposed host time and its
+// ratio to the GPU time, peak and mean concurrency, finished, rejected, preempted. Throws
+// std::invalid_argument when the lengths differ.
 nlohmann::json trace_summary_json(const std::vector<StepRecord>& records, const std::vector<TraceStepTiming>& timings);
 
 // Nearest-rank percentile (q in (0, 100]) of `values`; 0 for none.

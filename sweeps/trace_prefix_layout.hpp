@@ -34,4 +34,24 @@ struct TraceBatchLayout {
 
 TraceBatchLayout trace_batch_layout(std::span<const TraceSequencePages> seqs, int page_size);
 
+// The same layout, built into storage kept from build to build (a serving loop builds one every
+// step): groups through a page -> group table that is stamped per build instead of cleared, batch
+// positions by one counting pass, no per-group lists and no allocation once the vectors have
+// grown. A sequence with prompt pages whose first page is a released one (< 0) is refused
+// (std::invalid_argument); the trace never releases pages behind a window.
+class TraceBatchLayoutBuilder {
+ public:
+  const TraceBatchLayout& build(std::span<const TraceSequencePages> seqs, int page_size);
+  const TraceBatchLayout& result() const { return out_; }
+
+ private:
+  TraceBatchLayout out_;
+  std::vector<std::uint32_t> page_stamp_;  // page -> the build that last set page_group_
+  std::vector<int> page_group_;            // page -> group of this build (where stamped)
+  std::uint32_t stamp_ = 0;
+  std::vector<int> group_;                 // sequence -> group, -1: no prompt pages
+  std::vector<int> head_, members_, next_; // group -> first sequence, members, next batch position
+  std::vector<std::int64_t> common_;       // group -> pages every member lists
+};
+
 }  // namespace decode_bench::sweeps

@@ -30,6 +30,7 @@
 #include "sweeps/trace_fill.hpp"
 #include "sweeps/trace_point.hpp"
 #include "sweeps/trace_prefix_layout.hpp"
+#include "sweeps/trace_step_host.hpp"
 #include "kernels/shared_prefix.hpp"
 
 namespace decode_bench::sweeps {
@@ -38,13 +39,24 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kTraceMethod =
+    "one decode launch per step over the whole running batch, CUDA events around it, no L2 flush (steps back to "
+    "back); host time = step wall time less device work and verification; exposed host time = CUDA events from when "
+    "the GPU was done with the earlier steps' work (or the host began the step) to when the step's host work was "
+    "done; metadata words (lengths, block-table entries) deferred and set once per step, the step's write list and q "
+    "rows staged in pinned memory, one copy; ";
+constexpr const char* kOverlapMethod =
+    "host_overlap: a step's host work runs while the previous step's decode is on the GPU (one step in flight)";
+constexpr const char* kSerialMethod = "serial: each step waits for its decode before the next begins";
+
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
 
-// The backend's scratch for one step's plan. Plans of later steps reuse the buffers (the earlier
-// step's launch has finished: each step waits for its stop event), growing one only when a plan
-// asks for more; a new buffer is filled with 0xFF bytes, as the pipeline's workspace is.
+// The backend's scratch for one step's plan. Plans of later steps reuse the buffers (what a plan
+// writes into them is ordered on the stream after the earlier step's launch; a buffer that grows
+// frees the old one only once the device is idle: harness/device_memory.hpp), growing one only
+// when a plan asks for more; a new buffer is filled with 0xFF bytes, as the pipeline's workspace is.
 class StepWorkspace final : public Workspace {
  public:
   explicit StepWorkspace(cudaStream_t stream) : stream_(stream) {}
@@ -67,19 +79,20 @@ class StepWorkspace final : public Workspace {
   std::size_t next_ = 0;
 };
 
+// One step's events: resume (recorded as the host begins the step: done when the GPU has
+// finished what earlier steps enqueued), ready (the host's work for the step is done), and start /
+// stop around the decode.
 class Events {
  public:
   Events() {
-    DB_CUDA_CHECK(cudaEventCreate(&start));
-    DB_CUDA_CHECK(cudaEventCreate(&stop));
+    for (cudaEvent_t* e : {&resume, &ready, &start, &stop}) DB_CUDA_CHECK(cudaEventCreate(e));
   }
   ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    for (cudaEvent_t e : {resume, ready, start, stop}) cudaEventDestroy(e);
   }
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEvent_t resume = nullptr, ready = nullptr, start = nullptr, stop = nullptr;
 };
 
 AttentionProblem described_problem(const TracePoint& t) {
@@ -109,6 +122,8 @@ class TraceRun {
     }
     stream_ = pool_->stream();
     workspace_ = std::make_unique<StepWorkspace>(stream_);
+    problem_ = described_problem(t_);
+    problem_.tuning = planning_policy(ctx_);  // the run's policy: the same for every step
     SchedulerOptions options;
     if (paged_ && t_.spec.system_prompt_len > 0) {
       prefix_cache_ = std::make_unique<RadixCache>(*paged_);
@@ -125,14 +140,19 @@ class TraceRun {
         break;
       }
       step_ = i;
+      parity_ = static_cast<int>(i & 1);
       TraceStepTiming timing;
       excluded_us_ = 0;
+      // This step's events are the ones of step i - 2: that step's times must have been read.
+      if (pending_ >= 0 && pending_parity_ == parity_) finish_pending();
+      // Recorded before the step's clock starts: host_us times the same work as before the event.
+      DB_CUDA_CHECK(cudaEventRecord(events_[parity_].resume, stream_));
       const auto s0 = Clock::now();
       sched.step([&](std::span<const SequenceHandle> handles) { timing = decode(handles); });
       timing.host_us = std::max(0.0, us_between(s0, Clock::now()) - excluded_us_);
       timings_.push_back(timing);
-      ctx_.measured_seconds += timing.gpu_us * 1e-6;
     }
+    finish_pending();  // host_overlap: the last decode still in flight
     const double wall_s = us_between(wall0, Clock::now()) * 1e-6;
     sched_ = nullptr;
     ctx_.phases[std::string(kPhaseVerification)] += verify_us_ * 1e-6;
@@ -150,10 +170,8 @@ class TraceRun {
                           {"system_prompts", t_.spec.system_prompts}}},
                         {"pool", pool_json_},
                         {"wall_seconds", wall_s},
-                        {"method", "one decode launch per step over the whole running batch, CUDA events around it, "
-                                   "no L2 flush (steps back to back); host time = step wall time less device work and "
-                                   "verification; metadata words (lengths, block-table entries) deferred and set once per "
-                                   "step, the step's write list and q rows staged in pinned memory, one copy"}};
+                        {"host_overlap", t_.host_overlap},
+                        {"method", std::string(kTraceMethod) + (t_.host_overlap ? kOverlapMethod : kSerialMethod)}};
     if (prefix_cache_) {
       const RadixCache::Stats cs = prefix_cache_->stats();
       trace_block["prefix_cache"] = {{"cached_pages", cs.cached_pages}, {"nodes", cs.nodes},
@@ -205,6 +223,7 @@ class TraceRun {
                     {"arena_bytes", 2 * cfg.page_bytes() * static_cast<std::uint64_t>(cfg.num_pages)}};
       pool->defer_metadata_writes(true);
       paged_ = pool.get();
+      step_host_ = std::make_unique<TraceStepHost>(cfg.page_size, t_.spec.system_prompt_len > 0);
       pool_ = std::move(pool);
     } else {
       const ContiguousPoolConfig cfg = ContiguousPoolConfig::for_budget(layout, t_.budget_bytes, trace_slab_tokens(t_));
@@ -223,17 +242,19 @@ class TraceRun {
     o_ = DeviceBuffer<float>(rows * t_.shape.heads_q * t_.shape.head_dim);
     lse_ = DeviceBuffer<float>(rows * t_.shape.heads_q);
     writes_ = DeviceBuffer<TraceWrite>(rows);
-    // The step's staged block: (rows) writes, (rows) q rows, then (rows) last-page lengths.
+    // The step's staged block, at most: (rows) writes, (rows) q rows, then (rows) last-page lengths.
     static_assert(sizeof(TraceWrite) % sizeof(std::int32_t) == 0);
     staged_words_ = rows * (2 * sizeof(TraceWrite) + sizeof(std::int32_t)) / sizeof(std::int32_t);
-    staging_ = PinnedBuffer<std::int32_t>(staged_words_);
+    for (PinnedBuffer<std::int32_t>& block : staging_) block = PinnedBuffer<std::int32_t>(staged_words_);
     staged_ = DeviceBuffer<std::int32_t>(staged_words_);
   }
 
-  TraceWrite* staged_writes(std::int32_t* base) const { return reinterpret_cast<TraceWrite*>(base); }
-  TraceWrite* staged_q_rows(std::int32_t* base) const { return staged_writes(base) + max_batch_; }
-  std::int32_t* staged_last_page_len(std::int32_t* base) const {
-    return reinterpret_cast<std::int32_t*>(staged_q_rows(base) + max_batch_);
+  // A step's staged block holds only what it uses, back to back, so its one copy moves no more:
+  // (running) writes, (batch) q rows, then (batch) last-page lengths.
+  static TraceWrite* staged_writes(std::int32_t* base) { return reinterpret_cast<TraceWrite*>(base); }
+  static TraceWrite* staged_q_rows(std::int32_t* base, std::int64_t running) { return staged_writes(base) + running; }
+  static std::int32_t* staged_last_page_len(std::int32_t* base, std::int64_t running, std::int64_t batch) {
+    return reinterpret_cast<std::int32_t*>(staged_q_rows(base, running) + batch);
   }
 
   // Whether no request is left after this step: nothing queued or still to arrive, and every
@@ -249,52 +270,44 @@ class TraceRun {
     TraceStepTiming timing;
     const auto view0 = Clock::now();
     const auto& running = sched_->running_sequences();
-    // Everything the step uploads goes into one pinned block (the previous step's copy out of it
-    // finished: each step waits for its stop event), then one async copy.
-    std::int32_t* host = staging_.get();
+    // Everything the step uploads goes into one pinned block, then one async copy. Two blocks,
+    // by step parity: with host_overlap the previous step's copy may not have run yet; the one
+    // of two steps back has (this step's host work began after its stop event).
+    std::int32_t* host = staging_[parity_].get();
     TraceWrite* writes = staged_writes(host);
     const auto n_running = static_cast<std::int64_t>(running.size());
-    AttentionProblem p = described_problem(t_);
+    // The problem is kept from step to step: its host vectors keep their capacity, and the
+    // backend's copy of it (plan) reuses its own.
+    AttentionProblem& p = problem_;
+    p.kernel = KernelKind::batch_decode;
     if (paged_) {
       // With system prompts: sequences reading the same prompt pages next to each other, and
       // the step decoded by the shared-prefix path (prefix once per group + each own suffix).
-      std::span<const SequenceHandle> batch_handles = handles;
-      position_.resize(running.size());
-      for (std::size_t i = 0; i < running.size(); ++i) position_[i] = static_cast<std::int32_t>(i);
-      if (t_.spec.system_prompt_len > 0) {
-        pages_.clear();
-        for (const TraceScheduler::Running& r : running) {
-          const TraceRequest& req = sched_->trace()[static_cast<std::size_t>(r.request)];
-          pages_.push_back({paged_->block_table(r.handle), req.system_prompt_len / t_.page_size,
-                            static_cast<std::int32_t>(paged_->length(r.handle))});
-        }
-        TraceBatchLayout bl = trace_batch_layout(pages_, t_.page_size);
-        ordered_.resize(running.size());
-        for (std::size_t b = 0; b < bl.order.size(); ++b) {
-          ordered_[b] = handles[static_cast<std::size_t>(bl.order[b])];
-          position_[static_cast<std::size_t>(bl.order[b])] = static_cast<std::int32_t>(b);
-        }
-        batch_handles = ordered_;
-        if (!bl.layout.levels.empty()) {
-          timing.prefix_levels = static_cast<std::int64_t>(bl.layout.levels.size());
-          timing.prefix_sequences = bl.shared_sequences();
-          p.prefix = std::move(bl.layout);
-        }
+      step_host_->build(*sched_, *paged_, handles);
+      if (const SharedPrefixLayout* layout = step_host_->prefix_layout()) {
+        timing.prefix_levels = static_cast<std::int64_t>(layout->levels.size());
+        timing.prefix_sequences = step_host_->shared_sequences();
+        if (p.prefix)
+          *p.prefix = *layout;
+        else
+          p.prefix = *layout;
+      } else {
+        p.prefix.reset();
       }
-      const BatchView<PagedKV<T>> view = paged_->batch<T>(batch_handles);
+      const BatchView<PagedKV<T>> view = paged_->batch<T>(step_host_->batch_handles());
+      step_host_->set_view_lengths(view.lengths_host);
       p.paged = erased_kv(view.kv);
       p.seq_lens = view.seq_lens_device;
       p.max_len = view.max_len;
       p.batch = view.num_seqs;
-      p.host_seq_lens = view.lengths_host;
-      p.host_indptr.assign(1, 0);
-      for (std::int32_t len : view.lengths_host) {
-        p.host_indptr.push_back(p.host_indptr.back() + (len + t_.page_size - 1) / t_.page_size);
-        p.host_last_page_len.push_back(len == 0 ? 0 : (len - 1) % t_.page_size + 1);
-      }
-      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(), staged_last_page_len(host));
-      p.last_page_len = staged_last_page_len(staged_.get());
-      for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position_[static_cast<std::size_t>(i)];
+      p.host_seq_lens.assign(view.lengths_host.begin(), view.lengths_host.end());
+      p.host_indptr.assign(step_host_->indptr().begin(), step_host_->indptr().end());
+      p.host_last_page_len.assign(step_host_->last_page_len().begin(), step_host_->last_page_len().end());
+      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(),
+                staged_last_page_len(host, n_running, p.batch));
+      p.last_page_len = staged_last_page_len(staged_.get(), n_running, p.batch);
+      const std::span<const std::int32_t> position = step_host_->position();
+      for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position[static_cast<std::size_t>(i)];
       if (p.prefix) use_shared_prefix(p, timing);
     } else {
       std::int32_t first = contiguous_->slot_of(handles[0]), last = 0;
@@ -307,7 +320,7 @@ class TraceRun {
       p.seq_lens = view.seq_lens_device;
       p.max_len = view.max_len;
       p.batch = view.num_seqs;
-      p.host_seq_lens = view.lengths_host;
+      p.host_seq_lens.assign(view.lengths_host.begin(), view.lengths_host.end());
       for (std::int64_t i = 0; i < n_running; ++i)
         writes[i].batch_index = contiguous_->slot_of(running[static_cast<std::size_t>(i)].handle) - first;
     }
@@ -323,12 +336,12 @@ class TraceRun {
       writes[i].prefix_key = req.system_prompt >= 0 ? t_.spec.requests + req.system_prompt : 0;
     }
     // q rows by batch position: free slots of a contiguous span get request -1's values.
-    TraceWrite* q_rows = staged_q_rows(host);
+    TraceWrite* q_rows = staged_q_rows(host, n_running);
     std::fill(q_rows, q_rows + p.batch, TraceWrite{0, -1, 0, 0});
     for (std::int64_t i = 0; i < n_running; ++i) q_rows[writes[i].batch_index] = writes[i];
-    DB_CUDA_CHECK(cudaMemcpyAsync(staged_.get(), host, staged_words_ * sizeof(std::int32_t), cudaMemcpyHostToDevice,
-                                  stream_));
-    p.tuning = planning_policy(ctx_);
+    const std::size_t staged_bytes = static_cast<std::size_t>(n_running + p.batch) * sizeof(TraceWrite) +
+                                     (paged_ ? static_cast<std::size_t>(p.batch) * sizeof(std::int32_t) : 0);
+    DB_CUDA_CHECK(cudaMemcpyAsync(staged_.get(), host, staged_bytes, cudaMemcpyHostToDevice, stream_));
     p.q = q_.get();
     p.o = o_.get();
     p.lse = lse_.get();
@@ -340,6 +353,7 @@ class TraceRun {
     backend_.plan(p, *workspace_);
     const auto device0 = Clock::now();
     timing.plan_us = us_between(plan0, device0);
+    DB_CUDA_CHECK(cudaEventRecord(events_[parity_].ready, stream_));  // the step's host work is done
 
     // The cache writes and q (not timed), then the decode between the events.
     const std::uint64_t k_seed = kv_seed(t_.seed);
@@ -351,18 +365,27 @@ class TraceRun {
     else
       DB_CUDA_CHECK(write_trace_tokens(typed_kv<T>(p.contiguous), writes_dev, n, t_.shape.heads_kv,
                                        t_.shape.head_dim, k_seed, stream_));
-    DB_CUDA_CHECK(fill_trace_q(q_.get(), staged_q_rows(staged_.get()), p.batch, t_.shape.heads_q, t_.shape.head_dim,
-                               q_seed(t_.seed), step_, stream_));
-    DB_CUDA_CHECK(cudaEventRecord(events_.start, stream_));
+    DB_CUDA_CHECK(fill_trace_q(q_.get(), staged_q_rows(staged_.get(), n_running), p.batch, t_.shape.heads_q,
+                               t_.shape.head_dim, q_seed(t_.seed), step_, stream_));
+    Events& ev = events_[parity_];
+    DB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
     DB_CUDA_CHECK(backend_.run(stream_));
-    DB_CUDA_CHECK(cudaEventRecord(events_.stop, stream_));
-    DB_CUDA_CHECK(cudaEventSynchronize(events_.stop));
-    float ms = 0;
-    DB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_.start, events_.stop));
-    timing.gpu_us = static_cast<double>(ms) * 1e3;
+    DB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
 
-    if (trace_step_verified(step_, t_.verify_every, t_.steps, final_step()))
-      verify(p, std::vector<TraceWrite>(writes, writes + n_running));
+    const bool verified = trace_step_verified(step_, t_.verify_every, t_.steps, final_step());
+    if (!t_.host_overlap || verified) {
+      // Serial (and every verified step): the step's decode is done before the next step begins.
+      DB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      finish_pending();
+      read_times(ev, timing);
+    } else {
+      // One step in flight: wait for the previous step's decode, then go on to the next step's
+      // host work while this one runs; its times are read in the next step.
+      finish_pending();
+      pending_ = static_cast<std::int64_t>(timings_.size());
+      pending_parity_ = parity_;
+    }
+    if (verified) verify(p, std::vector<TraceWrite>(writes, writes + n_running));
     excluded_us_ += us_between(device0, Clock::now());
     return timing;
   }
@@ -380,6 +403,25 @@ class TraceRun {
     p.prefix.reset();
     timing.prefix_levels = 0;
     timing.prefix_sequences = 0;
+  }
+
+  // A step's GPU time (start to stop) and exposed host time (resume to ready), once its stop
+  // event has completed.
+  void read_times(const Events& ev, TraceStepTiming& timing) {
+    float ms = 0;
+    DB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    timing.gpu_us = static_cast<double>(ms) * 1e3;
+    DB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.resume, ev.ready));
+    timing.exposed_host_us = std::max(0.0, static_cast<double>(ms) * 1e3);
+    ctx_.measured_seconds += timing.gpu_us * 1e-6;
+  }
+  // host_overlap: the step whose decode is still in flight, waited for and its times read.
+  void finish_pending() {
+    if (pending_ < 0) return;
+    const Events& ev = events_[pending_parity_];
+    DB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    read_times(ev, timings_[static_cast<std::size_t>(pending_)]);
+    pending_ = -1;
   }
 
   // The step's o and lse against the float64 reference, and every stored row of every running
@@ -450,15 +492,17 @@ class TraceRun {
   std::int64_t max_batch_ = 0;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<StepWorkspace> workspace_;
-  Events events_;
+  Events events_[2];  // by step parity
+  int parity_ = 0;
+  std::int64_t pending_ = -1;  // host_overlap: the index of the step whose times are not read yet
+  int pending_parity_ = 0;
   DeviceBuffer<float> q_, o_, lse_;
   DeviceBuffer<TraceWrite> writes_;  // verification's row list
-  PinnedBuffer<std::int32_t> staging_{0};
+  PinnedBuffer<std::int32_t> staging_[2]{PinnedBuffer<std::int32_t>(0), PinnedBuffer<std::int32_t>(0)};
   DeviceBuffer<std::int32_t> staged_;
   std::size_t staged_words_ = 0;
-  std::vector<TraceSequencePages> pages_;   // the step's block tables for the shared-prefix layout
-  std::vector<SequenceHandle> ordered_;     // the step's handles in batch order
-  std::vector<std::int32_t> position_;      // running index -> batch position
+  std::unique_ptr<TraceStepHost> step_host_;  // paged: the step's batch order, layout and page counts
+  AttentionProblem problem_;                   // the step's problem, kept from step to step
   std::string fallback_reason_;
   std::int64_t fallback_steps_ = 0;
   TraceScheduler* sched_ = nullptr;

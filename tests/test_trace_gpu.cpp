@@ -145,6 +145,57 @@ TEST(TraceGpu, OneSeedGivesOneScheduleAndOneOutput) {
   }
 }
 
+// host_overlap: each step's host work runs while the previous decode is on the GPU. The schedule
+// does not depend on the GPU (output lengths are drawn up front), so both modes run the same
+// steps; every sampled step still verifies against the float64 reference and every stored row is
+// as written, on both pools and with shared system prompts; every step with a batch has its GPU
+// time read (the last one too), and the exposed host time is recorded beside the host time.
+TEST(TraceGpu, OverlappedHostWorkRunsTheSameStepsAndVerifies) {
+  DB_REQUIRE_GPU();
+  for (const bool prompts : {false, true}) {
+    json preset = trace_preset();
+    if (prompts) {
+      preset["experiments"][0]["common"]["system_prompt_len"] = 64;
+      preset["experiments"][0]["common"]["system_prompts"] = 3;
+      preset["experiments"][0]["common"]["budget_bytes"] = 2 << 20;
+      preset["experiments"][0]["axes"]["layout"] = {"paged"};
+    }
+    const Plan serial_plan = testing::plan_of(preset);
+    preset["experiments"][0]["common"]["host_overlap"] = true;
+    const Plan overlap_plan = testing::plan_of(preset);
+    ASSERT_EQ(serial_plan.points.size(), overlap_plan.points.size());
+    auto runner = make_trace_runner();
+    for (std::size_t k = 0; k < overlap_plan.points.size(); ++k) {
+      const Point& point = overlap_plan.points[k];
+      SCOPED_TRACE(point.id);
+      EXPECT_EQ(point.parameters["host_overlap"], true);
+      RunContext a, b;
+      const json serial = runner->run(serial_plan.points[k], a), overlapped = runner->run(point, b);
+      ASSERT_EQ(overlapped.value("status", ""), kStatusOk) << overlapped.dump().substr(0, 2000);
+      if (!prompts) expect_consistent_trace(overlapped, point.parameters["layout"] == "paged");
+      EXPECT_TRUE(overlapped["verification"]["passed"].get<bool>());
+      for (const json& c : overlapped["verification"]["steps"]) EXPECT_EQ(c["row_mismatches"], 0) << c.dump();
+      EXPECT_TRUE(overlapped["trace"]["host_overlap"].get<bool>());
+      EXPECT_FALSE(serial["trace"]["host_overlap"].get<bool>());
+      for (const char* key : {"running", "queued", "admitted", "preempted", "finished", "decoded", "prefix_levels"})
+        EXPECT_EQ(overlapped["trace"]["steps"][key], serial["trace"]["steps"][key]) << key;
+      ASSERT_EQ(overlapped["verification"]["steps"].size(), serial["verification"]["steps"].size());
+      const json& steps = overlapped["trace"]["steps"];
+      for (std::size_t i = 0; i < steps["running"].size(); ++i) {
+        if (steps["running"][i].get<std::int64_t>() == 0) continue;
+        EXPECT_GT(steps["gpu_us"][i].get<double>(), 0.0) << i;
+        EXPECT_GE(steps["exposed_host_us"][i].get<double>(), 0.0) << i;
+        EXPECT_GE(serial["trace"]["steps"]["exposed_host_us"][i].get<double>(), 0.0) << i;
+      }
+      const json& summary = overlapped["trace"]["summary"];
+      EXPECT_GT(summary["host_seconds"].get<double>(), 0.0);
+      EXPECT_GE(summary["exposed_host_seconds"].get<double>(), 0.0);
+      EXPECT_GT(b.measured_seconds, 0.0);
+      EXPECT_NEAR(b.measured_seconds, summary["gpu_seconds"].get<double>(), 1e-9) << "every step's GPU time read once";
+    }
+  }
+}
+
 // A 64-token system prompt (4 pages of 16) out of 3 distinct ones before every prompt: the paged
 // pool shares each prompt's pages (radix cache), so it holds more sequences than the same trace
 // without sharing at the same budget, and decodes groups through the shared-prefix path; every

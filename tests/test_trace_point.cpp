@@ -143,6 +143,8 @@ TEST(TracePoint, ParsesTheWorkloadAndThePool) {
   EXPECT_EQ(trace_slab_tokens(t), 512) << "ceil(4 x (100 + 28))";
   EXPECT_EQ(t.steps, 500);
   EXPECT_EQ(t.verify_every, 100);
+  EXPECT_FALSE(t.host_overlap) << "serial unless asked";
+  EXPECT_TRUE(parse_trace_point(trace_params({{"host_overlap", true}})).host_overlap);
 
   const TracePoint all = parse_trace_point(trace_params({{"arrival_rate", 0.0}, {"trace_lengths", "fixed"}}));
   EXPECT_EQ(all.spec.arrival, TraceArrival::all_at_once);
@@ -219,6 +221,7 @@ TEST(TracePoint, SummaryIsComputedFromTheStepRecords) {
     timings[i].prefix_levels = i % 2;
     timings[i].prefix_sequences = 2 * (i % 2);
     timings[i].decoded = running[i];
+    timings[i].exposed_host_us = 0.5 * i;
     records[i].shared_tokens = 32 * i;
   }
   const json s = trace_summary_json(records, timings);
@@ -242,6 +245,10 @@ TEST(TracePoint, SummaryIsComputedFromTheStepRecords) {
   EXPECT_DOUBLE_EQ(s["schedule_seconds"].get<double>(), 5e-6);
   EXPECT_EQ(s["shared_prompt_tokens"], 32 * (0 + 1 + 2 + 3));
   EXPECT_EQ(s["shared_prefix_steps"], 2) << "steps 1 and 3 decoded through the shared-prefix path";
+  // The exposed host time, beside (not instead of) the host time: 0.5 x (0 + 1 + 2 + 3) us.
+  EXPECT_DOUBLE_EQ(s["exposed_host_seconds"].get<double>(), 3e-6);
+  EXPECT_DOUBLE_EQ(s["exposed_host_over_gpu"].get<double>(), 3.0 / 60);
+  EXPECT_DOUBLE_EQ(s["host_seconds"].get<double>(), 8e-6);
 
   const json steps = trace_steps_json(records, timings);
   EXPECT_EQ(steps["running"], json({2, 4, 0, 3}));
@@ -250,6 +257,7 @@ TEST(TracePoint, SummaryIsComputedFromTheStepRecords) {
   EXPECT_EQ(steps["shared_tokens"], json({0, 32, 64, 96}));
   EXPECT_EQ(steps["prefix_levels"], json({0, 1, 0, 1}));
   EXPECT_EQ(steps["prefix_sequences"], json({0, 2, 0, 2}));
+  EXPECT_EQ(steps["exposed_host_us"], json({0.0, 0.5, 1.0, 1.5}));
   for (const auto& [key, column] : steps.items()) EXPECT_EQ(column.size(), 4u) << key;
 
   timings.pop_back();

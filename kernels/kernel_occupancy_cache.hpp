@@ -1,0 +1,21 @@
+#pragma once
+// A kernel prepared for a launch shape and its occupancy, each driver call made once. A planner
+// sets a kernel's dynamic shared memory limit (and, when asked, the max-shared carveout) and asks
+// its occupancy on every plan; a serving loop plans every step, and those are driver calls each
+// time although nothing changes: the attributes stick once set, and the occupancy of (kernel,
+// threads, shared bytes) under the same attributes is the same number.
+//
+// Per (device, kernel) the limit last set (set again only when a different one is asked for) and
+// whether the carveout was set (never unset, as a direct call would leave it); the occupancy per
+// (device, kernel, threads, shared bytes, limit, carveout). A failed call is returned and nothing
+// of it is cached.
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+namespace decode_bench {
+
+cudaError_t prepared_occupancy(const void* kernel, std::size_t max_shared_bytes, bool carveout_max_shared, int threads,
+                               std::size_t shared_bytes, int* blocks_per_sm);
+
+}  // namespace decode_bench
