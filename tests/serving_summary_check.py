@@ -113,8 +113,19 @@ def main():
     check(q["mean_running_paged_with"] == 20 and q["mean_running_contiguous_with"] == 5, "concurrency with the prompt")
     check("x2.00 (without x0.90)" in effect["answer"], effect["answer"])
 
-    # The figures and the summary files through plot_results.py.
+    # The summary table: host / GPU per pool, and the exposed host time where the point has it
+    # (host_overlap traces), "-" where it has none (files written before the field).
     os.makedirs(work, exist_ok=True)
+    overlapped = [dict(p) for p in points]
+    overlapped[3] = json.loads(json.dumps(points[3]))
+    overlapped[3]["trace"]["summary"]["exposed_host_over_gpu"] = 0.046
+    md_path = sf.write_summary(document(overlapped), os.path.join(work, "table"))[1]
+    with open(md_path, encoding="utf-8") as f:
+        rows = {line.split(" | ")[0]: line for line in f.read().splitlines() if line.startswith("| ")}
+    check(rows["| paged p16"].endswith(f"| {100 / 10000:.2f} | 0.05 |"), rows["| paged p16"])
+    check(rows["| contiguous x2"].endswith(f"| {100 / 10000:.2f} | - |"), rows["| contiguous x2"])
+
+    # The figures and the summary files through plot_results.py.
     path = os.path.join(work, "synthetic_serving.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document(points), f)
