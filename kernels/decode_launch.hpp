@@ -100,8 +100,8 @@ bool decode_tensor_core_supported(const DecodeProblem& problem);
 
 // The short-sequence path (DecodePath::short_seq, kernels/short_decode_support.cpp): why it cannot
 // run this problem under these options (nullopt: it can), and whether plan_decode takes it when
-// the path is automatic (wherever it can run, unless the options pin splits, heads per block or a
-// tiling of the other paths, or DECODE_BENCH_FD_SHORT_SEQ=off).
+// the path is automatic (wherever it can run, unless the options pin splits, heads per block, the
+// separate merge or a tiling of the other paths, or DECODE_BENCH_FD_SHORT_SEQ=off).
 inline constexpr std::int64_t kShortMaxLen = 64;
 std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& problem, const DecodeOptions& options);
 bool decode_prefers_short(const DecodeProblem& problem, const DecodeOptions& options);

@@ -82,8 +82,10 @@ __device__ __forceinline__ void short_copy_rows(std::uint32_t dst, const typenam
   }
 }
 
+// At most 64 registers (8 blocks an SM by registers): ptxas needs no spill for it, and the paged
+// kernels would take 66-70 otherwise (7 blocks an SM).
 template <class KV>
-__global__ void __launch_bounds__(kShortThreads) short_decode_kernel(const KV kv, const ShortDecodeArgs args) {
+__global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV kv, const ShortDecodeArgs args) {
   using T = typename KV::value_type;
   using V16 = Vec16<T>;
   constexpr int kVec = V16::kElems;

@@ -34,11 +34,11 @@ std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& 
 }
 
 bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options) {
-  // Pinned splits, heads per block or a pinned tiling of the other paths (DECODE_BENCH_FD_TILING,
-  // DECODE_BENCH_ROW_TILING) ask for those kernels (tuning probes, tests); the policy's off keeps
-  // the older paths for side-by-side runs.
+  // Pinned splits, heads per block, the separate merge kernel or a pinned tiling of the other paths
+  // (DECODE_BENCH_FD_TILING, DECODE_BENCH_ROW_TILING) ask for those kernels (tuning probes, tests);
+  // the policy's off keeps the older paths for side-by-side runs.
   const TuningPolicy& t = options.tuning;
-  if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0) return false;
+  if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
   return !decode_short_unsupported_reason(p, options).has_value();
 }

@@ -43,10 +43,12 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   DecodeProblem variant = short_problem({32, 8, 128}, DType::fp16, 32);
   variant.variant.q_len = 2;
   EXPECT_FALSE(decode_prefers_short(variant, automatic));
-  // Pinned choices of the other paths keep them: splits, heads per block, a tiling, the knob off.
+  // Pinned choices of the other paths keep them: splits, heads per block, the separate merge, a
+  // tiling, the knob off.
   const DecodeProblem p = short_problem({32, 8, 128}, DType::fp16, 32);
   EXPECT_FALSE(decode_prefers_short(p, {.splits = 1}));
   EXPECT_FALSE(decode_prefers_short(p, {.heads_per_block = 1}));
+  EXPECT_FALSE(decode_prefers_short(p, {.fused_merge = false}));
   DecodeOptions tiling;
   tiling.tuning.fd_tiling = TilingOverride::short_batch;
   EXPECT_FALSE(decode_prefers_short(p, tiling));
