@@ -234,7 +234,9 @@ class DecodeBenchBackend final : public Backend {
       for (auto len : p.host_seq_lens) pages_per_seq.push_back((len + p.paged.page_size - 1) / p.paged.page_size);
     model_ = BackendTrafficModel{
         decode_traffic_model(kernel, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, plan_.num_splits),
-        kernel == DecodeKernel::baseline ? "decode_min_bytes+baseline_scores" : "decode_min_bytes+splitk_partials"};
+        kernel == DecodeKernel::baseline     ? "decode_min_bytes+baseline_scores"
+        : plan_.path == DecodePath::short_seq ? "decode_min_bytes"  // one block a (sequence, KV head): no partials
+                                              : "decode_min_bytes+splitk_partials"};
     if (!p.variant.plain()) {
       // The variants' minimum (a window's tokens only, q_len rows of q and o) and the split
       // partials of q_len rows a query head.

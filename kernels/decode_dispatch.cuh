@@ -5,6 +5,7 @@
 // instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
+#include "kernels/short_decode_launch.cuh"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
@@ -43,6 +44,12 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
     return cudaErrorInvalidValue;
   if (decode_kernel_unsupported_reason(kernel, problem)) return cudaErrorInvalidValue;
   *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
+  // Plain decodes of short sequences: one block per (sequence, KV head), whole sequences staged
+  // (kernels/short_decode.cuh); an explicit short_seq the kernel cannot run is refused.
+  if (kernel == DecodeKernel::flash_decode &&
+      (options.path == DecodePath::short_seq ||
+       (options.path == DecodePath::automatic && decode_prefers_short(problem, options))))
+    return plan_short_decode<KV>(problem, options, plan);
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::tensor_core ||
        (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
@@ -61,6 +68,8 @@ template <class KV>
 cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,
                        cudaStream_t stream) {
   if (problem.kv_dtype != dtype_of<typename KV::value_type>::value) return cudaErrorInvalidValue;
+  if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::short_seq)
+    return run_short_decode<KV>(kv, problem, plan, stream);
   if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
     return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {

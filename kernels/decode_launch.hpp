@@ -27,10 +27,15 @@ namespace decode_bench {
 // BF16 storage at GQA groups >= kRowAttentionMinGroup and groups the CUDA-core kernel has no
 // compiled tiling for (3, 5-7, 9-16, MQA up to 128 query heads). FP8 storage takes it
 // automatically only at the groups without a CUDA-core tiling (decode_prefers_tensor_core), and
-// anywhere in 1-16 / MQA when DecodeOptions::path pins it.
-enum class DecodePath { automatic, cuda_core, tensor_core };
+// anywhere in 1-16 / MQA when DecodeOptions::path pins it. short_seq: plain decodes whose
+// sequences all fit one shared-memory stage (max_len <= kShortMaxLen), one block per (sequence, KV
+// head), no splits (kernels/short_decode.cuh; docs/kernels/short_decode.md).
+enum class DecodePath { automatic, cuda_core, tensor_core, short_seq };
 constexpr std::string_view decode_path_name(DecodePath p) {
-  return p == DecodePath::tensor_core ? "tensor_core" : p == DecodePath::cuda_core ? "cuda_core" : "automatic";
+  return p == DecodePath::tensor_core ? "tensor_core"
+         : p == DecodePath::cuda_core ? "cuda_core"
+         : p == DecodePath::short_seq ? "short_seq"
+                                      : "automatic";
 }
 inline constexpr int kRowAttentionMinGroup = 3;
 
@@ -69,6 +74,8 @@ struct DecodePlan {
   DecodePath path = DecodePath::cuda_core;  // flash_decode: the kernel family chosen (never automatic)
   RowAttentionPlan rows;          // path tensor_core: the row-attention plan (num_splits etc. mirror it)
   DecodeTiling tiling = DecodeTiling::standard;  // path cuda_core: the compiled tiling
+  int query_heads_per_block = 0;  // path short_seq: query heads of the group one block takes (the
+                                  // group runs over ceil(group / this) blocks); 0 on the other paths
   // Ragged batches with host lengths (DecodeProblem::host_seq_lens): one block per (work item, head
   // block), each item a split of one sequence (kernels/decode_balance.hpp); num_splits is then the
   // largest split count, chunk one tile (chunk_bound under DECODE_BENCH_FD_WORK_CHUNKS=ranges).
@@ -90,6 +97,22 @@ std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel,
 // automatic), and whether it can (any other choice is refused by plan_decode).
 bool decode_prefers_tensor_core(const DecodeProblem& problem);
 bool decode_tensor_core_supported(const DecodeProblem& problem);
+
+// The short-sequence path (DecodePath::short_seq, kernels/short_decode_support.cpp): why it cannot
+// run this problem under these options (nullopt: it can), and whether plan_decode takes it when
+// the path is automatic (wherever it can run, unless the options pin splits, heads per block, the
+// separate merge or a tiling of the other paths, or DECODE_BENCH_FD_SHORT_SEQ=off).
+inline constexpr std::int64_t kShortMaxLen = 64;
+std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& problem, const DecodeOptions& options);
+bool decode_prefers_short(const DecodeProblem& problem, const DecodeOptions& options);
+// Query heads one short-path block takes: the whole group where that gives at least
+// kShortTargetBlocksPerSm blocks an SM over `items` (sequence, KV head) pairs, else the group split
+// over just enough blocks (each but the last still at least one head a warp), and never more than
+// kShortMaxBlockHeads (the q rows and scores in shared memory).
+inline constexpr int kShortMaxBlockHeads = 16;
+inline constexpr int kShortWarps = 4;  // warps of a short-path block
+inline constexpr int kShortTargetBlocksPerSm = 4;
+int short_decode_heads_per_block(int group, std::int64_t items, int sms);
 
 // The decode step as row-attention items (seq, kv_head), rows = the group's query heads.
 RowAttentionProblem decode_as_row_attention(const DecodeProblem& problem);

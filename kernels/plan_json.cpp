@@ -11,6 +11,7 @@ std::string_view row_plan_family(const RowAttentionPlan& plan) {
 
 std::string_view decode_plan_family(const DecodePlan& plan) {
   if (plan.kernel == DecodeKernel::baseline) return "baseline_3kernel";
+  if (plan.path == DecodePath::short_seq) return "short_decode";
   return plan.path == DecodePath::tensor_core ? row_plan_family(plan.rows) : "splitk_cuda_core";
 }
 
@@ -32,7 +33,8 @@ nlohmann::json to_json(const DecodePlan& plan) {
           {"wgmma", rows && plan.rows.wgmma},
           {"steal_pool", rows ? plan.rows.steal_pool : 0.0},
           {"work_items", plan.work_items.size()},
-          {"chunk_bound", plan.chunk_bound}};
+          {"chunk_bound", plan.chunk_bound},
+          {"query_heads_per_block", plan.query_heads_per_block}};
 }
 
 nlohmann::json to_json(const SharedPrefixPlan& plan, std::size_t levels, bool overlap) {

@@ -19,14 +19,16 @@ namespace decode_bench {
 //   rows_mma          row attention on mma.sync (DecodePath::tensor_core, or a shared-prefix phase)
 //   rows_wgmma        row attention on Hopper's warpgroup MMA (RowAttentionPlan::wgmma)
 //   rows_simt         row attention on CUDA cores (RowAttentionPath::simt: FP32 storage)
+//   short_decode      the short-sequence kernel (DecodePath::short_seq: whole sequences staged)
 //   shared_prefix     the composed prefix phase + suffix phase + merge (SharedPrefixPlan)
 std::string_view row_plan_family(const RowAttentionPlan& plan);
 std::string_view decode_plan_family(const DecodePlan& plan);
 
 // {family, path, tiling, packed, wgmma, steal_pool, num_splits, active_splits, heads_per_block,
 // chunk, tile_tokens, interleaved, fused_merge, blocks_per_sm, workspace_bytes, work_items,
-// chunk_bound}; packed, wgmma and steal_pool describe the row-attention plan of the tensor-core
-// path and are false / 0 on the others.
+// chunk_bound, query_heads_per_block}; packed, wgmma and steal_pool describe the row-attention plan
+// of the tensor-core path and are false / 0 on the others; query_heads_per_block is the short
+// path's (0 on the others).
 nlohmann::json to_json(const DecodePlan& plan);
 
 // {family: shared_prefix, levels, overlap, prefix: {...}, suffix: to_json(plan.suffix) + max_len,

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 14> kKnobs{{
+const std::array<TuningKnob, 15> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -67,6 +67,13 @@ const std::array<TuningKnob, 14> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("1"), 1}, std::pair{std::string_view("2"), 2}, std::pair{std::string_view("4"), 4}},
                      p.fd_short_heads);
+     }},
+    {"DECODE_BENCH_FD_SHORT_SEQ", "auto | off", "auto",
+     "off keeps plain decodes of at most 64 tokens a sequence on the split-K / row-attention paths instead of the "
+     "short-sequence kernel (one block per sequence and KV head, docs/kernels/short_decode.md)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.fd_short_seq);
      }},
     {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
      "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "

@@ -34,14 +34,17 @@ DecodePlan expect_verified(DType dtype, const DecodeCase& c) {
 }
 
 // The short batch at a tenth of the batch (enough blocks to fill a wave of the standard
-// tiling on any GPU with up to 256 SMs): the plan takes the short tiling, unsplit.
+// tiling on any GPU with up to 256 SMs): the CUDA-core plan takes the short tiling, unsplit.
+// (Automatic plans run such batches on the short-sequence kernel, tests/test_short_decode_gpu.cpp;
+// DECODE_BENCH_FD_SHORT_SEQ=off keeps them here.)
 TEST(DecodeShortBatchGpu, ShortTilingAtEveryHeadDimAndStorageType) {
   DB_REQUIRE_GPU();
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp32, DType::fp8_e4m3})
     for (int d : {64, 128, 256})
       for (int page : {0, 16}) {
-        const DecodeCase c{DecodeKernel::flash_decode, {32, 32, d}, std::vector<std::int32_t>(8, 32), page, 0,
-                           static_cast<std::uint64_t>(d + page)};
+        DecodeCase c{DecodeKernel::flash_decode, {32, 32, d}, std::vector<std::int32_t>(8, 32), page, 0,
+                     static_cast<std::uint64_t>(d + page)};
+        c.tuning.fd_short_seq = false;
         const DecodePlan plan = expect_verified(dtype, c);
         EXPECT_EQ(plan.tiling, DecodeTiling::short_batch) << describe(dtype, c);
       }

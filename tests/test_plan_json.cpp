@@ -37,7 +37,7 @@ TEST(PlanJson, DecodePlanWritesEveryField) {
       {"heads_per_block", 2},          {"chunk", 512},            {"tile_tokens", 64},   {"interleaved", true},
       {"fused_merge", true},           {"blocks_per_sm", 3},      {"workspace_bytes", 4096},
       {"tiling", "standard"},          {"packed", false},         {"wgmma", false},      {"steal_pool", 0.0},
-      {"work_items", 7},               {"chunk_bound", 1024}};
+      {"work_items", 7},               {"chunk_bound", 1024},     {"query_heads_per_block", 0}};
   EXPECT_EQ(j, expected);
 }
 
@@ -65,6 +65,16 @@ TEST(PlanJson, FamilyFollowsKernelPathAndRowPlan) {
   baseline.kernel = DecodeKernel::baseline;
   EXPECT_EQ(to_json(baseline)["family"], "baseline_3kernel");
   EXPECT_EQ(to_json(baseline)["path"], "cuda_core");
+
+  DecodePlan short_plan;
+  short_plan.path = DecodePath::short_seq;
+  short_plan.query_heads_per_block = 8;
+  short_plan.rows.packed = true;  // a row plan left over must not show on the short path either
+  const nlohmann::json short_json = to_json(short_plan);
+  EXPECT_EQ(short_json["family"], "short_decode");
+  EXPECT_EQ(short_json["path"], "short_seq");
+  EXPECT_EQ(short_json["query_heads_per_block"], 8);
+  EXPECT_EQ(short_json["packed"], false);
 }
 
 TEST(PlanJson, SharedPrefixPlanNestsTheSuffixDecodePlan) {

@@ -116,9 +116,11 @@ TEST(RowAttentionRaggedGpu, UniformBatchesKeepTheUniformPlan) {
     const std::vector<std::int32_t> lengths(static_cast<std::size_t>(seqs), len);
     DecodeProblem p{{32, 8, 128}, DType::fp16, seqs, len};
     DecodePlan without, with;
-    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &without), cudaSuccess);
+    DecodeOptions rows;  // 7 x 0 would take the short-sequence kernel
+    rows.tuning.fd_short_seq = false;
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, rows, &without), cudaSuccess);
     p.host_seq_lens = lengths.data();
-    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &with), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, rows, &with), cudaSuccess);
     SCOPED_TRACE(std::to_string(seqs) + " x " + std::to_string(len));
     EXPECT_EQ(with.path, DecodePath::tensor_core);
     EXPECT_TRUE(with.rows.work_entries.empty());

@@ -50,7 +50,7 @@ set(DECODE_BENCH_GPU_QUICK
   MlaSweepGpu.BatchDecodeWithForcedSplits)
 # Small kernel tests, also in the quick tier: the 3-kernel baseline and split-K flash-decode on
 # CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits), the tensor-core
-# row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel, the shared-prefix composition with its
+# row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel, the short-sequence kernel, the shared-prefix composition with its
 # level merges, masked head-dim tails, MLA decode (both kernels). A few small cases each: the sanitizers slow kernels down
 # 10-100x, and each tool's run over all of them should stay within a couple of minutes.
 set(DECODE_BENCH_GPU_SANITIZE
@@ -69,7 +69,8 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeGpu.PageSizesOrdersAndStorage
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
   MlaDecodeGpu.NarrowStorageTypesAndSplits
-  MlaDecodeWgmmaGpu.Small)
+  MlaDecodeWgmmaGpu.Small
+  ShortDecodeGpu.Small)
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU

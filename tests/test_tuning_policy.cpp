@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 15u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -72,6 +72,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_WORK_CHUNKS", "ranges").fd_work_chunks, WorkChunksOverride::ranges);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "2").fd_short_heads, 2);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "4").fd_short_heads, 4);
+  EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "off").fd_short_seq);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "narrow").row_tiling, RowAttentionTiling::narrow);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wide").row_tiling, RowAttentionTiling::wide);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);

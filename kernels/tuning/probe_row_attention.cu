@@ -1,6 +1,6 @@
 // Timing probe of row attention (docs/history/kernel-notes.md, "Row attention"): grouped decode at
 // 32 q / 8 KV heads, d = 128, on both decode paths (CUDA-core flash-decode vs the tensor-core row
-// kernel), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
+// kernel; points of at most 64 tokens also on the short-sequence kernel, docs/kernels/short_decode.md), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
 // phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are
 // finite bytes with unit scales (the scale changes no work). Cold L2 (the harness's read flush before each
 // launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
@@ -142,7 +142,8 @@ void decode_point(int seqs, int len, bool paged, DType dtype, int heads_kv = 8) 
   DeviceBuffer<std::int32_t> d_pages(pages), d_indptr(indptr);
   const DecodeProblem p{shape, dtype, seqs, len, lens.get(), q.get(), o.get(), lse.get()};
   const double bytes = 2.0 * elems * dtype_bytes(dtype);
-  for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core}) {
+  for (DecodePath path : {DecodePath::cuda_core, DecodePath::tensor_core, DecodePath::short_seq}) {
+    if (path == DecodePath::short_seq && len > kShortMaxLen) continue;  // beyond what that kernel stages
     if (!selected("decode " + std::string(dtype_name(dtype)) + heads_label + std::to_string(seqs) + "x" + std::to_string(len) +
                   (paged ? " paged16 " : " contiguous ") + std::string(decode_path_name(path))))
       continue;

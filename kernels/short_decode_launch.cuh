@@ -1,0 +1,104 @@
+#pragma once
+// Host side of the short-sequence decode kernel (kernels/short_decode.cuh): plan (the group's
+// split over blocks, the shared-memory layout, occupancy) and launch. Included by
+// kernels/decode_dispatch.cuh, so it compiles in the decode instantiation files: one kernel per
+// accessor type (FP16, BF16, FP8; FP32 is refused), every head dim and group at runtime.
+#include <algorithm>
+#include <type_traits>
+
+#include "harness/cuda_check.hpp"
+#include "kernels/decode_launch.hpp"
+#include "kernels/flash_decode_launch.cuh"  // page_divider
+#include "kernels/short_decode.cuh"
+
+namespace decode_bench {
+
+// Tokens a plan stages a sequence (at least 1, so an all-empty batch still has a valid layout).
+inline int short_decode_capacity(const DecodeProblem& p) {
+  return static_cast<int>(std::clamp<std::int64_t>(p.max_len, 1, kShortMaxLen));
+}
+
+// The layout of a plan's blocks: heads_per_block heads, the last part of the group the fewest.
+inline ShortDecodeLayout short_decode_layout_of(const DecodeProblem& p, int elem_bytes, int heads_per_block) {
+  const int group = p.shape.group();
+  const int parts = (group + heads_per_block - 1) / heads_per_block;
+  const int last = group - (parts - 1) * heads_per_block;
+  return short_decode_layout(p.shape.head_dim, elem_bytes, heads_per_block, std::min(heads_per_block, last),
+                             short_decode_capacity(p), kShortWarps);
+}
+
+// The most dynamic shared memory any short plan asks for (d 256 at 2 bytes, 16 heads, 64 tokens):
+// every plan opts the kernel in to this much, so that plans of different sizes can share a process.
+inline int short_decode_max_shared_bytes() {
+  return short_decode_layout(kMaxKernelHeadDim, 2, kShortMaxBlockHeads, 1, static_cast<int>(kShortMaxLen), kShortWarps)
+      .bytes;
+}
+
+template <class KV>
+cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
+  using T = typename KV::value_type;
+  if constexpr (std::is_same_v<T, float>) {
+    return cudaErrorInvalidValue;  // decode_short_unsupported_reason says why
+  } else {
+    if (decode_short_unsupported_reason(p, options)) return cudaErrorInvalidValue;
+    int dev = 0, sms = 0, per_sm = 0;
+    DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
+    DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+    const int heads = short_decode_heads_per_block(p.shape.group(), items, sms);
+    const ShortDecodeLayout layout = short_decode_layout_of(p, sizeof(T), heads);
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::short_decode_kernel<KV>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            short_decode_max_shared_bytes()));
+    if (options.tuning.carveout_max_shared)
+      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::short_decode_kernel<KV>,
+                                              cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared));
+    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::short_decode_kernel<KV>,
+                                                                     device::kShortThreads, layout.bytes));
+    if (per_sm == 0) return cudaErrorInvalidConfiguration;
+    plan->kernel = DecodeKernel::flash_decode;
+    plan->path = DecodePath::short_seq;
+    plan->num_splits = plan->active_splits = 1;
+    plan->heads_per_block = 1;  // KV heads a block reads
+    plan->query_heads_per_block = heads;
+    plan->chunk = plan->tile_tokens = short_decode_capacity(p);
+    plan->blocks_per_sm = per_sm;
+    plan->fused_merge = false;  // nothing to merge
+    plan->workspace_bytes = plan->workspace_init_bytes = 0;
+    return cudaSuccess;
+  }
+}
+
+template <class KV>
+cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodePlan& plan, cudaStream_t stream) {
+  using T = typename KV::value_type;
+  if constexpr (std::is_same_v<T, float>) {
+    return cudaErrorInvalidValue;
+  } else {
+    // The plan must be this problem's: its staged tokens cover every sequence, its heads divide up the group.
+    const int heads = plan.query_heads_per_block;
+    if (p.max_len > kShortMaxLen || plan.tile_tokens != short_decode_capacity(p) || heads < 1 ||
+        heads > std::min(p.shape.group(), kShortMaxBlockHeads) || !head_dim_supported(p.shape.head_dim))
+      return cudaErrorInvalidValue;
+    device::ShortDecodeArgs args{};
+    args.q = p.q;
+    args.lens = p.seq_lens;
+    args.o = p.o;
+    args.lse = p.lse;
+    args.heads_q = p.shape.heads_q;
+    args.head_dim = p.shape.head_dim;
+    args.group = p.shape.group();
+    args.heads = heads;
+    args.capacity = plan.tile_tokens;
+    args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kShortLog2e;
+    args.page_div = page_divider(kv);
+    args.layout = short_decode_layout_of(p, sizeof(T), heads);
+    const dim3 grid(static_cast<unsigned>(p.num_seqs), static_cast<unsigned>(p.shape.heads_kv),
+                    static_cast<unsigned>((args.group + heads - 1) / heads));
+    args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y * grid.z, "short_decode");
+    device::short_decode_kernel<KV><<<grid, device::kShortThreads, args.layout.bytes, stream>>>(kv, args);
+    return cudaGetLastError();
+  }
+}
+
+}  // namespace decode_bench

@@ -1,0 +1,154 @@
+// Host side of the short-sequence decode path (no GPU needed): which problems the planner sends to
+// it, what an explicit choice it cannot run is refused with, the group's split over blocks, and
+// the shared-memory layout the kernel is launched with.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernels/decode_launch.hpp"
+#include "kernels/short_decode_layout.hpp"
+
+namespace decode_bench {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+DecodeProblem short_problem(DecodeShape shape, DType dtype, std::int64_t max_len) {
+  DecodeProblem p;
+  p.shape = shape;
+  p.kv_dtype = dtype;
+  p.num_seqs = 64;
+  p.max_len = max_len;
+  return p;
+}
+
+// Plain decodes up to kShortMaxLen tokens on FP16 / BF16 / FP8 at any group the tensor-core path
+// takes go to the short path; longer ones, FP32, attention variants and pinned choices do not.
+TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
+  const DecodeOptions automatic;
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+    for (DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{32, 32, 64}, DecodeShape{71, 1, 64},
+                              DecodeShape{40, 8, 80}, DecodeShape{128, 8, 256}, DecodeShape{128, 1, 128}})
+      for (std::int64_t len : {0, 1, 32, 64}) {
+        const DecodeProblem p = short_problem(shape, dtype, len);
+        EXPECT_TRUE(decode_prefers_short(p, automatic))
+            << dtype_name(dtype) << " " << shape.heads_q << "/" << shape.heads_kv << " d " << shape.head_dim << " x " << len;
+        EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
+      }
+  // One token past the limit: the split-K / row paths.
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
+  // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp32, 32), automatic));
+  EXPECT_FALSE(decode_prefers_short(short_problem({136, 1, 128}, DType::fp16, 32), automatic));
+  DecodeProblem variant = short_problem({32, 8, 128}, DType::fp16, 32);
+  variant.variant.q_len = 2;
+  EXPECT_FALSE(decode_prefers_short(variant, automatic));
+  // Pinned choices of the other paths keep them: splits, heads per block, the separate merge, a
+  // tiling, the knob off.
+  const DecodeProblem p = short_problem({32, 8, 128}, DType::fp16, 32);
+  EXPECT_FALSE(decode_prefers_short(p, {.splits = 1}));
+  EXPECT_FALSE(decode_prefers_short(p, {.heads_per_block = 1}));
+  EXPECT_FALSE(decode_prefers_short(p, {.fused_merge = false}));
+  DecodeOptions tiling;
+  tiling.tuning.fd_tiling = TilingOverride::short_batch;
+  EXPECT_FALSE(decode_prefers_short(p, tiling));
+  DecodeOptions row_tiling;
+  row_tiling.tuning.row_tiling = RowAttentionTiling::narrow;
+  EXPECT_FALSE(decode_prefers_short(p, row_tiling));
+  DecodeOptions off;
+  off.tuning.fd_short_seq = false;
+  EXPECT_FALSE(decode_prefers_short(p, off));
+  // An explicit splits of 1 is no split: the pinned path takes it.
+  EXPECT_EQ(decode_short_unsupported_reason(p, {.splits = 1}), std::nullopt);
+}
+
+// An explicit short_seq that the kernel cannot run is refused with the reason (and by plan_decode,
+// before any CUDA call).
+TEST(ShortDecodeRouting, ExplicitPathItCannotRunIsRefusedWithTheReason) {
+  const DecodeOptions automatic;
+  const auto reason = [](const DecodeProblem& p, const DecodeOptions& o) {
+    const auto why = decode_short_unsupported_reason(p, o);
+    return why ? *why : std::string("(none)");
+  };
+  EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp16, 65), automatic), "max_len 65"));
+  EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp32, 16), automatic), "dtype fp32"));
+  EXPECT_TRUE(contains(reason(short_problem({34, 2, 128}, DType::fp16, 16), automatic), "GQA group 17"));
+  EXPECT_TRUE(contains(reason(short_problem({32, 8, 72}, DType::fp16, 16), automatic), "head_dim 72"));
+  EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp16, 16), {.splits = 4}), "splits 4"));
+  EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp16, 16), {.heads_per_block = 2}), "heads_per_block 2"));
+  DecodeProblem variant = short_problem({32, 8, 128}, DType::bf16, 16);
+  variant.variant.logits_soft_cap = 30;
+  EXPECT_TRUE(contains(reason(variant, automatic), "plain decode only"));
+
+  DecodeOptions pinned;
+  pinned.path = DecodePath::short_seq;
+  DecodePlan plan;
+  EXPECT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode,
+                                              short_problem({32, 8, 128}, DType::fp16, 65), pinned, &plan),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(plan_decode<PagedKV<float>>(DecodeKernel::flash_decode, short_problem({32, 8, 128}, DType::fp32, 16),
+                                        pinned, &plan),
+            cudaErrorInvalidValue);
+  pinned.splits = 3;
+  EXPECT_EQ(plan_decode<PagedKV<__nv_bfloat16>>(DecodeKernel::flash_decode,
+                                                short_problem({32, 8, 128}, DType::bf16, 16), pinned, &plan),
+            cudaErrorInvalidValue);
+}
+
+// The group's split over blocks: whole groups where the (sequence, KV head) pairs already give
+// kShortTargetBlocksPerSm blocks an SM; else just enough blocks, each but the last at least a head
+// a warp; never more than kShortMaxBlockHeads heads a block.
+TEST(ShortDecodeRouting, GroupSplitOverBlocks) {
+  constexpr int kSms = 132;
+  EXPECT_EQ(short_decode_heads_per_block(4, 64 * 8, kSms), 4);   // the short point: 512 blocks, one wave
+  EXPECT_EQ(short_decode_heads_per_block(1, 1, kSms), 1);
+  EXPECT_EQ(short_decode_heads_per_block(8, 1, kSms), 4);        // two blocks of four
+  EXPECT_EQ(short_decode_heads_per_block(8, 4096, kSms), 8);
+  EXPECT_EQ(short_decode_heads_per_block(16, 4096, kSms), 16);
+  EXPECT_EQ(short_decode_heads_per_block(71, 64, kSms), 8);      // 9 blocks a pair: 576 blocks
+  EXPECT_EQ(short_decode_heads_per_block(71, 4096, kSms), 15);   // the fewest blocks: 5 of at most 16
+  EXPECT_EQ(short_decode_heads_per_block(128, 1, kSms), 4);      // 32 blocks of a warp's head each
+  EXPECT_EQ(short_decode_heads_per_block(13, 20, kSms), 5);      // 5, 5 and 3 heads
+  EXPECT_EQ(short_decode_heads_per_block(7, 1, kSms), 7);        // one block: two would leave warps idle
+  for (int group = 1; group <= 128; ++group)
+    for (std::int64_t items : {1, 7, 64, 512, 100000}) {
+      const int heads = short_decode_heads_per_block(group, items, kSms);
+      EXPECT_GE(heads, 1);
+      EXPECT_LE(heads, std::min(group, kShortMaxBlockHeads)) << group << " " << items;
+      EXPECT_GE(heads, std::min(group, kShortWarps)) << group << " " << items;
+      const int blocks = (group + heads - 1) / heads;
+      EXPECT_GE(group - (blocks - 1) * heads, 1) << group << " " << items;  // no empty block
+    }
+}
+
+// Offsets are 16-byte aligned, regions do not overlap, the pitch is an odd number of chunks (the
+// scores' token-a-lane reads hit 8 different bank groups), and the short point's block is small
+// enough for 8 blocks an SM (1024 of them per 132 SMs, twice the 512 it launches).
+TEST(ShortDecodeRouting, SharedMemoryLayout) {
+  for (int d : {16, 64, 80, 128, 256})
+    for (int bytes : {1, 2})
+      for (int heads : {1, 3, 4, 16})
+        for (int capacity : {1, 17, 64}) {
+          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, 1, capacity, kShortWarps);
+          EXPECT_EQ(l.chunks * 16, d * bytes);
+          EXPECT_EQ((l.pitch / 16) % 2, 1);
+          EXPECT_GE(l.pitch, l.chunks * 16);
+          EXPECT_GE(1 << l.chunk_shift, l.chunks);
+          EXPECT_LT(1 << l.chunk_shift, 2 * l.chunks);
+          for (int off : {l.q, l.k, l.v, l.scores, l.partial, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
+          EXPECT_EQ(l.k - l.q, heads * d * 4);
+          EXPECT_EQ(l.v - l.k, capacity * l.pitch);
+          EXPECT_EQ(l.scores - l.v, capacity * l.pitch);
+          EXPECT_GE(l.partial - l.scores, heads * capacity * 4);
+          EXPECT_EQ(l.stats - l.partial, kShortWarps * d * 4);  // fewest heads 1: warps share a head
+          EXPECT_GE(l.bytes - l.stats, 4);
+        }
+  const ShortDecodeLayout whole_heads = short_decode_layout(128, 2, 4, 4, 32, kShortWarps);
+  EXPECT_EQ(whole_heads.stats, whole_heads.partial);  // every warp has a head: no partial sums
+  EXPECT_EQ(whole_heads.bytes, whole_heads.stats);
+  EXPECT_EQ(whole_heads.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4);  // 19968 bytes
+  EXPECT_LE(8 * whole_heads.bytes, 227 * 1024);
+}
+
+}  // namespace
+}  // namespace decode_bench
