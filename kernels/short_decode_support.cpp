@@ -40,6 +40,10 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options) 
   const TuningPolicy& t = options.tuning;
   if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
+  // Groups 1 and 2 keep the CUDA-core split-K kernel, which measured faster than this one at short
+  // MHA batches (a block of one or two heads leaves its warps splitting the tokens of one head:
+  // docs/kernels/short_decode.md, "Measured"); path short_seq still runs them when asked.
+  if (p.shape.group() < kRowAttentionMinGroup) return false;
   return !decode_short_unsupported_reason(p, options).has_value();
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/decode_launch.hpp"  // kRowAttentionMinGroup
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
@@ -39,14 +40,16 @@ DecodeCase boundary_case(DecodeShape shape, int page, std::uint64_t seed) {
   return c;
 }
 
-// Every storage type, layout and group at d 128, the planner choosing the path.
+// Every storage type, layout and group at d 128: the planner choosing the path from group 3 on,
+// groups 1 and 2 asking for it (the planner keeps the CUDA-core split-K kernel there).
 TEST(ShortDecodeGpu, BoundaryLengthsEveryLayoutStorageAndGroup) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 900;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
     for (int page : {0, 1, 7, 16})
       for (int group : {1, 2, 4, 5, 7, 8, 13}) {
-        const DecodeCase c = boundary_case({2 * group, 2, 128}, page, ++seed);
+        DecodeCase c = boundary_case({2 * group, 2, 128}, page, ++seed);
+        if (group < kRowAttentionMinGroup) c.path = DecodePath::short_seq;
         const DecodePlan plan = expect_short_verified(dtype, c);
         // Group 13 over 10 x 2 (sequence, KV head) pairs: split over three blocks of 5, 5 and 3
         // heads (each block but the last at least a head a warp).
@@ -110,7 +113,9 @@ TEST(ShortDecodeGpu, PinnedPathAndTheLimit) {
 // (group 5, FP8).
 TEST(ShortDecodeGpu, Small) {
   DB_REQUIRE_GPU();
-  expect_short_verified(DType::fp16, boundary_case({2, 2, 80}, 7, 995));
+  DecodeCase one_head = boundary_case({2, 2, 80}, 7, 995);
+  one_head.path = DecodePath::short_seq;  // group 1: asked for (the planner keeps split-K there)
+  expect_short_verified(DType::fp16, one_head);
   expect_short_verified(DType::fp8_e4m3, boundary_case({10, 2, 64}, 7, 996));
 }
 

@@ -22,12 +22,13 @@ DecodeProblem short_problem(DecodeShape shape, DType dtype, std::int64_t max_len
   return p;
 }
 
-// Plain decodes up to kShortMaxLen tokens on FP16 / BF16 / FP8 at any group the tensor-core path
-// takes go to the short path; longer ones, FP32, attention variants and pinned choices do not.
+// Plain decodes up to kShortMaxLen tokens on FP16 / BF16 / FP8 at groups of 3 or more that the
+// tensor-core path takes go to the short path; groups 1 and 2 (the CUDA-core split-K kernel's),
+// longer ones, FP32, attention variants and pinned choices do not.
 TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   const DecodeOptions automatic;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
-    for (DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{32, 32, 64}, DecodeShape{71, 1, 64},
+    for (DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{24, 8, 64}, DecodeShape{71, 1, 64},
                               DecodeShape{40, 8, 80}, DecodeShape{128, 8, 256}, DecodeShape{128, 1, 128}})
       for (std::int64_t len : {0, 1, 32, 64}) {
         const DecodeProblem p = short_problem(shape, dtype, len);
@@ -35,6 +36,12 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
             << dtype_name(dtype) << " " << shape.heads_q << "/" << shape.heads_kv << " d " << shape.head_dim << " x " << len;
         EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
       }
+  // Groups 1 and 2: the CUDA-core split-K kernel unless the path is asked for, which runs them.
+  for (DecodeShape shape : {DecodeShape{32, 32, 64}, DecodeShape{32, 16, 128}}) {
+    const DecodeProblem p = short_problem(shape, DType::fp16, 32);
+    EXPECT_FALSE(decode_prefers_short(p, automatic)) << shape.heads_q << "/" << shape.heads_kv;
+    EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
+  }
   // One token past the limit: the split-K / row paths.
   EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
   // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
