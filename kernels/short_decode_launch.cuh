@@ -9,6 +9,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode_launch.cuh"  // page_divider
+#include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/short_decode.cuh"
 
 namespace decode_bench {
@@ -47,14 +48,13 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
     const int heads = short_decode_heads_per_block(p.shape.group(), items, sms);
     const ShortDecodeLayout layout = short_decode_layout_of(p, sizeof(T), heads);
-    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::short_decode_kernel<KV>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            short_decode_max_shared_bytes()));
-    if (options.tuning.carveout_max_shared)
-      DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::short_decode_kernel<KV>,
-                                              cudaFuncAttributePreferredSharedMemoryCarveout,
-                                              cudaSharedmemCarveoutMaxShared));
-    DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::short_decode_kernel<KV>,
-                                                                     device::kShortThreads, layout.bytes));
+    // The shared-memory opt-in, the carveout and the occupancy through the table the row kernels
+    // use (kernels/kernel_occupancy_cache.hpp): driver calls on the first plan only, not on every
+    // step of a serving trace.
+    DB_RETURN_IF_ERROR(prepared_occupancy(reinterpret_cast<const void*>(device::short_decode_kernel<KV>),
+                                          static_cast<std::size_t>(short_decode_max_shared_bytes()),
+                                          options.tuning.carveout_max_shared, device::kShortThreads,
+                                          static_cast<std::size_t>(layout.bytes), &per_sm));
     if (per_sm == 0) return cudaErrorInvalidConfiguration;
     plan->kernel = DecodeKernel::flash_decode;
     plan->path = DecodePath::short_seq;
