@@ -3,7 +3,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/kv_accessor.hpp"
+#include "kernels/mla/mla_args.hpp"
 #include "kernels/mla/mla_decode_wgmma.cuh"
 #include "kernels/mla/mla_decode_wgmma.hpp"
 
@@ -30,25 +32,13 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
       (plan.num_splits > 1 && workspace == nullptr))
     return cudaErrorInvalidValue;
   auto* kernel = device::mla_decode_wgmma_kernel<T, KV>;
-  if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(plan.shared_bytes));
+  // The shared-memory limit set once per kernel, not on every launch (a timed region holds launches).
+  int blocks_per_sm = 0;
+  if (const cudaError_t e = prepared_occupancy(reinterpret_cast<const void*>(kernel), plan.shared_bytes, false,
+                                               Tr::kThreads, plan.shared_bytes, &blocks_per_sm);
       e != cudaSuccess)
     return e;
-  device::MlaWgmmaArgs args{};
-  args.seq_lens = seq_lens;
-  args.q = q;
-  args.batch = plan.batch;
-  args.rows = plan.rows;
-  args.heads_q = shape.heads_q;
-  args.q_len = shape.q_len;
-  args.chunk = plan.split_tiles * Tr::kTile;
-  args.scale_log2 = static_cast<float>(shape.softmax_scale * 1.4426950408889634);
-  args.partial = plan.num_splits > 1;
-  // The partials' layout is run_mla_decode's (o per split, then lse per split): run_mla_merge_splits reads it.
-  const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
-  float* o_part = static_cast<float*>(workspace);
-  args.o = args.partial ? o_part : o;
-  args.lse = args.partial ? o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd : lse;
+  const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;

@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.cuh"
 #include "kernels/mla/mla_decode_narrow.cuh"
@@ -188,42 +189,24 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
       plan.row_blocks != (plan.rows + launch.rows_per_block - 1) / launch.rows_per_block ||
       plan.shared_bytes != launch.shared_bytes)
     return cudaErrorInvalidValue;
-  if (const cudaError_t e = cudaFuncSetAttribute(launch.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(plan.shared_bytes));
+  int blocks_per_sm = 0;  // the shared-memory limit set once per kernel, not on every launch
+  if (const cudaError_t e = prepared_occupancy(reinterpret_cast<const void*>(launch.kernel), plan.shared_bytes, false,
+                                               launch.threads, plan.shared_bytes, &blocks_per_sm);
       e != cudaSuccess)
     return e;
-  device::MlaArgs args{};
-  args.seq_lens = seq_lens;
-  args.q = q;
-  args.batch = plan.batch;
-  args.rows = plan.rows;
-  args.heads_q = shape.heads_q;
-  args.q_len = shape.q_len;
-  args.chunk = plan.split_tiles * plan.tile_tokens;
-  args.scale_log2 = static_cast<float>(shape.softmax_scale * 1.4426950408889634);
-  args.partial = plan.num_splits > 1;
-  const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
-  float* o_part = static_cast<float*>(workspace);
-  float* lse_part =
-      args.partial ? o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * kMlaKernelRank : nullptr;
-  args.o = args.partial ? o_part : o;
-  args.lse = args.partial ? lse_part : lse;
+  const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   launch.kernel<<<grid, launch.threads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
-  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), kMlaKernelRank / 4, 0, stream>>>(
-      o_part, lse_part, plan.num_splits, rows_total, o, lse);
-  return cudaGetLastError();
+  return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }
 
 cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream) {
-  using Tr = device::MlaTraits;
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
-  float* o_part = static_cast<float*>(workspace);
-  float* lse_part = o_part + static_cast<std::int64_t>(plan.num_splits) * rows_total * Tr::kVd;
-  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), Tr::kVd / 4, 0, stream>>>(
-      o_part, lse_part, plan.num_splits, rows_total, o, lse);
+  const MlaPartials part = mla_partials(plan, workspace);
+  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), kMlaKernelRank / 4, 0, stream>>>(
+      part.o, part.lse, plan.num_splits, rows_total, o, lse);
   return cudaGetLastError();
 }
 

@@ -26,6 +26,7 @@
 #include <cuda_fp8.h>
 
 #include "kernels/cp_async.cuh"
+#include "kernels/mla/mla_args.hpp"  // MlaArgs
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans
 
@@ -44,17 +45,6 @@ struct MlaTraits {
   static constexpr int shared_bytes(bool fp8) {
     return fp8 ? kQBytes + kStageBytes + kStages * kRawStageBytes : kQBytes + kStages * kStageBytes;
   }
-};
-
-struct MlaArgs {
-  const std::int32_t* seq_lens;
-  const float* q;    // (batch, rows, 576)
-  float* o;          // (batch, rows, 512): the answer, or split partials (batch x splits first)
-  float* lse;        // (batch, rows) or split partials
-  int batch, rows, heads_q, q_len;
-  int chunk;         // tokens per split (a multiple of the tile)
-  float scale_log2;  // softmax_scale x log2(e)
-  bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
 };
 
 template <class T, class KV>

@@ -22,8 +22,8 @@
 //                (K-major: A = Q, B = the tile; the k16 step kk at panel kk / 4 + (kk % 4) x 32 B);
 //                the online softmax on the accumulators (log2 domain, the reference max that moves
 //                only by more than 2^8, as in row_attention_wgmma.cuh); P re-packed as register A
-//                fragments, written with the rescale factors to shared memory, a named-barrier
-//                arrive; O[:, 0:256] += P V, 4 wgmma m64n256k16 (A from registers)
+//                fragments, written with the rescale factors to shared memory, the named
+//                barrier; O[:, 0:256] += P V, 4 wgmma m64n256k16 (A from registers)
 //   warpgroup 1: stages the next tile (cp.async into the stage the previous tile left), waits at
 //                the named barrier, reads P and the rescale factors (its thread i holds the same
 //                rows as warpgroup 0's thread i: the fragment layout depends on the warp in the
@@ -35,7 +35,10 @@
 // into the async proxy, waits for its warpgroup's last P V (wgmma.wait_group 0), and the block
 // meets at __syncthreads; only then is the stage of the previous tile refilled, and P's buffer
 // rewritten (warpgroup 1 read the previous P before that barrier). The named barrier (id 1, 256
-// threads: warpgroup 0 arrives, warpgroup 1 syncs) hands P over once a tile.
+// threads, both warpgroups bar.sync) hands P over once a tile. Warpgroup 0 meets it with bar.sync,
+// not bar.arrive: warpgroup 1 is already waiting there in almost every tile (it only refills a
+// stage after the tile barrier), so the wait is free, and compute-sanitizer's racecheck then sees
+// the hand-over as ordered (with bar.arrive it reported warpgroup 1's reads of P intermittently).
 // Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q and P in the MMA's type, FP32
 // accumulation, l over the unrounded weights; scores scaled in FP32 after the MMA.
 #include <cmath>
@@ -48,6 +51,7 @@
 
 #include "kernels/cp_async.cuh"
 #include "kernels/kv_accessor.hpp"        // kv_scale
+#include "kernels/mla/mla_args.hpp"       // MlaArgs
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
 #include "kernels/wgmma_ops.cuh"          // descriptors, fences, commit and wait
@@ -77,20 +81,6 @@ struct MlaWgmmaTraits {
   static constexpr std::size_t shared_bytes() { return 1024 + kInvLOffset + kRowStateBytes; }
 };
 static_assert(MlaWgmmaTraits::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
-
-// The kernel's arguments: MlaArgs of kernels/mla/mla_decode.cuh, field for field (that header
-// defines the merge kernel, so it is not included here); the partial layout is the same, so the
-// mma.sync kernel's merge (mla_merge_splits_kernel) combines this kernel's splits.
-struct MlaWgmmaArgs {
-  const std::int32_t* seq_lens;
-  const float* q;    // (batch, rows, 576)
-  float* o;          // (batch, rows, 512): the answer, or split partials (batch x splits first)
-  float* lse;        // (batch, rows) or split partials
-  int batch, rows, heads_q, q_len;
-  int chunk;         // tokens per split (a multiple of the tile)
-  float scale_log2;  // softmax_scale x log2(e)
-  bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
-};
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -177,10 +167,7 @@ __device__ __forceinline__ void mla_wgmma_m64n256k16_rs(float (&d)[128], const s
 #undef DB_MLA_D128_LIST
 #undef DB_MLA_D128_OPERANDS
 
-// Named barrier 1 of `threads` threads: arrive (no wait) and sync. Barrier 0 is __syncthreads.
-__device__ __forceinline__ void mla_bar_arrive(int threads) {
-  asm volatile("bar.arrive 1, %0;\n" ::"r"(threads) : "memory");
-}
+// Named barrier 1 of `threads` threads (P's hand-over). Barrier 0 is __syncthreads.
 __device__ __forceinline__ void mla_bar_sync(int threads) { asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory"); }
 // Named barrier 2 of `threads` threads, met by both warpgroups at each tile's top from their own
 // loops (so not __syncthreads, which the compiler expects at one program point).
@@ -197,7 +184,7 @@ __device__ __forceinline__ std::uint32_t mla_sw128_chunk(int r, int c) {
 
 template <class T, class KV>
 __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
-    mla_decode_wgmma_kernel(const KV cache, const MlaWgmmaArgs args) {
+    mla_decode_wgmma_kernel(const KV cache, const MlaArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tr = MlaWgmmaTraits;
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 latent cache");
@@ -378,7 +365,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
         for (int i = 0; i < 4; ++i) p_buf[(4 * c + i) * 128 + wtid] = a[c][i];
       row_state[wtid] = alpha[0];
       row_state[128 + wtid] = alpha[1];
-      mla_bar_arrive(Tr::kThreads);
+      mla_bar_sync(Tr::kThreads);
       rescale(alpha[0], alpha[1]);
       pv(st, a);
     }
@@ -406,7 +393,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   cp_async_wait<0>();
   // The last hand-over, as every tile's P: warpgroup 0 writes v_scale / l into a buffer of its own
   // (not row_state, which warpgroup 1 read last: compute-sanitizer's racecheck did not order those
-  // reads before warpgroup 0's writes across a barrier here) and arrives where warpgroup 1 waits.
+  // reads before warpgroup 0's writes across a barrier here) and meets warpgroup 1 at barrier 1.
   if (wg == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -414,7 +401,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
       inv_l[128 * h + wtid] = l_run[h] > 0.f ? v_scale / l_run[h] : 0.f;
     }
-    mla_bar_arrive(Tr::kThreads);
+    mla_bar_sync(Tr::kThreads);
   } else {
     mla_bar_sync(Tr::kThreads);
   }

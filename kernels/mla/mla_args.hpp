@@ -1,0 +1,57 @@
+#pragma once
+// The arguments every MLA decode kernel takes (the mma.sync kernels of mla_decode.cuh and
+// mla_decode_narrow.cuh, the warpgroup-MMA kernel of mla_decode_wgmma.cuh), and the one function
+// that fills them from a plan. The split partials' layout is one for all kernels (o per split, then
+// lse per split), so one merge (run_mla_merge_splits) combines any kernel's splits.
+#include <cstdint>
+
+#include "kernels/mla/mla_decode.hpp"  // MlaDecodePlan
+#include "kernels/mla/mla_shape.hpp"
+
+namespace decode_bench {
+namespace device {
+
+struct MlaArgs {
+  const std::int32_t* seq_lens;
+  const float* q;    // (batch, rows, 576)
+  float* o;          // (batch, rows, 512): the answer, or split partials (batch x splits first)
+  float* lse;        // (batch, rows) or split partials
+  int batch, rows, heads_q, q_len;
+  int chunk;         // tokens per split (a multiple of the tile)
+  float scale_log2;  // softmax_scale x log2(e)
+  bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
+};
+
+}  // namespace device
+
+// The partials of a split plan in `workspace`: o (splits, batch, rows, 512), then lse (splits, batch, rows).
+struct MlaPartials {
+  float* o = nullptr;
+  float* lse = nullptr;
+};
+inline MlaPartials mla_partials(const MlaDecodePlan& plan, void* workspace) {
+  const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
+  float* o = static_cast<float*>(workspace);
+  return {o, o + static_cast<std::int64_t>(plan.num_splits) * rows_total * kMlaKernelRank};
+}
+
+// A plan's kernel arguments: the answer written directly without splits, the partials with them.
+inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan& plan, const std::int32_t* seq_lens,
+                                     const float* q, float* o, float* lse, void* workspace) {
+  device::MlaArgs args{};
+  args.seq_lens = seq_lens;
+  args.q = q;
+  args.batch = plan.batch;
+  args.rows = plan.rows;
+  args.heads_q = shape.heads_q;
+  args.q_len = shape.q_len;
+  args.chunk = plan.split_tiles * plan.tile_tokens;
+  args.scale_log2 = static_cast<float>(shape.softmax_scale * 1.4426950408889634);
+  args.partial = plan.num_splits > 1;
+  const MlaPartials part = mla_partials(plan, workspace);
+  args.o = args.partial ? part.o : o;
+  args.lse = args.partial ? part.lse : lse;
+  return args;
+}
+
+}  // namespace decode_bench
