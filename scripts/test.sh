@@ -12,7 +12,7 @@ build_dir=${BUILD_DIR:-build}
 jobs=$(nproc)
 device_code=${DEVICE_CODE:-}
 if [ -z "$device_code" ]; then
-  if nvidia-smi -L 2>/dev/null | grep -q '^GPU' || [ -e /dev/nvidia0 ]; then device_code=sass; else device_code=ptx; fi
+  if grep -q '^GPU' <<<"$(nvidia-smi -L 2>/dev/null)" || [ -e /dev/nvidia0 ]; then device_code=sass; else device_code=ptx; fi
 fi
 case "$device_code" in
   sass) ptx_only=OFF ;;
