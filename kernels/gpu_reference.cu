@@ -86,7 +86,7 @@ __device__ double score(const KV& kv, const double* q_s, const Geometry& g, cons
   return g.cap > 0 ? g.cap * tanh(s / g.cap) : s;
 }
 
-// Pass 1: partial_max (B * H_q, chunks) = max of the chunk's scores (-inf when empty).
+// Pass 1: partial_max (rows, chunks) = max of the chunk's scores (-inf when empty).
 template <class KV>
 __global__ void chunk_max_kernel(KV kv, Geometry g, const std::int32_t* seq_lens, const float* q, double* partial_max) {
   extern __shared__ double smem[];

@@ -3,9 +3,9 @@
 // windows 1, a page minus one, T - 1 and T; sinks on and off; soft-cap 0 and 30 (and 1, which
 // bends every logit); GQA groups 1, 4, 7 and MQA; contiguous slabs and shuffled pages; FP16 and
 // FP8 (E4M3, E5M2, per-KV-head scales). Both compute in double from the same stored values, so
-// they agree to ~1e-12 relative. Also: the variant entry point at the defaults is plain decode bit
-// for bit, a window covering the sequence is full attention bit for bit, and malformed variants are
-// refused. Suite GpuReferenceGpu (tests/test_gpu_reference_gpu.cpp holds the plain cases).
+// they agree to ~1e-12 relative. Also: a window covering the sequence is full attention bit for
+// bit, and malformed variants are refused. Suite GpuReferenceGpu (the quick tier), beside the
+// plain cases of tests/test_gpu_reference_gpu.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,44 +155,28 @@ TEST(GpuReferenceGpu, VariantsMatchTheCpuVariantReferenceFp8) {
         }
 }
 
-// The variant entry point at its defaults is plain decode, bit for bit; so is a window covering the
-// whole sequence (every query token sees [0, p_i + 1) either way), with q_len 4.
-TEST(GpuReferenceGpu, NeutralVariantsAreExactlyTheirPlainCounterparts) {
+// A window covering the whole sequence is full attention, bit for bit: every query token sees
+// [0, p_i + 1) either way, so the blocks cover the same tokens in the same order (q_len 4).
+TEST(GpuReferenceGpu, AWindowCoveringTheSequenceIsFullAttentionExactly) {
   DB_REQUIRE_GPU();
   const Case c{{8, 2, 64}, {kT, 37, 16}, kPage, {}, 3};
   std::mt19937_64 rng(c.seed);
   const testing::CaseKv<__half> kv_data(c.shape, c.lengths, c.page_size, c.seed, false, rng);
   const std::vector<float> sinks = sink_logits(c.shape.heads_q, c.seed);
-  // Plain decode through the plain entry point and through the variant one.
-  const std::vector<float> q1 = testing::random_values<float>(3 * 8 * 64, rng, -2.f, 2.f);
-  const DeviceOutput plain_variant = gpu_reference(kv_data, c, AttentionVariant{}, q1, sinks);
-  ASSERT_EQ(plain_variant.status, cudaSuccess);
-  {
-    const std::size_t rows = 3 * 8;
-    DeviceBuffer<float> d_q(q1);
-    DeviceBuffer<std::int32_t> d_lens(c.lengths);
-    DeviceBuffer<double> o(rows * 64), o_abs(rows * 64), lse(rows);
-    DeviceBuffer<double> workspace(gpu_reference_workspace_doubles(c.shape, 3, kT));
-    kv_data.on_device([&](const auto& kv) {
-      ASSERT_EQ(gpu_reference_decode(kv, c.shape, 3, kT, d_lens.get(), d_q.get(), workspace.get(),
-                                     {o.get(), o_abs.get(), lse.get()}, nullptr),
-                cudaSuccess);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    });
-    EXPECT_EQ(o.download(), plain_variant.o);
-    EXPECT_EQ(o_abs.download(), plain_variant.o_abs);
-    EXPECT_EQ(lse.download(), plain_variant.lse);
-  }
-  // q_len 4: window 0 against windows T and T + 5 (>= every sequence's length).
-  const std::vector<float> q4 = testing::random_values<float>(3 * 4 * 8 * 64, rng, -2.f, 2.f);
-  const DeviceOutput full = gpu_reference(kv_data, c, {.q_len = 4}, q4, sinks);
+  const std::vector<float> q = testing::random_values<float>(3 * 4 * 8 * 64, rng, -2.f, 2.f);
+  const DeviceOutput full = gpu_reference(kv_data, c, {.q_len = 4}, q, sinks);
   ASSERT_EQ(full.status, cudaSuccess);
   for (std::int64_t window : {std::int64_t{kT}, std::int64_t{kT + 5}}) {
-    const DeviceOutput w = gpu_reference(kv_data, c, {.q_len = 4, .window = window}, q4, sinks);
+    const DeviceOutput w = gpu_reference(kv_data, c, {.q_len = 4, .window = window}, q, sinks);
     ASSERT_EQ(w.status, cudaSuccess);
     EXPECT_EQ(w.o, full.o) << "window " << window;
+    EXPECT_EQ(w.o_abs, full.o_abs) << "window " << window;
     EXPECT_EQ(w.lse, full.lse) << "window " << window;
   }
+  // Window T - 4: query token 0 of the longest sequence (position T - 4) loses position 0.
+  const DeviceOutput shorter = gpu_reference(kv_data, c, {.q_len = 4, .window = kT - 4}, q, sinks);
+  ASSERT_EQ(shorter.status, cudaSuccess);
+  EXPECT_NE(shorter.lse[0], full.lse[0]);
 }
 
 TEST(GpuReferenceGpu, MalformedVariantsAreRefused) {
