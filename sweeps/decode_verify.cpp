@@ -41,13 +41,17 @@ VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const st
 }
 
 template <class T>
-VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& o_dev,
-                                  const DeviceBuffer<float>& lse_dev, PhaseSeconds& phases) {
-  std::vector<float> o, lse;
+VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& sinks_dev,
+                                  const DeviceBuffer<float>& o_dev, const DeviceBuffer<float>& lse_dev,
+                                  PhaseSeconds& phases) {
+  std::vector<float> o, lse, sinks;
   {
     PhaseTimer phase(phases, kPhaseVerification);
     o = o_dev.download();
     lse = lse_dev.download();
+    // The launch's own sink logits: a further layer's kernel reads the point's (drawn from its seed,
+    // not the layer's).
+    if (d.variant.sinks) sinks = sinks_dev.download();
   }
   PhaseTimer phase(phases, kPhaseReference);  // the comparison is negligible next to the reference
   VerificationResult total;
@@ -55,7 +59,6 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
   // A sequence's q_len query rows are consecutive: (q_len, H_q, D) of q and o, (q_len, H_q) of lse.
   const std::size_t rows = static_cast<std::size_t>(d.variant.q_len) * d.shape.heads_q;
   const std::size_t hd = rows * d.shape.head_dim;
-  const std::vector<float> sinks = d.variant.sinks ? sink_logits(d.shape.heads_q, d.seed) : std::vector<float>{};
   for (std::size_t b = 0; b < d.lengths.size(); ++b) {
     const auto host = st.scales.attach(ContiguousKV<T>::make(st.k[b].data(), st.v[b].data(), d.shape.heads_kv,
                                                            std::max<std::int64_t>(d.lengths[b], 1), d.shape.head_dim),
@@ -79,7 +82,8 @@ VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st
                                                            const float*, const float*, const float*,               \
                                                            cudaStream_t, PhaseSeconds&);                           \
   template VerificationResult verify_on_host<T>(const DecodePoint&, const DecodeState<T>&, const DeviceBuffer<float>&, \
-                                                const DeviceBuffer<float>&, PhaseSeconds&);
+                                                const DeviceBuffer<float>&, const DeviceBuffer<float>&,             \
+                                                PhaseSeconds&);
 DECODE_BENCH_INSTANTIATE_VERIFY(float)
 DECODE_BENCH_INSTANTIATE_VERIFY(__half)
 DECODE_BENCH_INSTANTIATE_VERIFY(__nv_bfloat16)

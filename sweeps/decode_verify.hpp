@@ -32,9 +32,10 @@ VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const st
                                     std::int64_t max_len, const float* q, const float* sinks, const float* o,
                                     const float* lse, cudaStream_t stream, PhaseSeconds& phases);
 
-// Needs the host copies (DecodeDataOptions::host_copy).
+// Needs the host copies (DecodeDataOptions::host_copy). sinks: the (H_q) sink logits the launch read,
+// copied back (empty without sinks).
 template <class T>
-VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& o,
-                                  const DeviceBuffer<float>& lse, PhaseSeconds& phases);
+VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& sinks,
+                                  const DeviceBuffer<float>& o, const DeviceBuffer<float>& lse, PhaseSeconds& phases);
 
 }  // namespace decode_bench::sweeps

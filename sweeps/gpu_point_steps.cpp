@@ -248,7 +248,7 @@ class DecodeSteps final : public GpuSteps {
     Layer& layer = layers_.at(static_cast<std::size_t>(l - 1));
     CheckedVerification v;
     if (verify_on_host_)
-      v.result = verify_on_host(layer.d, layer.st, layer.io.o, layer.io.lse, ctx_.phases);
+      v.result = verify_on_host(layer.d, layer.st, sinks_, layer.io.o, layer.io.lse, ctx_.phases);
     else if (layer.paged)
       v.result = verify_on_device(layer.d, layer.paged->kv, layer.paged->seq_lens_device, layer.paged->max_len,
                                   layer.st.q.get(), sinks_.get(), layer.io.o.get(), layer.io.lse.get(), ctx_.stream,
@@ -264,7 +264,7 @@ class DecodeSteps final : public GpuSteps {
   CheckedVerification verify() override {
     CheckedVerification v;
     if (verify_on_host_)
-      v.result = verify_on_host(d_, st_, o_, lse_, ctx_.phases);
+      v.result = verify_on_host(d_, st_, sinks_, o_, lse_, ctx_.phases);
     else if (paged_)
       v.result = verify_on_device(d_, paged_->kv, paged_->seq_lens_device, paged_->max_len, st_.q.get(),
                                   sinks_.get(), o_.get(), lse_.get(), ctx_.stream, ctx_.phases);
