@@ -29,51 +29,64 @@ __device__ __forceinline__ double warp_sum(double x) {
   return x;
 }
 
+// The variant's parameters ride along: q_len 1, window 0, cap 0 and no sinks are plain decode.
 struct Geometry {
-  int heads_q, group, head_dim, chunks;
-  std::int64_t chunk_tokens;
-  double scale;
+  int heads_q, group, head_dim, chunks, q_len;
+  std::int64_t chunk_tokens, window;
+  double scale, cap;      // cap 0: no soft-cap
+  const float* sinks;     // (H_q), nullptr: no sinks
 };
 
-// Block (b * H_q + h, c): tokens [c * chunk_tokens, min(len, (c + 1) * chunk_tokens)), with the
-// KV head's dequantization scales (1 unless FP8).
+// The sink logit of query head h, -inf without sinks (then it changes no maximum).
+__device__ __forceinline__ double sink_logit(const Geometry& g, int head) {
+  return g.sinks == nullptr ? -INFINITY : static_cast<double>(g.sinks[head]);
+}
+
+// Block (row, c), row = (b * q_len + i) * H_q + h of the (B, q_len, H_q) query rows: the tokens of
+// [c * chunk_tokens, (c + 1) * chunk_tokens) that query token i sees (visible_range; for plain
+// decode all of [0, len)), with the KV head's dequantization scales (1 unless FP8).
 struct BlockRange {
   int seq, head, kv_head;
-  std::int64_t begin, end;
+  std::int64_t row, begin, end;
   double k_scale, v_scale;
 };
 
 template <class KV>
 __device__ BlockRange block_range(const KV& kv, const Geometry& g, const std::int32_t* seq_lens) {
   BlockRange r;
-  r.seq = blockIdx.x / g.heads_q;
-  r.head = blockIdx.x % g.heads_q;
+  r.row = blockIdx.x;
+  r.seq = static_cast<int>(r.row / (static_cast<std::int64_t>(g.q_len) * g.heads_q));
+  const int token = static_cast<int>(r.row / g.heads_q % g.q_len);
+  r.head = static_cast<int>(r.row % g.heads_q);
   r.kv_head = r.head / g.group;
   r.k_scale = kv_scale(kv.k_scale, r.kv_head);
   r.v_scale = kv_scale(kv.v_scale, r.kv_head);
-  const std::int64_t len = seq_lens[r.seq];
-  r.begin = min(len, blockIdx.y * g.chunk_tokens);
-  r.end = min(len, r.begin + g.chunk_tokens);
+  const VisibleRange vis = visible_range(seq_lens[r.seq], g.q_len, token, g.window);
+  const std::int64_t end = vis.end > 0 ? vis.end : 0;  // a sequence shorter than q_len: nothing
+  r.begin = min(end, max(vis.begin, blockIdx.y * g.chunk_tokens));
+  r.end = max(r.begin, min(end, blockIdx.y * g.chunk_tokens + g.chunk_tokens));
   return r;
 }
 
 __device__ void load_q(double* q_s, const float* q, const Geometry& g, const BlockRange& r) {
-  const float* qh = q + (static_cast<std::int64_t>(r.seq) * g.heads_q + r.head) * g.head_dim;
+  const float* qh = q + r.row * g.head_dim;
   for (int i = threadIdx.x; i < g.head_dim; i += blockDim.x) q_s[i] = qh[i];
   __syncthreads();
 }
 
-// s_t = (q . k_t) * scale, every lane of the warp gets it. Each K element is dequantized as the CPU
-// reference does (stored * k_scale, exact in double) before its product with q.
+// s_t = (q . k_t) * scale, soft-capped when asked for, every lane of the warp gets it. Each K
+// element is dequantized as the CPU reference does (stored * k_scale, exact in double) before its
+// product with q.
 template <class KV>
 __device__ double score(const KV& kv, const double* q_s, const Geometry& g, const BlockRange& r, std::int64_t t) {
   const auto* k = kv.k + kv.row_offset(r.seq, r.kv_head, t);
   double dot = 0;
   for (int i = threadIdx.x % 32; i < g.head_dim; i += 32) dot += q_s[i] * (stored_to_double(k[i]) * r.k_scale);
-  return warp_sum(dot) * g.scale;
+  const double s = warp_sum(dot) * g.scale;
+  return g.cap > 0 ? g.cap * tanh(s / g.cap) : s;
 }
 
-// Pass 1: partial_max (B * H_q, chunks) = max of the chunk's scores (-inf when empty).
+// Pass 1: partial_max (rows, chunks) = max of the chunk's scores (-inf when empty).
 template <class KV>
 __global__ void chunk_max_kernel(KV kv, Geometry g, const std::int32_t* seq_lens, const float* q, double* partial_max) {
   extern __shared__ double smem[];
@@ -94,7 +107,7 @@ __global__ void chunk_max_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
 }
 
 // Pass 2: per chunk sum_t w_t, sum_t w_t v_t and sum_t w_t |v_t| with w_t = exp(s_t - m), m the
-// maximum over all chunks of the (sequence, head). partial: (B * H_q, chunks, 1 + 2D).
+// maximum over all chunks of the row and its sink logit. partial: (rows, chunks, 1 + 2D).
 template <class KV>
 __global__ void chunk_sum_kernel(KV kv, Geometry g, const std::int32_t* seq_lens, const float* q,
                                  const double* partial_max, double* partial) {
@@ -105,7 +118,7 @@ __global__ void chunk_sum_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
   const BlockRange r = block_range(kv, g, seq_lens);
   load_q(q_s, q, g, r);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  double m = -INFINITY;
+  double m = sink_logit(g, r.head);
   for (int c = 0; c < g.chunks; ++c) m = fmax(m, partial_max[static_cast<std::int64_t>(blockIdx.x) * g.chunks + c]);
   double* o_w = acc + static_cast<std::int64_t>(warp) * 2 * g.head_dim;
   double* a_w = o_w + g.head_dim;
@@ -136,16 +149,18 @@ __global__ void chunk_sum_kernel(KV kv, Geometry g, const std::int32_t* seq_lens
   }
 }
 
-// Pass 3, block b * H_q + h: the chunk partials summed and normalized.
-__global__ void finalize_kernel(Geometry g, const std::int32_t* seq_lens, const double* partial_max,
-                                const double* partial, GpuReferenceOutput out) {
+// Pass 3, block `row`: the chunk partials and the sink's e^(z - m) summed and normalized. A row
+// that sees no token and has no sink (an empty sequence) sums to 0: o = 0, lse = -inf.
+__global__ void finalize_kernel(Geometry g, const double* partial_max, const double* partial, GpuReferenceOutput out) {
   const std::int64_t bh = blockIdx.x;
-  const bool empty = seq_lens[bh / g.heads_q] == 0;
-  double m = -INFINITY, sum = 0;
+  const double sink = sink_logit(g, static_cast<int>(bh % g.heads_q));
+  double m = sink, sum = 0;
   for (int c = 0; c < g.chunks; ++c) {
     m = fmax(m, partial_max[bh * g.chunks + c]);
     sum += partial[(bh * g.chunks + c) * (1 + 2 * g.head_dim)];
   }
+  if (g.sinks != nullptr) sum += exp(sink - m);
+  const bool empty = sum == 0;
   for (int i = threadIdx.x; i < g.head_dim; i += blockDim.x) {
     double o = 0, a = 0;
     for (int c = 0; c < g.chunks; ++c) {
@@ -159,51 +174,60 @@ __global__ void finalize_kernel(Geometry g, const std::int32_t* seq_lens, const 
   if (threadIdx.x == 0) out.lse[bh] = empty ? -INFINITY : m + log(sum);
 }
 
-Geometry geometry(const DecodeShape& shape, int batch, std::int64_t max_len) {
-  const int chunks = gpu_reference_chunks(shape, batch, max_len);
-  return {shape.heads_q, shape.group(), shape.head_dim, chunks,
-          std::max<std::int64_t>(1, (max_len + chunks - 1) / chunks), shape.softmax_scale()};
+Geometry geometry(const DecodeShape& shape, const AttentionVariant& v, const float* sinks, int batch,
+                  std::int64_t max_len) {
+  const int chunks = gpu_reference_chunks(shape, batch, max_len, v.q_len);
+  return {shape.heads_q,  shape.group(), shape.head_dim, chunks, v.q_len,
+          std::max<std::int64_t>(1, (max_len + chunks - 1) / chunks),
+          v.window,       shape.softmax_scale(), v.logits_soft_cap, v.sinks ? sinks : nullptr};
 }
 
 }  // namespace
 
 int gpu_reference_max_head_dim() { return kMaxHeadDim; }
 
-int gpu_reference_chunks(const DecodeShape& shape, int batch, std::int64_t max_len) {
+int gpu_reference_chunks(const DecodeShape& shape, int batch, std::int64_t max_len, int q_len) {
   // ~2048 blocks in all (a few waves on 132 SMs), but no chunk under 256 tokens.
-  const std::int64_t heads = std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * shape.heads_q);
+  const std::int64_t heads =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * std::max(q_len, 1) * shape.heads_q);
   const std::int64_t want = (2048 + heads - 1) / heads;
   const std::int64_t most = std::max<std::int64_t>(1, (max_len + 255) / 256);
   return static_cast<int>(std::clamp<std::int64_t>(want, 1, most));
 }
 
-std::size_t gpu_reference_workspace_doubles(const DecodeShape& shape, int batch, std::int64_t max_len) {
-  const std::size_t cells = static_cast<std::size_t>(batch) * shape.heads_q * gpu_reference_chunks(shape, batch, max_len);
+std::size_t gpu_reference_workspace_doubles(const DecodeShape& shape, int batch, std::int64_t max_len, int q_len) {
+  const std::size_t cells = static_cast<std::size_t>(batch) * std::max(q_len, 1) * shape.heads_q *
+                            gpu_reference_chunks(shape, batch, max_len, q_len);
   return cells * (2 + 2 * static_cast<std::size_t>(shape.head_dim));
 }
 
 template <class KV>
-cudaError_t gpu_reference_decode(const KV& kv, const DecodeShape& shape, int batch, std::int64_t max_len,
-                                 const std::int32_t* seq_lens, const float* q, double* workspace,
-                                 const GpuReferenceOutput& out, cudaStream_t stream) {
+cudaError_t gpu_reference_decode_variant(const KV& kv, const DecodeShape& shape, const AttentionVariant& variant,
+                                         const float* sinks, int batch, std::int64_t max_len,
+                                         const std::int32_t* seq_lens, const float* q, double* workspace,
+                                         const GpuReferenceOutput& out, cudaStream_t stream) {
   if (!shape.invalid_reason().empty() || shape.head_dim > kMaxHeadDim || batch < 0 || max_len < 0)
     return cudaErrorInvalidValue;
+  // The sequences' lengths live on the device: variant_invalid_reason checks all but them.
+  if (variant_invalid_reason(variant, {}) || (variant.sinks && sinks == nullptr)) return cudaErrorInvalidValue;
   if (batch == 0) return cudaSuccess;
-  const Geometry g = geometry(shape, batch, max_len);
-  const dim3 grid(static_cast<unsigned>(batch * shape.heads_q), static_cast<unsigned>(g.chunks));
+  const Geometry g = geometry(shape, variant, sinks, batch, max_len);
+  const std::size_t rows = static_cast<std::size_t>(batch) * variant.q_len * shape.heads_q;
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(g.chunks));
   double* partial_max = workspace;
-  double* partial = workspace + static_cast<std::size_t>(batch) * shape.heads_q * g.chunks;
+  double* partial = workspace + rows * g.chunks;
   const std::size_t q_bytes = sizeof(double) * shape.head_dim;
   chunk_max_kernel<<<grid, kThreads, q_bytes, stream>>>(kv, g, seq_lens, q, partial_max);
   chunk_sum_kernel<<<grid, kThreads, q_bytes * (1 + 2 * kWarps), stream>>>(kv, g, seq_lens, q, partial_max, partial);
-  finalize_kernel<<<grid.x, 128, 0, stream>>>(g, seq_lens, partial_max, partial, out);
+  finalize_kernel<<<grid.x, 128, 0, stream>>>(g, partial_max, partial, out);
   return cudaGetLastError();
 }
 
 #define DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(KV)                                                             \
-  template cudaError_t gpu_reference_decode<KV>(const KV&, const DecodeShape&, int, std::int64_t,              \
-                                                const std::int32_t*, const float*, double*,                    \
-                                                const GpuReferenceOutput&, cudaStream_t);
+  template cudaError_t gpu_reference_decode_variant<KV>(const KV&, const DecodeShape&, const AttentionVariant&,  \
+                                                        const float*, int, std::int64_t, const std::int32_t*,     \
+                                                        const float*, double*, const GpuReferenceOutput&,         \
+                                                        cudaStream_t);
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<float>)
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<__half>)
 DECODE_BENCH_INSTANTIATE_GPU_REFERENCE(ContiguousKV<__nv_bfloat16>)

@@ -15,6 +15,7 @@
 #include "kernels/attention_variant.hpp"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_variant.hpp"
+#include "kernels/tanh_approx.cuh"
 
 namespace decode_bench::device {
 
@@ -82,9 +83,12 @@ __device__ __forceinline__ RowVisible row_visible(const VariantRowOutput& out, c
 }
 
 // A soft-capped score in the kernel's log2 domain: s2 = s x log2(e), so cap x tanh(s / cap) becomes
-// c2 x tanh(s2 / c2) with c2 = cap x log2(e) (cap_log2), inv_cap_log2 = 1 / c2.
+// c2 x tanh(s2 / c2) with c2 = cap x log2(e) (cap_log2), inv_cap_log2 = 1 / c2. One MUFU tanh
+// (kernels/tanh_approx.cuh): a relative error of about 2^-11 in the capped logit, which the
+// verification tolerance of these FP16 / BF16 kernels holds (docs/kernels/rows_mma.md, "Attention
+// variants"; the variants have no FP32 or FP8 instantiation).
 __device__ __forceinline__ float soft_cap_log2(float s2, float cap_log2, float inv_cap_log2) {
-  return cap_log2 * tanhf(s2 * inv_cap_log2);
+  return cap_log2 * tanh_approx(s2 * inv_cap_log2);
 }
 
 }  // namespace decode_bench::device

@@ -21,19 +21,21 @@ inline constexpr const char* kVerifyOnDevice = "gpu";
 inline constexpr const char* kVerifyOnHost = "cpu";
 
 // Whether the device reference can take this point: a head_dim its shared memory holds (every
-// dtype; FP8 through the accessor's device scales).
+// dtype, FP8 through the accessor's device scales; every attention variant).
 bool device_reference_supports(const DecodePoint& d);
 
-// o: (B, H_q, D), lse: (B, H_q) in device memory, written by the launch; st.q on the device.
-// kv / seq_lens: the batch view the kernel read.
+// q, o: (B, q_len, H_q, D), lse: (B, q_len, H_q) in device memory, o and lse written by the launch.
+// kv / seq_lens: the batch view the kernel read; sinks: the (H_q) sink logits it read (device;
+// nullptr without sinks).
 template <class KV>
 VerificationResult verify_on_device(const DecodePoint& d, const KV& kv, const std::int32_t* seq_lens,
-                                    std::int64_t max_len, const float* q, const float* o, const float* lse,
-                                    cudaStream_t stream, PhaseSeconds& phases);
+                                    std::int64_t max_len, const float* q, const float* sinks, const float* o,
+                                    const float* lse, cudaStream_t stream, PhaseSeconds& phases);
 
-// Needs the host copies (DecodeDataOptions::host_copy).
+// Needs the host copies (DecodeDataOptions::host_copy). sinks: the (H_q) sink logits the launch read,
+// copied back (empty without sinks).
 template <class T>
-VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& o,
-                                  const DeviceBuffer<float>& lse, PhaseSeconds& phases);
+VerificationResult verify_on_host(const DecodePoint& d, const DecodeState<T>& st, const DeviceBuffer<float>& sinks,
+                                  const DeviceBuffer<float>& o, const DeviceBuffer<float>& lse, PhaseSeconds& phases);
 
 }  // namespace decode_bench::sweeps

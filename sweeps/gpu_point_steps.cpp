@@ -248,14 +248,15 @@ class DecodeSteps final : public GpuSteps {
     Layer& layer = layers_.at(static_cast<std::size_t>(l - 1));
     CheckedVerification v;
     if (verify_on_host_)
-      v.result = verify_on_host(layer.d, layer.st, layer.io.o, layer.io.lse, ctx_.phases);
+      v.result = verify_on_host(layer.d, layer.st, sinks_, layer.io.o, layer.io.lse, ctx_.phases);
     else if (layer.paged)
       v.result = verify_on_device(layer.d, layer.paged->kv, layer.paged->seq_lens_device, layer.paged->max_len,
-                                  layer.st.q.get(), layer.io.o.get(), layer.io.lse.get(), ctx_.stream, ctx_.phases);
+                                  layer.st.q.get(), sinks_.get(), layer.io.o.get(), layer.io.lse.get(), ctx_.stream,
+                                  ctx_.phases);
     else
       v.result = verify_on_device(layer.d, layer.contiguous->kv, layer.contiguous->seq_lens_device,
-                                  layer.contiguous->max_len, layer.st.q.get(), layer.io.o.get(), layer.io.lse.get(),
-                                  ctx_.stream, ctx_.phases);
+                                  layer.contiguous->max_len, layer.st.q.get(), sinks_.get(), layer.io.o.get(),
+                                  layer.io.lse.get(), ctx_.stream, ctx_.phases);
     v.details["method"] = verify_on_host_ ? kVerifyOnHost : kVerifyOnDevice;
     return v;
   }
@@ -263,13 +264,13 @@ class DecodeSteps final : public GpuSteps {
   CheckedVerification verify() override {
     CheckedVerification v;
     if (verify_on_host_)
-      v.result = verify_on_host(d_, st_, o_, lse_, ctx_.phases);
+      v.result = verify_on_host(d_, st_, sinks_, o_, lse_, ctx_.phases);
     else if (paged_)
-      v.result = verify_on_device(d_, paged_->kv, paged_->seq_lens_device, paged_->max_len, st_.q.get(), o_.get(),
-                                  lse_.get(), ctx_.stream, ctx_.phases);
+      v.result = verify_on_device(d_, paged_->kv, paged_->seq_lens_device, paged_->max_len, st_.q.get(),
+                                  sinks_.get(), o_.get(), lse_.get(), ctx_.stream, ctx_.phases);
     else
       v.result = verify_on_device(d_, contiguous_->kv, contiguous_->seq_lens_device, contiguous_->max_len,
-                                  st_.q.get(), o_.get(), lse_.get(), ctx_.stream, ctx_.phases);
+                                  st_.q.get(), sinks_.get(), o_.get(), lse_.get(), ctx_.stream, ctx_.phases);
     v.details["method"] = verify_on_host_ ? kVerifyOnHost : kVerifyOnDevice;
     return v;
   }
@@ -372,8 +373,8 @@ class SharedPrefixSteps final : public GpuSteps {
       checked = seqs.size();
     } else {
       // sp_.decode.lengths: N whole sequences (parse_shared_prefix_point), as the reference sees them.
-      v.result = verify_on_device(sp_.decode, view_.kv, view_.seq_lens_device, view_.max_len, st_.q.get(), o_.get(),
-                                  lse_.get(), ctx_.stream, ctx_.phases);
+      v.result = verify_on_device(sp_.decode, view_.kv, view_.seq_lens_device, view_.max_len, st_.q.get(),
+                                  sinks_.get(), o_.get(), lse_.get(), ctx_.stream, ctx_.phases);
     }
     v.details = {{"method", host_mirror_ ? kVerifyOnHost : kVerifyOnDevice},
                  {"sequences_checked", checked},

@@ -1,8 +1,8 @@
 // A decode step of L layers through the sweep's runner on a GPU (sweeps/layer_step.hpp): every
 // layer's output of the graph's replay against the float64 reference of that layer's own K, V and
 // q (a launch bound to another layer's cache fails it: the layers' values differ), on both
-// layouts, both decode kernels and both references, and the recorded fields consistent with each
-// other. Skipped (with the reason) where no GPU exists.
+// layouts, both decode kernels and both references (the attention variants too), and the recorded
+// fields consistent with each other. Skipped (with the reason) where no GPU exists.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +60,30 @@ TEST(LayerStepGpu, EveryLayerOfTheGraphMatchesItsOwnReference) {
       const json r = runner->run(point, ctx);
       expect_consistent_step(r, 4);
       EXPECT_EQ(r["layers"]["verification"]["method"], on_host ? kVerifyOnHost : kVerifyOnDevice);  // every layer the same: written once
+    }
+  }
+}
+
+// The attention variants over layers, on both references: every layer's kernel reads the point's
+// sink logits (the layers share them), and both references read those, not the layer seed's.
+TEST(LayerStepGpu, VariantLayersVerifyOnBothReferences) {
+  DB_REQUIRE_GPU();
+  const json preset = testing::one_experiment(
+      {{"layout", {"contiguous", "paged"}}},
+      {{"kernel", "flash_decode"}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}, {"T", 300}, {"batch", 3},
+       {"page_size", 16}, {"page_order", "shuffled"}, {"q_len", 3}, {"window", 100}, {"sinks", true},
+       {"logits_soft_cap", 30}, {"layers", 3}, {"counters", false}});
+  const Plan plan = testing::plan_of(preset);
+  ASSERT_EQ(plan.points.size(), 2u);
+  for (const Point& point : plan.points) {
+    SCOPED_TRACE(point.id);
+    auto runner = make_kernel_runner(*kernel_of(point.parameters));
+    for (bool on_host : {false, true}) {
+      RunContext ctx;
+      ctx.verify_on_host = on_host;
+      const json r = runner->run(point, ctx);
+      expect_consistent_step(r, 3);
+      EXPECT_EQ(r["layers"]["verification"]["method"], on_host ? kVerifyOnHost : kVerifyOnDevice);
     }
   }
 }

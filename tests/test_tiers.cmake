@@ -18,6 +18,7 @@
 set(DECODE_BENCH_GPU_QUICK
   PlannerTuningGpu.*
   GpuReferenceGpu.*
+  TanhApproxGpu.*
   DecodeKernelsGpu.UnsupportedConfigurationsAreRefused
   DecodeKernelsGpu.HeadsPerBlockThatDoNotTileAreRefused
   DecodeShortBatchGpu.ShortTilingAtEveryHeadDimAndStorageType
