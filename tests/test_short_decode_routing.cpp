@@ -42,6 +42,21 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
     EXPECT_FALSE(decode_prefers_short(p, automatic)) << shape.heads_q << "/" << shape.heads_kv;
     EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
   }
+  // DECODE_BENCH_FD_SHORT_SEQ=all: groups 1 and 2 too (MHA, 32 / 16) beside the groups auto takes,
+  // still within the limits and refused where the options pin the other paths.
+  DecodeOptions all_groups;
+  all_groups.tuning.fd_short_seq_all_groups = true;
+  for (DecodeShape shape :
+       {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{8, 8, 64}, DecodeShape{32, 8, 128}})
+    for (std::int64_t len : {0, 1, 32, 64}) {
+      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp16, len), all_groups))
+          << shape.heads_q << "/" << shape.heads_kv << " x " << len;
+      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp8_e4m3, len), all_groups));
+    }
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, kShortMaxLen + 1), all_groups));
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp32, 32), all_groups));
+  all_groups.splits = 2;
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, 32), all_groups));
   // One token past the limit: the split-K / row paths.
   EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
   // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
@@ -64,6 +79,8 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   EXPECT_FALSE(decode_prefers_short(p, row_tiling));
   DecodeOptions off;
   off.tuning.fd_short_seq = false;
+  EXPECT_FALSE(decode_prefers_short(p, off));
+  off.tuning.fd_short_seq_all_groups = true;  // off wins (the parser never sets both)
   EXPECT_FALSE(decode_prefers_short(p, off));
   // An explicit splits of 1 is no split: the pinned path takes it.
   EXPECT_EQ(decode_short_unsupported_reason(p, {.splits = 1}), std::nullopt);
