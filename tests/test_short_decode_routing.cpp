@@ -145,33 +145,41 @@ TEST(ShortDecodeRouting, GroupSplitOverBlocks) {
     }
 }
 
-// Offsets are 16-byte aligned, regions do not overlap, the pitch is an odd number of chunks (the
-// scores' token-a-lane reads hit 8 different bank groups), and the short point's block is small
-// enough for 8 blocks an SM (1024 of them per 132 SMs, twice the 512 it launches).
+// Offsets are 16-byte aligned, regions do not overlap, the staged rows are the capacity rounded up
+// to 4 (P V reads 4 tokens at a time), the pitch is an odd number of chunks (the scores' token-a-lane
+// reads hit 8 different bank groups), and the short point's block (and the MHA point's) is small
+// enough for 8 blocks an SM.
 TEST(ShortDecodeRouting, SharedMemoryLayout) {
-  for (int d : {16, 64, 80, 128, 256})
+  for (int d : {16, 64, 80, 96, 128, 256})
     for (int bytes : {1, 2})
       for (int heads : {1, 3, 4, 16})
-        for (int capacity : {1, 17, 64}) {
-          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, 1, capacity, kShortWarps);
+        for (int capacity : {1, 17, 33, 64}) {
+          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, capacity);
           EXPECT_EQ(l.chunks * 16, d * bytes);
           EXPECT_EQ((l.pitch / 16) % 2, 1);
           EXPECT_GE(l.pitch, l.chunks * 16);
           EXPECT_GE(1 << l.chunk_shift, l.chunks);
           EXPECT_LT(1 << l.chunk_shift, 2 * l.chunks);
-          for (int off : {l.q, l.k, l.v, l.scores, l.partial, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
+          EXPECT_EQ(l.rows % 4, 0);
+          EXPECT_GE(l.rows, capacity);
+          EXPECT_LT(l.rows, capacity + 4);
+          EXPECT_EQ(l.heads, heads);
+          for (int off : {l.q, l.k, l.v, l.scores, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
           EXPECT_EQ(l.k - l.q, heads * d * 4);
-          EXPECT_EQ(l.v - l.k, capacity * l.pitch);
-          EXPECT_EQ(l.scores - l.v, capacity * l.pitch);
-          EXPECT_GE(l.partial - l.scores, heads * capacity * 4);
-          EXPECT_EQ(l.stats - l.partial, kShortWarps * d * 4);  // fewest heads 1: warps share a head
-          EXPECT_GE(l.bytes - l.stats, 4);
+          EXPECT_EQ(l.v - l.k, l.rows * l.pitch);
+          EXPECT_EQ(l.scores - l.v, l.rows * l.pitch);
+          EXPECT_EQ(l.stats - l.scores, heads * l.rows * 4);
+          EXPECT_GE(l.bytes - l.stats, heads * 4);
+          EXPECT_LT(l.bytes - l.stats, heads * 4 + 16);
         }
-  const ShortDecodeLayout whole_heads = short_decode_layout(128, 2, 4, 4, 32, kShortWarps);
-  EXPECT_EQ(whole_heads.stats, whole_heads.partial);  // every warp has a head: no partial sums
-  EXPECT_EQ(whole_heads.bytes, whole_heads.stats);
-  EXPECT_EQ(whole_heads.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4);  // 19968 bytes
-  EXPECT_LE(8 * whole_heads.bytes, 227 * 1024);
+  EXPECT_EQ(short_decode_layout(128, 2, 4, 33).rows, 36);
+  // The short point (32 / 8: 4 heads a block) and the MHA point (1 head a block), 32 tokens, d 128.
+  const ShortDecodeLayout gqa = short_decode_layout(128, 2, 4, 32);
+  EXPECT_EQ(gqa.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4 + 16);  // 19984 bytes
+  EXPECT_LE(8 * (gqa.bytes + 1024), 228 * 1024);                          // with the 1 KB a block reserves
+  const ShortDecodeLayout mha = short_decode_layout(128, 2, 1, 32);
+  EXPECT_EQ(mha.bytes, 128 * 4 + 2 * 32 * 17 * 16 + 32 * 4 + 16);  // 18064 bytes
+  EXPECT_LE(8 * (mha.bytes + 1024), 228 * 1024);
 }
 
 }  // namespace
