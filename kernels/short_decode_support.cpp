@@ -51,8 +51,8 @@ int short_decode_heads_per_block(int group, std::int64_t items, int sms) {
   group = std::max(group, 1);
   const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   // Fewest and most blocks a (sequence, KV head) pair may take: at most kShortMaxBlockHeads heads
-  // a block; at least one head for each of the block's warps (but the last block's), so no warp
-  // idles in the scores.
+  // a block; at least one head for each of the block's warps (but the last block's): each block
+  // stages the pair's K/V again, and one of fewer heads leaves warps idle in the softmax.
   const std::int64_t fewest = ceil_div(group, kShortMaxBlockHeads);
   const std::int64_t most = std::max<std::int64_t>(fewest, group / kShortWarps);
   const std::int64_t wanted = ceil_div(std::int64_t{kShortTargetBlocksPerSm} * std::max(sms, 1), std::max<std::int64_t>(items, 1));
