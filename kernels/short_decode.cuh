@@ -100,8 +100,8 @@ __device__ __forceinline__ float short_element_to_float(T x) {
 
 // At most 64 registers (8 blocks an SM by registers). What presses on them is the copies' page
 // tickets (up to 16 rows a thread, two registers a row when paged): ptxas then spills 4-8 bytes in
-// some paged 2-byte instances (stored and reloaded once a thread), which costs less than the eighth
-// block an SM that 65 or more registers would cost. kMaxHeads bounds the query heads of a block
+// some paged instances (stored and reloaded once a thread), kept rather than losing the eighth
+// block an SM to 65 or more registers. kMaxHeads bounds the query heads of a block
 // (the launch picks the smallest of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head
 // accumulators stay in registers. The chunk and token loops are not unrolled: the heads give the
 // FMAs their independent chains, and unrolling only added registers.
