@@ -18,6 +18,7 @@
 #include "kernels/decode_problem.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/short_decode_layout.hpp"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
@@ -76,6 +77,7 @@ struct DecodePlan {
   DecodeTiling tiling = DecodeTiling::standard;  // path cuda_core: the compiled tiling
   int query_heads_per_block = 0;  // path short_seq: query heads of the group one block takes (the
                                   // group runs over ceil(group / this) blocks); 0 on the other paths
+  ShortDecodeLayout short_layout;  // path short_seq: the blocks' shared memory, as the launch uses it
   // Ragged batches with host lengths (DecodeProblem::host_seq_lens): one block per (work item, head
   // block), each item a split of one sequence (kernels/decode_balance.hpp); num_splits is then the
   // largest split count, chunk one tile (chunk_bound under DECODE_BENCH_FD_WORK_CHUNKS=ranges).

@@ -19,20 +19,28 @@ inline int short_decode_capacity(const DecodeProblem& p) {
   return static_cast<int>(std::clamp<std::int64_t>(p.max_len, 1, kShortMaxLen));
 }
 
-// The layout of a plan's blocks: heads_per_block heads, the last part of the group the fewest.
+// The layout of a plan's blocks: heads_per_block query heads (the last part of a group may take
+// fewer: the regions are sized for the most).
 inline ShortDecodeLayout short_decode_layout_of(const DecodeProblem& p, int elem_bytes, int heads_per_block) {
-  const int group = p.shape.group();
-  const int parts = (group + heads_per_block - 1) / heads_per_block;
-  const int last = group - (parts - 1) * heads_per_block;
-  return short_decode_layout(p.shape.head_dim, elem_bytes, heads_per_block, std::min(heads_per_block, last),
-                             short_decode_capacity(p), kShortWarps);
+  return short_decode_layout(p.shape.head_dim, elem_bytes, heads_per_block, short_decode_capacity(p));
 }
 
 // The most dynamic shared memory any short plan asks for (d 256 at 2 bytes, 16 heads, 64 tokens):
-// every plan opts the kernel in to this much, so that plans of different sizes can share a process.
+// every plan opts the kernels in to this much, so that plans of different sizes can share a process.
 inline int short_decode_max_shared_bytes() {
-  return short_decode_layout(kMaxKernelHeadDim, 2, kShortMaxBlockHeads, 1, static_cast<int>(kShortMaxLen), kShortWarps)
-      .bytes;
+  return short_decode_layout(kMaxKernelHeadDim, 2, kShortMaxBlockHeads, static_cast<int>(kShortMaxLen)).bytes;
+}
+
+// The kernel instance whose compile-time head bound (kMaxHeads: 1, 2, 4, 8, 16) is the smallest
+// that holds a block's heads, so the per-head accumulators are registers and no predicated-off head
+// issues instructions at the common groups (1, 2, 4, 8).
+template <class KV>
+const void* short_decode_kernel_for(int heads) {
+  if (heads <= 1) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 1>);
+  if (heads <= 2) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 2>);
+  if (heads <= 4) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 4>);
+  if (heads <= 8) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 8>);
+  return reinterpret_cast<const void*>(device::short_decode_kernel<KV, kShortMaxBlockHeads>);
 }
 
 template <class KV>
@@ -51,7 +59,7 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     // The shared-memory opt-in, the carveout and the occupancy through the table the row kernels
     // use (kernels/kernel_occupancy_cache.hpp): driver calls on the first plan only, not on every
     // step of a serving trace.
-    DB_RETURN_IF_ERROR(prepared_occupancy(reinterpret_cast<const void*>(device::short_decode_kernel<KV>),
+    DB_RETURN_IF_ERROR(prepared_occupancy(short_decode_kernel_for<KV>(heads),
                                           static_cast<std::size_t>(short_decode_max_shared_bytes()),
                                           options.tuning.carveout_max_shared, device::kShortThreads,
                                           static_cast<std::size_t>(layout.bytes), &per_sm));
@@ -65,6 +73,7 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     plan->blocks_per_sm = per_sm;
     plan->fused_merge = false;  // nothing to merge
     plan->workspace_bytes = plan->workspace_init_bytes = 0;
+    plan->short_layout = layout;  // the launch uses it as planned
     return cudaSuccess;
   }
 }
@@ -75,10 +84,14 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
   if constexpr (std::is_same_v<T, float>) {
     return cudaErrorInvalidValue;
   } else {
-    // The plan must be this problem's: its staged tokens cover every sequence, its heads divide up the group.
+    // The plan must be this problem's: its staged tokens cover every sequence, its heads divide up
+    // the group, its layout is sized for this head dim, storage and heads.
     const int heads = plan.query_heads_per_block;
+    const ShortDecodeLayout& layout = plan.short_layout;
     if (p.max_len > kShortMaxLen || plan.tile_tokens != short_decode_capacity(p) || heads < 1 ||
-        heads > std::min(p.shape.group(), kShortMaxBlockHeads) || !head_dim_supported(p.shape.head_dim))
+        heads > std::min(p.shape.group(), kShortMaxBlockHeads) || !head_dim_supported(p.shape.head_dim) ||
+        layout.chunks * 16 != p.shape.head_dim * static_cast<int>(sizeof(T)) || layout.heads != heads ||
+        layout.rows < plan.tile_tokens || layout.bytes > short_decode_max_shared_bytes())
       return cudaErrorInvalidValue;
     device::ShortDecodeArgs args{};
     args.q = p.q;
@@ -92,12 +105,19 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
     args.capacity = plan.tile_tokens;
     args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kShortLog2e;
     args.page_div = page_divider(kv);
-    args.layout = short_decode_layout_of(p, sizeof(T), heads);
+    args.layout = layout;
     const dim3 grid(static_cast<unsigned>(p.num_seqs), static_cast<unsigned>(p.shape.heads_kv),
                     static_cast<unsigned>((args.group + heads - 1) / heads));
     args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y * grid.z, "short_decode");
-    device::short_decode_kernel<KV><<<grid, device::kShortThreads, args.layout.bytes, stream>>>(kv, args);
-    return cudaGetLastError();
+    const auto launch = [&](auto kernel) {
+      kernel<<<grid, device::kShortThreads, layout.bytes, stream>>>(kv, args);
+      return cudaGetLastError();
+    };
+    if (heads <= 1) return launch(device::short_decode_kernel<KV, 1>);
+    if (heads <= 2) return launch(device::short_decode_kernel<KV, 2>);
+    if (heads <= 4) return launch(device::short_decode_kernel<KV, 4>);
+    if (heads <= 8) return launch(device::short_decode_kernel<KV, 8>);
+    return launch(device::short_decode_kernel<KV, kShortMaxBlockHeads>);
   }
 }
 

@@ -41,9 +41,9 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options) 
   if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
   // Groups 1 and 2 keep the CUDA-core split-K kernel, which measured faster than this one at short
-  // MHA batches (a block of one or two heads leaves its warps splitting the tokens of one head:
-  // docs/kernels/short_decode.md, "Measured"); path short_seq still runs them when asked.
-  if (p.shape.group() < kRowAttentionMinGroup) return false;
+  // MHA batches before its blocks scored with every warp (docs/kernels/short_decode.md, "Measured");
+  // DECODE_BENCH_FD_SHORT_SEQ=all takes them too (the side-by-side run), path short_seq runs them.
+  if (p.shape.group() < kRowAttentionMinGroup && !t.fd_short_seq_all_groups) return false;
   return !decode_short_unsupported_reason(p, options).has_value();
 }
 
@@ -51,8 +51,8 @@ int short_decode_heads_per_block(int group, std::int64_t items, int sms) {
   group = std::max(group, 1);
   const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   // Fewest and most blocks a (sequence, KV head) pair may take: at most kShortMaxBlockHeads heads
-  // a block; at least one head for each of the block's warps (but the last block's), so no warp
-  // idles in the scores.
+  // a block; at least one head for each of the block's warps (but the last block's): each block
+  // stages the pair's K/V again, and one of fewer heads leaves warps idle in the softmax.
   const std::int64_t fewest = ceil_div(group, kShortMaxBlockHeads);
   const std::int64_t most = std::max<std::int64_t>(fewest, group / kShortWarps);
   const std::int64_t wanted = ceil_div(std::int64_t{kShortTargetBlocksPerSm} * std::max(sms, 1), std::max<std::int64_t>(items, 1));

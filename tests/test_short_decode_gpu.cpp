@@ -1,9 +1,11 @@
 // The short-sequence decode kernel (DecodePath::short_seq, kernels/short_decode.cuh) against the
-// float64 reference: one ragged batch holding every boundary of the 32-token score slices and the
-// 64-token limit (0, 1, 15, 16, 17, 31, 32, 33, 63, 64), contiguous and over shuffled pages of 1, 7
-// and 16 tokens, FP16 / BF16 / FP8 (per-KV-head scales), GQA groups whose blocks split a head's
-// tokens over warps (1, 2), give a warp a head (4, 8) or more (5, 7), split the group over blocks
-// (13; MQA 71 / 1, whose last block of a pair has one head), head dims 64 to 256 with masked tails (80). Outputs are poisoned before each of
+// float64 reference: ragged batches holding every boundary of its token mappings (the scores' warp
+// passes of 8 tokens up to 32 and 16 tokens up to 64, P V's 4-token steps, the 64-token limit),
+// every length from 0 to 64 in one batch, a batch whose longest sequence is not a multiple of 4
+// (staged rows past it), contiguous and over shuffled pages of 1, 7 and 16 tokens, FP16 / BF16 /
+// FP8 E4M3 / E5M2 (per-KV-head scales), MHA and groups 2-8 and 13 (every compile-time head bound:
+// 1, 2, 4, 8, 16), MQA 32 / 1 and 71 / 1 (the group split over blocks, the last one short), head
+// dims 64 to 256 (80: a masked tail at 2-byte storage, 96). Outputs are poisoned before each of
 // two launches (tests/decode_case.hpp), so any element the kernel leaves unwritten fails.
 #include <string>
 #include <vector>
@@ -20,7 +22,13 @@ namespace {
 
 using testing::DecodeCase;
 
-const std::vector<std::int32_t> kBoundaryLengths{0, 1, 15, 16, 17, 31, 32, 33, 63, 64};
+const std::vector<std::int32_t> kBoundaryLengths{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64};
+
+std::vector<std::int32_t> every_length_to_the_limit() {
+  std::vector<std::int32_t> lengths;
+  for (std::int32_t len = 0; len <= kShortMaxLen; ++len) lengths.push_back(len);
+  return lengths;
+}
 
 // Runs `c` on `dtype`: it must plan on the short path, succeed and match the reference.
 DecodePlan expect_short_verified(DType dtype, const DecodeCase& c) {
@@ -31,6 +39,10 @@ DecodePlan expect_short_verified(DType dtype, const DecodeCase& c) {
   EXPECT_EQ(r.plan.num_splits, 1) << what;
   EXPECT_EQ(r.plan.workspace_bytes, 0u) << what;
   EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
+  // The plan carries the layout the launch uses: sized for its heads and every staged token.
+  EXPECT_EQ(r.plan.short_layout.heads, r.plan.query_heads_per_block) << what;
+  EXPECT_GE(r.plan.short_layout.rows, r.plan.tile_tokens) << what;
+  EXPECT_EQ(r.plan.short_layout.chunks * 16, c.shape.head_dim * static_cast<int>(dtype_bytes(dtype))) << what;
   return r.plan;
 }
 
@@ -40,16 +52,23 @@ DecodeCase boundary_case(DecodeShape shape, int page, std::uint64_t seed) {
   return c;
 }
 
+// Groups 1 and 2 through the planner as DECODE_BENCH_FD_SHORT_SEQ=all routes them (auto keeps
+// the CUDA-core split-K kernel there).
+DecodeCase all_groups(DecodeCase c) {
+  c.tuning.fd_short_seq_all_groups = true;
+  return c;
+}
+
 // Every storage type, layout and group at d 128: the planner choosing the path from group 3 on,
-// groups 1 and 2 asking for it (the planner keeps the CUDA-core split-K kernel there).
+// groups 1 and 2 under DECODE_BENCH_FD_SHORT_SEQ=all.
 TEST(ShortDecodeGpu, BoundaryLengthsEveryLayoutStorageAndGroup) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 900;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
     for (int page : {0, 1, 7, 16})
-      for (int group : {1, 2, 4, 5, 7, 8, 13}) {
+      for (int group : {1, 2, 3, 4, 5, 7, 8, 13}) {
         DecodeCase c = boundary_case({2 * group, 2, 128}, page, ++seed);
-        if (group < kRowAttentionMinGroup) c.path = DecodePath::short_seq;
+        if (group < kRowAttentionMinGroup) c = all_groups(c);
         const DecodePlan plan = expect_short_verified(dtype, c);
         // Group 13 over 10 x 2 (sequence, KV head) pairs: split over three blocks of 5, 5 and 3
         // heads (each block but the last at least a head a warp).
@@ -59,26 +78,89 @@ TEST(ShortDecodeGpu, BoundaryLengthsEveryLayoutStorageAndGroup) {
       }
 }
 
-// Head dims 64 to 256 (80: a masked tail at 2-byte storage, and 5 chunks a row at FP8), GQA 32 / 8.
+// Head dims 64 to 256 (80: a masked tail at 2-byte storage and 5 chunks a row at FP8; 96; 256: two
+// columns a thread in P V), GQA 32 / 8 and MHA 8 / 8.
 TEST(ShortDecodeGpu, HeadDims) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 950;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
-    for (int d : {64, 80, 128, 256})
-      for (int page : {0, 7}) expect_short_verified(dtype, boundary_case({32, 8, d}, page, ++seed));
+    for (int d : {64, 80, 96, 128, 256})
+      for (int page : {0, 7}) {
+        expect_short_verified(dtype, boundary_case({32, 8, d}, page, ++seed));
+        expect_short_verified(dtype, all_groups(boundary_case({8, 8, d}, page, ++seed)));
+      }
 }
 
-// MQA as Falcon-7B has it, 71 query heads on one KV head at d 64: the group runs over several
-// blocks (the last one short), each pair's K/V staged by each of them.
+// Every length from 0 to 64 in one batch (each block picks its scores' warp passes and P V's steps
+// from its own length), at MHA, groups 2, 4 and 8 (heads bounds 1, 2, 4, 8), every storage type,
+// contiguous and over shuffled pages of 16; and a batch whose longest sequence, 33, is not a
+// multiple of 4 (the staged rows run to 36, the V rows past each length zeroed by the block).
+TEST(ShortDecodeGpu, EveryLengthAndRaggedCapacity) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 1200;
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+    for (int page : {0, 16})
+      for (int group : {1, 2, 4, 8}) {
+        DecodeCase c{DecodeKernel::flash_decode, {4 * group, 4, 128}, every_length_to_the_limit(), page, 0, ++seed};
+        c.launches = 2;
+        expect_short_verified(dtype, all_groups(c));
+        DecodeCase odd{DecodeKernel::flash_decode, {4 * group, 4, 64}, {33, 31, 5, 1, 0, 2, 30}, page, 0, ++seed};
+        odd.launches = 2;
+        const DecodePlan plan = expect_short_verified(dtype, all_groups(odd));
+        EXPECT_EQ(plan.tile_tokens, 33);
+        EXPECT_EQ(plan.short_layout.rows, 36);
+      }
+}
+
+// The decode-bench MHA point's shape (32 / 32, d 128, 64 sequences of 32 tokens) with ragged
+// lengths around 32, paged 16 and contiguous, as DECODE_BENCH_FD_SHORT_SEQ=all runs it: one query
+// head a block, 2048 blocks.
+TEST(ShortDecodeGpu, MhaPointShape) {
+  DB_REQUIRE_GPU();
+  std::vector<std::int32_t> lengths;
+  for (int i = 0; i < 64; ++i) lengths.push_back(i % 8 == 7 ? 0 : 24 + i % 17);  // 0 and 24-40
+  std::uint64_t seed = 1300;
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
+    for (int page : {0, 16}) {
+      DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, lengths, page, 0, ++seed};
+      c.launches = 2;
+      const DecodePlan plan = expect_short_verified(dtype, all_groups(c));
+      EXPECT_EQ(plan.query_heads_per_block, 1);
+      // auto (the default policy) keeps MHA on the CUDA-core split-K kernel.
+      c.tuning.fd_short_seq_all_groups = false;
+      const auto r = testing::run_decode_case_as(dtype, c);
+      ASSERT_EQ(r.status, cudaSuccess);
+      EXPECT_NE(r.plan.path, DecodePath::short_seq);
+      EXPECT_TRUE(r.verification.passed) << r.verification.summary();
+    }
+}
+
+// MQA as Falcon-7B has it, 71 query heads on one KV head at d 64, and 32 / 1 at d 128: the group
+// runs over several blocks (the last one short at 71), each pair's K/V staged by each of them.
 TEST(ShortDecodeGpu, MqaSplitsTheGroupOverBlocks) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 980;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
-    for (int page : {0, 16}) {
-      const DecodePlan plan = expect_short_verified(dtype, boundary_case({71, 1, 64}, page, ++seed));
-      EXPECT_LT(plan.query_heads_per_block, 71);
-      EXPECT_LE(plan.query_heads_per_block, kShortMaxBlockHeads);
-    }
+    for (int page : {0, 16})
+      for (DecodeShape shape : {DecodeShape{71, 1, 64}, DecodeShape{32, 1, 128}}) {
+        const DecodePlan plan = expect_short_verified(dtype, boundary_case(shape, page, ++seed));
+        EXPECT_LT(plan.query_heads_per_block, shape.heads_q);
+        EXPECT_LE(plan.query_heads_per_block, kShortMaxBlockHeads);
+      }
+}
+
+// Groups of 9-16 heads in one block (the head bound 16, with 11 of them predicated and all 16 used):
+// 64 KV heads over the boundary batch are enough (sequence, KV head) pairs that the planner keeps
+// each group whole on GPUs of up to 256 SMs.
+TEST(ShortDecodeGpu, WholeLargeGroupsInOneBlock) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 1400;
+  for (DType dtype : {DType::fp16, DType::fp8_e4m3})
+    for (int group : {11, 16})
+      for (int page : {0, 7}) {
+        const DecodePlan plan = expect_short_verified(dtype, boundary_case({64 * group, 64, 64}, page, ++seed));
+        EXPECT_EQ(plan.query_heads_per_block, group);
+      }
 }
 
 // The path pinned explicitly runs the same batches; pinned where it cannot run, plan_decode

@@ -42,6 +42,21 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
     EXPECT_FALSE(decode_prefers_short(p, automatic)) << shape.heads_q << "/" << shape.heads_kv;
     EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
   }
+  // DECODE_BENCH_FD_SHORT_SEQ=all: groups 1 and 2 too (MHA, 32 / 16) beside the groups auto takes,
+  // still within the limits and refused where the options pin the other paths.
+  DecodeOptions all_groups;
+  all_groups.tuning.fd_short_seq_all_groups = true;
+  for (DecodeShape shape :
+       {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{8, 8, 64}, DecodeShape{32, 8, 128}})
+    for (std::int64_t len : {0, 1, 32, 64}) {
+      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp16, len), all_groups))
+          << shape.heads_q << "/" << shape.heads_kv << " x " << len;
+      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp8_e4m3, len), all_groups));
+    }
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, kShortMaxLen + 1), all_groups));
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp32, 32), all_groups));
+  all_groups.splits = 2;
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, 32), all_groups));
   // One token past the limit: the split-K / row paths.
   EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
   // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
@@ -64,6 +79,8 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   EXPECT_FALSE(decode_prefers_short(p, row_tiling));
   DecodeOptions off;
   off.tuning.fd_short_seq = false;
+  EXPECT_FALSE(decode_prefers_short(p, off));
+  off.tuning.fd_short_seq_all_groups = true;  // off wins (the parser never sets both)
   EXPECT_FALSE(decode_prefers_short(p, off));
   // An explicit splits of 1 is no split: the pinned path takes it.
   EXPECT_EQ(decode_short_unsupported_reason(p, {.splits = 1}), std::nullopt);
@@ -128,33 +145,41 @@ TEST(ShortDecodeRouting, GroupSplitOverBlocks) {
     }
 }
 
-// Offsets are 16-byte aligned, regions do not overlap, the pitch is an odd number of chunks (the
-// scores' token-a-lane reads hit 8 different bank groups), and the short point's block is small
-// enough for 8 blocks an SM (1024 of them per 132 SMs, twice the 512 it launches).
+// Offsets are 16-byte aligned, regions do not overlap, the staged rows are the capacity rounded up
+// to 4 (P V reads 4 tokens at a time), the pitch is an odd number of chunks (the scores' token-a-lane
+// reads hit 8 different bank groups), and the short point's block (and the MHA point's) is small
+// enough for 8 blocks an SM.
 TEST(ShortDecodeRouting, SharedMemoryLayout) {
-  for (int d : {16, 64, 80, 128, 256})
+  for (int d : {16, 64, 80, 96, 128, 256})
     for (int bytes : {1, 2})
       for (int heads : {1, 3, 4, 16})
-        for (int capacity : {1, 17, 64}) {
-          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, 1, capacity, kShortWarps);
+        for (int capacity : {1, 17, 33, 64}) {
+          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, capacity);
           EXPECT_EQ(l.chunks * 16, d * bytes);
           EXPECT_EQ((l.pitch / 16) % 2, 1);
           EXPECT_GE(l.pitch, l.chunks * 16);
           EXPECT_GE(1 << l.chunk_shift, l.chunks);
           EXPECT_LT(1 << l.chunk_shift, 2 * l.chunks);
-          for (int off : {l.q, l.k, l.v, l.scores, l.partial, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
+          EXPECT_EQ(l.rows % 4, 0);
+          EXPECT_GE(l.rows, capacity);
+          EXPECT_LT(l.rows, capacity + 4);
+          EXPECT_EQ(l.heads, heads);
+          for (int off : {l.q, l.k, l.v, l.scores, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
           EXPECT_EQ(l.k - l.q, heads * d * 4);
-          EXPECT_EQ(l.v - l.k, capacity * l.pitch);
-          EXPECT_EQ(l.scores - l.v, capacity * l.pitch);
-          EXPECT_GE(l.partial - l.scores, heads * capacity * 4);
-          EXPECT_EQ(l.stats - l.partial, kShortWarps * d * 4);  // fewest heads 1: warps share a head
-          EXPECT_GE(l.bytes - l.stats, 4);
+          EXPECT_EQ(l.v - l.k, l.rows * l.pitch);
+          EXPECT_EQ(l.scores - l.v, l.rows * l.pitch);
+          EXPECT_EQ(l.stats - l.scores, heads * l.rows * 4);
+          EXPECT_GE(l.bytes - l.stats, heads * 4);
+          EXPECT_LT(l.bytes - l.stats, heads * 4 + 16);
         }
-  const ShortDecodeLayout whole_heads = short_decode_layout(128, 2, 4, 4, 32, kShortWarps);
-  EXPECT_EQ(whole_heads.stats, whole_heads.partial);  // every warp has a head: no partial sums
-  EXPECT_EQ(whole_heads.bytes, whole_heads.stats);
-  EXPECT_EQ(whole_heads.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4);  // 19968 bytes
-  EXPECT_LE(8 * whole_heads.bytes, 227 * 1024);
+  EXPECT_EQ(short_decode_layout(128, 2, 4, 33).rows, 36);
+  // The short point (32 / 8: 4 heads a block) and the MHA point (1 head a block), 32 tokens, d 128.
+  const ShortDecodeLayout gqa = short_decode_layout(128, 2, 4, 32);
+  EXPECT_EQ(gqa.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4 + 16);  // 19984 bytes
+  EXPECT_LE(8 * (gqa.bytes + 1024), 228 * 1024);                          // with the 1 KB a block reserves
+  const ShortDecodeLayout mha = short_decode_layout(128, 2, 1, 32);
+  EXPECT_EQ(mha.bytes, 128 * 4 + 2 * 32 * 17 * 16 + 32 * 4 + 16);  // 18064 bytes
+  EXPECT_LE(8 * (mha.bytes + 1024), 228 * 1024);
 }
 
 }  // namespace
