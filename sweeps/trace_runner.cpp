@@ -46,7 +46,8 @@ constexpr const char* kTraceMethod =
     "back); host time = step wall time less device work and verification; exposed host time = CUDA events from when "
     "the GPU was done with the earlier steps' work (or the host began the step) to when the step's host work was "
     "done; metadata words (lengths, block-table entries) deferred and set once per step, the step's write list and q "
-    "rows staged in pinned memory, one copy; ";
+    "rows staged in pinned memory, one copy; every upload of the step's host work (metadata words, the batch's slots "
+    "and indptr, the plan's work lists) from page-locked memory, so none waits for a decode in flight; ";
 constexpr const char* kOverlapMethod =
     "host_overlap: a step's host work runs while the previous step's decode is on the GPU (one step in flight)";
 constexpr const char* kSerialMethod = "serial: each step waits for its decode before the next begins";
