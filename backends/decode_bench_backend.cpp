@@ -30,6 +30,7 @@
 #include "kernels/mla/mla_point_model.hpp"
 #include "kernels/plan_json.hpp"
 #include "kernels/shared_prefix.hpp"
+#include "kernels/staged_workspace_init.hpp"
 #include "kernels/traffic_model.hpp"
 #include "kernels/variant_traffic_model.hpp"
 
@@ -195,7 +196,7 @@ class DecodeBenchBackend final : public Backend {
     if (p.variant.sinks && p.sinks == nullptr) throw std::invalid_argument("sinks requested without sink logits");
     DB_CUDA_CHECK(plan_decode<KV>(kernel, problem, {.splits = p.splits, .tuning = p.tuning}, &plan_));
     void* ws = workspace.allocate(plan_.workspace_bytes);
-    DB_CUDA_CHECK(init_decode_workspace(plan_, ws, workspace.stream()));
+    DB_CUDA_CHECK(init_decode_workspace_staged(plan_, ws, workspace.stream(), workspace.host_staging()));
     launch_ = [this, kv, problem, ws](cudaStream_t s) { return run_decode<KV>(kv, problem, plan_, ws, s); };
     serial_ = launch_;
     // Another layer: the same plan and workspace over that layer's pointers.
@@ -261,7 +262,7 @@ class DecodeBenchBackend final : public Backend {
     if (overlap && !overlap_) overlap_ = std::make_unique<OverlapStreams>();
     const SharedPrefixStreams* streams = overlap ? &overlap_->s : nullptr;
     // Uploads the plan's metadata from sp_plan_, which stays until the next plan().
-    DB_CUDA_CHECK(init_shared_prefix_workspace(sp_plan_, ws, workspace.stream()));
+    DB_CUDA_CHECK(init_shared_prefix_workspace_staged(sp_plan_, ws, workspace.stream(), workspace.host_staging()));
     launch_ = [this, kv, problem, ws, streams](cudaStream_t s) {
       return run_shared_prefix<T>(kv, problem, sp_plan_, ws, s, streams);
     };

@@ -28,6 +28,8 @@
 
 namespace decode_bench {
 
+class HostStaging;  // kernels/host_staging.hpp
+
 // Device scratch memory a backend asks for while planning. The harness owns it: each allocation is
 // filled with 0xFF bytes (NaN in every float type), so a backend that reads scratch it never
 // wrote fails verification, and it is freed when the point ends.
@@ -41,6 +43,11 @@ class Workspace {
   // The stream plan() enqueues its uploads and zeroing on: the checked launch and every run come
   // after it on the same stream.
   virtual cudaStream_t stream() const = 0;
+  // Page-locked memory for plan()'s uploads (kernels/host_staging.hpp), reset for each plan and
+  // kept unchanged until the stream has run them, or nullptr: plan() then copies from its own
+  // memory. A serving loop that plans while the previous step's decode runs provides one, so a
+  // plan's upload never waits for that decode.
+  virtual HostStaging* host_staging() { return nullptr; }
 };
 
 // A backend's own account of the bytes its planned launch moves (kernels/traffic_model.hpp): the

@@ -1,6 +1,7 @@
 #include "kernels/decode_balance.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -45,29 +46,42 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
   while (count_items() > kMaxWorkItems) w.chunk_bound *= 2;
 
   // Items in sequence order with their partial bases, then ordered by work (tokens of one KV head
-  // per item, the longest first; ties keep sequence order). The order sorts one 64-bit key per
-  // item, (work descending, item index), with no comparator indirection or merge buffer: the
-  // keys are distinct, so the unstable sort gives the stable order (a serving loop plans every
-  // step, over hundreds of items).
-  const std::int64_t item_count = count_items();
-  w.items.reserve(static_cast<std::size_t>(item_count));
-  std::vector<std::uint64_t> keys;
-  keys.reserve(static_cast<std::size_t>(item_count));
+  // per item, the longest first; ties keep sequence order). A stable radix sort on the work below
+  // the longest (one byte a pass, only the bytes the works' range needs: two passes for works of
+  // a few thousand tokens), not a comparison sort (a serving loop plans every step, over hundreds
+  // of items).
+  const auto item_count = static_cast<std::size_t>(count_items());
+  w.items.reserve(item_count);
+  std::vector<std::uint32_t> work;
+  work.reserve(item_count);
+  std::uint32_t longest = 0, shortest = UINT32_MAX;
   for (std::size_t b = 0; b < lengths.size(); ++b) {
     const std::int64_t n = splits_of(lengths[b]);
-    const auto work = static_cast<std::uint64_t>((lengths[b] + n - 1) / n);  // < 2^31
+    const auto item_work = static_cast<std::uint32_t>((lengths[b] + n - 1) / n);  // < 2^31
+    longest = std::max(longest, item_work);
+    shortest = std::min(shortest, item_work);
     for (std::int64_t s = 0; s < n; ++s) {
-      keys.push_back(((std::uint64_t{0x7fffffff} - work) << 32) | static_cast<std::uint64_t>(w.items.size()));
+      work.push_back(item_work);
       w.items.push_back({static_cast<std::int32_t>(b), static_cast<std::int32_t>(s), static_cast<std::int32_t>(n),
                          static_cast<std::int32_t>(n > 1 ? w.partial_splits : 0)});
     }
     if (n > 1) w.partial_splits += n;
     w.max_splits = std::max(w.max_splits, static_cast<int>(n));
   }
-  std::sort(keys.begin(), keys.end());
+  std::vector<std::uint32_t> order(item_count), next(item_count);
+  std::iota(order.begin(), order.end(), 0u);
+  const std::uint32_t range = longest - shortest;
+  for (int shift = 0; shift < 32 && (range >> shift) != 0; shift += 8) {
+    std::uint32_t start[257] = {};
+    const auto digit = [&](std::uint32_t i) { return ((longest - work[i]) >> shift) & 0xffu; };
+    for (const std::uint32_t i : order) ++start[digit(i) + 1];
+    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
+    for (const std::uint32_t i : order) next[start[digit(i)]++] = i;
+    order.swap(next);
+  }
   std::vector<DecodeWorkItem> sorted;
-  sorted.reserve(keys.size());
-  for (const std::uint64_t k : keys) sorted.push_back(w.items[static_cast<std::size_t>(k & 0xffffffffu)]);
+  sorted.reserve(item_count);
+  for (const std::uint32_t i : order) sorted.push_back(w.items[i]);
   w.items = std::move(sorted);
   return w;
 }

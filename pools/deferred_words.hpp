@@ -7,7 +7,8 @@
 //
 // Deferred, pool memory is behind the host mirror until flush(): a pool flushes before it hands
 // out any view of that memory (batch, accessor, slot_span), so what a kernel reads is current.
-// A word written twice before a flush is set once, to its last value.
+// A word written twice before a flush is set once, to its last value (found through a hash table
+// kept from flush to flush, not a sort: docs/pools.md).
 #include <cstdint>
 #include <vector>
 
@@ -31,16 +32,14 @@ class DeferredWords {
   std::int64_t words_flushed() const { return words_flushed_; }
 
  private:
-  // A pending word and when it was put (the last put of a word wins).
-  struct Pending {
-    std::int32_t* dst;
-    std::int32_t value;
-    std::uint32_t order;
-  };
   MemoryBackend* backend_;
   bool deferred_ = false;
-  std::vector<Pending> pending_;
-  std::vector<WordWrite> out_;  // the flush's distinct words (kept: a serving loop flushes every step)
+  std::vector<WordWrite> pending_;  // in the order put
+  std::vector<WordWrite> out_;      // the flush's distinct words (kept: a serving loop flushes every step)
+  // The flush's open-addressing table, destination -> index of its last put (-1: empty), a power
+  // of two of at least twice the pending words; kept between flushes, cleared where it was used.
+  std::vector<std::int32_t> last_;
+  std::vector<std::uint32_t> at_;  // each pending word's slot in last_
   std::int64_t flushes_ = 0, words_flushed_ = 0;
 };
 

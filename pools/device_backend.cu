@@ -1,13 +1,17 @@
 // Device backend: arenas from the harness's device pool (harness/device_memory.hpp),
-// cudaMemcpy2DAsync on one stream, and the block-table gather kernel that assembles a batch's CSR
+// cudaMemcpy2DAsync on one stream (small uploads and metadata words staged in page-locked
+// memory, pools/staging_rotation.hpp), and the block-table gather kernel that assembles a batch's CSR
 // on the device (no host round trip of the tables).
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_memory.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/pool_error.hpp"
+#include "pools/staging_rotation.hpp"
 
 namespace decode_bench {
 namespace {
@@ -37,14 +41,16 @@ class DeviceBackend final : public MemoryBackend {
     if (owns_stream_) DB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~DeviceBackend() override {
-    // The last staged copy has left the pinned buffer before it goes (cudaFree waits for the
-    // scatter launch that reads the device list).
-    if (staged_) {
-      cudaEventSynchronize(staged_);
-      cudaEventDestroy(staged_);
+    // Every staged copy has left its pinned buffer before the buffer goes (the device free waits
+    // for the scatter launch that reads the device list).
+    for (Slot& s : slots_) {
+      if (s.copied) {
+        cudaEventSynchronize(s.copied);
+        cudaEventDestroy(s.copied);
+      }
+      if (s.host) cudaFreeHost(s.host);
     }
-    if (staging_) cudaFreeHost(staging_);
-    if (staged_words_) cudaFree(staged_words_);
+    deallocate(staged_words_);
     if (owns_stream_) {
       cudaStreamSynchronize(stream_);
       cudaStreamDestroy(stream_);
@@ -80,7 +86,17 @@ class DeviceBackend final : public MemoryBackend {
     else DB_CUDA_CHECK(cudaMemcpy2DAsync(dst, dp, src, sp, w, h, kind, stream_));
   }
 
+  // One row of at most kStagedUploadBytes (metadata: a batch's slots and indptr, a block-table
+  // row) goes through the pinned staging slots, an asynchronous copy that never waits for the
+  // stream; larger and pitched uploads (K/V rows of an admit) copy from the caller's memory.
   void upload(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    if (h == 1 && w > 0 && w <= kStagedUploadBytes) {
+      Slot& s = take_slot(w);
+      std::memcpy(s.host, src, w);
+      DB_CUDA_CHECK(cudaMemcpyAsync(dst, s.host, w, cudaMemcpyHostToDevice, stream_));
+      copied(s);
+      return;
+    }
     copy_rows(dst, dp, src, sp, w, h, cudaMemcpyHostToDevice);
   }
   void copy(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
@@ -91,28 +107,25 @@ class DeviceBackend final : public MemoryBackend {
     DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
-  // All words through one pinned staging buffer: one async copy and one scatter launch. The
-  // staging buffer is reused once the previous batch's copy has left it (its event).
+  // All words through one pinned staging slot: one async copy and one scatter launch.
   void write_words(std::span<const WordWrite> words) override {
     if (words.empty()) return;
-    if (staged_) DB_CUDA_CHECK(cudaEventSynchronize(staged_));
-    else DB_CUDA_CHECK(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming));
-    if (words.size() > capacity_) {
-      const std::size_t want = std::max<std::size_t>(words.size(), 2 * capacity_);
-      if (staging_) DB_CUDA_CHECK(cudaFreeHost(staging_));
-      if (staged_words_) DB_CUDA_CHECK(cudaFree(staged_words_));
-      staging_ = nullptr;
+    const std::size_t bytes = words.size() * sizeof(WordWrite);
+    Slot& s = take_slot(bytes);
+    if (words.size() > device_capacity_) {
+      // The device list grows (rarely: a larger batch than any before); the free waits for the
+      // scatter launches that read the old one (harness/device_memory.hpp).
+      const std::size_t want = std::max<std::size_t>(words.size(), 2 * device_capacity_);
+      deallocate(staged_words_);
       staged_words_ = nullptr;
-      capacity_ = 0;
-      DB_CUDA_CHECK(cudaMallocHost(&staging_, want * sizeof(WordWrite)));
+      device_capacity_ = 0;
       staged_words_ = static_cast<WordWrite*>(allocate(want * sizeof(WordWrite)));
-      capacity_ = want;
+      device_capacity_ = want;
     }
-    std::copy(words.begin(), words.end(), staging_);
+    std::copy(words.begin(), words.end(), reinterpret_cast<WordWrite*>(s.host));
     const int n = static_cast<int>(words.size());
-    DB_CUDA_CHECK(cudaMemcpyAsync(staged_words_, staging_, words.size() * sizeof(WordWrite), cudaMemcpyHostToDevice,
-                                  stream_));
-    DB_CUDA_CHECK(cudaEventRecord(staged_, stream_));
+    DB_CUDA_CHECK(cudaMemcpyAsync(staged_words_, s.host, bytes, cudaMemcpyHostToDevice, stream_));
+    copied(s);
     write_words_kernel<<<std::min(1024, (n + 255) / 256), 256, 0, stream_>>>(staged_words_, n);
     DB_CUDA_CHECK(cudaGetLastError());
   }
@@ -129,12 +142,43 @@ class DeviceBackend final : public MemoryBackend {
   void synchronize() override { DB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
+  // A pinned staging buffer and the event recorded after the copy out of it.
+  struct Slot {
+    std::byte* host = nullptr;
+    std::size_t capacity = 0;
+    cudaEvent_t copied = nullptr;
+  };
+  static constexpr int kStagingSlots = 4;
+  static constexpr std::size_t kStagedUploadBytes = std::size_t{64} << 10;
+
+  // The slot in turn, its last copy done (an event from kStagingSlots copies back: in a loop with
+  // one step in flight it has long completed) and at least `bytes` large.
+  Slot& take_slot(std::size_t bytes) {
+    const int i = rotation_.next();
+    Slot& s = slots_[static_cast<std::size_t>(i)];
+    if (!s.copied) DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
+    if (rotation_.in_flight(i)) DB_CUDA_CHECK(cudaEventSynchronize(s.copied));
+    rotation_.retired(i);
+    if (s.capacity < bytes) {
+      // Grows while a loop warms up; the slot's copy is done, so its old buffer may go.
+      const std::size_t want = std::max<std::size_t>({bytes, 2 * s.capacity, 4096});
+      if (s.host) DB_CUDA_CHECK(cudaFreeHost(s.host));
+      s.host = nullptr;
+      s.capacity = 0;
+      DB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host), want));
+      s.capacity = want;
+    }
+    rotation_.fill(i);
+    return s;
+  }
+  void copied(Slot& s) { DB_CUDA_CHECK(cudaEventRecord(s.copied, stream_)); }
+
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
-  WordWrite* staging_ = nullptr;       // pinned host, capacity_ words
-  WordWrite* staged_words_ = nullptr;  // device, capacity_ words
-  std::size_t capacity_ = 0;
-  cudaEvent_t staged_ = nullptr;       // recorded after the last copy out of staging_
+  StagingRotation rotation_{kStagingSlots};
+  Slot slots_[kStagingSlots];
+  WordWrite* staged_words_ = nullptr;  // device, device_capacity_ words
+  std::size_t device_capacity_ = 0;
 };
 
 }  // namespace

@@ -46,13 +46,16 @@ class MemoryBackend {
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* p) noexcept = 0;
 
-  // Host -> pool memory. The host source may be reused as soon as the call returns (pageable
-  // memory is staged by cudaMemcpyAsync before it returns).
+  // Host -> pool memory. The host source may be reused as soon as the call returns: the device
+  // backend copies a small one-row upload into page-locked staging first (an asynchronous copy
+  // that never waits for the stream: pools/staging_rotation.hpp), and leaves a larger or pitched
+  // one to cudaMemcpyAsync, which takes pageable memory before it returns.
   virtual void upload(void* dst, std::size_t dst_pitch, const void* src_host, std::size_t src_pitch,
                       std::size_t width, std::size_t height) = 0;
   // Sets each word (distinct destinations), in stream order like upload. The default uploads them
-  // one by one; the device backend stages them all in pinned memory and sets them with one copy
-  // and one scatter launch, so a step's metadata costs no per-sequence pageable copy.
+  // one by one; the device backend stages them all in one of its pinned staging slots and sets
+  // them with one copy and one scatter launch, so a step's metadata costs no per-sequence
+  // pageable copy and no wait for the step in flight.
   virtual void write_words(std::span<const WordWrite> words) {
     for (const WordWrite& w : words) upload(w.dst, sizeof w.value, &w.value, sizeof w.value, sizeof w.value, 1);
   }

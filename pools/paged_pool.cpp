@@ -62,8 +62,8 @@ void PagedPool::write_token(std::int32_t page, std::int64_t slot_in_page, const 
   backend_->upload(page_row(v_, page, slot_in_page), head_pitch, v_row, row, row, config_.layout.heads_kv);
 }
 
-// Sources of these small uploads are host locals / mirror entries: cudaMemcpyAsync stages
-// pageable host memory before it returns, so they may change right after the call.
+// Sources of these small uploads are host locals / mirror entries: an upload takes its source
+// before it returns (memory_backend.hpp), so they may change right after the call.
 void PagedPool::write_table_entry(std::int32_t slot, std::int64_t index) {
   if (!backend_->has_memory()) return;
   words_.put(tables_.as<std::int32_t>() + slot * row_stride() + index, tables_host_[slot][index]);
@@ -371,27 +371,31 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
   if (same_handles && c.epoch == table_epoch_ && c.lengths == lengths) return c;
 
   // Buffers move out of the cache to be reused, and into it at the end; on a failure the cache is
-  // emptied and the next call rebuilds from scratch.
-  PoolBuffer slots_dev, indptr_dev, pages_dev, lens_dev;
+  // emptied and the next call rebuilds from scratch. slots_dev holds the slots, then the indptr,
+  // so a new batch shape costs one upload.
+  PoolBuffer slots_dev, pages_dev, lens_dev;
   try {
     const bool same_shape = same_handles && c.indptr == indptr;
     auto grow = [&](PoolBuffer& have, std::size_t bytes) {
       return have.bytes() >= bytes ? std::move(have)
                                    : PoolBuffer(*backend_, std::max<std::size_t>(bytes, 2 * have.bytes()));
     };
-    slots_dev = grow(c.slots_dev, n * 4);
-    indptr_dev = grow(c.indptr_dev, (n + 1) * 4);
+    const std::size_t meta_bytes = (2 * static_cast<std::size_t>(n) + 1) * 4;
+    slots_dev = grow(c.slots_dev, meta_bytes);
     lens_dev = grow(c.lens_dev, n * 4);
     pages_dev = grow(c.pages_dev, std::max<std::size_t>(4, indptr[n] * std::size_t{4}));
     // Same handles and page counts: the uploaded slots and indptr are still right (same buffers,
     // nothing grew); only the gather runs again, for new entries (copy-on-write) or lengths.
     if (!same_shape) {
-      backend_->upload(slots_dev.data(), n * 4, slots.data(), n * 4, n * 4, 1);
-      backend_->upload(indptr_dev.data(), (n + 1) * 4, indptr.data(), (n + 1) * 4, (n + 1) * 4, 1);
+      std::vector<std::int32_t>& meta = next_meta_;
+      meta.assign(slots.begin(), slots.end());
+      meta.insert(meta.end(), indptr.begin(), indptr.end());
+      backend_->upload(slots_dev.data(), meta_bytes, meta.data(), meta_bytes, meta_bytes, 1);
     }
+    const std::int32_t* indptr_dev = slots_dev.as<std::int32_t>() + n;
     backend_->gather_block_tables(tables_.as<std::int32_t>(), row_stride(), slot_lengths_.as<std::int32_t>(),
-                                  slots_dev.as<std::int32_t>(), indptr_dev.as<std::int32_t>(), n,
-                                  pages_dev.as<std::int32_t>(), lens_dev.as<std::int32_t>());
+                                  slots_dev.as<std::int32_t>(), indptr_dev, n, pages_dev.as<std::int32_t>(),
+                                  lens_dev.as<std::int32_t>());
   } catch (...) {
     c = BatchCache{};
     throw;
@@ -403,7 +407,6 @@ const PagedPool::BatchCache& PagedPool::build_batch(std::span<const SequenceHand
   c.max_len = max_len;
   c.epoch = table_epoch_;
   c.slots_dev = std::move(slots_dev);
-  c.indptr_dev = std::move(indptr_dev);
   c.pages_dev = std::move(pages_dev);
   c.lens_dev = std::move(lens_dev);
   return c;
@@ -432,7 +435,7 @@ PoolStats PagedPool::stats() const {
   s.bytes_used = static_cast<std::uint64_t>(s.stored_tokens) * config_.layout.token_kv_bytes();
   const auto& c = batch_cache_;
   s.metadata_bytes = tables_.bytes() + slot_indptr_.bytes() + slot_lengths_.bytes() + c.slots_dev.bytes() +
-                     c.indptr_dev.bytes() + c.pages_dev.bytes() + c.lens_dev.bytes();
+                     c.pages_dev.bytes() + c.lens_dev.bytes();
   return s;
 }
 

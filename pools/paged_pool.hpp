@@ -143,7 +143,7 @@ class PagedPool final : public KVPool {
     check_has_memory("batch");
     const BatchCache& c = build_batch(handles);
     BatchView<PagedKV<T>> out;
-    out.kv = typed_view<T>(c.pages_dev.as<std::int32_t>(), c.indptr_dev.as<std::int32_t>());
+    out.kv = typed_view<T>(c.pages_dev.as<std::int32_t>(), c.slots_dev.as<std::int32_t>() + handles.size());
     out.seq_lens_device = c.lens_dev.as<std::int32_t>();
     out.num_seqs = static_cast<int>(handles.size());
     out.lengths_host = c.lengths;
@@ -158,7 +158,7 @@ class PagedPool final : public KVPool {
     std::vector<std::int32_t> slots;            // (n)
     std::int64_t max_len = 0;
     std::uint64_t epoch = ~0ull;
-    PoolBuffer slots_dev, indptr_dev, pages_dev, lens_dev;
+    PoolBuffer slots_dev, pages_dev, lens_dev;  // slots_dev: (n) slots, then the (n + 1) indptr
   };
 
   template <class T>
@@ -208,6 +208,7 @@ class PagedPool final : public KVPool {
   // build_batch's candidates for the next cache (swapped with the cache's vectors when it is
   // rebuilt, so neither allocates once grown).
   mutable std::vector<std::int32_t> next_slots_, next_indptr_, next_lengths_;
+  mutable std::vector<std::int32_t> next_meta_;  // the slots and indptr uploaded together
   mutable DeferredWords words_{*backend_};
 };
 

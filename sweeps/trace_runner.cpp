@@ -19,6 +19,7 @@
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
 #include "kernels/gpu_reference.hpp"
+#include "kernels/host_staging.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
@@ -27,6 +28,7 @@
 #include "sweeps/decode_fill.hpp"
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/point_pipeline.hpp"
+#include "sweeps/step_parity.hpp"
 #include "sweeps/trace_fill.hpp"
 #include "sweeps/trace_point.hpp"
 #include "sweeps/trace_prefix_layout.hpp"
@@ -44,7 +46,8 @@ constexpr const char* kTraceMethod =
     "back); host time = step wall time less device work and verification; exposed host time = CUDA events from when "
     "the GPU was done with the earlier steps' work (or the host began the step) to when the step's host work was "
     "done; metadata words (lengths, block-table entries) deferred and set once per step, the step's write list and q "
-    "rows staged in pinned memory, one copy; ";
+    "rows staged in pinned memory, one copy; every upload of the step's host work (metadata words, the batch's slots "
+    "and indptr, the plan's work lists) from page-locked memory, so none waits for a decode in flight; ";
 constexpr const char* kOverlapMethod =
     "host_overlap: a step's host work runs while the previous step's decode is on the GPU (one step in flight)";
 constexpr const char* kSerialMethod = "serial: each step waits for its decode before the next begins";
@@ -57,10 +60,22 @@ double us_between(Clock::time_point a, Clock::time_point b) {
 // writes into them is ordered on the stream after the earlier step's launch; a buffer that grows
 // frees the old one only once the device is idle: harness/device_memory.hpp), growing one only
 // when a plan asks for more; a new buffer is filled with 0xFF bytes, as the pipeline's workspace is.
+// The plan's uploads are staged in page-locked blocks, two by step parity (sweeps/step_parity.hpp):
+// a block is refilled only by the step two later, once the copies queued from it have run. A block
+// too small for a plan leaves that plan's uploads pageable, and is grown before its next use.
 class StepWorkspace final : public Workspace {
  public:
   explicit StepWorkspace(cudaStream_t stream) : stream_(stream) {}
-  void reset() { next_ = 0; }
+  // Before the plan of a step of this parity (its block's last copies are done).
+  void reset(int parity) {
+    next_ = 0;
+    Staging& s = staging_[parity];
+    const std::size_t wanted = std::max(staging_[0].block.wanted(), staging_[1].block.wanted());
+    if (wanted > s.memory.bytes()) s.memory = PinnedBuffer<std::byte>(wanted + wanted / 2);
+    s.block = HostStaging(s.memory.get(), s.memory.bytes());
+    parity_ = parity;
+  }
+  HostStaging* host_staging() override { return &staging_[parity_].block; }
   void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     if (next_ == buffers_.size()) buffers_.emplace_back();
@@ -74,9 +89,15 @@ class StepWorkspace final : public Workspace {
   cudaStream_t stream() const override { return stream_; }
 
  private:
+  struct Staging {
+    PinnedBuffer<std::byte> memory{0};
+    HostStaging block;
+  };
   cudaStream_t stream_;
   std::vector<DeviceBuffer<std::byte>> buffers_;
   std::size_t next_ = 0;
+  Staging staging_[2];
+  int parity_ = 0;
 };
 
 // One step's events: resume (recorded as the host begins the step: done when the GPU has
@@ -272,7 +293,9 @@ class TraceRun {
     const auto& running = sched_->running_sequences();
     // Everything the step uploads goes into one pinned block, then one async copy. Two blocks,
     // by step parity: with host_overlap the previous step's copy may not have run yet; the one
-    // of two steps back has (this step's host work began after its stop event).
+    // of two steps back has (this step's host work began after its stop event). The guard
+    // checks it, for this block and the plan's staging (sweeps/step_parity.hpp).
+    parity_guard_.begin(step_);
     std::int32_t* host = staging_[parity_].get();
     TraceWrite* writes = staged_writes(host);
     const auto n_running = static_cast<std::int64_t>(running.size());
@@ -349,7 +372,7 @@ class TraceRun {
 
     const auto plan0 = Clock::now();
     timing.view_us = us_between(view0, plan0);
-    workspace_->reset();
+    workspace_->reset(parity_);
     backend_.plan(p, *workspace_);
     const auto device0 = Clock::now();
     timing.plan_us = us_between(plan0, device0);
@@ -376,13 +399,14 @@ class TraceRun {
     if (!t_.host_overlap || verified) {
       // Serial (and every verified step): the step's decode is done before the next step begins.
       DB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      parity_guard_.completed(step_);
       finish_pending();
       read_times(ev, timing);
     } else {
       // One step in flight: wait for the previous step's decode, then go on to the next step's
       // host work while this one runs; its times are read in the next step.
       finish_pending();
-      pending_ = static_cast<std::int64_t>(timings_.size());
+      pending_ = static_cast<std::int64_t>(timings_.size());  // timings_ holds one entry per earlier step
       pending_parity_ = parity_;
     }
     if (verified) verify(p, std::vector<TraceWrite>(writes, writes + n_running));
@@ -420,6 +444,7 @@ class TraceRun {
     if (pending_ < 0) return;
     const Events& ev = events_[pending_parity_];
     DB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    parity_guard_.completed(pending_);
     read_times(ev, timings_[static_cast<std::size_t>(pending_)]);
     pending_ = -1;
   }
@@ -496,6 +521,7 @@ class TraceRun {
   int parity_ = 0;
   std::int64_t pending_ = -1;  // host_overlap: the index of the step whose times are not read yet
   int pending_parity_ = 0;
+  StepParityGuard parity_guard_;  // the staged blocks and the plan's staging, by step parity
   DeviceBuffer<float> q_, o_, lse_;
   DeviceBuffer<TraceWrite> writes_;  // verification's row list
   PinnedBuffer<std::int32_t> staging_[2]{PinnedBuffer<std::int32_t>(0), PinnedBuffer<std::int32_t>(0)};

@@ -68,6 +68,38 @@ void expect_valid(const BalancedWork& w, const std::vector<std::int32_t>& length
   }
 }
 
+// The order exactly: items in (sequence, split) order, then stably by work descending (ties keep
+// that order), for works of one value (no radix pass), within a byte, and across three bytes.
+TEST(DecodeBalance, ItemsComeLongestFirstTiesInSequenceOrder) {
+  std::mt19937 rng(11);
+  for (const std::int32_t spread : {0, 200, 5000, 3000000}) {
+    SCOPED_TRACE(spread);
+    std::vector<std::int32_t> lengths(300);
+    for (auto& l : lengths) l = 1000 + (spread == 0 ? 0 : static_cast<std::int32_t>(rng() % spread));
+    lengths[7] = lengths[3];  // a tie between sequences
+    for (const int slots : {1, 132}) {
+      const BalancedWork w = balance_decode_work(lengths, 8, slots, 64);
+      std::vector<DecodeWorkItem> expect;
+      std::vector<std::int64_t> work;
+      for (std::size_t b = 0; b < lengths.size(); ++b) {
+        const std::int64_t n = std::max<std::int64_t>(1, (lengths[b] + w.chunk_bound - 1) / w.chunk_bound);
+        for (std::int64_t k = 0; k < n; ++k) {
+          expect.push_back({static_cast<std::int32_t>(b), static_cast<std::int32_t>(k), static_cast<std::int32_t>(n), 0});
+          work.push_back((lengths[b] + n - 1) / n);
+        }
+      }
+      std::vector<std::size_t> order(expect.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+      ASSERT_EQ(w.items.size(), expect.size());
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        EXPECT_EQ(w.items[i].seq, expect[order[i]].seq) << i;
+        EXPECT_EQ(w.items[i].split, expect[order[i]].split) << i;
+      }
+    }
+  }
+}
+
 TEST(DecodeBalance, ChunkBoundIsThePerSlotShareInWholeTiles) {
   // 32 KV heads, 264 slots x 2 shares: total 100000 + 1 + 50 + 0 = 100051 tokens per head;
   // share = ceil(32 * 100051 / 528) = 6064 -> 6080 (whole 32-token tiles).

@@ -2,6 +2,7 @@
 // flush, the last write of a word wins, and a pool that defers them hands out views whose
 // pool-memory block tables, indptr and lengths equal those of a pool that writes at once, after
 // the same seeded random operations (host backend: pool memory is readable host memory).
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -48,6 +49,40 @@ TEST(DeferredWords, ImmediateWritesLandAtOnceDeferredOnesAtTheFlush) {
   d.set_deferred(false);  // turning deferral off flushes
   EXPECT_EQ(w[2], 42);
   EXPECT_FALSE(d.deferred());
+}
+
+// Flushes of very different sizes one after another (the table sized for a large one, then
+// reused by small ones, then grown): each sets every word it holds to its last value and nothing
+// else, and counts its distinct words, against a plain replay of the puts. Destinations crowd a
+// few ranges (collisions in the table, long runs of repeats).
+TEST(DeferredWords, EveryFlushSetsTheLastValueOfEachWordItHolds) {
+  auto backend = make_host_backend();
+  constexpr int kWords = 4096;
+  PoolBuffer words(*backend, kWords * sizeof(std::int32_t));
+  std::int32_t* w = words.as<std::int32_t>();
+  std::fill(w, w + kWords, -1);
+  std::vector<std::int32_t> expect(kWords, -1);
+  DeferredWords d(*backend);
+  d.set_deferred(true);
+  std::mt19937 rng(5);
+  std::int64_t distinct_total = 0;
+  for (const int puts : {3000, 1, 17, 2, 900, 5000, 64, 1}) {
+    std::vector<bool> touched(kWords, false);
+    std::int64_t distinct = 0;
+    for (int i = 0; i < puts; ++i) {
+      const int range = static_cast<int>(rng() % 4);
+      const int at = range * 1024 + static_cast<int>(rng() % (puts < 100 ? 8 : 700));
+      const auto value = static_cast<std::int32_t>(rng() % 100000);
+      d.put(w + at, value);
+      expect[at] = value;
+      distinct += touched[at] ? 0 : 1;
+      touched[at] = true;
+    }
+    d.flush();
+    distinct_total += distinct;
+    EXPECT_EQ(d.words_flushed(), distinct_total) << "after the flush of " << puts << " puts";
+    for (int i = 0; i < kWords; ++i) ASSERT_EQ(w[i], expect[i]) << "word " << i << " after " << puts << " puts";
+  }
 }
 
 TEST(DeferredWords, TheAccountingBackendCollectsNothing) {
