@@ -40,10 +40,6 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options) 
   const TuningPolicy& t = options.tuning;
   if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
-  // Groups 1 and 2 keep the CUDA-core split-K kernel, which measured faster than this one at short
-  // MHA batches before its blocks scored with every warp (docs/kernels/short_decode.md, "Measured");
-  // DECODE_BENCH_FD_SHORT_SEQ=all takes them too (the side-by-side run), path short_seq runs them.
-  if (p.shape.group() < kRowAttentionMinGroup && !t.fd_short_seq_all_groups) return false;
   return !decode_short_unsupported_reason(p, options).has_value();
 }
 

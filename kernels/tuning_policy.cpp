@@ -68,19 +68,12 @@ const std::array<TuningKnob, 15> kKnobs{{
        return choose(t, {std::pair{std::string_view("1"), 1}, std::pair{std::string_view("2"), 2}, std::pair{std::string_view("4"), 4}},
                      p.fd_short_heads);
      }},
-    {"DECODE_BENCH_FD_SHORT_SEQ", "auto | all | off", "auto",
+    {"DECODE_BENCH_FD_SHORT_SEQ", "auto | off", "auto",
      "off keeps plain decodes of at most 64 tokens a sequence on the split-K / row-attention paths instead of the "
-     "short-sequence kernel (docs/kernels/short_decode.md); auto takes that kernel at GQA groups of 3 or more, all "
-     "at every group (MHA and groups 1-2 too: the side-by-side run against auto)",
+     "short-sequence kernel (docs/kernels/short_decode.md), for side-by-side runs",
      [](TuningPolicy& p, std::string_view t) {
-       int mode = 0;
-       if (!choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("all"), 1},
-                       std::pair{std::string_view("off"), 2}},
-                   mode))
-         return false;
-       p.fd_short_seq = mode != 2;
-       p.fd_short_seq_all_groups = mode == 1;
-       return true;
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.fd_short_seq);
      }},
     {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
      "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "

@@ -39,7 +39,6 @@ struct TuningPolicy {
   WorkChunksOverride fd_work_chunks = WorkChunksOverride::automatic;  // DECODE_BENCH_FD_WORK_CHUNKS
   int fd_short_heads = 1;                                             // DECODE_BENCH_FD_SHORT_HEADS
   bool fd_short_seq = true;                                           // DECODE_BENCH_FD_SHORT_SEQ (off: false)
-  bool fd_short_seq_all_groups = false;                               // DECODE_BENCH_FD_SHORT_SEQ=all
   RowAttentionTiling row_tiling = RowAttentionTiling::automatic;      // DECODE_BENCH_ROW_TILING
   int row_wgmma_rows = 0;                                             // DECODE_BENCH_ROW_WGMMA_ROWS; 0: auto
   RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS

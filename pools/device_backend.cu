@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_memory.hpp"
@@ -148,17 +149,31 @@ class DeviceBackend final : public MemoryBackend {
     std::size_t capacity = 0;
     cudaEvent_t copied = nullptr;
   };
-  static constexpr int kStagingSlots = 4;
+  static constexpr int kStagingSlots = 4;     // to begin with
+  static constexpr int kMaxStagingSlots = 256;  // the ring grows to this, then waits
   static constexpr std::size_t kStagedUploadBytes = std::size_t{64} << 10;
 
-  // The slot in turn, its last copy done (an event from kStagingSlots copies back: in a loop with
-  // one step in flight it has long completed) and at least `bytes` large.
+  // The slot in turn, at least `bytes` large, its last copy done. Where that copy is still queued
+  // (behind a decode in flight) a new slot takes its place in the ring instead of a wait, up to
+  // kMaxStagingSlots; then the wait.
   Slot& take_slot(std::size_t bytes) {
-    const int i = rotation_.next();
+    int i = rotation_.next();
+    if (rotation_.in_flight(i)) {
+      Slot& s = slots_[static_cast<std::size_t>(i)];
+      const cudaError_t q = cudaEventQuery(s.copied);
+      if (q == cudaSuccess) {
+        rotation_.retired(i);
+      } else if (q == cudaErrorNotReady && rotation_.slots() < kMaxStagingSlots) {
+        i = rotation_.insert();
+        slots_.insert(slots_.begin() + i, Slot{});
+      } else {
+        if (q != cudaErrorNotReady) DB_CUDA_CHECK(q);
+        DB_CUDA_CHECK(cudaEventSynchronize(s.copied));
+        rotation_.retired(i);
+      }
+    }
     Slot& s = slots_[static_cast<std::size_t>(i)];
     if (!s.copied) DB_CUDA_CHECK(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming));
-    if (rotation_.in_flight(i)) DB_CUDA_CHECK(cudaEventSynchronize(s.copied));
-    rotation_.retired(i);
     if (s.capacity < bytes) {
       // Grows while a loop warms up; the slot's copy is done, so its old buffer may go.
       const std::size_t want = std::max<std::size_t>({bytes, 2 * s.capacity, 4096});
@@ -176,7 +191,7 @@ class DeviceBackend final : public MemoryBackend {
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
   StagingRotation rotation_{kStagingSlots};
-  Slot slots_[kStagingSlots];
+  std::vector<Slot> slots_ = std::vector<Slot>(kStagingSlots);
   WordWrite* staged_words_ = nullptr;  // device, device_capacity_ words
   std::size_t device_capacity_ = 0;
 };

@@ -57,6 +57,40 @@ TEST(StagingRotation, OutOfTurnFillsAreRefused) {
   EXPECT_EQ(r.next(), 0);
 }
 
+// A slot inserted where the slot in turn is still in flight takes that place in the order: it is
+// filled now, and the slots after it keep their order, so the in-flight one comes next (its fence
+// the oldest); the ring grows by the copies queued, and no fill ever reuses a slot in flight.
+TEST(StagingRotation, InsertingInsteadOfWaitingKeepsTheOrder) {
+  StagingRotation r(2);
+  std::vector<int> owner;  // owner[slot]: the use that filled it last, in slot order
+  for (int use = 0; use < 2; ++use) {
+    r.fill(r.next());
+    owner.push_back(use);
+  }
+  // Uses 2..6 while uses 0 and 1 stay queued: each finds the oldest in flight and inserts before it.
+  for (int use = 2; use < 7; ++use) {
+    const int at = r.next();
+    ASSERT_TRUE(r.in_flight(at));
+    EXPECT_EQ(owner[static_cast<std::size_t>(at)], 0) << "the slot in turn holds the oldest queued copy";
+    EXPECT_THROW(r.fill(at), std::logic_error);
+    const int slot = r.insert();
+    EXPECT_EQ(slot, at);
+    owner.insert(owner.begin() + slot, use);
+    r.fill(slot);
+  }
+  EXPECT_EQ(r.slots(), 7);
+  EXPECT_EQ(r.inserts(), 5);
+  // Every copy done: the slots come round in fill order, each retired before its refill.
+  for (int use = 7; use < 21; ++use) {
+    const int slot = r.next();
+    EXPECT_EQ(owner[static_cast<std::size_t>(slot)], use - 7) << "seven uses back";
+    r.retired(slot);
+    r.fill(slot);
+    owner[static_cast<std::size_t>(slot)] = use;
+  }
+  EXPECT_EQ(r.slots(), 7);
+}
+
 // The runner's orders: serial (each step completed before the next begins) and host_overlap (step
 // s begins after step s - 2 completed, step s - 1 still in flight). Two steps in flight would
 // refill the buffers of the step before the previous one: refused.

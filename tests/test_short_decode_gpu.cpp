@@ -52,15 +52,7 @@ DecodeCase boundary_case(DecodeShape shape, int page, std::uint64_t seed) {
   return c;
 }
 
-// Groups 1 and 2 through the planner as DECODE_BENCH_FD_SHORT_SEQ=all routes them (auto keeps
-// the CUDA-core split-K kernel there).
-DecodeCase all_groups(DecodeCase c) {
-  c.tuning.fd_short_seq_all_groups = true;
-  return c;
-}
-
-// Every storage type, layout and group at d 128: the planner choosing the path from group 3 on,
-// groups 1 and 2 under DECODE_BENCH_FD_SHORT_SEQ=all.
+// Every storage type, layout and group at d 128: the planner choosing the path at every group.
 TEST(ShortDecodeGpu, BoundaryLengthsEveryLayoutStorageAndGroup) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 900;
@@ -68,7 +60,6 @@ TEST(ShortDecodeGpu, BoundaryLengthsEveryLayoutStorageAndGroup) {
     for (int page : {0, 1, 7, 16})
       for (int group : {1, 2, 3, 4, 5, 7, 8, 13}) {
         DecodeCase c = boundary_case({2 * group, 2, 128}, page, ++seed);
-        if (group < kRowAttentionMinGroup) c = all_groups(c);
         const DecodePlan plan = expect_short_verified(dtype, c);
         // Group 13 over 10 x 2 (sequence, KV head) pairs: split over three blocks of 5, 5 and 3
         // heads (each block but the last at least a head a warp).
@@ -87,7 +78,7 @@ TEST(ShortDecodeGpu, HeadDims) {
     for (int d : {64, 80, 96, 128, 256})
       for (int page : {0, 7}) {
         expect_short_verified(dtype, boundary_case({32, 8, d}, page, ++seed));
-        expect_short_verified(dtype, all_groups(boundary_case({8, 8, d}, page, ++seed)));
+        expect_short_verified(dtype, boundary_case({8, 8, d}, page, ++seed));
       }
 }
 
@@ -103,17 +94,17 @@ TEST(ShortDecodeGpu, EveryLengthAndRaggedCapacity) {
       for (int group : {1, 2, 4, 8}) {
         DecodeCase c{DecodeKernel::flash_decode, {4 * group, 4, 128}, every_length_to_the_limit(), page, 0, ++seed};
         c.launches = 2;
-        expect_short_verified(dtype, all_groups(c));
+        expect_short_verified(dtype, c);
         DecodeCase odd{DecodeKernel::flash_decode, {4 * group, 4, 64}, {33, 31, 5, 1, 0, 2, 30}, page, 0, ++seed};
         odd.launches = 2;
-        const DecodePlan plan = expect_short_verified(dtype, all_groups(odd));
+        const DecodePlan plan = expect_short_verified(dtype, odd);
         EXPECT_EQ(plan.tile_tokens, 33);
         EXPECT_EQ(plan.short_layout.rows, 36);
       }
 }
 
 // The decode-bench MHA point's shape (32 / 32, d 128, 64 sequences of 32 tokens) with ragged
-// lengths around 32, paged 16 and contiguous, as DECODE_BENCH_FD_SHORT_SEQ=all runs it: one query
+// lengths around 32, paged 16 and contiguous: one query
 // head a block, 2048 blocks.
 TEST(ShortDecodeGpu, MhaPointShape) {
   DB_REQUIRE_GPU();
@@ -124,10 +115,10 @@ TEST(ShortDecodeGpu, MhaPointShape) {
     for (int page : {0, 16}) {
       DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, lengths, page, 0, ++seed};
       c.launches = 2;
-      const DecodePlan plan = expect_short_verified(dtype, all_groups(c));
+      const DecodePlan plan = expect_short_verified(dtype, c);
       EXPECT_EQ(plan.query_heads_per_block, 1);
-      // auto (the default policy) keeps MHA on the CUDA-core split-K kernel.
-      c.tuning.fd_short_seq_all_groups = false;
+      // DECODE_BENCH_FD_SHORT_SEQ=off: the CUDA-core split-K kernel, verified on the same case.
+      c.tuning.fd_short_seq = false;
       const auto r = testing::run_decode_case_as(dtype, c);
       ASSERT_EQ(r.status, cudaSuccess);
       EXPECT_NE(r.plan.path, DecodePath::short_seq);

@@ -22,41 +22,25 @@ DecodeProblem short_problem(DecodeShape shape, DType dtype, std::int64_t max_len
   return p;
 }
 
-// Plain decodes up to kShortMaxLen tokens on FP16 / BF16 / FP8 at groups of 3 or more that the
-// tensor-core path takes go to the short path; groups 1 and 2 (the CUDA-core split-K kernel's),
-// longer ones, FP32, attention variants and pinned choices do not.
+// Plain decodes up to kShortMaxLen tokens on FP16 / BF16 / FP8 at every group (MHA, groups 1-2,
+// GQA and MQA) go to the short path; longer ones, FP32, attention variants and pinned choices do not.
 TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   const DecodeOptions automatic;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{24, 8, 64}, DecodeShape{71, 1, 64},
-                              DecodeShape{40, 8, 80}, DecodeShape{128, 8, 256}, DecodeShape{128, 1, 128}})
+                              DecodeShape{40, 8, 80}, DecodeShape{128, 8, 256}, DecodeShape{128, 1, 128},
+                              DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{8, 8, 64}})
       for (std::int64_t len : {0, 1, 32, 64}) {
         const DecodeProblem p = short_problem(shape, dtype, len);
         EXPECT_TRUE(decode_prefers_short(p, automatic))
             << dtype_name(dtype) << " " << shape.heads_q << "/" << shape.heads_kv << " d " << shape.head_dim << " x " << len;
         EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
       }
-  // Groups 1 and 2: the CUDA-core split-K kernel unless the path is asked for, which runs them.
-  for (DecodeShape shape : {DecodeShape{32, 32, 64}, DecodeShape{32, 16, 128}}) {
-    const DecodeProblem p = short_problem(shape, DType::fp16, 32);
-    EXPECT_FALSE(decode_prefers_short(p, automatic)) << shape.heads_q << "/" << shape.heads_kv;
-    EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt);
-  }
-  // DECODE_BENCH_FD_SHORT_SEQ=all: groups 1 and 2 too (MHA, 32 / 16) beside the groups auto takes,
-  // still within the limits and refused where the options pin the other paths.
-  DecodeOptions all_groups;
-  all_groups.tuning.fd_short_seq_all_groups = true;
-  for (DecodeShape shape :
-       {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{8, 8, 64}, DecodeShape{32, 8, 128}})
-    for (std::int64_t len : {0, 1, 32, 64}) {
-      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp16, len), all_groups))
-          << shape.heads_q << "/" << shape.heads_kv << " x " << len;
-      EXPECT_TRUE(decode_prefers_short(short_problem(shape, DType::fp8_e4m3, len), all_groups));
-    }
-  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, kShortMaxLen + 1), all_groups));
-  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp32, 32), all_groups));
-  all_groups.splits = 2;
-  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, 32), all_groups));
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, kShortMaxLen + 1), automatic));
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp32, 32), automatic));
+  DecodeOptions pinned;
+  pinned.splits = 2;
+  EXPECT_FALSE(decode_prefers_short(short_problem({32, 32, 128}, DType::fp16, 32), pinned));
   // One token past the limit: the split-K / row paths.
   EXPECT_FALSE(decode_prefers_short(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
   // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
@@ -79,8 +63,6 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   EXPECT_FALSE(decode_prefers_short(p, row_tiling));
   DecodeOptions off;
   off.tuning.fd_short_seq = false;
-  EXPECT_FALSE(decode_prefers_short(p, off));
-  off.tuning.fd_short_seq_all_groups = true;  // off wins (the parser never sets both)
   EXPECT_FALSE(decode_prefers_short(p, off));
   // An explicit splits of 1 is no split: the pinned path takes it.
   EXPECT_EQ(decode_short_unsupported_reason(p, {.splits = 1}), std::nullopt);

@@ -73,11 +73,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "2").fd_short_heads, 2);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "4").fd_short_heads, 4);
   EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "off").fd_short_seq);
-  EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "off").fd_short_seq_all_groups);
-  EXPECT_TRUE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "all").fd_short_seq);
-  EXPECT_TRUE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "all").fd_short_seq_all_groups);
   EXPECT_TRUE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "auto").fd_short_seq);
-  EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "auto").fd_short_seq_all_groups);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "narrow").row_tiling, RowAttentionTiling::narrow);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wide").row_tiling, RowAttentionTiling::wide);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);
@@ -109,7 +105,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_FD_BALANCE", {"yes", "2", "true"}},
       {"DECODE_BENCH_FD_WORK_CHUNKS", {"pages", "tile"}},
       {"DECODE_BENCH_FD_SHORT_HEADS", {"3", "8", "0"}},
-      {"DECODE_BENCH_FD_SHORT_SEQ", {"on", "All", "1"}},
+      {"DECODE_BENCH_FD_SHORT_SEQ", {"on", "all", "1"}},
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},
