@@ -135,11 +135,12 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
-// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, more
-// than 16 rows; the mma.sync kernels otherwise (16 rows: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
+// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, 16
+// rows or more; the mma.sync kernels otherwise (fewer rows: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
 TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   DB_REQUIRE_MLA_WGMMA();
-  MlaShape h128, h16, h16q2, h24q2, h32q2;
+  MlaShape h128, h8, h16, h16q2, h24q2, h32q2;
+  h8.heads_q = 8;
   h16.heads_q = 16;
   h16q2.heads_q = 16;
   h16q2.q_len = 2;
@@ -152,7 +153,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 64 rows
   EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 48 rows
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 32 rows
-  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 16 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
@@ -162,8 +164,10 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   c.heads_q = 64;
   c.lengths = {300, 65};
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
-  c.heads_q = 16;
+  c.heads_q = 8;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
+  c.heads_q = 16;
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
   c.heads_q = 48;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
   c.dtype = DType::fp8_e4m3;
@@ -221,8 +225,8 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
-  MlaShape h128, h16, rank;
-  h16.heads_q = 16;
+  MlaShape h128, h8, rank;
+  h8.heads_q = 8;
   rank.kv_lora_rank = 256;
   if (!mla_decode_wgmma_compiled()) {
     EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 9, 0).find("sm_90a"), std::string::npos);
@@ -234,7 +238,7 @@ TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 10, 0).find("device 10.0"), std::string::npos);
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::fp8_e4m3, 9, 0).find("not fp8_e4m3"), std::string::npos);
-  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h16, DType::bf16, 9, 0).find("heads_q x q_len 16"), std::string::npos);
+  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h8, DType::bf16, 9, 0).find("heads_q x q_len 8"), std::string::npos);
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(rank, DType::bf16, 9, 0).find("kv_lora_rank 512"), std::string::npos);
 }
 

@@ -21,12 +21,13 @@ inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
 inline constexpr int kMlaWgmmaTile = 64;         // tokens per stage
 inline constexpr int kMlaWgmmaStages = 2;
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
-// Rows per sequence from which the dispatch takes this kernel: a narrow block of 16 rows has no
-// padding, while 17 to 63 rows run in one 64-row block whose padding rows cost MMA issue slots but
-// no bytes, and a memory-bound point is paced by its bytes (docs/kernels/mla.md, "Dispatch").
-inline constexpr int kMlaWgmmaMinRows = 17;
-static_assert(kMlaWgmmaMinRows > 16 && kMlaWgmmaMinRows <= kMlaNarrowMaxRows + 1,
-              "the narrow kernel keeps the 16-row points and takes whatever this kernel does not");
+// Rows per sequence from which the dispatch takes this kernel: 16 to 63 rows run in one 64-row
+// block whose padding rows cost MMA issue slots but no bytes, and a memory-bound point is paced by
+// its bytes (docs/kernels/mla.md, "Dispatch": at 16 rows this kernel read closer to the ceiling
+// than the narrow one at the large batches).
+inline constexpr int kMlaWgmmaMinRows = 16;
+static_assert(kMlaWgmmaMinRows >= 16 && kMlaWgmmaMinRows <= kMlaNarrowMaxRows + 1,
+              "the narrow kernel takes whatever this kernel does not");
 
 // Whether this build carries the kernel (sm_90a code).
 bool mla_decode_wgmma_compiled();
