@@ -43,14 +43,12 @@ void expect_consistent_step(const json& r, int layers) {
   EXPECT_GE(s["bind_us"].get<double>(), 0.0);
 }
 
-TEST(LayerStepGpu, EveryLayerOfTheGraphMatchesItsOwnReference) {
-  DB_REQUIRE_GPU();
-  const json preset = testing::one_experiment(
-      {{"kernel", {"flash_decode", "batch_decode"}}, {"layout", {"contiguous", "paged"}}},
-      {{"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}, {"T", 300}, {"batch", 6}, {"length_dist", "uniform"},
-       {"page_size", 16}, {"page_order", "shuffled"}, {"layers", 4}, {"counters", false}});
+// Every point of the preset (`points` of them) run with `layers` layers, verified once on the GPU
+// reference and once on the host one: each run a consistent step whose layers' verification names
+// the reference (every layer the same: written once).
+void expect_every_point_verifies_on_both_references(const json& preset, std::size_t points, int layers) {
   const Plan plan = testing::plan_of(preset);
-  ASSERT_EQ(plan.points.size(), 4u);
+  ASSERT_EQ(plan.points.size(), points);
   for (const Point& point : plan.points) {
     SCOPED_TRACE(point.id);
     auto runner = make_kernel_runner(*kernel_of(point.parameters));
@@ -58,10 +56,19 @@ TEST(LayerStepGpu, EveryLayerOfTheGraphMatchesItsOwnReference) {
       RunContext ctx;
       ctx.verify_on_host = on_host;
       const json r = runner->run(point, ctx);
-      expect_consistent_step(r, 4);
-      EXPECT_EQ(r["layers"]["verification"]["method"], on_host ? kVerifyOnHost : kVerifyOnDevice);  // every layer the same: written once
+      expect_consistent_step(r, layers);
+      EXPECT_EQ(r["layers"]["verification"]["method"], on_host ? kVerifyOnHost : kVerifyOnDevice);
     }
   }
+}
+
+TEST(LayerStepGpu, EveryLayerOfTheGraphMatchesItsOwnReference) {
+  DB_REQUIRE_GPU();
+  const json preset = testing::one_experiment(
+      {{"kernel", {"flash_decode", "batch_decode"}}, {"layout", {"contiguous", "paged"}}},
+      {{"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}, {"T", 300}, {"batch", 6}, {"length_dist", "uniform"},
+       {"page_size", 16}, {"page_order", "shuffled"}, {"layers", 4}, {"counters", false}});
+  expect_every_point_verifies_on_both_references(preset, 4, 4);
 }
 
 // The attention variants over layers, on both references: every layer's kernel reads the point's
@@ -73,19 +80,7 @@ TEST(LayerStepGpu, VariantLayersVerifyOnBothReferences) {
       {{"kernel", "flash_decode"}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}, {"T", 300}, {"batch", 3},
        {"page_size", 16}, {"page_order", "shuffled"}, {"q_len", 3}, {"window", 100}, {"sinks", true},
        {"logits_soft_cap", 30}, {"layers", 3}, {"counters", false}});
-  const Plan plan = testing::plan_of(preset);
-  ASSERT_EQ(plan.points.size(), 2u);
-  for (const Point& point : plan.points) {
-    SCOPED_TRACE(point.id);
-    auto runner = make_kernel_runner(*kernel_of(point.parameters));
-    for (bool on_host : {false, true}) {
-      RunContext ctx;
-      ctx.verify_on_host = on_host;
-      const json r = runner->run(point, ctx);
-      expect_consistent_step(r, 3);
-      EXPECT_EQ(r["layers"]["verification"]["method"], on_host ? kVerifyOnHost : kVerifyOnDevice);
-    }
-  }
+  expect_every_point_verifies_on_both_references(preset, 2, 3);
 }
 
 TEST(LayerStepGpu, HotReplaysAndTheBaselineAlsoVerify) {
