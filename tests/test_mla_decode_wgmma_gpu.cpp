@@ -135,8 +135,9 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
-// plan_mla_decode_for_device takes this kernel exactly where it runs: Hopper, FP16 or BF16, 16
-// rows or more; the mma.sync kernels otherwise (fewer rows: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
+// plan_mla_decode_for_device takes this kernel where it runs and is preferred: Hopper, FP16 or
+// BF16, more than 16 rows, or 16 over 32K tokens or more; the mma.sync kernels otherwise (fewer
+// rows or tokens: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
 TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   DB_REQUIRE_MLA_WGMMA();
   MlaShape h128, h8, h16, h16q2, h24q2, h32q2;
@@ -153,7 +154,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h32q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 64 rows
   EXPECT_EQ(plan_mla_decode_for_device(h24q2, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 48 rows
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 32 rows
-  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 16 rows
+  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0).kernel, MlaKernel::wgmma);  // 16 rows, 32K tokens
+  EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);  // 16K tokens
   EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
@@ -166,12 +168,31 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
   c.heads_q = 8;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
-  c.heads_q = 16;
-  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
+  c.heads_q = 16;  // 2 x 300 tokens: the narrow kernel
+  EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
   c.heads_q = 48;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
   c.dtype = DType::fp8_e4m3;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma);
+}
+
+// Host-side: the dispatch's preference. More than 16 rows always; exactly 16 from 32K tokens of
+// batch x max_len on (the narrow kernel below, where its block has no padding); fewer never.
+TEST(MlaDecodeWgmmaPlan, SixteenRowsPreferTheKernelFromThirtyTwoKTokens) {
+  MlaShape h16, h8, h16q2, h128;
+  h16.heads_q = 16;
+  h8.heads_q = 8;
+  h16q2.heads_q = 16;
+  h16q2.q_len = 2;
+  EXPECT_TRUE(mla_prefers_wgmma(h16, 128, 4096));
+  EXPECT_TRUE(mla_prefers_wgmma(h16, 1, 32768));
+  EXPECT_TRUE(mla_prefers_wgmma(h16, 8, 4096));
+  EXPECT_FALSE(mla_prefers_wgmma(h16, 8, 4095));
+  EXPECT_FALSE(mla_prefers_wgmma(h16, 8, 1024));
+  EXPECT_FALSE(mla_prefers_wgmma(h16, 1, 32767));
+  EXPECT_TRUE(mla_prefers_wgmma(h16q2, 1, 1));
+  EXPECT_TRUE(mla_prefers_wgmma(h128, 1, 1));
+  EXPECT_FALSE(mla_prefers_wgmma(h8, 1024, 1 << 20));
 }
 
 // Host-side: the plan's shape and split rule, its JSON, and the refusals.

@@ -4,6 +4,7 @@
 // token) and its roofline bound. Skipped (with the reason) where no GPU exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "harness/results_schema.hpp"
@@ -45,12 +46,15 @@ TEST(MlaSweepGpu, ShortPointsVerifyAndRecordTheMlaModel) {
     EXPECT_EQ(r["verification"]["non_finite"], 0);
     EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
     EXPECT_EQ(r["plan"]["family"], "mla_decode");
-    // Rows = h_q x q_len: more than 16 in FP16 / BF16 on the warpgroup-MMA kernel where the device
-    // runs it (Hopper); else up to 32 on the narrow kernel, more on the 64-row one.
+    // Rows = h_q x q_len: in FP16 / BF16 on the warpgroup-MMA kernel where the device runs it
+    // (Hopper) and the dispatch prefers it (more than 16 rows, or 16 over enough tokens); else up to
+    // 32 on the narrow kernel, more on the 64-row one.
     const MlaPoint m = parse_mla_point(point.parameters);
     const int rows = m.shape.rows();
     const bool half = m.decode.dtype == DType::fp16 || m.decode.dtype == DType::bf16;
-    const char* kernel = rows >= kMlaWgmmaMinRows && half && mla_decode_wgmma_available(m.shape, m.decode.dtype, 0)
+    const std::int64_t max_len = *std::max_element(m.decode.lengths.begin(), m.decode.lengths.end());
+    const bool preferred = mla_prefers_wgmma(m.shape, static_cast<int>(m.decode.lengths.size()), max_len);
+    const char* kernel = preferred && half && mla_decode_wgmma_available(m.shape, m.decode.dtype, 0)
                              ? "mla_decode_wgmma"
                          : rows <= kMlaNarrowMaxRows ? "mla_decode_mma_narrow"
                                                      : "mla_decode_mma";

@@ -26,6 +26,13 @@ inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 o
 // its bytes (docs/kernels/mla.md, "Dispatch": at 16 rows this kernel read closer to the ceiling
 // than the narrow one at the large batches).
 inline constexpr int kMlaWgmmaMinRows = 16;
+// At exactly 16 rows the narrow kernel's block has no padding while this kernel's 64-row block
+// does 4x the MMA work for the same bytes: this kernel wins once the batch streams enough tokens
+// (docs/kernels/mla.md, "Dispatch"), the narrow one below that.
+inline constexpr std::int64_t kMlaWgmma16RowMinTokens = 32768;
+// Whether the dispatch prefers this kernel for a point it can run: more than 16 rows, or 16 rows
+// over a batch of at least kMlaWgmma16RowMinTokens tokens (batch x max_len).
+bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len);
 static_assert(kMlaWgmmaMinRows >= 16 && kMlaWgmmaMinRows <= kMlaNarrowMaxRows + 1,
               "the narrow kernel takes whatever this kernel does not");
 

@@ -77,13 +77,18 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
   return p;
 }
 
+bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
+  if (shape.rows() > kMlaWgmmaMinRows) return true;
+  return shape.rows() == kMlaWgmmaMinRows && static_cast<std::int64_t>(batch) * max_len >= kMlaWgmma16RowMinTokens;
+}
+
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
-  // This kernel wherever it runs (rows >= kMlaWgmmaMinRows); otherwise plan_mla_decode picks
-  // between the two mma.sync kernels.
-  if (mla_decode_wgmma_available(shape, dtype, device))
+  // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
+  // picks between the two mma.sync kernels.
+  if (mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device))
     return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits);
   return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
 }
