@@ -10,6 +10,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_balance.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/flash_decode.cuh"
 #include "kernels/tuning_policy.hpp"
 
@@ -56,7 +57,7 @@ template <class Tr, class KV>
 cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // Above 48 KiB of shared memory (dynamic plus the static merge scratch) a kernel must opt in;
   // the attribute sticks, so planning (outside any timed region) is where it is set.
   if constexpr (Tr::kSharedBytes > 0)
@@ -220,7 +221,7 @@ struct PlanFlashDecode {
       const TilingOverride pin = options.tuning.fd_tiling;
       int dev = 0, sms = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-      DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
       TilingQuery q;
       q.group = GROUP;
       q.pinned = options.splits > 0 || options.heads_per_block > 0;

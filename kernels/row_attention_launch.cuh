@@ -10,6 +10,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_problem.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
@@ -286,7 +287,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                               p.shape.head_dim == 128 && rows > 32 && rows <= 64 && item_tiles >= 128;
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // Items of more than 64 rows, and of 33-64 rows over at least 128 tiles (8K tokens), take the
   // warpgroup-MMA kernel where it runs (FP16 at head dim 128 on compute capability 9.0, in a build
   // for it): blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged

@@ -8,6 +8,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/flash_decode_launch.cuh"  // page_divider
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/short_decode.cuh"
@@ -52,7 +53,7 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     if (decode_short_unsupported_reason(p, options)) return cudaErrorInvalidValue;
     int dev = 0, sms = 0, per_sm = 0;
     DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
-    DB_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
     const int heads = short_decode_heads_per_block(p.shape.group(), items, sms);
     const ShortDecodeLayout layout = short_decode_layout_of(p, sizeof(T), heads);
