@@ -574,6 +574,24 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
               s[mt][c][j][1] += s[mt][c][j][3];
             }
         }
+        // The soft-cap in a loop of its own behind one test a tile: tested per score inside the
+        // loop below, the test and its branch ran on every score of every variant point, capped
+        // or not (variant twins are FP16 / BF16 only, so no FP8 scale comes before it).
+        if constexpr (kVariant) {
+          static_assert(!Ops::kFp8, "the variant twins take FP16 and BF16 storage only");
+          if (cap_log2 > 0.f) {
+#pragma unroll
+            for (int c = 0; c < kGroup; ++c) {
+              if (c0 + c < nsub) {
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+#pragma unroll
+                  for (int e = 0; e < 2 * kRowHalves; ++e)
+                    s[mt][c][j][e] = soft_cap_log2(s[mt][c][j][e], cap_log2, inv_cap_log2);
+              }
+            }
+          }
+        }
         float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
         for (int c = 0; c < kGroup; ++c) {
@@ -583,8 +601,6 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
 #pragma unroll
               for (int e = 0; e < 2 * kRowHalves; ++e) {
                 if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
-                if constexpr (kVariant)
-                  if (cap_log2 > 0.f) s[mt][c][j][e] = soft_cap_log2(s[mt][c][j][e], cap_log2, inv_cap_log2);
                 if (partial_tile) {
                   const std::int64_t t = tile_t0 + wt * sub + (c0 + c) * 16 + j * 8 + 2 * tq + (e & 1);
                   bool masked = t >= t_end;
