@@ -381,11 +381,14 @@ class TraceRun {
     timing.view_us = us_between(view0, plan0);
     workspace_->reset(block);
     backend_.plan(p, *workspace_);
-    timing.plan_us = us_between(plan0, Clock::now());
-    // The step's uploads: one copy of the block and one launch (kernels/step_uploads.hpp).
+    const auto flush0 = Clock::now();
+    timing.plan_us = us_between(plan0, flush0);
+    // The step's uploads: one copy of the block and one launch (kernels/step_uploads.hpp), counted
+    // with the view (whose uploads they mostly are).
     collected.reset();
     uploads_->flush();
     const auto device0 = Clock::now();
+    timing.view_us += us_between(flush0, device0);
     DB_CUDA_CHECK(cudaEventRecord(events_[parity_].ready, stream_));  // the step's host work is done
 
     // The cache writes and q (not timed), then the decode between the events.
