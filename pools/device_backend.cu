@@ -1,15 +1,19 @@
 // Device backend: arenas from the harness's device pool (harness/device_memory.hpp),
 // cudaMemcpy2DAsync on one stream (small uploads and metadata words staged in page-locked
 // memory, pools/staging_rotation.hpp), and the block-table gather kernel that assembles a batch's CSR
-// on the device (no host round trip of the tables).
+// on the device (no host round trip of the tables). While collecting into a step's upload block
+// (MemoryBackend::collect_into), every upload, word list, device copy and gather is recorded there
+// instead, for the block's one copy and one launch (kernels/step_uploads.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_memory.hpp"
+#include "kernels/step_upload_block.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/pool_error.hpp"
 #include "pools/staging_rotation.hpp"
@@ -91,6 +95,13 @@ class DeviceBackend final : public MemoryBackend {
   // row) goes through the pinned staging slots, an asynchronous copy that never waits for the
   // stream; larger and pitched uploads (K/V rows of an admit) copy from the caller's memory.
   void upload(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    if (collect_) {
+      for (std::size_t r = 0; w > 0 && r < h; ++r) {
+        void* row = collect_->write(static_cast<std::byte*>(dst) + r * dp, w);
+        std::memcpy(row, static_cast<const std::byte*>(src) + r * sp, w);
+      }
+      return;
+    }
     if (h == 1 && w > 0 && w <= kStagedUploadBytes) {
       Slot& s = take_slot(w);
       std::memcpy(s.host, src, w);
@@ -101,9 +112,15 @@ class DeviceBackend final : public MemoryBackend {
     copy_rows(dst, dp, src, sp, w, h, cudaMemcpyHostToDevice);
   }
   void copy(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    if (collect_) {
+      for (std::size_t r = 0; w > 0 && r < h; ++r)
+        collect_->device_copy(static_cast<std::byte*>(dst) + r * dp, static_cast<const std::byte*>(src) + r * sp, w);
+      return;
+    }
     copy_rows(dst, dp, src, sp, w, h, cudaMemcpyDeviceToDevice);
   }
   void download(void* dst, std::size_t dp, const void* src, std::size_t sp, std::size_t w, std::size_t h) override {
+    refuse_while_collecting("download");
     copy_rows(dst, dp, src, sp, w, h, cudaMemcpyDeviceToHost);
     DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -111,6 +128,12 @@ class DeviceBackend final : public MemoryBackend {
   // All words through one pinned staging slot: one async copy and one scatter launch.
   void write_words(std::span<const WordWrite> words) override {
     if (words.empty()) return;
+    if (collect_) {
+      collected_words_.resize(words.size());
+      for (std::size_t i = 0; i < words.size(); ++i) collected_words_[i] = {words[i].dst, words[i].value};
+      collect_->words(collected_words_);
+      return;
+    }
     const std::size_t bytes = words.size() * sizeof(WordWrite);
     Slot& s = take_slot(bytes);
     if (words.size() > device_capacity_) {
@@ -135,12 +158,20 @@ class DeviceBackend final : public MemoryBackend {
                            const std::int32_t* slots, const std::int32_t* indptr, int n, std::int32_t* out_pages,
                            std::int32_t* out_lens) override {
     if (n == 0) return;
+    if (collect_) {
+      collect_->gather({tables, row_stride, slot_lengths, slots, indptr, out_pages, out_lens}, n);
+      return;
+    }
     gather_block_tables_kernel<<<n, 128, 0, stream_>>>(tables, row_stride, slot_lengths, slots, indptr, out_pages,
                                                        out_lens);
     DB_CUDA_CHECK(cudaGetLastError());
   }
 
-  void synchronize() override { DB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() override {
+    refuse_while_collecting("synchronize");
+    DB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void collect_into(StepUploadBlock* block) override { collect_ = block; }
 
  private:
   // A pinned staging buffer and the event recorded after the copy out of it.
@@ -187,6 +218,11 @@ class DeviceBackend final : public MemoryBackend {
     return s;
   }
   void copied(Slot& s) { DB_CUDA_CHECK(cudaEventRecord(s.copied, stream_)); }
+  void refuse_while_collecting(const char* operation) const {
+    if (collect_)
+      throw std::logic_error(std::string("device backend: ") + operation +
+                             " while uploads are collected into a step block (they are not on the stream yet)");
+  }
 
   cudaStream_t stream_ = nullptr;
   bool owns_stream_ = false;
@@ -194,6 +230,8 @@ class DeviceBackend final : public MemoryBackend {
   std::vector<Slot> slots_ = std::vector<Slot>(kStagingSlots);
   WordWrite* staged_words_ = nullptr;  // device, device_capacity_ words
   std::size_t device_capacity_ = 0;
+  StepUploadBlock* collect_ = nullptr;   // collecting into this block, or nullptr
+  std::vector<StepWord> collected_words_;  // a word list as the block takes it (kept: every step)
 };
 
 }  // namespace

@@ -12,11 +12,15 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <cuda_runtime.h>
 
 namespace decode_bench {
+
+class StepUploadBlock;  // kernels/step_upload_block.hpp
 
 enum class BackendKind { host, device, accounting };
 
@@ -77,6 +81,29 @@ class MemoryBackend {
 
   virtual void synchronize() = 0;
   virtual cudaStream_t stream() const { return nullptr; }
+
+  // Collection, for a serving step whose uploads go to the GPU together (kernels/step_uploads.hpp):
+  // while `block` is set, upload, write_words, copy and gather_block_tables record into it, in
+  // order, instead of enqueuing anything, and the block's owner carries them out with one copy and
+  // one launch; download and synchronize are refused meanwhile (what they would wait for is not on
+  // the stream yet). nullptr ends it. Only the device backend collects; the others refuse a block.
+  virtual void collect_into(StepUploadBlock* block) {
+    if (block)
+      throw std::logic_error("the " + std::string(backend_name(kind())) +
+                             " backend cannot collect uploads into a step block");
+  }
+};
+
+// Collection for a scope: ends it however the scope is left.
+class CollectedUploads {
+ public:
+  CollectedUploads(MemoryBackend& backend, StepUploadBlock& block) : backend_(backend) { backend.collect_into(&block); }
+  ~CollectedUploads() { backend_.collect_into(nullptr); }
+  CollectedUploads(const CollectedUploads&) = delete;
+  CollectedUploads& operator=(const CollectedUploads&) = delete;
+
+ private:
+  MemoryBackend& backend_;
 };
 
 std::unique_ptr<MemoryBackend> make_host_backend();

@@ -70,7 +70,7 @@ struct TraceStepTiming {
   double gpu_us = 0;    // the decode launch, CUDA events around it
   double host_us = 0;   // scheduling, appends, block tables, the batch view and the plan
   double plan_us = 0;   // the backend's plan alone (part of host_us)
-  double view_us = 0;   // the batch view (metadata flush, block-table gather) and the step's staged upload (part of host_us)
+  double view_us = 0;   // the batch view and the step's uploads: one copy and one launch (part of host_us)
   std::int64_t decoded = 0;  // sequences the launch decoded (contiguous: the slot span, free slots included)
   std::int64_t prefix_levels = 0;     // shared-prefix path: levels (groups sharing prompt pages); 0: batch decode
   std::int64_t prefix_sequences = 0;  // sequences that read a level

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,13 +14,13 @@
 #include "backends/registry.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
-#include "harness/pinned_buffer.hpp"
 #include "harness/gpu_verify.hpp"
 #include "harness/kernel_kind.hpp"
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
 #include "kernels/gpu_reference.hpp"
 #include "kernels/host_staging.hpp"
+#include "kernels/step_uploads.hpp"
 #include "pools/contiguous_pool.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
@@ -45,9 +46,11 @@ constexpr const char* kTraceMethod =
     "one decode launch per step over the whole running batch, CUDA events around it, no L2 flush (steps back to "
     "back); host time = step wall time less device work and verification; exposed host time = CUDA events from when "
     "the GPU was done with the earlier steps' work (or the host began the step) to when the step's host work was "
-    "done; metadata words (lengths, block-table entries) deferred and set once per step, the step's write list and q "
-    "rows staged in pinned memory, one copy; every upload of the step's host work (metadata words, the batch's slots "
-    "and indptr, the plan's work lists) from page-locked memory, so none waits for a decode in flight; ";
+    "done; metadata words (lengths, block-table entries) deferred and set once per step; every upload of the step's "
+    "host work (metadata words, the batch's slots and indptr, its block-table gather, the step's write list, q rows "
+    "and last-page lengths, the plan's work lists) merged into one page-locked block by step parity, carried out "
+    "by one copy and one launch, so none waits for a decode in flight and the GPU runs two operations between "
+    "decodes for them; ";
 constexpr const char* kOverlapMethod =
     "host_overlap: a step's host work runs while the previous step's decode is on the GPU (one step in flight)";
 constexpr const char* kSerialMethod = "serial: each step waits for its decode before the next begins";
@@ -60,22 +63,18 @@ double us_between(Clock::time_point a, Clock::time_point b) {
 // writes into them is ordered on the stream after the earlier step's launch; a buffer that grows
 // frees the old one only once the device is idle: harness/device_memory.hpp), growing one only
 // when a plan asks for more; a new buffer is filled with 0xFF bytes, as the pipeline's workspace is.
-// The plan's uploads are staged in page-locked blocks, two by step parity (sweeps/step_parity.hpp):
-// a block is refilled only by the step two later, once the copies queued from it have run. A block
-// too small for a plan leaves that plan's uploads pageable, and is grown before its next use.
+// The plan's uploads are recorded in the step's merged upload block (kernels/step_uploads.hpp, two
+// by step parity: sweeps/step_parity.hpp), as private segments: nothing else of the step touches
+// the workspace.
 class StepWorkspace final : public Workspace {
  public:
   explicit StepWorkspace(cudaStream_t stream) : stream_(stream) {}
-  // Before the plan of a step of this parity (its block's last copies are done).
-  void reset(int parity) {
+  // Before the plan of a step: its uploads go into `block`.
+  void reset(StepUploadBlock& block) {
     next_ = 0;
-    Staging& s = staging_[parity];
-    const std::size_t wanted = std::max(staging_[0].block.wanted(), staging_[1].block.wanted());
-    if (wanted > s.memory.bytes()) s.memory = PinnedBuffer<std::byte>(wanted + wanted / 2);
-    s.block = HostStaging(s.memory.get(), s.memory.bytes());
-    parity_ = parity;
+    staging_ = HostStaging(&block);
   }
-  HostStaging* host_staging() override { return &staging_[parity_].block; }
+  HostStaging* host_staging() override { return &staging_; }
   void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;
     if (next_ == buffers_.size()) buffers_.emplace_back();
@@ -89,15 +88,10 @@ class StepWorkspace final : public Workspace {
   cudaStream_t stream() const override { return stream_; }
 
  private:
-  struct Staging {
-    PinnedBuffer<std::byte> memory{0};
-    HostStaging block;
-  };
   cudaStream_t stream_;
   std::vector<DeviceBuffer<std::byte>> buffers_;
   std::size_t next_ = 0;
-  Staging staging_[2];
-  int parity_ = 0;
+  HostStaging staging_;
 };
 
 // One step's events: resume (recorded as the host begins the step: done when the GPU has
@@ -143,6 +137,7 @@ class TraceRun {
     }
     stream_ = pool_->stream();
     workspace_ = std::make_unique<StepWorkspace>(stream_);
+    uploads_ = std::make_unique<StepUploads>(stream_);
     problem_ = described_problem(t_);
     problem_.tuning = planning_policy(ctx_);  // the run's policy: the same for every step
     SchedulerOptions options;
@@ -192,6 +187,7 @@ class TraceRun {
                         {"pool", pool_json_},
                         {"wall_seconds", wall_s},
                         {"host_overlap", t_.host_overlap},
+                        {"step_uploads", step_uploads_json()},
                         {"method", std::string(kTraceMethod) + (t_.host_overlap ? kOverlapMethod : kSerialMethod)}};
     if (prefix_cache_) {
       const RadixCache::Stats cs = prefix_cache_->stats();
@@ -263,15 +259,19 @@ class TraceRun {
     o_ = DeviceBuffer<float>(rows * t_.shape.heads_q * t_.shape.head_dim);
     lse_ = DeviceBuffer<float>(rows * t_.shape.heads_q);
     writes_ = DeviceBuffer<TraceWrite>(rows);
-    // The step's staged block, at most: (rows) writes, (rows) q rows, then (rows) last-page lengths.
+    // The step's staged rows, at most: (rows) writes, (rows) q rows, then (rows) last-page lengths.
     static_assert(sizeof(TraceWrite) % sizeof(std::int32_t) == 0);
-    staged_words_ = rows * (2 * sizeof(TraceWrite) + sizeof(std::int32_t)) / sizeof(std::int32_t);
-    for (PinnedBuffer<std::int32_t>& block : staging_) block = PinnedBuffer<std::int32_t>(staged_words_);
-    staged_ = DeviceBuffer<std::int32_t>(staged_words_);
+    staged_ = DeviceBuffer<std::int32_t>(rows * (2 * sizeof(TraceWrite) + sizeof(std::int32_t)) / sizeof(std::int32_t));
   }
 
-  // A step's staged block holds only what it uses, back to back, so its one copy moves no more:
-  // (running) writes, (batch) q rows, then (batch) last-page lengths.
+  json step_uploads_json() const {
+    const StepUploads::Counts& c = uploads_->counts();
+    return {{"flushes", c.flushes}, {"copies", c.copies},   {"launches", c.launches},
+            {"phases", c.phases},   {"bytes", c.bytes},     {"grows", c.grows}};
+  }
+
+  // A step's staged rows hold only what it uses, back to back, so they add no more to the step's
+  // upload block: (running) writes, (batch) q rows, then (batch) last-page lengths.
   static TraceWrite* staged_writes(std::int32_t* base) { return reinterpret_cast<TraceWrite*>(base); }
   static TraceWrite* staged_q_rows(std::int32_t* base, std::int64_t running) { return staged_writes(base) + running; }
   static std::int32_t* staged_last_page_len(std::int32_t* base, std::int64_t running, std::int64_t batch) {
@@ -291,14 +291,17 @@ class TraceRun {
     TraceStepTiming timing;
     const auto view0 = Clock::now();
     const auto& running = sched_->running_sequences();
-    // Everything the step uploads goes into one pinned block, then one async copy. Two blocks,
-    // by step parity: with host_overlap the previous step's copy may not have run yet; the one
-    // of two steps back has (this step's host work began after its stop event). The guard
-    // checks it, for this block and the plan's staging (sweeps/step_parity.hpp).
+    // Everything the step uploads (the pool's words, slots and indptr and gather, the staged rows,
+    // the plan's work lists) is recorded in one page-locked block, then one copy and one launch.
+    // Two blocks, by step parity: with host_overlap the previous step's copy may not have run
+    // yet; the one of two steps back has (this step's host work began after its stop event). The
+    // guard checks it (sweeps/step_parity.hpp).
     parity_guard_.begin(step_);
-    std::int32_t* host = staging_[parity_].get();
-    TraceWrite* writes = staged_writes(host);
+    StepUploadBlock& block = uploads_->begin(parity_);
+    std::optional<CollectedUploads> collected(std::in_place, pool_->backend(), block);
     const auto n_running = static_cast<std::int64_t>(running.size());
+    writes_host_.resize(static_cast<std::size_t>(n_running));
+    TraceWrite* writes = writes_host_.data();
     // The problem is kept from step to step: its host vectors keep their capacity, and the
     // backend's copy of it (plan) reuses its own.
     AttentionProblem& p = problem_;
@@ -326,8 +329,6 @@ class TraceRun {
       p.host_seq_lens.assign(view.lengths_host.begin(), view.lengths_host.end());
       p.host_indptr.assign(step_host_->indptr().begin(), step_host_->indptr().end());
       p.host_last_page_len.assign(step_host_->last_page_len().begin(), step_host_->last_page_len().end());
-      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(),
-                staged_last_page_len(host, n_running, p.batch));
       p.last_page_len = staged_last_page_len(staged_.get(), n_running, p.batch);
       const std::span<const std::int32_t> position = step_host_->position();
       for (std::int64_t i = 0; i < n_running; ++i) writes[i].batch_index = position[static_cast<std::size_t>(i)];
@@ -358,13 +359,19 @@ class TraceRun {
       writes[i].prefix_len = static_cast<std::int32_t>(req.system_prompt_len);
       writes[i].prefix_key = req.system_prompt >= 0 ? t_.spec.requests + req.system_prompt : 0;
     }
-    // q rows by batch position: free slots of a contiguous span get request -1's values.
+    // The staged rows, a private segment of the step's block (only the step's own kernels read
+    // staged_): the writes, q rows by batch position (free slots of a contiguous span get request
+    // -1's values), the last-page lengths.
+    const std::size_t staged_bytes = static_cast<std::size_t>(n_running + p.batch) * sizeof(TraceWrite) +
+                                     (paged_ ? static_cast<std::size_t>(p.batch) * sizeof(std::int32_t) : 0);
+    auto* host = static_cast<std::int32_t*>(block.write_private(staged_.get(), staged_bytes));
+    std::copy(writes, writes + n_running, staged_writes(host));
     TraceWrite* q_rows = staged_q_rows(host, n_running);
     std::fill(q_rows, q_rows + p.batch, TraceWrite{0, -1, 0, 0});
     for (std::int64_t i = 0; i < n_running; ++i) q_rows[writes[i].batch_index] = writes[i];
-    const std::size_t staged_bytes = static_cast<std::size_t>(n_running + p.batch) * sizeof(TraceWrite) +
-                                     (paged_ ? static_cast<std::size_t>(p.batch) * sizeof(std::int32_t) : 0);
-    DB_CUDA_CHECK(cudaMemcpyAsync(staged_.get(), host, staged_bytes, cudaMemcpyHostToDevice, stream_));
+    if (paged_)
+      std::copy(p.host_last_page_len.begin(), p.host_last_page_len.end(),
+                staged_last_page_len(host, n_running, p.batch));
     p.q = q_.get();
     p.o = o_.get();
     p.lse = lse_.get();
@@ -372,10 +379,16 @@ class TraceRun {
 
     const auto plan0 = Clock::now();
     timing.view_us = us_between(view0, plan0);
-    workspace_->reset(parity_);
+    workspace_->reset(block);
     backend_.plan(p, *workspace_);
+    const auto flush0 = Clock::now();
+    timing.plan_us = us_between(plan0, flush0);
+    // The step's uploads: one copy of the block and one launch (kernels/step_uploads.hpp), counted
+    // with the view (whose uploads they mostly are).
+    collected.reset();
+    uploads_->flush();
     const auto device0 = Clock::now();
-    timing.plan_us = us_between(plan0, device0);
+    timing.view_us += us_between(flush0, device0);
     DB_CUDA_CHECK(cudaEventRecord(events_[parity_].ready, stream_));  // the step's host work is done
 
     // The cache writes and q (not timed), then the decode between the events.
@@ -521,12 +534,12 @@ class TraceRun {
   int parity_ = 0;
   std::int64_t pending_ = -1;  // host_overlap: the index of the step whose times are not read yet
   int pending_parity_ = 0;
-  StepParityGuard parity_guard_;  // the staged blocks and the plan's staging, by step parity
+  StepParityGuard parity_guard_;  // the step upload blocks, by step parity
   DeviceBuffer<float> q_, o_, lse_;
   DeviceBuffer<TraceWrite> writes_;  // verification's row list
-  PinnedBuffer<std::int32_t> staging_[2]{PinnedBuffer<std::int32_t>(0), PinnedBuffer<std::int32_t>(0)};
+  std::unique_ptr<StepUploads> uploads_;  // the step's merged upload block, two by step parity
+  std::vector<TraceWrite> writes_host_;   // the step's write list (kept: its capacity)
   DeviceBuffer<std::int32_t> staged_;
-  std::size_t staged_words_ = 0;
   std::unique_ptr<TraceStepHost> step_host_;  // paged: the step's batch order, layout and page counts
   AttentionProblem problem_;                   // the step's problem, kept from step to step
   std::string fallback_reason_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "harness/cuda_check.hpp"
 #include "harness/results_schema.hpp"
 #include "sweep_test_support.hpp"
 #include "sweeps/trace_runner.hpp"
@@ -148,8 +149,9 @@ TEST(TraceGpu, OneSeedGivesOneScheduleAndOneOutput) {
 // host_overlap: each step's host work runs while the previous decode is on the GPU. The schedule
 // does not depend on the GPU (output lengths are drawn up front), so both modes run the same
 // steps; every sampled step still verifies against the float64 reference and every stored row is
-// as written, on both pools and with shared system prompts; every step with a batch has its GPU
-// time read (the last one too), and the exposed host time is recorded beside the host time.
+// as written, on both pools and with shared system prompts, with the serial run's errors; every
+// step with a batch has its GPU time read (the last one too), the exposed host time is recorded
+// beside the host time, and each step's uploads were one copy and one launch.
 TEST(TraceGpu, OverlappedHostWorkRunsTheSameStepsAndVerifies) {
   DB_REQUIRE_GPU();
   for (const bool prompts : {false, true}) {
@@ -186,6 +188,26 @@ TEST(TraceGpu, OverlappedHostWorkRunsTheSameStepsAndVerifies) {
         EXPECT_GT(steps["gpu_us"][i].get<double>(), 0.0) << i;
         EXPECT_GE(steps["exposed_host_us"][i].get<double>(), 0.0) << i;
         EXPECT_GE(serial["trace"]["steps"]["exposed_host_us"][i].get<double>(), 0.0) << i;
+      }
+      // The same data through the same plans: the same errors against the reference.
+      for (std::size_t i = 0; i < serial["verification"]["steps"].size(); ++i)
+        EXPECT_EQ(overlapped["verification"]["steps"][i]["max_abs_error"],
+                  serial["verification"]["steps"][i]["max_abs_error"])
+            << i;
+      // Each step's uploads went to the GPU as one copy and one launch (cooperative where the
+      // device allows it, else one a phase), in both modes: two phases at most (the pool's words,
+      // slots and indptr and the private segments, then the gather).
+      int cooperative = 0;
+      DB_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, 0));
+      for (const json* r : {&serial, &overlapped}) {
+        std::int64_t batches = 0;
+        for (const json& running : (*r)["trace"]["steps"]["running"]) batches += running.get<std::int64_t>() > 0;
+        const json& up = (*r)["trace"]["step_uploads"];
+        EXPECT_EQ(up["flushes"].get<std::int64_t>(), batches) << up.dump();
+        EXPECT_EQ(up["copies"].get<std::int64_t>(), batches) << up.dump();
+        EXPECT_LE(up["phases"].get<std::int64_t>(), 2 * batches) << up.dump();
+        if (cooperative) EXPECT_EQ(up["launches"].get<std::int64_t>(), batches) << up.dump();
+        else EXPECT_EQ(up["launches"], up["phases"]) << up.dump();
       }
       const json& summary = overlapped["trace"]["summary"];
       EXPECT_GT(summary["host_seconds"].get<double>(), 0.0);
