@@ -48,7 +48,7 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
   // (kernels/short_decode.cuh); an explicit short_seq the kernel cannot run is refused.
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::short_seq ||
-       (options.path == DecodePath::automatic && decode_prefers_short(problem, options))))
+       (options.path == DecodePath::automatic && short_decode_automatic<KV>(problem, options))))
     return plan_short_decode<KV>(problem, options, plan);
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::tensor_core ||

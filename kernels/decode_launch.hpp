@@ -102,19 +102,36 @@ bool decode_tensor_core_supported(const DecodeProblem& problem);
 
 // The short-sequence path (DecodePath::short_seq, kernels/short_decode_support.cpp): why it cannot
 // run this problem under these options (nullopt: it can), and whether plan_decode takes it when
-// the path is automatic (wherever it can run, unless the options pin splits, heads per block, the
-// separate merge or a tiling of the other paths, or DECODE_BENCH_FD_SHORT_SEQ=off).
-inline constexpr std::int64_t kShortMaxLen = 64;
+// the path is automatic (over paged K/V or not, on a GPU of `sms` SMs): up to kShortFirstStageLen
+// tokens wherever it can run; from there to kShortMaxLen where DECODE_BENCH_FD_SHORT_MAX_LEN says
+// (auto: paged decodes the tensor-core row path would otherwise take, whose blocks fit one an SM);
+// never where the options pin splits, heads per block, the separate merge or a tiling of the other
+// paths, or DECODE_BENCH_FD_SHORT_SEQ=off.
+// Two compile-time stages: up to kShortFirstStageLen tokens, blocks of kShortWarps warps staging rows
+// of up to 512 bytes (d 256 at 2 bytes); beyond, up to kShortMaxLen, blocks of kShortLongWarps warps
+// staging rows of up to kShortLongMaxRowBytes (d 128 at 2 bytes, d 256 at FP8).
+inline constexpr std::int64_t kShortMaxLen = 128;
+inline constexpr std::int64_t kShortFirstStageLen = 64;
+inline constexpr int kShortLongMaxRowBytes = 256;
 std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& problem, const DecodeOptions& options);
-bool decode_prefers_short(const DecodeProblem& problem, const DecodeOptions& options);
+bool decode_prefers_short(const DecodeProblem& problem, const DecodeOptions& options, bool paged, int sms);
 // Query heads one short-path block takes: the whole group where that gives at least
 // kShortTargetBlocksPerSm blocks an SM over `items` (sequence, KV head) pairs, else the group split
 // over just enough blocks (each but the last still at least one head a warp), and never more than
 // kShortMaxBlockHeads (the q rows and scores in shared memory).
 inline constexpr int kShortMaxBlockHeads = 16;
-inline constexpr int kShortWarps = 4;  // warps of a short-path block
+inline constexpr int kShortWarps = 4;      // warps of a first-stage block (up to 64 tokens)
+inline constexpr int kShortLongWarps = 8;  // warps of a long-stage block (65-128 tokens)
 inline constexpr int kShortTargetBlocksPerSm = 4;
 int short_decode_heads_per_block(int group, std::int64_t items, int sms);
+// The long stage's (65-128 tokens): the group split over at most as many blocks as leave no more
+// blocks than SMs (idle SMs take a part; a second block on an SM would only queue behind the
+// first), within the same bounds (at most kShortMaxBlockHeads heads, at least kShortWarps heads a
+// block but the last).
+int short_decode_long_heads_per_block(int group, std::int64_t items, int sms);
+// Query heads a block of this problem's plan takes, by its stage (max_len up to kShortFirstStageLen
+// or beyond).
+int short_decode_block_heads(const DecodeProblem& problem, int sms);
 
 // The decode step as row-attention items (seq, kv_head), rows = the group's query heads.
 RowAttentionProblem decode_as_row_attention(const DecodeProblem& problem);

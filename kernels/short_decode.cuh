@@ -1,7 +1,10 @@
 #pragma once
 // Short-sequence decode (DecodePath::short_seq): plain decode of batches whose sequences all hold
-// at most kShortMaxLen tokens.
-//   grid  = (num_seqs, H_kv, ceil(group / heads)), block = kShortWarps warps,
+// at most kShortMaxLen tokens, in two compile-time stages (kStageTokens):
+//   64:  sequences of up to 64 tokens, kShortWarps warps a block, rows of up to 512 bytes;
+//   128: sequences of 65-128 tokens, kShortLongWarps warps a block, rows of up to 256 bytes
+//        (kShortLongMaxRowBytes: d 128 at 2 bytes, d 256 at FP8), P V's tokens in two halves.
+//   grid  = (num_seqs, H_kv, ceil(group / heads)), block = the stage's warps,
 //   layout.bytes dynamic shared memory (kernels/short_decode_layout.hpp)
 //   block (s, g, part) takes query heads part * heads ... of KV head g's group in sequence s
 // Such work is latency-bound: a block reads a few KB, so what costs is the chain of dependent
@@ -12,22 +15,24 @@
 //      every page entry its rows need, then issues the cp.async copies of all its K rows (one
 //      group) and all its V rows (a second group): one wait for K, none between rows;
 //   3. scores every head of the block in one pass over each K row: a lane takes a token and a
-//      quarter (len <= 32) or half (len <= 64) of the row's 16-byte chunks, so every warp has a
-//      slice of tokens even with one head; each K chunk is loaded and widened once and FMA'd with
-//      each head's q chunk (broadcast reads) into per-head accumulators held in registers
-//      (kMaxHeads, a compile-time bound the launch picks); the lanes of a token are folded by
-//      shuffles;
+//      quarter (8 tokens a warp pass) or half (16) of the row's 16-byte chunks, so that the
+//      block's warps cover the sequence in one pass each, even with one head; each K chunk is
+//      loaded and widened once and FMA'd with each head's q chunk (broadcast reads) into per-head
+//      accumulators held in registers (kMaxHeads, a compile-time bound the launch picks); the
+//      lanes of a token are folded by shuffles;
 //   4. softmax a head a warp: max and sum of the head's scores, the probabilities exp2(s - max)
 //      written back in place (0 past the length) and the head's output scale;
 //   5. P V a column a thread: each V element is read and widened once and FMA'd with every head's
 //      probability (broadcast float4 reads, 4 tokens each), so o is written directly, coalesced,
-//      without partial sums or shuffles.
+//      without shuffles. The long stage's 256 threads take a column twice, each half of them every
+//      other 4-token step; the second half's sums meet the first's through shared memory (the q
+//      region, free after the scores) behind one more barrier.
 // No split, no partials in global memory, no merge. Scores are in the log2 domain (q's scale,
 // softmax_scale * log2(e), the K scale of FP8 and Vec16's unit scale are applied to each score);
 // lse is natural-log, the V scale and 1 / sum multiply o. An empty sequence writes o = 0 and
 // lse = -inf, as the split-K and row paths do.
 // Head dims are runtime (the loops run over the row's chunks and columns), so one kernel per
-// accessor type and head bound serves every head dim: no (head dim, group) instantiations.
+// accessor type, head bound and stage serves every head dim: no (head dim, group) instantiations.
 #include <cstdint>
 #include <type_traits>
 
@@ -41,7 +46,24 @@
 
 namespace decode_bench::device {
 
-inline constexpr int kShortThreads = kShortWarps * 32;
+inline constexpr int kShortThreads = kShortWarps * 32;  // a first-stage block; P V's column threads
+inline constexpr int kShortLongThreads = kShortLongWarps * 32;
+
+// The compile-time shape of a stage: its block, the widest row it stages, the rows a thread
+// copies at most (kMaxTokens rows of up to kMaxChunks 16-byte chunks over the block's threads).
+template <int kStageTokens>
+struct ShortStage {
+  static_assert(kStageTokens == kShortFirstStageLen || kStageTokens == kShortMaxLen, "a compiled stage");
+  static constexpr bool kLong = kStageTokens > kShortFirstStageLen;
+  static constexpr int kWarps = kLong ? kShortLongWarps : kShortWarps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMaxTokens = kStageTokens;
+  static constexpr int kMaxChunks = kLong ? kShortLongMaxRowBytes / 16 : kMaxKernelHeadDim * 2 / 16;
+  static constexpr int kRowsPerThread = kMaxTokens * kMaxChunks / kThreads;
+  static constexpr int kPvHalves = kThreads / kShortThreads;  // threads a P V column
+  // Registers: 64 a thread at most either way (8 blocks of 128 threads, 4 of 256).
+  static constexpr int kMinBlocksPerSm = 1024 / kThreads;
+};
 inline constexpr float kShortLog2e = 1.4426950408889634f;
 inline constexpr float kShortLn2 = 0.6931471805599453f;
 
@@ -73,15 +95,15 @@ __device__ __forceinline__ float short_warp_sum(float x) {
 }
 
 // Copies this thread's share of the rows [0, len) of one of K or V (base `src`) into `dst`: chunk
-// tid % 2^shift of rows tid >> shift, + kShortThreads >> shift, ... (the rows' tickets resolved).
-template <class KV, int kRowsPerThread>
+// tid % 2^shift of rows tid >> shift, + kThreads >> shift, ... (the rows' tickets resolved).
+template <int kThreads, class KV, int kRowsPerThread>
 __device__ __forceinline__ void short_copy_rows(std::uint32_t dst, const typename KV::value_type* src,
                                                 const RowLocator<KV>& loc,
                                                 const typename RowLocator<KV>::Ticket (&ticket)[kRowsPerThread],
                                                 int len, const ShortDecodeLayout& l) {
   constexpr int kVec = Vec16<typename KV::value_type>::kElems;
   const int c = threadIdx.x & ((1 << l.chunk_shift) - 1), r0 = threadIdx.x >> l.chunk_shift;
-  const int rows_per_pass = kShortThreads >> l.chunk_shift;
+  const int rows_per_pass = kThreads >> l.chunk_shift;
   if (c >= l.chunks) return;
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
@@ -98,20 +120,49 @@ __device__ __forceinline__ float short_element_to_float(T x) {
   else return static_cast<float>(x);
 }
 
-// At most 64 registers (8 blocks an SM by registers). What presses on them is the copies' page
-// tickets (up to 16 rows a thread, two registers a row when paged): ptxas then spills 4-8 bytes in
-// some paged instances (stored and reloaded once a thread), kept rather than losing the eighth
-// block an SM to 65 or more registers. kMaxHeads bounds the query heads of a block
-// (the launch picks the smallest of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head
-// accumulators stay in registers. The chunk and token loops are not unrolled: the heads give the
-// FMAs their independent chains, and unrolling only added registers.
-template <class KV, int kMaxHeads>
-__global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV kv, const ShortDecodeArgs args) {
+// P V of column j over the 4-token steps t0 = t_begin, t_begin + t_step, ... below len4: each V
+// element widened once and FMA'd with every head's probability (one broadcast float4 a head).
+template <int kMaxHeads, class T>
+__device__ __forceinline__ void short_pv_column(float (&acc)[kMaxHeads], const T* v_rows, int pitch_elems,
+                                                const float* probs, int rows, int heads, int j, int t_begin,
+                                                int t_step, int len4) {
+#pragma unroll 1
+  for (int t0 = t_begin; t0 < len4; t0 += t_step) {
+    float v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = short_element_to_float(v_rows[(t0 + i) * pitch_elems + j]);
+#pragma unroll
+    for (int h = 0; h < kMaxHeads; ++h) {
+      if (h < heads) {
+        const float4 p = *reinterpret_cast<const float4*>(probs + h * rows + t0);
+        float a = acc[h];
+        a = fmaf(p.x, v[0], a);
+        a = fmaf(p.y, v[1], a);
+        a = fmaf(p.z, v[2], a);
+        a = fmaf(p.w, v[3], a);
+        acc[h] = a;
+      }
+    }
+  }
+}
+
+// At most 64 registers (8 first-stage blocks an SM by registers, 4 long-stage ones). What presses
+// on them is the copies' page tickets (up to 16 rows a thread at the first stage, 8 at the long
+// one, two registers a row when paged): ptxas then spills 4-8 bytes in some paged first-stage
+// instances (stored and reloaded once a thread), kept rather than losing the eighth block an SM to
+// 65 or more registers. kMaxHeads bounds the query heads of a block (the launch picks the smallest
+// of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head accumulators stay in registers.
+// The chunk and token loops are not unrolled: the heads give the FMAs their independent chains,
+// and unrolling only added registers.
+template <class KV, int kMaxHeads, int kStageTokens>
+__global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage<kStageTokens>::kMinBlocksPerSm)
+    short_decode_kernel(const KV kv, const ShortDecodeArgs args) {
   using T = typename KV::value_type;
   using V16 = Vec16<T>;
+  using Stage = ShortStage<kStageTokens>;
   constexpr int kVec = V16::kElems;
-  // Rows one thread copies at most: kShortMaxLen rows of up to 32 chunks over the block's threads.
-  constexpr int kRowsPerThread = static_cast<int>(kShortMaxLen) * 32 / kShortThreads;
+  constexpr int kThreads = Stage::kThreads, kWarps = Stage::kWarps;
+  constexpr int kRowsPerThread = Stage::kRowsPerThread;
   mark_block(args.timeline, BlockMark::start);
   const ShortDecodeLayout& l = args.layout;
   const int seq = blockIdx.x, kv_head = blockIdx.y;
@@ -126,30 +177,30 @@ __global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV
   const std::int64_t q_row0 = static_cast<std::int64_t>(seq) * args.heads_q + kv_head * args.group + head0;
   const float* q_src = args.q + q_row0 * args.head_dim;
   const int q_vectors = heads * args.head_dim / 4;
-  for (int i = tid; i < q_vectors; i += kShortThreads) cp_async_16B(base + l.q + 16 * i, q_src + 4 * i, true);
+  for (int i = tid; i < q_vectors; i += kThreads) cp_async_16B(base + l.q + 16 * i, q_src + 4 * i, true);
 
   // 2. Row offsets (paged: every page entry in flight before the first is used), then K and V.
   const int len = max(0, min(args.lens[seq], args.capacity));  // a negative length reads as empty
   // The V rows from the length up to the next multiple of 4 are zero (rows the copies never write):
   // P V reads 4 rows at a time, and a stale NaN there times a zero probability would still be NaN.
   const int len4 = (len + 3) & ~3;
-  for (int i = tid; i < (len4 - len) * l.chunks; i += kShortThreads) {
+  for (int i = tid; i < (len4 - len) * l.chunks; i += kThreads) {
     const int t = len + i / l.chunks, c = i - (t - len) * l.chunks;
     *reinterpret_cast<uint4*>(shared_bytes + l.v + t * l.pitch + c * 16) = make_uint4(0u, 0u, 0u, 0u);
   }
   const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
   typename RowLocator<KV>::Ticket ticket[kRowsPerThread]{};
   {
-    const int r0 = tid >> l.chunk_shift, rows_per_pass = kShortThreads >> l.chunk_shift;
+    const int r0 = tid >> l.chunk_shift, rows_per_pass = kThreads >> l.chunk_shift;
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int t = r0 + i * rows_per_pass;
       if (t < len) ticket[i] = loc.fetch(t);
     }
   }
-  short_copy_rows(base + l.k, kv.k, loc, ticket, len, l);
+  short_copy_rows<kThreads>(base + l.k, kv.k, loc, ticket, len, l);
   cp_async_commit();  // group: q and K
-  short_copy_rows(base + l.v, kv.v, loc, ticket, len, l);
+  short_copy_rows<kThreads>(base + l.v, kv.v, loc, ticket, len, l);
   cp_async_commit();  // group: V
   // The dequantization scales (FP8; nullptr otherwise) load while the copies are in flight, not
   // after a wait (and not before the copies, where they would hold registers beside the tickets).
@@ -166,9 +217,10 @@ __global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV
   // same chunk of 8 consecutive rows (8 bank groups, the pitch being odd).
   float* const scores = reinterpret_cast<float*>(shared_bytes + l.scores);
   {
-    const int split = len > 32 ? 2 : 4, tokens = 32 / split;  // 4 warp passes cover len either way
+    // One pass a warp covers len either way: 8 tokens a pass up to 8 x warps tokens, else 16.
+    const int split = len > 8 * kWarps ? 2 : 4, tokens = 32 / split;
     const int sub = lane / tokens, token = lane - sub * tokens;
-    for (int t0 = warp * tokens; t0 < len; t0 += kShortWarps * tokens) {
+    for (int t0 = warp * tokens; t0 < len; t0 += kWarps * tokens) {
       const int t = t0 + token;
       float dot[kMaxHeads];
 #pragma unroll
@@ -215,16 +267,27 @@ __global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV
   // 4. Softmax a head a warp: the probabilities in place of the scores (0 from the length up to
   // the staged rows), the head's output scale and lse.
   float* const stats = reinterpret_cast<float*>(shared_bytes + l.stats);
-  for (int h = warp; h < heads; h += kShortWarps) {
+  for (int h = warp; h < heads; h += kWarps) {
+    constexpr int kPerLane = Stage::kMaxTokens / 32;  // tokens lane, lane + 32, ...
     float* const s = scores + h * l.rows;
-    const float s0 = lane < len ? s[lane] : -INFINITY;
-    const float s1 = lane + 32 < len ? s[lane + 32] : -INFINITY;
-    const float m = short_warp_max(fmaxf(s0, s1));
-    const float e0 = lane < len ? exp2f(s0 - m) : 0.f;  // lane < len: m is a finite score
-    const float e1 = lane + 32 < len ? exp2f(s1 - m) : 0.f;
-    const float sum = short_warp_sum(e0 + e1);
-    if (lane < l.rows) s[lane] = e0;
-    if (lane + 32 < l.rows) s[lane + 32] = e1;
+    float sv[kPerLane], e[kPerLane];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      sv[i] = lane + 32 * i < len ? s[lane + 32 * i] : -INFINITY;
+      m = fmaxf(m, sv[i]);
+    }
+    m = short_warp_max(m);
+    float part = 0.f;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      e[i] = lane + 32 * i < len ? exp2f(sv[i] - m) : 0.f;  // a token below len: m is a finite score
+      part += e[i];
+    }
+    const float sum = short_warp_sum(part);
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i)
+      if (lane + 32 * i < l.rows) s[lane + 32 * i] = e[i];
     if (lane == 0) {
       stats[h] = sum > 0.f ? out_scale / sum : 0.f;
       args.lse[q_row0 + h] = sum > 0.f ? (m + log2f(sum)) * kShortLn2 : -INFINITY;
@@ -236,31 +299,40 @@ __global__ void __launch_bounds__(kShortThreads, 8) short_decode_kernel(const KV
   // for every head, 4 tokens at a time (the rows up to len4 are staged or zero).
   const T* const v_rows = reinterpret_cast<const T*>(shared_bytes + l.v);
   const int pitch_elems = l.pitch / static_cast<int>(sizeof(T));
-  for (int j = tid; j < args.head_dim; j += kShortThreads) {
-    float acc[kMaxHeads];
+  if constexpr (Stage::kPvHalves == 1) {
+    for (int j = tid; j < args.head_dim; j += kShortThreads) {
+      float acc[kMaxHeads];
 #pragma unroll
-    for (int h = 0; h < kMaxHeads; ++h) acc[h] = 0.f;
-#pragma unroll 1
-    for (int t0 = 0; t0 < len4; t0 += 4) {
-      float v[4];
+      for (int h = 0; h < kMaxHeads; ++h) acc[h] = 0.f;
+      short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 0, 4, len4);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) v[i] = short_element_to_float(v_rows[(t0 + i) * pitch_elems + j]);
-#pragma unroll
-      for (int h = 0; h < kMaxHeads; ++h) {
-        if (h < heads) {
-          const float4 p = *reinterpret_cast<const float4*>(scores + h * l.rows + t0);
-          float a = acc[h];
-          a = fmaf(p.x, v[0], a);
-          a = fmaf(p.y, v[1], a);
-          a = fmaf(p.z, v[2], a);
-          a = fmaf(p.w, v[3], a);
-          acc[h] = a;
-        }
-      }
+      for (int h = 0; h < kMaxHeads; ++h)
+        if (h < heads) args.o[(q_row0 + h) * args.head_dim + j] = acc[h] * stats[h];
     }
+  } else {
+    // Two threads a column: half 0 the 4-token steps 0, 8, ..., half 1 the steps 4, 12, ...; half
+    // 1's sums go to the q region ((heads, h) fp32: exactly one a head and column, and no warp
+    // reads q after the scores' barrier), half 0 adds them after a barrier and writes o. The
+    // column loop runs alike in every thread (the barrier is in it).
+    static_assert(Stage::kPvHalves == 2, "two threads a column");
+    const int col = tid % kShortThreads, half = tid / kShortThreads;
+    float* const partial = reinterpret_cast<float*>(shared_bytes + l.q);
+    for (int j0 = 0; j0 < args.head_dim; j0 += kShortThreads) {
+      const int j = j0 + col;
+      float acc[kMaxHeads];
 #pragma unroll
-    for (int h = 0; h < kMaxHeads; ++h)
-      if (h < heads) args.o[(q_row0 + h) * args.head_dim + j] = acc[h] * stats[h];
+      for (int h = 0; h < kMaxHeads; ++h) acc[h] = 0.f;
+      if (j < args.head_dim) short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 4 * half, 8, len4);
+      if (half == 1 && j < args.head_dim)
+#pragma unroll
+        for (int h = 0; h < kMaxHeads; ++h)
+          if (h < heads) partial[h * args.head_dim + j] = acc[h];
+      __syncthreads();
+      if (half == 0 && j < args.head_dim)
+#pragma unroll
+        for (int h = 0; h < kMaxHeads; ++h)
+          if (h < heads) args.o[(q_row0 + h) * args.head_dim + j] = (acc[h] + partial[h * args.head_dim + j]) * stats[h];
+    }
   }
   mark_block(args.timeline, BlockMark::end);
 }

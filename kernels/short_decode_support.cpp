@@ -20,6 +20,12 @@ std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& 
   if (p.max_len > kShortMaxLen)
     return path + " stages every sequence's whole K and V in shared memory: max_len " + std::to_string(p.max_len) +
            " is above its " + std::to_string(kShortMaxLen) + " tokens";
+  const int row_bytes = p.shape.head_dim * static_cast<int>(dtype_bytes(p.kv_dtype));
+  if (p.max_len > kShortFirstStageLen && row_bytes > kShortLongMaxRowBytes)
+    return path + " stages rows of at most " + std::to_string(kShortLongMaxRowBytes) + " bytes beyond " +
+           std::to_string(kShortFirstStageLen) + " tokens: max_len " + std::to_string(p.max_len) + " at head_dim " +
+           std::to_string(p.shape.head_dim) + " in " + std::string(dtype_name(p.kv_dtype)) + " is " +
+           std::to_string(row_bytes) + "-byte rows";
   const int group = p.shape.group();
   if (!((group >= 1 && group <= 16) || (p.shape.heads_kv == 1 && p.shape.heads_q <= 128)))
     return path + " takes GQA groups 1-16 and MQA up to 128 query heads (those of the tensor-core path), not group " +
@@ -33,14 +39,27 @@ std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& 
   return std::nullopt;
 }
 
-bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options) {
+bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, bool paged, int sms) {
   // Pinned splits, heads per block, the separate merge kernel or a pinned tiling of the other paths
   // (DECODE_BENCH_FD_TILING, DECODE_BENCH_ROW_TILING) ask for those kernels (tuning probes, tests);
   // the policy's off keeps the older paths for side-by-side runs.
   const TuningPolicy& t = options.tuning;
   if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
-  return !decode_short_unsupported_reason(p, options).has_value();
+  if (decode_short_unsupported_reason(p, options)) return false;
+  if (p.max_len <= kShortFirstStageLen) return true;
+  // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
+  if (t.fd_short_max_len != 0) return p.max_len <= t.fd_short_max_len;
+  // auto: where the row-attention path would run the batch over paged K/V (measured slower than
+  // FlashInfer's CUDA-core decode there at 16 x 128 tokens, 32 / 8 heads, page 16) and the blocks
+  // fit one an SM, so the batch costs one block's chain of round trips. Contiguous K/V (where the
+  // row path measured level with FlashInfer), MHA and groups 1-2, FP8 at the CUDA-core groups, and
+  // batches of more blocks than SMs keep the older paths until measured.
+  if (!paged || !decode_prefers_tensor_core(p)) return false;
+  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+  const int heads = short_decode_long_heads_per_block(p.shape.group(), items, sms);
+  const std::int64_t blocks = items * ((p.shape.group() + heads - 1) / heads);
+  return blocks <= std::max(sms, 1);
 }
 
 int short_decode_heads_per_block(int group, std::int64_t items, int sms) {
@@ -54,6 +73,25 @@ int short_decode_heads_per_block(int group, std::int64_t items, int sms) {
   const std::int64_t wanted = ceil_div(std::int64_t{kShortTargetBlocksPerSm} * std::max(sms, 1), std::max<std::int64_t>(items, 1));
   const std::int64_t parts = std::clamp(wanted, fewest, most);
   return static_cast<int>(ceil_div(group, parts));
+}
+
+int short_decode_long_heads_per_block(int group, std::int64_t items, int sms) {
+  group = std::max(group, 1);
+  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  // A long-stage block stages up to 70 KB (d 128, 2 bytes): at most 3 fit an SM, and where the
+  // pairs alone give a block an SM, another part would stage the pair again only to queue on a busy
+  // SM. So parts only spread a pair over SMs the pairs leave idle.
+  const std::int64_t fewest = ceil_div(group, kShortMaxBlockHeads);
+  const std::int64_t most = std::max<std::int64_t>(fewest, group / kShortWarps);
+  const std::int64_t fit = std::max<std::int64_t>(1, std::max(sms, 1) / std::max<std::int64_t>(items, 1));
+  const std::int64_t parts = std::clamp(fit, fewest, most);
+  return static_cast<int>(ceil_div(group, parts));
+}
+
+int short_decode_block_heads(const DecodeProblem& p, int sms) {
+  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+  return p.max_len > kShortFirstStageLen ? short_decode_long_heads_per_block(p.shape.group(), items, sms)
+                                         : short_decode_heads_per_block(p.shape.group(), items, sms);
 }
 
 }  // namespace decode_bench

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 15> kKnobs{{
+const std::array<TuningKnob, 16> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -69,11 +69,20 @@ const std::array<TuningKnob, 15> kKnobs{{
                      p.fd_short_heads);
      }},
     {"DECODE_BENCH_FD_SHORT_SEQ", "auto | off", "auto",
-     "off keeps plain decodes of at most 64 tokens a sequence on the split-K / row-attention paths instead of the "
-     "short-sequence kernel (docs/kernels/short_decode.md), for side-by-side runs",
+     "off keeps every plain decode the short-sequence kernel would take (at most 128 tokens a sequence) on the "
+     "split-K / row-attention paths instead (docs/kernels/short_decode.md), for side-by-side runs",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.fd_short_seq);
+     }},
+    {"DECODE_BENCH_FD_SHORT_MAX_LEN", "auto | 64 | 128", "auto",
+     "the longest batch (max_len) that plain decodes take the short-sequence kernel for: 64 keeps 65-128 tokens on "
+     "the split-K / row-attention paths, 128 takes the kernel wherever it runs them; auto: 64, and 128 for paged "
+     "decodes the row-attention path would take whose blocks fit one an SM (docs/kernels/short_decode.md)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
+                         std::pair{std::string_view("128"), 128}},
+                     p.fd_short_max_len);
      }},
     {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
      "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "

@@ -39,6 +39,7 @@ struct TuningPolicy {
   WorkChunksOverride fd_work_chunks = WorkChunksOverride::automatic;  // DECODE_BENCH_FD_WORK_CHUNKS
   int fd_short_heads = 1;                                             // DECODE_BENCH_FD_SHORT_HEADS
   bool fd_short_seq = true;                                           // DECODE_BENCH_FD_SHORT_SEQ (off: false)
+  int fd_short_max_len = 0;  // DECODE_BENCH_FD_SHORT_MAX_LEN: 64 or 128; 0: auto (decode_prefers_short)
   RowAttentionTiling row_tiling = RowAttentionTiling::automatic;      // DECODE_BENCH_ROW_TILING
   int row_wgmma_rows = 0;                                             // DECODE_BENCH_ROW_WGMMA_ROWS; 0: auto
   RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS

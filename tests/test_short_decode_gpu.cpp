@@ -1,6 +1,7 @@
-// The short-sequence decode kernel (DecodePath::short_seq, kernels/short_decode.cuh) against the
-// float64 reference: ragged batches holding every boundary of its token mappings (the scores' warp
-// passes of 8 tokens up to 32 and 16 tokens up to 64, P V's 4-token steps, the 64-token limit),
+// The short-sequence decode kernel's first stage (DecodePath::short_seq, kernels/short_decode.cuh;
+// 65-128 tokens: tests/test_short_decode_long_gpu.cpp) against the float64 reference: ragged
+// batches holding every boundary of its token mappings (the scores' warp passes of 8 tokens up to
+// 32 and 16 tokens up to 64, P V's 4-token steps, the 64-token stage),
 // every length from 0 to 64 in one batch, a batch whose longest sequence is not a multiple of 4
 // (staged rows past it), contiguous and over shuffled pages of 1, 7 and 16 tokens, FP16 / BF16 /
 // FP8 E4M3 / E5M2 (per-KV-head scales), MHA and groups 2-8 and 13 (every compile-time head bound:
@@ -26,7 +27,7 @@ const std::vector<std::int32_t> kBoundaryLengths{0, 1, 3, 4, 5, 7, 8, 9, 15, 16,
 
 std::vector<std::int32_t> every_length_to_the_limit() {
   std::vector<std::int32_t> lengths;
-  for (std::int32_t len = 0; len <= kShortMaxLen; ++len) lengths.push_back(len);
+  for (std::int32_t len = 0; len <= kShortFirstStageLen; ++len) lengths.push_back(len);
   return lengths;
 }
 
@@ -155,15 +156,15 @@ TEST(ShortDecodeGpu, WholeLargeGroupsInOneBlock) {
 }
 
 // The path pinned explicitly runs the same batches; pinned where it cannot run, plan_decode
-// refuses (decode_short_unsupported_reason names why); a batch one token past the limit, or one
-// with pinned splits, plans on the other paths.
+// refuses (decode_short_unsupported_reason names why); a batch one token past the limit (128), or
+// one with pinned splits, plans on the other paths.
 TEST(ShortDecodeGpu, PinnedPathAndTheLimit) {
   DB_REQUIRE_GPU();
   DecodeCase pinned = boundary_case({8, 2, 128}, 16, 990);
   pinned.path = DecodePath::short_seq;
   expect_short_verified(DType::bf16, pinned);
 
-  DecodeCase longer{DecodeKernel::flash_decode, {8, 2, 128}, {65, 3, 0}, 16, 0, 991};
+  DecodeCase longer{DecodeKernel::flash_decode, {8, 2, 128}, {129, 3, 0}, 16, 0, 991};
   const auto r = testing::run_decode_case_as(DType::fp16, longer);
   ASSERT_EQ(r.status, cudaSuccess);
   EXPECT_NE(r.plan.path, DecodePath::short_seq);

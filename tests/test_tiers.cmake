@@ -71,7 +71,8 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
   MlaDecodeGpu.NarrowStorageTypesAndSplits
   MlaDecodeWgmmaGpu.Small
-  ShortDecodeGpu.Small)
+  ShortDecodeGpu.Small
+  ShortDecodeLongGpu.Small)
 list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU

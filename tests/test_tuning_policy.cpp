@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -74,6 +74,9 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "4").fd_short_heads, 4);
   EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "off").fd_short_seq);
   EXPECT_TRUE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "auto").fd_short_seq);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "64").fd_short_max_len, 64);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "128").fd_short_max_len, 128);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "auto").fd_short_max_len, 0);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "narrow").row_tiling, RowAttentionTiling::narrow);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wide").row_tiling, RowAttentionTiling::wide);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);
@@ -106,6 +109,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_FD_WORK_CHUNKS", {"pages", "tile"}},
       {"DECODE_BENCH_FD_SHORT_HEADS", {"3", "8", "0"}},
       {"DECODE_BENCH_FD_SHORT_SEQ", {"on", "all", "1"}},
+      {"DECODE_BENCH_FD_SHORT_MAX_LEN", {"0", "96", "256", "long", "Auto"}},
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},

@@ -1,6 +1,6 @@
 // Timing probe of row attention (docs/history/kernel-notes.md, "Row attention"): grouped decode at
 // 32 q / 8 KV heads, d = 128, on both decode paths (CUDA-core flash-decode vs the tensor-core row
-// kernel; points of at most 64 tokens also on the short-sequence kernel, docs/kernels/short_decode.md), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
+// kernel; points of at most 128 tokens also on the short-sequence kernel, docs/kernels/short_decode.md), contiguous and paged (page 16, pages in order), FP16 / BF16 / FP8, and the shared-prefix
 // phase (one item per KV head, N rows each, 32 KV heads, prefix P), FP16 and FP8 E4M3. FP8 data are
 // finite bytes with unit scales (the scale changes no work). Cold L2 (the harness's read flush before each
 // launch), CUDA events, median. Prints one line per point; correctness is the GPU tests' job.
@@ -260,6 +260,7 @@ int main(int argc, char** argv) {
       decode_point(16, 4096, paged, dtype);
       decode_point(64, 1024, paged, dtype);
       decode_point(64, 32, paged, dtype);  // short sequences: one 32-token tile per item
+      decode_point(16, 128, paged, dtype);  // the short-sequence kernel's long stage: 128 blocks
     }
   for (DType dtype : {DType::fp16, DType::fp8_e4m3})
     for (int n : {64, 256})
