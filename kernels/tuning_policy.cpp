@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 15> kKnobs{{
+const std::array<TuningKnob, 16> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -74,6 +74,15 @@ const std::array<TuningKnob, 15> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.fd_short_seq);
+     }},
+    {"DECODE_BENCH_FD_VARIANT_PATH", "auto | tensor_core", "auto",
+     "tensor_core sends every attention-variant point to the tensor-core row family, as before the CUDA-core "
+     "variant kernels (auto: one query token at GQA groups 1-2, FP16/BF16, head dims 80-128, stays on CUDA cores)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), VariantPathOverride::automatic},
+                      std::pair{std::string_view("tensor_core"), VariantPathOverride::tensor_core}},
+                     p.fd_variant_path);
      }},
     {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
      "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -74,6 +74,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_HEADS", "4").fd_short_heads, 4);
   EXPECT_FALSE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "off").fd_short_seq);
   EXPECT_TRUE(parsed("DECODE_BENCH_FD_SHORT_SEQ", "auto").fd_short_seq);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_VARIANT_PATH", "tensor_core").fd_variant_path, VariantPathOverride::tensor_core);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "narrow").row_tiling, RowAttentionTiling::narrow);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wide").row_tiling, RowAttentionTiling::wide);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);
@@ -106,6 +107,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_FD_WORK_CHUNKS", {"pages", "tile"}},
       {"DECODE_BENCH_FD_SHORT_HEADS", {"3", "8", "0"}},
       {"DECODE_BENCH_FD_SHORT_SEQ", {"on", "all", "1"}},
+      {"DECODE_BENCH_FD_VARIANT_PATH", {"cuda_core", "rows", "Tensor_core"}},
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},
