@@ -21,6 +21,9 @@
 // registers or shared memory), their q dims are zero, so they add nothing to scores or outputs, and
 // o, lse and partials are (.., h) arrays of which only the h dims are written. Bytes read stay exactly
 // those of the h-dim rows.
+// Attention variants (one query token: sinks, logit soft-cap, window): the twin
+// flash_decode_split_variant_kernel runs the same body with kVariant on (kernels/flash_decode_variant.hpp);
+// the plain kernel compiles none of it.
 // Quantized caches (FP8): the KV head's K scale (kv.k_scale) and Vec16's unit scale are folded into
 // that pre-scaled q, and the V scale into the output (one multiply per output element), so the
 // inner loop only widens the stored values. The merge is linear in o, so partials carry it too.
