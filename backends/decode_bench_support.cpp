@@ -9,8 +9,9 @@ namespace {
 
 // The variants no kernel of this build computes. Refused by name, never computed without them.
 // flash_decode and batch_decode compute every variant on the tensor-core row path
-// (kernels/row_attention_variant.hpp: FP16 / BF16 at head dims 80-128, GQA groups 1-16 and MQA); the
-// baseline and the shared-prefix composition compute none.
+// (kernels/row_attention_variant.hpp: FP16 / BF16 at head dims 80-128, GQA groups 1-16 and MQA) or,
+// for one query token at groups 1-2, on the CUDA-core twins (a subset of those:
+// kernels/flash_decode_variant.hpp); the baseline and the shared-prefix composition compute none.
 std::optional<std::string> variant_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
                                                const AttentionVariant& variant) {
   if (variant.plain()) return std::nullopt;

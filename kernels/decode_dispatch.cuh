@@ -3,12 +3,20 @@
 // one file per (layout, storage type), so the ten instantiations compile in parallel.
 // FP8 storage runs only through flash_decode (either path): the 3-kernel baseline is never
 // instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
+// Attention variants on the CUDA-core path run its twins, compiled in kernels/instantiate/
+// decode_variant_*.cu for FP16 and BF16 (kernels/flash_decode_variant.hpp); these units only call them.
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
+#include "kernels/flash_decode_variant.hpp"
 #include "kernels/short_decode_launch.cuh"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
+
+// Storage types with CUDA-core variant twins (kernels/instantiate/decode_variant_*.cu).
+template <class KV>
+inline constexpr bool has_flash_decode_variant_twins =
+    dtype_of<typename KV::value_type>::value == DType::fp16 || dtype_of<typename KV::value_type>::value == DType::bf16;
 
 // Grouped decode on the tensor-core row-attention path (kernels/row_attention_launch.cuh,
 // instantiated in kernels/instantiate/row_attention_*.cu).
@@ -52,10 +60,14 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
     return plan_short_decode<KV>(problem, options, plan);
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::tensor_core ||
-       (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem))))
+       (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem, options.tuning))))
     return plan_decode_rows<KV>(problem, options, plan);
   if (kernel == DecodeKernel::flash_decode && !gqa_group_supported(problem.shape.group())) return cudaErrorInvalidValue;
-  if (!problem.variant.plain()) return cudaErrorInvalidValue;  // the variants run on the tensor-core path only
+  if (!problem.variant.plain()) {
+    // One query token with a window, soft-cap or sinks at groups 1-2: the CUDA-core twins (they refuse the rest).
+    if constexpr (has_flash_decode_variant_twins<KV>) return plan_flash_decode_variant<KV>(problem, options, plan);
+    else return cudaErrorInvalidValue;
+  }
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
     return plan_flash_decode<KV>(problem, options, plan);  // the baseline was refused above
   } else {
@@ -72,6 +84,11 @@ cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodeP
     return run_short_decode<KV>(kv, problem, plan, stream);
   if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
     return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
+  if (!problem.variant.plain()) {
+    if (plan.kernel != DecodeKernel::flash_decode) return cudaErrorInvalidValue;
+    if constexpr (has_flash_decode_variant_twins<KV>) return run_flash_decode_variant<KV>(kv, problem, plan, workspace, stream);
+    else return cudaErrorInvalidValue;
+  }
   if constexpr (dtype_is_fp8(dtype_of<typename KV::value_type>::value)) {
     if (plan.kernel == DecodeKernel::baseline) return cudaErrorInvalidValue;
     return run_flash_decode<KV>(kv, problem, plan, workspace, stream);

@@ -96,8 +96,9 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& proble
 std::optional<std::string> decode_kernel_unsupported_reason(DecodeKernel kernel, const DecodeProblem& problem);
 
 // Whether flash_decode runs this problem on the tensor-core row-attention path (DecodePath
-// automatic), and whether it can (any other choice is refused by plan_decode).
-bool decode_prefers_tensor_core(const DecodeProblem& problem);
+// automatic), and whether it can (any other choice is refused by plan_decode). The tuning policy
+// matters for attention variants only (DECODE_BENCH_FD_VARIANT_PATH).
+bool decode_prefers_tensor_core(const DecodeProblem& problem, const TuningPolicy& tuning = {});
 bool decode_tensor_core_supported(const DecodeProblem& problem);
 
 // The short-sequence path (DecodePath::short_seq, kernels/short_decode_support.cpp): why it cannot

@@ -7,7 +7,8 @@
 //   seq_lens: (num_seqs)         int32     tokens of each sequence (0 allowed: empty state)
 // With an attention variant (`variant` not plain: kernels/row_attention_variant.hpp) q, o and lse
 // hold q_len rows a sequence, (num_seqs, q_len, H_q(, D)), query token i of sequence b at row
-// b x q_len + i; only flash_decode's tensor-core path computes them (decode_unsupported_reason).
+// b x q_len + i; only flash_decode computes them: on the tensor-core path, or for one query token at
+// groups 1-2 on the CUDA-core twins (kernels/flash_decode_variant.hpp; decode_unsupported_reason).
 #include <cstdint>
 #include <string>
 #include <string_view>

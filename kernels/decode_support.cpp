@@ -1,6 +1,7 @@
 #include <string>
 
 #include "kernels/decode_launch.hpp"
+#include "kernels/flash_decode_variant.hpp"
 
 namespace decode_bench {
 
@@ -14,6 +15,8 @@ std::optional<std::string> decode_unsupported_reason(const DecodeProblem& p) {
            "128 query heads)";
   if (p.num_seqs < 1) return "num_seqs must be >= 1";
   if (p.max_len < 0 || p.max_len >= (std::int64_t{1} << 31)) return "sequence lengths must be in [0, 2^31)";
+  // The variants: every problem the CUDA-core twins take (kernels/flash_decode_variant.hpp: FP16 / BF16,
+  // head dims 80-128, groups 1-2, one query token) the row family takes too, so its rule is the whole rule.
   if (!p.variant.plain()) {
     if (auto why = row_attention_variant_unsupported_reason(p.shape, p.kv_dtype, p.variant)) return why;
     if (!decode_tensor_core_supported(p))
@@ -42,9 +45,10 @@ bool decode_tensor_core_supported(const DecodeProblem& p) {
   return (group >= 1 && group <= 16) || (p.shape.heads_kv == 1 && p.shape.heads_q <= 128);
 }
 
-bool decode_prefers_tensor_core(const DecodeProblem& p) {
-  // The attention variants are compiled into the tensor-core row kernel only.
-  if (!p.variant.plain()) return decode_tensor_core_supported(p);
+bool decode_prefers_tensor_core(const DecodeProblem& p, const TuningPolicy& tuning) {
+  // The attention variants: on the CUDA-core twins where those take them and the plain point runs on
+  // the CUDA cores (groups 1-2, one query token), else on the tensor-core row kernel.
+  if (!p.variant.plain()) return !decode_variant_on_cuda_core(p, tuning) && decode_tensor_core_supported(p);
   // FP8: the CUDA-core kernel wherever it has a tiling (the tensor-core path took 7-21% longer on
   // the H100 at 32 q / 8 KV heads: docs/history/kernel-notes.md, "FP8 on row attention").
   const bool grouped = p.shape.group() >= kRowAttentionMinGroup && !dtype_is_fp8(p.kv_dtype);

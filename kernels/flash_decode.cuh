@@ -21,6 +21,9 @@
 // registers or shared memory), their q dims are zero, so they add nothing to scores or outputs, and
 // o, lse and partials are (.., h) arrays of which only the h dims are written. Bytes read stay exactly
 // those of the h-dim rows.
+// Attention variants (one query token: sinks, logit soft-cap, window): the twin
+// flash_decode_split_variant_kernel runs the same body with kVariant on (kernels/flash_decode_variant.hpp);
+// the plain kernel compiles none of it.
 // Quantized caches (FP8): the KV head's K scale (kv.k_scale) and Vec16's unit scale are folded into
 // that pre-scaled q, and the V scale into the output (one multiply per output element), so the
 // inner loop only widens the stored values. The merge is linear in o, so partials carry it too.
@@ -31,6 +34,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/decode_balance.hpp"
 #include "kernels/fast_divmod.hpp"
+#include "kernels/flash_decode_variant_args.cuh"
 #include "kernels/flash_decode_traits.cuh"
 #include "kernels/row_locator.cuh"
 #include "kernels/split_merge.cuh"
@@ -167,12 +171,13 @@ struct TileCursor {
 };
 
 // Scores and the online-softmax update of one tile whose K and V rows this thread holds.
-template <class Tr, bool kMasked>
+template <class Tr, bool kMasked, bool kVariant = false>
 __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr::kVecsPerLane],
                                              const uint4 (&vreg)[Tr::kUnroll][Tr::kVecsPerLane],
                                              const TileRows<Tr>& rows, std::int64_t tile_begin,
                                              std::int64_t end, const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
-                                             RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+                                             RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
+                                             const FlashDecodeVariantArgs& va = {}) {
   using T = typename Tr::Elem;
   constexpr int GROUP = Tr::kGroup;
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
@@ -195,6 +200,7 @@ __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr
       for (int i = 0; i < E; ++i) dot = fmaf(q[g][i], kf[i], dot);
 #pragma unroll
       for (int off = Tr::kLanesPerRow / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+      if constexpr (kVariant) dot = variant_score(va, dot);  // the soft-cap, on valid and masked rows alike
       s[g][u] = (!kMasked || rows.token(tile_begin, u) < end) ? dot : -INFINITY;
     }
   }
@@ -238,11 +244,12 @@ __device__ __forceinline__ void consume_tile(const uint4 (&kreg)[Tr::kUnroll][Tr
 
 // Register path (kStages == 0): issue every K and V load of the tile, resolve the next tile's
 // rows while they are in flight, then use them.
-template <class Tr, class KV>
+template <class Tr, class KV, bool kVariant = false>
 __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const RowLocator<KV>& loc,
                                                           const TileRows<Tr>& rows, const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                           const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
-                                                          RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+                                                          RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
+                                                          const FlashDecodeVariantArgs& va = {}) {
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane;
   const LaneVecs<Tr> vecs(args.head_dim);
   typename RowLocator<KV>::Ticket tickets[U];
@@ -266,8 +273,8 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
     cur.advance(args, rows.tile, len);
     const bool more = cur.valid(len);
     if (more) fetch_tickets<Tr>(loc, rows, tickets, cur.begin, cur.chunk_end);
-    if (masked) consume_tile<Tr, true>(kreg, vreg, rows, now.begin, now.chunk_end, q, st);
-    else consume_tile<Tr, false>(kreg, vreg, rows, now.begin, now.chunk_end, q, st);
+    if (masked) consume_tile<Tr, true, kVariant>(kreg, vreg, rows, now.begin, now.chunk_end, q, st, va);
+    else consume_tile<Tr, false, kVariant>(kreg, vreg, rows, now.begin, now.chunk_end, q, st, va);
     if (!more) break;
   }
 }
@@ -276,11 +283,12 @@ __device__ __forceinline__ void stream_tiles_in_registers(const KV& kv, const Ro
 // memory with cp.async, kStages - 1 tiles ahead of the one it uses. A thread only ever reads the
 // slots it wrote itself, so wait_group alone orders the copies: no barrier.
 //   shared: (kStages, U * NV * 2, kThreads) 16-byte slots, thread-minor (conflict-free)
-template <class Tr, class KV>
+template <class Tr, class KV, bool kVariant = false>
 __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLocator<KV>& loc,
                                                        const TileRows<Tr>& rows, const FlashDecodeArgs& args, TileCursor cur, std::int64_t len,
                                                        const float (&q)[Tr::kGroup][Tr::kElemsPerLane],
-                                                       RowState<Tr::kGroup, Tr::kElemsPerLane>& st) {
+                                                       RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
+                                                       const FlashDecodeVariantArgs& va = {}) {
   constexpr int U = Tr::kUnroll, NV = Tr::kVecsPerLane, S = Tr::kStages;
   // The dynamic window starts right after the static shared memory, at whatever offset that
   // leaves. Each warp's cp.async writes 512 contiguous bytes; from a base that was 16 mod 32 bytes
@@ -331,8 +339,9 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
         kreg[u][j] = load_shared_16B(slot(use_stage, u, j, 0));
         vreg[u][j] = load_shared_16B(slot(use_stage, u, j, 1));
       }
-    if (cur.begin + rows.tile > cur.chunk_end) consume_tile<Tr, true>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st);
-    else consume_tile<Tr, false>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st);
+    if (cur.begin + rows.tile > cur.chunk_end)
+      consume_tile<Tr, true, kVariant>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st, va);
+    else consume_tile<Tr, false, kVariant>(kreg, vreg, rows, cur.begin, cur.chunk_end, q, st, va);
     cur.advance(args, rows.tile, len);
     use_stage = use_stage + 1 == S ? 0 : use_stage + 1;
   }
@@ -340,11 +349,13 @@ __device__ __forceinline__ void stream_tiles_pipelined(const KV& kv, const RowLo
 }
 
 // Folds the states of the row groups of a warp, then of the warps of the block, and writes one
-// (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity.
-template <class Tr>
+// (o, lse) per query head. Empty states (m = -inf, l = 0) merge as the identity. Variant twins
+// with sinks fold each head's sink in here when the sequence is not split (the merge does otherwise).
+template <class Tr, bool kVariant = false>
 __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElemsPerLane>& st,
                                                  const FlashDecodeArgs& args, const float* v_scale,
-                                                 const SplitBlockWork& work, int first_kv_head) {
+                                                 const SplitBlockWork& work, int first_kv_head,
+                                                 const FlashDecodeVariantArgs& va = {}) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   constexpr int E = Tr::kElemsPerLane, NV = Tr::kVecsPerLane;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -407,9 +418,21 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
     }
     const bool empty = l == 0.f;
     const float out_scale = kv_scale(v_scale, first_kv_head + slot) * Vec16<typename Tr::Elem>::kUnitScale;
-    const float out = empty ? 0.f : acc / l * out_scale;
-    const float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
+    float out = empty ? 0.f : acc / l * out_scale;
+    float lse = empty ? -INFINITY : (m + log2f(l)) * kLn2;
     const int h = (first_kv_head + slot) * GROUP + g;
+    if constexpr (kVariant) {
+      if (va.sinks != nullptr && work.num_splits == 1) {
+        // The sink z (natural log; z x log2(e) in this domain) joins max and denominator:
+        // o = acc 2^(m - m') / l', l' = l 2^(m - m') + 2^(z2 - m'), m' = max(m, z2).
+        const float z2 = va.sinks[h] * kLog2e;
+        const float m2 = fmaxf(m, z2);
+        const float a = m == -INFINITY ? 0.f : exp2f(m - m2);
+        const float l2 = fmaf(l, a, exp2f(z2 - m2));
+        out = acc * a / l2 * out_scale;
+        lse = (m2 + log2f(l2)) * kLn2;
+      }
+    }
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + h;
     if (work.num_splits == 1) {
       args.o[head_index * h_dim + d] = out;
@@ -426,9 +449,9 @@ __device__ __forceinline__ void reduce_and_store(RowState<Tr::kGroup, Tr::kElems
 // partials are visible device-wide; the block that counts last folds all num_splits partials of its
 // HB * GROUP query heads. This saves the merge kernel's launch and the idle gap before it (the threadFenceReduction
 // pattern of the CUDA samples).
-template <class Tr>
+template <class Tr, bool kVariant = false>
 __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args, const SplitBlockWork& work,
-                                                    int first_kv_head) {
+                                                    int first_kv_head, const FlashDecodeVariantArgs& va = {}) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   __shared__ bool last;
   __threadfence();  // this thread's partial stores are visible before the count below
@@ -446,14 +469,24 @@ __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args,
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + first_kv_head * GROUP + h;
     const std::int64_t first = SplitBlockWork{work.seq, 0, work.num_splits, work.head_block, work.partial_base}.partial_row(
         args.heads_q, first_kv_head * GROUP + h);
-    merge_split_states<D, Tr::kThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
-                                        work.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
-                                        args.head_dim);
+    if constexpr (kVariant) {
+      const float sink = va.sinks != nullptr ? va.sinks[first_kv_head * GROUP + h] : -INFINITY;
+      merge_split_states<D, Tr::kThreads, true>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+                                                work.num_splits, args.o + head_index * args.head_dim,
+                                                args.lse + head_index, args.head_dim, sink);
+    } else {
+      merge_split_states<D, Tr::kThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+                                          work.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
+                                          args.head_dim);
+    }
   }
 }
 
-template <class Tr, class KV>
-__global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
+// The kernel body, plain (kVariant false: `va` unused, the code of the kernel before the variants
+// existed) or a variant twin's.
+template <class Tr, class KV, bool kVariant>
+__device__ __forceinline__ void flash_decode_split_body(const KV& kv, const FlashDecodeArgs& args,
+                                                        const FlashDecodeVariantArgs& va) {
   constexpr int GROUP = Tr::kGroup;
   constexpr int NV = Tr::kVecsPerLane, E = Tr::kElemsPerLane;
   mark_block(args.timeline, BlockMark::start);
@@ -465,7 +498,10 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
   const int lane_in_row = (threadIdx.x & 31) % Tr::kLanesPerRow;
 
   const std::int64_t len = args.lens[seq];
-  const std::int64_t begin = static_cast<std::int64_t>(split) * args.chunk;
+  // A window's range starts at len - window: the splits and tiles cover only it (its plan is that of
+  // full attention over min(len, window) tokens), their positions offset by its first token.
+  std::int64_t begin = static_cast<std::int64_t>(split) * args.chunk;
+  if constexpr (kVariant) begin += variant_first_token(va, len);
   const std::int64_t end = begin + args.chunk < len ? begin + args.chunk : len;
 
   // This lane's slice of the GROUP query vectors, pre-scaled into the log2 domain and by the KV
@@ -499,13 +535,26 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const 
     // within a narrow window of the sequence (the access pattern of a grid-stride read).
     const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
     const TileCursor first{begin, begin, end, work.num_splits};
-    if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr>(kv, loc, rows, args, first, len, q, st);
-    else stream_tiles_pipelined<Tr>(kv, loc, rows, args, first, len, q, st);
+    if constexpr (Tr::kStages == 0) stream_tiles_in_registers<Tr, KV, kVariant>(kv, loc, rows, args, first, len, q, st, va);
+    else stream_tiles_pipelined<Tr, KV, kVariant>(kv, loc, rows, args, first, len, q, st, va);
   }
   mark_block(args.timeline, BlockMark::loop_end);
-  reduce_and_store<Tr>(st, args, kv.v_scale, work, first_kv_head);
-  if (args.split_counters != nullptr && work.num_splits > 1) merge_if_last_split<Tr>(args, work, first_kv_head);
+  reduce_and_store<Tr, kVariant>(st, args, kv.v_scale, work, first_kv_head, va);
+  if (args.split_counters != nullptr && work.num_splits > 1) merge_if_last_split<Tr, kVariant>(args, work, first_kv_head, va);
   mark_block(args.timeline, BlockMark::end);
+}
+
+template <class Tr, class KV>
+__global__ void __launch_bounds__(Tr::kThreads) flash_decode_split_kernel(const KV kv, const FlashDecodeArgs args) {
+  flash_decode_split_body<Tr, KV, false>(kv, args, FlashDecodeVariantArgs{});
+}
+
+// The variant twin (one query token; window, soft-cap, sinks): instantiated only in
+// kernels/instantiate/decode_variant_*.cu, so the plain kernels' translation units compile none of it.
+template <class Tr, class KV>
+__global__ void __launch_bounds__(Tr::kThreads)
+    flash_decode_split_variant_kernel(const KV kv, const FlashDecodeArgs args, const FlashDecodeVariantArgs va) {
+  flash_decode_split_body<Tr, KV, true>(kv, args, va);
 }
 
 // The stand-alone merge (plans with fused_merge off, for tuning probes): one block per
@@ -521,6 +570,20 @@ __global__ void __launch_bounds__(kMergeThreads) merge_partials_kernel(const Fla
   merge_split_states<D, kMergeThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
                                        args.num_splits, args.o + head_index * args.head_dim, args.lse + head_index,
                                        args.head_dim);
+  mark_block(args.timeline, BlockMark::end);
+}
+
+// Its variant twin: each head's sink joins the merge.
+template <int D>
+__global__ void __launch_bounds__(kMergeThreads)
+    merge_partials_variant_kernel(const FlashDecodeArgs args, const FlashDecodeVariantArgs va) {
+  mark_block(args.timeline, BlockMark::start);
+  const std::int64_t head_index = static_cast<std::int64_t>(blockIdx.y) * args.heads_q + blockIdx.x;
+  const std::int64_t first = head_index * args.num_splits;
+  const float sink = va.sinks != nullptr ? va.sinks[blockIdx.x] : -INFINITY;
+  merge_split_states<D, kMergeThreads, true>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+                                             args.num_splits, args.o + head_index * args.head_dim,
+                                             args.lse + head_index, args.head_dim, sink);
   mark_block(args.timeline, BlockMark::end);
 }
 

@@ -51,9 +51,19 @@ inline std::size_t padded_work_items_bytes(const DecodePlan& plan) {
   return (plan.work_items.size() * sizeof(DecodeWorkItem) + 255) / 256 * 256;
 }
 
+// The split kernel a plan of tiling Tr launches: the plain one, or its attention-variant twin
+// (instantiated only in kernels/instantiate/decode_variant_*.cu; kernels/flash_decode_variant_launch.cuh).
+template <class Tr, class KV, bool kVariant>
+constexpr auto flash_decode_split_kernel_of() {
+  if constexpr (kVariant) return device::flash_decode_split_variant_kernel<Tr, KV>;
+  else return device::flash_decode_split_kernel<Tr, KV>;
+}
+
 // Plan and launch for one explicit tiling (traits); the public entry points below pick the tuned
-// traits for the runtime head dim and group, tuning probes pass others.
-template <class Tr, class KV>
+// traits for the runtime head dim and group, tuning probes pass others. kVariant: the twins of the
+// attention variants (the plan is the plain one's of the same tokens; the caller passes a windowed
+// problem as full attention over its window).
+template <class Tr, class KV, bool kVariant = false>
 cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
   int dev = 0, sms = 0, per_sm = 0;
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
@@ -61,13 +71,13 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   // Above 48 KiB of shared memory (dynamic plus the static merge scratch) a kernel must opt in;
   // the attribute sticks, so planning (outside any timed region) is where it is set.
   if constexpr (Tr::kSharedBytes > 0)
-    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(flash_decode_split_kernel_of<Tr, KV, kVariant>(),
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSharedBytes));
   if (options.tuning.carveout_max_shared)
-    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(device::flash_decode_split_kernel<Tr, KV>,
+    DB_RETURN_IF_ERROR(cudaFuncSetAttribute(flash_decode_split_kernel_of<Tr, KV, kVariant>(),
                                             cudaFuncAttributePreferredSharedMemoryCarveout,
                                             cudaSharedmemCarveoutMaxShared));
-  DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, device::flash_decode_split_kernel<Tr, KV>,
+  DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_decode_split_kernel_of<Tr, KV, kVariant>(),
                                                                    Tr::kThreads, Tr::kSharedBytes));
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
   // One KV head per block unless asked: on the H100, 2, 4 and 8 heads per block were slower at
@@ -155,7 +165,19 @@ FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
 template <class T>
 FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
 
-template <class Tr, class KV>
+// The variant twins' arguments of a problem (kernels/flash_decode_variant_args.cuh).
+inline device::FlashDecodeVariantArgs flash_decode_variant_args(const RowAttentionVariant& v) {
+  device::FlashDecodeVariantArgs va;
+  va.sinks = v.sinks;
+  if (v.logits_soft_cap > 0) {
+    va.cap_log2 = v.logits_soft_cap * device::kLog2e;
+    va.inv_cap_log2 = 1.f / va.cap_log2;
+  }
+  va.window = v.window;
+  return va;
+}
+
+template <class Tr, class KV, bool kVariant = false>
 cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const DecodePlan& plan, void* workspace,
                                   cudaStream_t stream) {
   constexpr int D = Tr::kHeadDim;
@@ -196,19 +218,31 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   const dim3 grid = work_list ? dim3(p.shape.heads_kv / heads_per_block, static_cast<unsigned>(plan.work_items.size()), 1)
                               : dim3(plan.num_splits, p.shape.heads_kv / heads_per_block, p.num_seqs);
   args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y * grid.z, "flash_decode");
-  device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
-  DB_RETURN_IF_ERROR(cudaGetLastError());
-  if (!work_list && plan.num_splits > 1 && !plan.fused_merge) {
-    args.timeline = take_block_timeline(std::int64_t{p.shape.heads_q} * p.num_seqs, "fd_merge");
-    device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
+  if constexpr (kVariant) {
+    const device::FlashDecodeVariantArgs va = flash_decode_variant_args(p.variant);
+    device::flash_decode_split_variant_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args, va);
     DB_RETURN_IF_ERROR(cudaGetLastError());
+    if (!work_list && plan.num_splits > 1 && !plan.fused_merge) {
+      args.timeline = take_block_timeline(std::int64_t{p.shape.heads_q} * p.num_seqs, "fd_merge");
+      device::merge_partials_variant_kernel<D>
+          <<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args, va);
+      DB_RETURN_IF_ERROR(cudaGetLastError());
+    }
+  } else {
+    device::flash_decode_split_kernel<Tr, KV><<<grid, Tr::kThreads, Tr::kSharedBytes, stream>>>(kv, args);
+    DB_RETURN_IF_ERROR(cudaGetLastError());
+    if (!work_list && plan.num_splits > 1 && !plan.fused_merge) {
+      args.timeline = take_block_timeline(std::int64_t{p.shape.heads_q} * p.num_seqs, "fd_merge");
+      device::merge_partials_kernel<D><<<dim3(p.shape.heads_q, p.num_seqs), device::kMergeThreads, 0, stream>>>(args);
+      DB_RETURN_IF_ERROR(cudaGetLastError());
+    }
   }
   return cudaSuccess;
 }
 
 // Plans with the standard tiling, then (GQA group 1) replans with the short one where
 // prefer_short_tiling says so or the tuning policy pins it (DECODE_BENCH_FD_TILING).
-template <class KV>
+template <class KV, bool kVariant = false>
 struct PlanFlashDecode {
   const DecodeProblem& p;
   const DecodeOptions& options;
@@ -216,7 +250,7 @@ struct PlanFlashDecode {
   template <int D, int GROUP>
   cudaError_t run() const {
     using T = typename KV::value_type;
-    DB_RETURN_IF_ERROR((plan_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV>(p, options, plan)));
+    DB_RETURN_IF_ERROR((plan_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV, kVariant>(p, options, plan)));
     if constexpr (GROUP == 1) {
       const TilingOverride pin = options.tuning.fd_tiling;
       int dev = 0, sms = 0;
@@ -238,7 +272,7 @@ struct PlanFlashDecode {
         const int heads = options.tuning.fd_short_heads;  // 1 unless DECODE_BENCH_FD_SHORT_HEADS
         if (options.heads_per_block <= 0 && heads > 1 && p.shape.heads_kv % heads == 0) short_options.heads_per_block = heads;
         DB_RETURN_IF_ERROR(
-            (plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(p, short_options, plan)));
+            (plan_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(p, short_options, plan)));
         plan->tiling = DecodeTiling::short_batch;
       }
     }
@@ -246,7 +280,7 @@ struct PlanFlashDecode {
   }
 };
 
-template <class KV>
+template <class KV, bool kVariant = false>
 struct RunFlashDecode {
   const KV& kv;
   const DecodeProblem& p;
@@ -258,11 +292,12 @@ struct RunFlashDecode {
     using T = typename KV::value_type;
     if (plan.tiling == DecodeTiling::short_batch) {
       if constexpr (GROUP == 1)
-        return run_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV>(kv, p, plan, workspace, stream);
+        return run_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace,
+                                                                                              stream);
       else
         return cudaErrorInvalidValue;  // compiled for group 1 only
     }
-    return run_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV>(kv, p, plan, workspace, stream);
+    return run_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace, stream);
   }
 };
 

@@ -13,7 +13,7 @@ std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& 
   const std::string path = "the short-sequence path (path short_seq)";
   if (!p.variant.plain())
     return path + " computes plain decode only (one query token, full attention, no soft-cap, no sinks); the "
-                  "attention variants run on the tensor-core path";
+                  "attention variants run on the split-K paths";
   if (p.kv_dtype == DType::fp32)
     return path + " takes FP16, BF16 and FP8 storage (an FP32 row of d 256 is 64 16-byte chunks, more than a warp "
                   "has lanes); dtype fp32 runs on the CUDA-core split-K path";

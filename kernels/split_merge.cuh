@@ -8,13 +8,16 @@
 // dims is the runtime head dim (a multiple of 4, at most the compiled D): threads of columns past
 // it take part in the barriers but load and write nothing.
 // Deterministic: every thread folds a fixed subset of splits in a fixed order.
+// kSink (the CUDA-core split-K kernel's variant twins, kernels/flash_decode.cuh): one more state of
+// lse `sink` (natural log; -inf: none) and o = 0 joins the fold, an attention sink: it raises the max
+// and the denominator only. Without it the code is the plain merge's (every use is `if constexpr`).
 #include <cstdint>
 
 namespace decode_bench::device {
 
-template <int D, int kThreads>
+template <int D, int kThreads, bool kSink = false>
 __device__ __forceinline__ void merge_split_states(const float* partial_o, const float* partial_lse, int n, float* o,
-                                                   float* lse, int dims) {
+                                                   float* lse, int dims, float sink = -INFINITY) {
   // kCols threads cover a row as float4 columns; kLanes such row groups fold splits side by side,
   // each keeping several 16-byte loads in flight (the partials sit in L2; a serial walk of
   // hundreds of them, one round trip each, cost tens of microseconds).
@@ -38,6 +41,7 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   __syncthreads();
 #pragma unroll
   for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+  if constexpr (kSink) m = fmaxf(m, sink);
 
   const int col = threadIdx.x % kCols, lane = threadIdx.x / kCols;
   const int cols = dims / 4;  // float4 columns of a row; those past it are the masked tail
@@ -81,6 +85,9 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
       total.z += lane_acc[r][col].z;
       total.w += lane_acc[r][col].w;
       s += lane_sum[r];
+    }
+    if constexpr (kSink) {
+      if (m != -INFINITY) s += expf(sink - m);  // the sink's weight; 0 without one
     }
     const bool empty = m == -INFINITY || s == 0.f;
     const float inv = empty ? 0.f : 1.f / s;

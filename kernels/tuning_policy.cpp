@@ -84,6 +84,15 @@ const std::array<TuningKnob, 16> kKnobs{{
                          std::pair{std::string_view("128"), 128}},
                      p.fd_short_max_len);
      }},
+    {"DECODE_BENCH_FD_VARIANT_PATH", "auto | tensor_core", "auto",
+     "tensor_core sends every attention-variant point to the tensor-core row family, as before the CUDA-core "
+     "variant kernels (auto: one query token at GQA groups 1-2, FP16/BF16, head dims 80-128, stays on CUDA cores)",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), VariantPathOverride::automatic},
+                      std::pair{std::string_view("tensor_core"), VariantPathOverride::tensor_core}},
+                     p.fd_variant_path);
+     }},
     {"DECODE_BENCH_ROW_TILING", "auto | narrow | wide | wgmma", "auto",
      "pins the tensor-core row attention's tiling: narrow (4 warps x 1 row tile) everywhere, wide (8 x 2) for "
      "items of more than 16 rows, wgmma for every item where that kernel runs",

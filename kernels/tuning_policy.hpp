@@ -28,6 +28,8 @@ namespace decode_bench {
 
 enum class TilingOverride { automatic, standard, short_batch };  // the CUDA-core tiling at group 1
 enum class WorkChunksOverride { automatic, tiles, ranges };      // automatic = tiles
+// Which family runs an attention variant that the CUDA-core twins take (kernels/flash_decode_variant.hpp).
+enum class VariantPathOverride { automatic, tensor_core };
 enum class RowDecodeSplits { automatic, sms, slots };            // the grouped-decode split rule
 // The DRAM rate the shared-prefix share rule divides by (kernels/shared_prefix_share.hpp).
 enum class ShareDramRate { clock, measured };
@@ -40,6 +42,7 @@ struct TuningPolicy {
   int fd_short_heads = 1;                                             // DECODE_BENCH_FD_SHORT_HEADS
   bool fd_short_seq = true;                                           // DECODE_BENCH_FD_SHORT_SEQ (off: false)
   int fd_short_max_len = 0;  // DECODE_BENCH_FD_SHORT_MAX_LEN: 64 or 128; 0: auto (decode_prefers_short)
+  VariantPathOverride fd_variant_path = VariantPathOverride::automatic;  // DECODE_BENCH_FD_VARIANT_PATH
   RowAttentionTiling row_tiling = RowAttentionTiling::automatic;      // DECODE_BENCH_ROW_TILING
   int row_wgmma_rows = 0;                                             // DECODE_BENCH_ROW_WGMMA_ROWS; 0: auto
   RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS

@@ -9,10 +9,12 @@
 #include "kernels/decode_dispatch.cuh"
 #include "kernels/flash_decode.cuh"
 #include "kernels/flash_decode_launch.cuh"
+#include "kernels/flash_decode_variant_launch.cuh"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_launch.cuh"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
+#include "kernels/row_attention_variant.cuh"
 
 namespace decode_bench::device {
 

@@ -50,7 +50,7 @@ set(DECODE_BENCH_GPU_QUICK
   BlockTimelineGpu.EveryBlockOfRealLaunchesIsRecordedInOrder
   MlaSweepGpu.BatchDecodeWithForcedSplits)
 # Small kernel tests, also in the quick tier: the 3-kernel baseline and split-K flash-decode on
-# CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits), the tensor-core
+# CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits) and its variant twins, the tensor-core
 # row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel, the short-sequence kernel, the shared-prefix composition with its
 # level merges, masked head-dim tails, MLA decode (both kernels). A few small cases each: the sanitizers slow kernels down
 # 10-100x, and each tool's run over all of them should stay within a couple of minutes.
@@ -63,6 +63,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionGpu.IdentityRowsAndNoItems
   RowAttentionWgmmaGpu.Small
   DecodeVariantsGpu.Small
+  DecodeVariantsCudaCoreGpu.Small
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/two_levels_unequal_groups
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/fp8_e4m3_two_levels_gqa
   MergeLevelStatesGpu.MatchesTheFloat64FoldAtEveryDepthAndHeadDim

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(names.size(), 17u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -77,6 +77,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "64").fd_short_max_len, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "128").fd_short_max_len, 128);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SHORT_MAX_LEN", "auto").fd_short_max_len, 0);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_VARIANT_PATH", "tensor_core").fd_variant_path, VariantPathOverride::tensor_core);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "narrow").row_tiling, RowAttentionTiling::narrow);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wide").row_tiling, RowAttentionTiling::wide);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);
@@ -110,6 +111,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_FD_SHORT_HEADS", {"3", "8", "0"}},
       {"DECODE_BENCH_FD_SHORT_SEQ", {"on", "all", "1"}},
       {"DECODE_BENCH_FD_SHORT_MAX_LEN", {"0", "96", "256", "long", "Auto"}},
+      {"DECODE_BENCH_FD_VARIANT_PATH", {"cuda_core", "rows", "Tensor_core"}},
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},

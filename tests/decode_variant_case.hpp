@@ -1,0 +1,98 @@
+#pragma once
+// One attention-variant decode case through plan_decode / run_decode, against the float64 variant
+// reference (kernels/cpu_reference_variant.hpp), on fresh random data with o and lse poisoned before
+// the launch and the workspace poisoned before init_decode_workspace. The caller picks the options
+// (pinned splits, heads per block, the separate merge, the policy) and reads back the plan, so a
+// test can say which family and tiling ran.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "harness/device_buffer.hpp"
+#include "harness/verify.hpp"
+#include "kernels/cpu_reference_variant.hpp"
+#include "kernels/decode_launch.hpp"
+#include "tests/case_kv.hpp"
+#include "tests/random_kv.hpp"
+
+namespace decode_bench::testing {
+
+struct DecodeVariantCase {
+  DecodeShape shape{32, 32, 128};
+  std::vector<std::int32_t> lengths{1013};
+  int page_size = 0;  // 0: contiguous; else shuffled pages
+  AttentionVariant variant{};
+  DecodeOptions options{};
+  std::uint64_t seed = 1;
+};
+
+inline std::string describe(DType dtype, const DecodeVariantCase& c) {
+  std::string lens;
+  for (auto l : c.lengths) lens += std::to_string(l) + ",";
+  return std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
+         std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " T=" + lens +
+         " page=" + std::to_string(c.page_size) + " splits=" + std::to_string(c.options.splits) +
+         " heads_per_block=" + std::to_string(c.options.heads_per_block) +
+         (c.options.fused_merge ? "" : " separate-merge") + " [" + c.variant.describe() + "]";
+}
+
+struct DecodeVariantResult {
+  cudaError_t status = cudaSuccess;
+  VerificationResult verification;
+  DecodePlan plan;
+};
+
+template <class Elem>
+DecodeVariantResult run_decode_variant_case(const DecodeVariantCase& c) {
+  std::mt19937_64 rng(c.seed);
+  const DecodeShape& s = c.shape;
+  const int seqs = static_cast<int>(c.lengths.size());
+  const int n = c.variant.q_len;
+  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
+  const std::size_t per_seq = static_cast<std::size_t>(n) * s.heads_q;  // rows of q, o and lse a sequence
+  const CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
+  const std::vector<float> q = random_values<float>(seqs * per_seq * s.head_dim, rng, -2.f, 2.f);
+  const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
+
+  DeviceBuffer<float> d_q(q), d_o(seqs * per_seq * s.head_dim), d_lse(seqs * per_seq), d_sinks(sinks);
+  DeviceBuffer<std::int32_t> d_lens(c.lengths);
+  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
+  problem.host_seq_lens = c.lengths.data();
+  problem.variant = row_attention_variant(c.variant, d_sinks.get());
+  DecodeVariantResult result;
+  kv_data.on_device([&](const auto& kv) {
+    using KV = std::decay_t<decltype(kv)>;
+    result.status = plan_decode<KV>(DecodeKernel::flash_decode, problem, c.options, &result.plan);
+    if (result.status != cudaSuccess) return;
+    DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
+    workspace.poison();
+    result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
+    d_o.poison();
+    d_lse.poison();
+    if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
+  });
+  if (result.status != cudaSuccess) return result;
+  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  result.verification.passed = true;
+  for (int b = 0; b < seqs; ++b) {
+    const std::size_t first = static_cast<std::size_t>(b) * per_seq;
+    const ReferenceOutput ref = reference_decode_variant(
+        kv_data.host, b, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s,
+        c.variant, sinks);
+    accumulate(result.verification,
+               verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
+                             std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
+  }
+  return result;
+}
+
+inline DecodeVariantResult run_decode_variant_case(DType dtype, const DecodeVariantCase& c) {
+  return dtype == DType::bf16 ? run_decode_variant_case<__nv_bfloat16>(c) : run_decode_variant_case<__half>(c);
+}
+
+}  // namespace decode_bench::testing
