@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 16> kKnobs{{
+const std::array<TuningKnob, 17> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
