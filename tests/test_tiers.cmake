@@ -79,10 +79,12 @@ list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 # The timing tests measure kernels of known duration: another test's kernels on the same GPU
 # (ctest -j) would stretch them, so they run alone. The counter tests need the GPU's counters to
 # themselves: a sweep profiling beside them makes CUPTI answer CUPTI_ERROR_HARDWARE_BUSY (it did,
-# under ctest -j3 on an H100), so they run alone too.
+# under ctest -j3 on an H100), so they run alone too. The device-memory tests size their requests
+# from the driver's free memory and then allocate: another test allocating in between made a
+# request that must fit fail (ctest -j4 on an H100, e46bb88), so they run alone as well.
 set(gpu_suites "*Gpu.*:*GpuDeathTest.*")
-set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*:CountersGpu.*")
-set(serial_regex "^(TimingGpu|CountersGpu)")
+set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*:CountersGpu.*:DeviceMemoryGpu.*")
+set(serial_regex "^(TimingGpu|CountersGpu|DeviceMemoryGpu)")
 set(quick_serial ${DECODE_BENCH_GPU_QUICK})
 list(FILTER quick_serial INCLUDE REGEX "${serial_regex}")
 set(quick_parallel ${DECODE_BENCH_GPU_QUICK})
