@@ -389,11 +389,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // faster (one_block_per_sm_decode: not BF16 unpacked or FP8, whose hi + lo mma outran one
   // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
-  // A soft-capped decode keeps the block-slot rule: its tanh on every score adds issue work to each
-  // tile, which one block of 4 warps per SM leaves exposed where two blocks hide it (ncu at 16 x
-  // 32K, docs/kernels/rows_mma.md, "Attention variants").
-  const bool one_per_sm_default =
-      one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && p.variant.logits_soft_cap == 0;
+  const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128;
   const RowDecodeSplits decode_splits =
       options.tuning.row_decode_splits != RowDecodeSplits::automatic ? options.tuning.row_decode_splits
       : one_per_sm_default                                            ? RowDecodeSplits::sms

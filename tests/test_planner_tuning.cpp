@@ -123,7 +123,7 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 
 // A grouped FP16 (group <= 16) or packed BF16 (group <= 8) decode at d 128 over contiguous K/V
 // plans about one block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16,
-// FP8, a soft-cap and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks
+// FP8 and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks
 // than SMs at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group
 // 4 take the packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
@@ -170,12 +170,6 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       forced.path = DecodePath::automatic;
       ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, forced, &paged_sms), cudaSuccess);
     }
-    DecodePlan capped_plan;
-    {
-      DecodeProblem capped = fp16;  // a soft-cap keeps the every-slot rule
-      capped.variant.logits_soft_cap = 50;
-      ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, capped, {}, &capped_plan), cudaSuccess);
-    }
     {
       DecodeOptions off;
       off.tuning.row_packed_split = false;
@@ -192,7 +186,6 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     }
     const std::int64_t slots_blocks = blocks(slots_plan, items);
     EXPECT_EQ(blocks(paged, items), slots_blocks);
-    EXPECT_EQ(blocks(capped_plan, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_plan, items), b);
     EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
