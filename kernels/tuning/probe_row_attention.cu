@@ -261,6 +261,8 @@ int main(int argc, char** argv) {
       decode_point(64, 1024, paged, dtype);
       decode_point(64, 32, paged, dtype);  // short sequences: one 32-token tile per item
       decode_point(16, 128, paged, dtype);  // the short-sequence kernel's long stage: 128 blocks
+      decode_point(32, 128, paged, dtype);  // 256 blocks: the long stage at two an SM
+      decode_point(64, 128, paged, dtype);  // 512 blocks
     }
   for (DType dtype : {DType::fp16, DType::fp8_e4m3})
     for (int n : {64, 256})
