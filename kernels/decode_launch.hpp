@@ -105,7 +105,8 @@ bool decode_tensor_core_supported(const DecodeProblem& problem);
 // run this problem under these options (nullopt: it can), and whether plan_decode takes it when
 // the path is automatic (over paged K/V or not, on a GPU of `sms` SMs): up to kShortFirstStageLen
 // tokens wherever it can run; from there to kShortMaxLen where DECODE_BENCH_FD_SHORT_MAX_LEN says
-// (auto: paged decodes the tensor-core row path would otherwise take, whose blocks fit one an SM);
+// (auto: decodes the tensor-core row path would otherwise take, by their blocks an SM: paged at one
+// or fewer, up to kShortLongAutoMaxLenAtTwoPerSm tokens at one to two, any beyond two);
 // never where the options pin splits, heads per block, the separate merge or a tiling of the other
 // paths, or DECODE_BENCH_FD_SHORT_SEQ=off.
 // Two compile-time stages: up to kShortFirstStageLen tokens, blocks of kShortWarps warps staging rows
@@ -114,6 +115,7 @@ bool decode_tensor_core_supported(const DecodeProblem& problem);
 inline constexpr std::int64_t kShortMaxLen = 128;
 inline constexpr std::int64_t kShortFirstStageLen = 64;
 inline constexpr int kShortLongMaxRowBytes = 256;
+inline constexpr std::int64_t kShortLongAutoMaxLenAtTwoPerSm = 96;
 std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& problem, const DecodeOptions& options);
 bool decode_prefers_short(const DecodeProblem& problem, const DecodeOptions& options, bool paged, int sms);
 // Query heads one short-path block takes: the whole group where that gives at least

@@ -50,16 +50,21 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   if (p.max_len <= kShortFirstStageLen) return true;
   // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
   if (t.fd_short_max_len != 0) return p.max_len <= t.fd_short_max_len;
-  // auto: where the row-attention path would run the batch over paged K/V (measured slower than
-  // FlashInfer's CUDA-core decode there at 16 x 128 tokens, 32 / 8 heads, page 16) and the blocks
-  // fit one an SM, so the batch costs one block's chain of round trips. Contiguous K/V (where the
-  // row path measured level with FlashInfer), MHA and groups 1-2, FP8 at the CUDA-core groups, and
-  // batches of more blocks than SMs keep the older paths until measured.
-  if (!paged || !decode_prefers_tensor_core(p)) return false;
+  // auto: only where the row-attention path would run the batch otherwise (MHA and groups 1-2, and
+  // FP8 at the CUDA-core groups, keep their paths until measured against it), and there where the
+  // long stage measured faster than the row kernel (H100, 32 / 8 heads, d 128, FP16 and BF16,
+  // decode-row-probe and the sweep at acc01d7; docs/kernels/short_decode.md, "Measured: the long
+  // stage"): blocks that fit one an SM over paged K/V (contiguous: level); more blocks than two an
+  // SM on either layout; between one and two an SM, up to 96 tokens (at 128 the row kernel's one
+  // wave of two blocks an SM was ahead).
+  if (!decode_prefers_tensor_core(p)) return false;
   const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
   const int heads = short_decode_long_heads_per_block(p.shape.group(), items, sms);
   const std::int64_t blocks = items * ((p.shape.group() + heads - 1) / heads);
-  return blocks <= std::max(sms, 1);
+  const std::int64_t slots = std::max(sms, 1);
+  if (blocks <= slots) return paged;
+  if (blocks > 2 * slots) return true;
+  return p.max_len <= kShortLongAutoMaxLenAtTwoPerSm;
 }
 
 int short_decode_heads_per_block(int group, std::int64_t items, int sms) {

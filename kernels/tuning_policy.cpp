@@ -77,8 +77,9 @@ const std::array<TuningKnob, 17> kKnobs{{
      }},
     {"DECODE_BENCH_FD_SHORT_MAX_LEN", "auto | 64 | 128", "auto",
      "the longest batch (max_len) that plain decodes take the short-sequence kernel for: 64 keeps 65-128 tokens on "
-     "the split-K / row-attention paths, 128 takes the kernel wherever it runs them; auto: 64, and 128 for paged "
-     "decodes the row-attention path would take whose blocks fit one an SM (docs/kernels/short_decode.md)",
+     "the split-K / row-attention paths, 128 takes the kernel wherever it runs them; auto: 128 for decodes the "
+     "row-attention path would take, paged at one block an SM or fewer, up to 96 tokens at one to two, any beyond "
+     "two (docs/kernels/short_decode.md)",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
                          std::pair{std::string_view("128"), 128}},

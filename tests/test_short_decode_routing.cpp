@@ -159,11 +159,16 @@ TEST(ShortDecodeRouting, LongStageRoutingAndItsKnob) {
       EXPECT_FALSE(prefers(point, automatic, false)) << len;  // contiguous: the row path
       EXPECT_FALSE(prefers(point, up_to_64)) << len;
       EXPECT_TRUE(prefers(point, up_to_128, false)) << len;
-      EXPECT_FALSE(decode_prefers_short(point, automatic, true, 127)) << len;  // 128 blocks over 127 SMs
-      // One more sequence is 136 blocks: more than the SMs.
-      EXPECT_FALSE(prefers(short_problem({32, 8, 128}, dtype, len, 17), automatic)) << len;
+      // Between one and two blocks an SM: up to 96 tokens only, on either layout.
+      EXPECT_EQ(decode_prefers_short(point, automatic, true, 127), len <= 96) << len;  // 128 blocks, 127 SMs
+      EXPECT_EQ(prefers(short_problem({32, 8, 128}, dtype, len, 17), automatic), len <= 96) << len;  // 136
+      EXPECT_EQ(prefers(short_problem({32, 8, 128}, dtype, len, 33), automatic, false), len <= 96) << len;  // 264
       EXPECT_TRUE(prefers(short_problem({32, 8, 128}, dtype, len, 17), up_to_128)) << len;
-      EXPECT_FALSE(prefers(short_problem({32, 8, 128}, dtype, len, 64), automatic)) << len;
+      // More than two an SM: every length, both layouts.
+      EXPECT_TRUE(prefers(short_problem({32, 8, 128}, dtype, len, 34), automatic)) << len;  // 272 blocks
+      EXPECT_TRUE(prefers(short_problem({32, 8, 128}, dtype, len, 64), automatic)) << len;
+      EXPECT_TRUE(prefers(short_problem({32, 8, 128}, dtype, len, 64), automatic, false)) << len;
+      EXPECT_FALSE(prefers(short_problem({32, 8, 128}, dtype, len, 64), up_to_64, false)) << len;
       // MHA and group 2: the split-K path (not measured against it here); the knob's 128 takes them.
       EXPECT_FALSE(prefers(short_problem({32, 32, 128}, dtype, len, 4), automatic)) << len;
       EXPECT_FALSE(prefers(short_problem({32, 16, 128}, dtype, len, 8), automatic)) << len;
