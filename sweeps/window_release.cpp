@@ -17,10 +17,14 @@ bool window_release_applies(const json& p) {
 std::optional<std::string> window_release_backend_refusal(const json& p) {
   const std::string backend = p.value("backend", std::string(kDefaultBackend));
   if (backend == kDefaultBackend) return std::nullopt;
+  if (backend.rfind("flashinfer", 0) == 0)
+    return "backend " + backend +
+           " keeps the full pool: FlashInfer's kernels take each sequence's pages from its first block-table entry "
+           "(kv_indptr, kv_indices), and its CUDA-core decode loads the tokens before the window and masks them, so "
+           "a released entry (-1) would be read out of bounds";
   return "backend " + backend +
-         " keeps the full pool: it takes each sequence's pages from the first block-table entry (FlashInfer's "
-         "kv_indices; its decode loads the tokens before the window and masks them), so a released entry (-1) "
-         "would be read out of bounds";
+         " keeps the full pool: released entries (-1) go to decode-bench's own kernels only, which start at the "
+         "window; another backend's kernels may read a sequence's pages from its first entry";
 }
 
 bool window_release_relevant(const json& p) { return window_release_applies(p) && !window_release_backend_refusal(p); }

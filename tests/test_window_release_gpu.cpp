@@ -5,7 +5,8 @@
 // window, against the float64 variant reference on the source rows: the tensor-core row family
 // (q_len 1 and 4, GQA groups 2 and 8) and the CUDA-core split-K variant twins (groups 1 and 2, one
 // query token), windows 1, page - 1, page and T - 1. A kernel reading a released entry would read
-// page -1, out of bounds (the Small case runs under compute-sanitizer memcheck, gpu_sanitize). Then
+// page -1: out of bounds in the pool's view (the Small case runs under compute-sanitizer memcheck,
+// gpu_sanitize), a page of NaN in a copy of the pages laid out behind one (0 x NaN in o). Then
 // the sweep's own points: released pool, recorded pages, the GPU and CPU references, and a backend
 // that keeps the full pool saying why. Skipped with the reason where no GPU exists.
 #include <gtest/gtest.h>
@@ -61,8 +62,9 @@ struct ReleasedResult {
 };
 
 // Fills a shuffled device pool with random rows, releases behind each sequence's window (asserting
-// the released entries in the host rows and in the gathered device batch), decodes, and checks
-// every sequence against the float64 variant reference on its source rows.
+// the released entries in the host rows and in the gathered device batch), decodes twice (the pool's
+// view, then the same pages behind a NaN page that entry -1 reaches), and checks every sequence of
+// both against the float64 variant reference on its source rows.
 template <class Elem>
 ReleasedResult run_released_case(const ReleasedCase& c) {
   const DecodeShape& s = c.shape;
@@ -114,32 +116,47 @@ ReleasedResult run_released_case(const ReleasedCase& c) {
   const std::vector<float> q = testing::random_values<float>(seqs * per_seq * s.head_dim, rng, -2.f, 2.f);
   const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
   DeviceBuffer<float> d_q(q), d_o(q.size()), d_lse(seqs * per_seq), d_sinks(sinks);
-  d_o.poison();
-  d_lse.poison();
-  DB_CUDA_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) before the pool's stream decodes
   DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, batch.seq_lens_device, d_q.get(), d_o.get(), d_lse.get()};
   problem.host_seq_lens = c.lengths.data();
   problem.variant = row_attention_variant(c.variant, d_sinks.get());
   result.status = plan_decode<PagedKV<Elem>>(DecodeKernel::flash_decode, problem, c.options, &result.plan);
   if (result.status != cudaSuccess) return result;
   DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
-  workspace.poison();
-  DB_CUDA_CHECK(cudaDeviceSynchronize());
-  result.status = init_decode_workspace(result.plan, workspace.get(), pool.stream());
-  if (result.status == cudaSuccess) result.status = run_decode(batch.kv, problem, result.plan, workspace.get(), pool.stream());
-  if (result.status == cudaSuccess) result.status = cudaStreamSynchronize(pool.stream());
-  if (result.status != cudaSuccess) return result;
-  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+
+  // The same pages with a NaN page in front: entry -1 of this view is that page, in bounds, so a
+  // kernel that loaded a released page and masked it would carry NaN into o (0 x NaN), where the
+  // pool's own view (page -1 out of bounds) is memcheck's to catch.
+  const std::int64_t stride = batch.kv.page_stride();
+  DeviceBuffer<Elem> guarded_k((pages + 1) * stride), guarded_v((pages + 1) * stride);
+  guarded_k.poison();  // 0xFF bytes: NaN in FP16 and BF16
+  guarded_v.poison();
+  DB_CUDA_CHECK(cudaMemcpy(guarded_k.get() + stride, batch.kv.k, pages * stride * sizeof(Elem), cudaMemcpyDeviceToDevice));
+  DB_CUDA_CHECK(cudaMemcpy(guarded_v.get() + stride, batch.kv.v, pages * stride * sizeof(Elem), cudaMemcpyDeviceToDevice));
+  PagedKV<Elem> guarded = batch.kv;
+  guarded.k = guarded_k.get() + stride;
+  guarded.v = guarded_v.get() + stride;
+
   result.verification.passed = true;
-  for (int b = 0; b < seqs; ++b) {
-    const auto kv = ContiguousKV<Elem>::make(k[b].data(), v[b].data(), s.heads_kv, c.lengths[b], s.head_dim);
-    const std::size_t first = static_cast<std::size_t>(b) * per_seq;
-    const ReferenceOutput ref = reference_decode_variant(
-        kv, 0, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s, c.variant,
-        sinks);
-    accumulate(result.verification,
-               verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
-                             std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
+  for (const PagedKV<Elem>& kv_view : {batch.kv, guarded}) {
+    workspace.poison();
+    d_o.poison();
+    d_lse.poison();
+    DB_CUDA_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) before the pool's stream decodes
+    result.status = init_decode_workspace(result.plan, workspace.get(), pool.stream());
+    if (result.status == cudaSuccess) result.status = run_decode(kv_view, problem, result.plan, workspace.get(), pool.stream());
+    if (result.status == cudaSuccess) result.status = cudaStreamSynchronize(pool.stream());
+    if (result.status != cudaSuccess) return result;
+    const std::vector<float> o = d_o.download(), lse = d_lse.download();
+    for (int b = 0; b < seqs; ++b) {
+      const auto kv = ContiguousKV<Elem>::make(k[b].data(), v[b].data(), s.heads_kv, c.lengths[b], s.head_dim);
+      const std::size_t first = static_cast<std::size_t>(b) * per_seq;
+      const ReferenceOutput ref = reference_decode_variant(
+          kv, 0, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s,
+          c.variant, sinks);
+      accumulate(result.verification,
+                 verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
+                               std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
+    }
   }
   return result;
 }
