@@ -355,7 +355,8 @@ class SharedPrefixSteps final : public GpuSteps {
   SharedPrefixSteps(const Point& point, RunContext& ctx, DeviceResources& resources)
       : GpuSteps(point, ctx, resources),
         sp_(parse_shared_prefix_point(point.parameters)),
-        host_mirror_(ctx.verify_on_host || !device_reference_supports(sp_.decode)) {}
+        host_mirror_(ctx.verify_on_host || !device_reference_supports(sp_.decode)),
+        window_release_(window_release_plan(point.parameters)) {}
 
   void build(AttentionProblem& p) override {
     flusher();
@@ -376,6 +377,15 @@ class SharedPrefixSteps final : public GpuSteps {
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st_.device_pool->backend().synchronize();
     attach_io(p, st_.q, st_.q_host, sp_.decode.seed);
+  }
+
+  // A windowed batch: every page kept (the pages the pool holds, shared ones once), and why.
+  json pool_record() const override {
+    if (!window_release_.applies) return nullptr;
+    const DecodePoint& d = sp_.decode;
+    const std::uint64_t page_bytes_kv =
+        2ull * static_cast<std::uint64_t>(d.page_size) * d.shape.heads_kv * d.shape.head_dim * dtype_bytes(d.dtype);
+    return window_pool_json(window_release_, d.page_size, st_.device_pool->pages().used_count(), 0, page_bytes_kv);
   }
 
   CheckedVerification verify() override {
@@ -400,6 +410,7 @@ class SharedPrefixSteps final : public GpuSteps {
  private:
   SharedPrefixPoint sp_;
   bool host_mirror_;
+  WindowReleasePlan window_release_;
   SharedPrefixState<T> st_;
   BatchView<PagedKV<T>> view_;
 };

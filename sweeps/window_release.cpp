@@ -31,8 +31,15 @@ bool window_release_relevant(const json& p) { return window_release_applies(p) &
 
 WindowReleasePlan window_release_plan(const json& p) {
   WindowReleasePlan plan;
-  plan.applies = window_release_applies(p);
+  json flat = p;
+  flat["prefix_len"] = 0;
+  plan.applies = window_release_applies(flat);  // a shared-prefix batch records why it keeps every page
   if (!plan.applies) return plan;
+  if (p.value("prefix_len", std::int64_t{0}) > 0) {
+    plan.reason = "a shared-prefix batch keeps the full pool: its prefix pages are shared by every sequence (forked), "
+                  "and only a plain batch's pages are released behind the window";
+    return plan;
+  }
   if (auto why = window_release_backend_refusal(p)) {
     plan.reason = *why;
     return plan;

@@ -9,8 +9,9 @@
 // The axis `window_release` (default true) exists on the points it applies to: paged, a window,
 // a timed decode kernel of decode-bench's own backend, MHA without a shared prefix. Other backends
 // keep the full pool (FlashInfer takes a sequence's pages from its first entry and its decode loads
-// the tokens before the window and masks them), and their points say so in pool.window_release and
-// pool.reason. docs/pools.md, "Sliding-window layers".
+// the tokens before the window and masks them), as do shared-prefix batches (their prefix pages are
+// shared by every sequence), and their points say so in pool.window_release and pool.reason.
+// docs/pools.md, "Sliding-window layers".
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -32,7 +33,7 @@ bool window_release_relevant(const nlohmann::json& params);
 
 // What a point's pool does: whether it releases, and the reason when a windowed paged point does not.
 struct WindowReleasePlan {
-  bool applies = false;  // window_release_applies: the point records a pool block
+  bool applies = false;  // window_release_applies, shared-prefix batches too: the point records a pool block
   bool release = false;
   std::string reason;    // applies && !release: why
 };

@@ -90,7 +90,8 @@ TEST(WindowRelease, ReleaseKeepsEveryPageAQueryTokenSees) {
 }
 
 // The plan a point's pool follows: release on paged windowed points of decode-bench's kernels,
-// the reason otherwise; nothing applies to contiguous, window-0, MLA, shared-prefix or trace points.
+// the reason otherwise (another backend, a shared-prefix batch); nothing applies to contiguous,
+// window-0, MLA, trace or CPU-reference points.
 TEST(WindowRelease, PlanReleasesForDecodeBenchAndSaysWhyNotElsewhere) {
   const json paged = {{"kernel", "flash_decode"}, {"layout", "paged"}, {"window", 128}, {"backend", "decode-bench"}};
   const sweeps::WindowReleasePlan on = sweeps::window_release_plan(paged);
@@ -114,10 +115,18 @@ TEST(WindowRelease, PlanReleasesForDecodeBenchAndSaysWhyNotElsewhere) {
   EXPECT_NE(full.reason.find("kv_indices"), std::string::npos) << full.reason;
   EXPECT_FALSE(sweeps::window_release_relevant(fi));
 
+  // A shared-prefix batch records its pool and why it keeps it, but has no axis to set.
+  json shared = paged;
+  shared["prefix_len"] = 64;
+  const sweeps::WindowReleasePlan prefix = sweeps::window_release_plan(shared);
+  EXPECT_TRUE(prefix.applies);
+  EXPECT_FALSE(prefix.release);
+  EXPECT_NE(prefix.reason.find("shared-prefix batch keeps the full pool"), std::string::npos) << prefix.reason;
+  EXPECT_FALSE(sweeps::window_release_relevant(shared));
+
   for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{{"layout", "contiguous"},
                                                                             {"window", 0},
                                                                             {"attention", "mla"},
-                                                                            {"prefix_len", 64},
                                                                             {"kernel", "trace"},
                                                                             {"kernel", "cpu_reference"}}) {
     json p = paged;
