@@ -75,6 +75,12 @@ constexpr Field kReasonFields[] = {{"reason", Kind::string}};
 // What computed a point (harness/backend.hpp): optional (points of older files, and of runners
 // without a backend, have none), typed when present.
 constexpr Field kBackendFields[] = {{"backend.name", Kind::string}, {"backend.version", Kind::string}};
+// A paged decode point with a window records its pool (sweeps/window_release.hpp): optional (other
+// points, and older files, have none), typed when present.
+constexpr Field kPoolFields[] = {{"pool.pages", Kind::number},
+                                 {"pool.pages_released", Kind::number},
+                                 {"pool.pages_held", Kind::number},
+                                 {"pool.window_release", Kind::boolean}};
 // A trace (kernel = trace) times its steps: per-step arrays and a summary instead of one timing.
 constexpr Field kTraceFields[] = {{"trace", Kind::object},
                                   {"trace.steps", Kind::object},
@@ -199,6 +205,7 @@ void validate_results(const json& doc) {
     const json& pt = points[i];
     require(pt, p, kPointFields);
     if (pt.contains("backend")) require(pt, p, kBackendFields);
+    if (pt.contains("pool")) require(pt, p, kPoolFields);
     const std::string status = pt.at("status").get<std::string>();
     if (status == kStatusOk && pt.contains("capacity")) {
       require(pt, p, kCapacityFields);

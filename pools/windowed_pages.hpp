@@ -5,8 +5,10 @@
 //
 // A sequence of L tokens whose newest token (position L - 1) sees the last `window` positions needs
 // positions [L - window, L) (kernels/attention_variant.hpp, visible_range); the next token needs
-// one position fewer, so nothing released is ever needed again. Pages i with
-// (i + 1) x page_size <= L - window are released; the block table keeps their positions
+// one position fewer, so nothing released is ever needed again. With q_len new tokens (positions
+// L - q_len .. L - 1) the earliest is the first one's: its window begins at L - q_len + 1 - window,
+// and the later tokens' windows begin after it. Pages i with (i + 1) x page_size <= first_kept are
+// released; the block table keeps their positions
 // (PagedPool::kReleasedPage), and the windowed kernels, whose token range starts at the window,
 // never read them (docs/kernels/rows_mma.md, "Attention variants").
 #include <algorithm>
@@ -16,10 +18,12 @@
 
 namespace decode_bench {
 
-// The first position a windowed layer still needs for a sequence of `length` tokens (window 0:
-// full attention, every position).
-constexpr std::int64_t window_first_kept(std::int64_t length, std::int64_t window) {
-  return window <= 0 ? 0 : std::max<std::int64_t>(0, length - window);
+// The first position a windowed layer still needs for a sequence of `length` tokens whose last
+// q_len are the query tokens (window 0: full attention, every position). The one rule: it is
+// visible_range(length, q_len, 0, window).begin, the first query token's window
+// (tests/test_window_release.cpp holds them equal).
+constexpr std::int64_t window_first_kept(std::int64_t length, std::int64_t window, int q_len = 1) {
+  return window <= 0 ? 0 : std::max<std::int64_t>(0, length - q_len + 1 - window);
 }
 
 // Pages a sequence of `length` tokens holds in a windowed layer once released behind its window:
@@ -35,9 +39,10 @@ constexpr std::int64_t window_peak_pages(std::int64_t window, std::int64_t page_
   return (window - 1 + page_size - 1) / page_size + 1;
 }
 
-// After a sequence grew: releases what its window no longer sees; returns the pages released.
-inline std::int64_t release_behind_window(PagedPool& pool, SequenceHandle h, std::int64_t window) {
-  return pool.release_pages_before(h, window_first_kept(pool.length(h), window));
+// After a sequence grew: releases what its window no longer sees (the window of its first of q_len
+// query tokens, window_first_kept); returns the pages released.
+inline std::int64_t release_behind_window(PagedPool& pool, SequenceHandle h, std::int64_t window, int q_len = 1) {
+  return pool.release_pages_before(h, window_first_kept(pool.length(h), window, q_len));
 }
 
 }  // namespace decode_bench

@@ -6,6 +6,7 @@
 #include "backends/registry.hpp"
 #include "kernels/attention_variant.hpp"
 #include "sweeps/point_kernel.hpp"
+#include "sweeps/window_release.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -125,6 +126,11 @@ std::vector<AxisDef>& static_table() {
       {"logits_soft_cap", AxisType::number, {}, 0, 1e9, 0.0,
        "logit soft-capping: cap * tanh(logit / cap) after the 1/sqrt(head_dim) scale, as Gemma 2 does; 0: off",
        false, times_a_kernel},
+      {"window_release", AxisType::boolean, {}, 0, 0, true,
+       "paged points with a window (decode-bench's kernels): once filled, each sequence's pages wholly before its "
+       "first query token's window go back to the pool (block-table entries -1) and the kernels run on that; "
+       "false keeps every page",
+       false, window_release_relevant},
       {"blocks", AxisType::integer_or_auto, {}, 1, 65535, "auto",
        "split-K block count, or auto (the kernel's own choice)", false, splits_k},
       {"page_size", AxisType::integer, {}, 1, 1 << 20, 16, "tokens per page (paged layout)", true, is_paged},

@@ -11,6 +11,7 @@
 #include "pools/contiguous_pool.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
+#include "pools/windowed_pages.hpp"
 #include "sweeps/decode_fill.hpp"
 
 namespace decode_bench::sweeps {
@@ -101,6 +102,18 @@ DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions&
   } else {
     fill_on_device(d, st);
     DB_CUDA_CHECK(fill_q_device(st.q.get(), d.seed, q_seqs, d.shape.heads_q, d.shape.head_dim, st.pool->stream()));
+  }
+  if (d.paged) {
+    auto& pool = static_cast<PagedPool&>(*st.pool);
+    for (const SequenceHandle h : st.handles) st.pages += static_cast<std::int64_t>(pool.block_table(h).size());
+    if (options.release_behind_window && d.variant.window > 0) {
+      // The filled pool as a windowed layer holds it: one staged copy of the table words, not one
+      // upload per released entry.
+      pool.defer_metadata_writes(true);
+      for (const SequenceHandle h : st.handles)
+        st.pages_released += release_behind_window(pool, h, d.variant.window, d.variant.q_len);
+      pool.defer_metadata_writes(false);
+    }
   }
   if (!host_copy) {  // the host image was only the upload's source
     st.k.clear();

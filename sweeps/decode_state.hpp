@@ -25,6 +25,9 @@ namespace decode_bench::sweeps {
 struct DecodeDataOptions {
   bool fill_on_host = false;  // generate on the host, upload through admit (the old path)
   bool host_copy = false;     // keep host copies of K, V and q (the CPU reference reads them)
+  // Paged points with a window: once filled, each sequence's pages behind its first query token's
+  // window go back to the pool (sweeps/window_release.hpp); the host copies stay whole.
+  bool release_behind_window = false;
 };
 
 template <class T>
@@ -38,10 +41,13 @@ struct DecodeState {
   std::vector<std::vector<T>> k, v;  // host copies per sequence, (H_kv, len, D); empty unless host_copy
   std::vector<float> q_host;         // (B, H_q, D); empty unless host_copy
   KvScales scales;                   // FP8 only: per-KV-head K and V scales, host and device
+  std::int64_t pages = 0;            // paged: every sequence's pages once filled
+  std::int64_t pages_released = 0;   // paged: of those, released behind the window
 };
 
-// Builds the pool (phase pool_build) and fills K, V and q (phase data_fill). Returns with every
-// upload and fill kernel finished, so the phases hold their own device time.
+// Builds the pool (phase pool_build), fills K, V and q and, when asked, releases the pages behind the
+// window (phase data_fill). Returns with every upload, fill kernel and block-table write finished,
+// so the phases hold their own device time.
 template <class T>
 DecodeState<T> build_decode_state(const DecodePoint& d, const DecodeDataOptions& options, cudaStream_t stream,
                                   PhaseSeconds& phases);

@@ -10,6 +10,7 @@
 #include "sweeps/mla_axes.hpp"
 #include "sweeps/point_problems.hpp"
 #include "sweeps/point_kernel.hpp"
+#include "sweeps/window_release.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -175,6 +176,11 @@ std::vector<Point> expand_points(const Preset& preset, const Experiment& exp, co
     }
     Point point{exp.name, std::move(relevant), "", 0};
     point.id = point_id(exp.name, point.parameters);
+    // On the parameters before irrelevant axes are dropped, and before a point whose id another
+    // already has is skipped: a window_release true asked for where it cannot act is refused, not
+    // dropped, whatever the order of the values.
+    if (problems)
+      if (auto bad = window_release_problem(p, source)) problems->add(bad->first, bad->second, exp.name, point.id);
     if (!seen.insert(point.id).second) continue;
 
     if (problems) cross_check(point, source, ctx, *problems);

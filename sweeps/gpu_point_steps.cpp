@@ -27,6 +27,7 @@
 #include "sweeps/phase_timer.hpp"
 #include "sweeps/shared_prefix_point.hpp"
 #include "sweeps/shared_prefix_state.hpp"
+#include "sweeps/window_release.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -177,7 +178,8 @@ class DecodeSteps final : public GpuSteps {
   DecodeSteps(const Point& point, RunContext& ctx, DeviceResources& resources)
       : GpuSteps(point, ctx, resources),
         d_(parse_decode_point(point.parameters)),
-        verify_on_host_(ctx.verify_on_host || !device_reference_supports(d_)) {}
+        verify_on_host_(ctx.verify_on_host || !device_reference_supports(d_)),
+        window_release_(window_release_plan(point.parameters)) {}
 
   ~DecodeSteps() override {
     if (step_graph_) cudaGraphExecDestroy(step_graph_);
@@ -186,10 +188,18 @@ class DecodeSteps final : public GpuSteps {
 
   void build(AttentionProblem& p) override {
     flusher();  // allocated before the point's pool, as every timed point needs it
-    st_ = build_decode_state<T>(d_, {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_}, ctx_.stream,
-                                ctx_.phases);
+    st_ = build_decode_state<T>(d_, data_options(), ctx_.stream, ctx_.phases);
     attach_views(p, st_, paged_, contiguous_, last_page_len_);
     attach_io(p, st_.q, st_.q_host, d_.seed);
+  }
+
+  // A paged point with a window: its pages, those released behind the window (every layer of a
+  // layers > 1 point releases the same, having the same lengths), or why none were.
+  json pool_record() const override {
+    if (!window_release_.applies) return nullptr;
+    const std::uint64_t page_bytes_kv = 2ull * static_cast<std::uint64_t>(d_.page_size) * d_.shape.heads_kv *
+                                        d_.shape.head_dim * dtype_bytes(d_.dtype);
+    return window_pool_json(window_release_, d_.page_size, st_.pages, st_.pages_released, page_bytes_kv);
   }
 
   // ---- layers > 1 (sweeps/layer_step.hpp) ----
@@ -202,8 +212,7 @@ class DecodeSteps final : public GpuSteps {
       Layer& layer = layers_.emplace_back();
       layer.d = d_;  // the same lengths (so the same plan holds); another layer's values
       layer.d.seed = layer_seed(d_.seed, l);
-      layer.st = build_decode_state<T>(layer.d, {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_},
-                                       ctx_.stream, ctx_.phases);
+      layer.st = build_decode_state<T>(layer.d, data_options(), ctx_.stream, ctx_.phases);
       AttentionProblem p = problem;
       attach_views(p, layer.st, layer.paged, layer.contiguous, layer.last_page_len);
       attach_io_buffers(p, layer.st.q, layer.st.q_host, layer.io);
@@ -322,8 +331,14 @@ class DecodeSteps final : public GpuSteps {
     st.pool->backend().synchronize();
   }
 
+  DecodeDataOptions data_options() const {
+    return {.fill_on_host = ctx_.fill_on_host, .host_copy = verify_on_host_,
+            .release_behind_window = window_release_.release};
+  }
+
   DecodePoint d_;
   bool verify_on_host_;
+  WindowReleasePlan window_release_;
   DecodeState<T> st_;
   std::optional<BatchView<PagedKV<T>>> paged_;
   std::optional<BatchView<ContiguousKV<T>>> contiguous_;
@@ -340,7 +355,8 @@ class SharedPrefixSteps final : public GpuSteps {
   SharedPrefixSteps(const Point& point, RunContext& ctx, DeviceResources& resources)
       : GpuSteps(point, ctx, resources),
         sp_(parse_shared_prefix_point(point.parameters)),
-        host_mirror_(ctx.verify_on_host || !device_reference_supports(sp_.decode)) {}
+        host_mirror_(ctx.verify_on_host || !device_reference_supports(sp_.decode)),
+        window_release_(window_release_plan(point.parameters)) {}
 
   void build(AttentionProblem& p) override {
     flusher();
@@ -361,6 +377,15 @@ class SharedPrefixSteps final : public GpuSteps {
     // Uploads and the batch CSR gather run on the pool's stream; the kernels on others.
     st_.device_pool->backend().synchronize();
     attach_io(p, st_.q, st_.q_host, sp_.decode.seed);
+  }
+
+  // A windowed batch: every page kept (the pages the pool holds, shared ones once), and why.
+  json pool_record() const override {
+    if (!window_release_.applies) return nullptr;
+    const DecodePoint& d = sp_.decode;
+    const std::uint64_t page_bytes_kv =
+        2ull * static_cast<std::uint64_t>(d.page_size) * d.shape.heads_kv * d.shape.head_dim * dtype_bytes(d.dtype);
+    return window_pool_json(window_release_, d.page_size, st_.device_pool->pages().used_count(), 0, page_bytes_kv);
   }
 
   CheckedVerification verify() override {
@@ -385,6 +410,7 @@ class SharedPrefixSteps final : public GpuSteps {
  private:
   SharedPrefixPoint sp_;
   bool host_mirror_;
+  WindowReleasePlan window_release_;
   SharedPrefixState<T> st_;
   BatchView<PagedKV<T>> view_;
 };

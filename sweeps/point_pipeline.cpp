@@ -133,6 +133,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
     NvtxRange range("build " + request.id);
     steps.build(problem);
   }
+  if (json pool = steps.pool_record(); !pool.is_null()) result["pool"] = std::move(pool);
 
   // 1. Plan and verify: poisoned outputs, the plan, one launch, every output against the reference.
   const LaunchFn launch = [&backend](cudaStream_t s) { return backend.run(s); };

@@ -3,7 +3,7 @@
 // run_point_pipeline, which owns the point's life once:
 //   supports       the backend judges the described problem; a reason -> "skipped"
 //   io dtype       the q / o dtype the backend asks for (fp32, fp16, bf16; else "skipped")
-//   build          pool, K/V data, q, o, lse (phases pool_build, data_fill)
+//   build          pool, K/V data, q, o, lse (phases pool_build, data_fill); the pool record
 //   poison         o and lse filled with NaN bytes (phase verification)
 //   plan           backend.plan, untimed, its host time recorded (backend.plan_us); every
 //                  workspace buffer it allocates is poisoned before it sees it
@@ -13,7 +13,7 @@
 //   model          the backend's traffic model, else the minimum; the shared-prefix bound
 //   time           harness/timing (cold / hot, L2 flush), or the E2E copies around the launch
 //   counters       the profiled pass over backend.run_serial (unless counters=false or end_to_end)
-//   JSON           status, backend, verification, model, plan, bound, timing, achieved, counters
+//   JSON           status, backend, pool, verification, model, plan, bound, timing, achieved, counters
 // The device work is behind PointSteps, so the order above is tested on the host with a fake
 // (tests/test_point_pipeline.cpp); sweeps/gpu_point_steps.hpp is the real one.
 #include <optional>
@@ -54,6 +54,9 @@ class PointSteps {
   // Pool, data, q (in problem.io_dtype), o and lse: fills the problem's device pointers and
   // returns with every upload finished.
   virtual void build(AttentionProblem& problem) = 0;
+  // After build: what the point's pool holds where that is recorded (a paged point with a window:
+  // the pages released behind it, sweeps/window_release.hpp), else null. The point's "pool".
+  virtual nlohmann::json pool_record() const { return nullptr; }
   // NaN bytes into o and lse, so an element the backend never writes fails verification.
   virtual void poison_outputs() = 0;
   // Where plan() allocates (each buffer poisoned) and enqueues its initialisation.

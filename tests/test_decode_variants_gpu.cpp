@@ -8,97 +8,27 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <span>
-#include <string>
+#include <cstdint>
 #include <vector>
 
-#include "harness/device_buffer.hpp"
-#include "harness/verify.hpp"
-#include "kernels/cpu_reference_variant.hpp"
-#include "kernels/decode_launch.hpp"
-#include "tests/case_kv.hpp"
+#include "tests/decode_variant_case.hpp"
 #include "tests/gpu_test_support.hpp"
-#include "tests/random_kv.hpp"
 
 namespace decode_bench {
 namespace {
 
-struct VariantCase {
-  DecodeShape shape{32, 8, 128};
-  std::vector<std::int32_t> lengths{1013};
-  int page_size = 0;  // 0: contiguous; else shuffled pages
-  AttentionVariant variant{};
-  int splits = 0;     // 0: the planner's
-  std::uint64_t seed = 1;
-};
+using testing::DecodeVariantCase;
+using testing::DecodeVariantResult;
 
-std::string describe(DType dtype, const VariantCase& c) {
-  std::string lens;
-  for (auto l : c.lengths) lens += std::to_string(l) + ",";
-  return std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
-         std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " T=" + lens +
-         " page=" + std::to_string(c.page_size) + " splits=" + std::to_string(c.splits) + " [" +
-         c.variant.describe() + "]";
-}
-
-struct VariantResult {
-  cudaError_t status = cudaSuccess;
-  VerificationResult verification;
-  DecodePlan plan;
-};
-
-template <class Elem>
-VariantResult run_variant_case(const VariantCase& c) {
-  std::mt19937_64 rng(c.seed);
-  const DecodeShape& s = c.shape;
-  const int seqs = static_cast<int>(c.lengths.size());
-  const int n = c.variant.q_len;
-  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
-  const std::size_t per_seq = static_cast<std::size_t>(n) * s.heads_q;  // rows of q, o and lse a sequence
-  const testing::CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
-  const std::vector<float> q = testing::random_values<float>(seqs * per_seq * s.head_dim, rng, -2.f, 2.f);
-  const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
-
-  DeviceBuffer<float> d_q(q), d_o(seqs * per_seq * s.head_dim), d_lse(seqs * per_seq), d_sinks(sinks);
-  DeviceBuffer<std::int32_t> d_lens(c.lengths);
-  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
-  problem.host_seq_lens = c.lengths.data();
-  problem.variant = row_attention_variant(c.variant, d_sinks.get());
-  VariantResult result;
-  kv_data.on_device([&](const auto& kv) {
-    using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_decode<KV>(DecodeKernel::flash_decode, problem, {.splits = c.splits}, &result.plan);
-    if (result.status != cudaSuccess) return;
-    DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
-    workspace.poison();
-    result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
-    d_o.poison();
-    d_lse.poison();
-    if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
-    if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
-  });
-  if (result.status != cudaSuccess) return result;
-  const std::vector<float> o = d_o.download(), lse = d_lse.download();
-  result.verification.passed = true;
-  for (int b = 0; b < seqs; ++b) {
-    const std::size_t first = static_cast<std::size_t>(b) * per_seq;
-    const ReferenceOutput ref = reference_decode_variant(
-        kv_data.host, b, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s,
-        c.variant, sinks);
-    accumulate(result.verification,
-               verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
-                             std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
-  }
-  return result;
-}
-
-void expect_verified(DType dtype, const VariantCase& c) {
-  const VariantResult r = dtype == DType::bf16 ? run_variant_case<__nv_bfloat16>(c) : run_variant_case<__half>(c);
-  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
+// The case (tests/decode_variant_case.hpp: the planner's options unless it pins splits) verified,
+// on the tensor-core row family when it is a variant.
+void expect_verified(DType dtype, const DecodeVariantCase& c) {
+  const DecodeVariantResult r = testing::run_decode_variant_case(dtype, c);
+  ASSERT_EQ(r.status, cudaSuccess) << testing::describe(dtype, c) << ": " << cudaGetErrorString(r.status);
   if (!c.variant.plain()) {
-    EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << describe(dtype, c);
+    EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << testing::describe(dtype, c);
   }
-  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+  EXPECT_TRUE(r.verification.passed) << testing::describe(dtype, c) << ": " << r.verification.summary();
 }
 
 // Query lengths 1-16 at GQA groups 1, 4, 7, 8 and MQA: group x q_len rows an item, from one
@@ -109,12 +39,12 @@ TEST(DecodeVariantsGpu, QueryLengthsAndGroups) {
   for (const DecodeShape& shape : shapes)
     for (int q_len : {1, 2, 3, 8, 16})
       for (int page : {0, 16}) {
-        VariantCase c{shape, {1013, 16, 300}, page, {.q_len = q_len}};
+        DecodeVariantCase c{shape, {1013, 16, 300}, page, {.q_len = q_len}};
         c.lengths[1] = std::max(q_len, 16);
         c.seed = static_cast<std::uint64_t>(q_len * 100 + shape.group() + page);
         expect_verified(DType::fp16, c);
       }
-  for (int q_len : {2, 7, 16}) expect_verified(DType::bf16, {{32, 8, 128}, {517, 64}, 16, {.q_len = q_len}, 0, 5});
+  for (int q_len : {2, 7, 16}) expect_verified(DType::bf16, {{32, 8, 128}, {517, 64}, 16, {.q_len = q_len}, {}, 5});
 }
 
 // Windows of 1, a page minus one, a page, T - 1, T and past T, on shuffled pages and contiguous
@@ -126,11 +56,11 @@ TEST(DecodeVariantsGpu, Windows) {
   for (int page : {0, 16, 7})
     for (int q_len : {1, 4})
       for (std::int64_t window : {1, 15, 16, 63, 64, 65, T - 1, T, T + 100}) {
-        VariantCase c{{32, 8, 128}, {T, 200, 64}, page, {.q_len = q_len, .window = window}};
+        DecodeVariantCase c{{32, 8, 128}, {T, 200, 64}, page, {.q_len = q_len, .window = window}};
         c.seed = static_cast<std::uint64_t>(window * 10 + page + q_len);
         expect_verified(DType::fp16, c);
       }
-  expect_verified(DType::bf16, {{32, 8, 128}, {4096, 333}, 16, {.q_len = 3, .window = 128}, 0, 9});
+  expect_verified(DType::bf16, {{32, 8, 128}, {4096, 333}, 16, {.q_len = 3, .window = 128}, {}, 9});
 }
 
 // Sinks and the soft-cap, alone and together, with q_len > 1 and a window, unsplit and over forced
@@ -150,9 +80,9 @@ TEST(DecodeVariantsGpu, SinksAndSoftCap) {
   for (const AttentionVariant& v : variants)
     for (int splits : {0, 1, 7, 40})
       for (DType dtype : {DType::fp16, DType::bf16})
-        expect_verified(dtype, {{32, 8, 128}, {1013, 77}, 16, v, splits, static_cast<std::uint64_t>(splits + 3)});
+        expect_verified(dtype, {{32, 8, 128}, {1013, 77}, 16, v, {.splits = splits}, static_cast<std::uint64_t>(splits + 3)});
   // Every split of an item but one empty for some rows (window 1 at q_len 4 over 40 splits).
-  expect_verified(DType::fp16, {{32, 8, 128}, {1013}, 0, {.q_len = 4, .window = 1, .sinks = true}, 40, 4});
+  expect_verified(DType::fp16, {{32, 8, 128}, {1013}, 0, {.q_len = 4, .window = 1, .sinks = true}, {.splits = 40}, 4});
 }
 
 // A few small cases of every code path the variants add, for the sanitizer tier (memcheck and
@@ -162,9 +92,9 @@ TEST(DecodeVariantsGpu, Small) {
   DB_REQUIRE_GPU();
   const AttentionVariant all{.q_len = 3, .window = 16, .sinks = true, .logits_soft_cap = 20.0};
   for (int splits : {1, 5}) {
-    expect_verified(DType::fp16, {{32, 8, 128}, {300, 40}, 7, all, splits, 21});
-    expect_verified(DType::bf16, {{32, 8, 128}, {300}, 0, all, splits, 22});
-    expect_verified(DType::fp16, {{16, 1, 128}, {200}, 7, {.q_len = 16, .window = 50, .sinks = true}, splits, 23});
+    expect_verified(DType::fp16, {{32, 8, 128}, {300, 40}, 7, all, {.splits = splits}, 21});
+    expect_verified(DType::bf16, {{32, 8, 128}, {300}, 0, all, {.splits = splits}, 22});
+    expect_verified(DType::fp16, {{16, 1, 128}, {200}, 7, {.q_len = 16, .window = 50, .sinks = true}, {.splits = splits}, 23});
   }
 }
 
@@ -189,26 +119,27 @@ TEST(DecodeVariantsGpu, HeadDim64WindowsAndSinks) {
       for (bool sinks : {false, true})
         for (int splits : {0, 5}) {
           if (window == 0 && !sinks) continue;  // plain decode: not a variant
-          VariantCase c{{64, 8, 64}, {T, 300, 64}, page, {.window = window, .sinks = sinks}, splits};
+          DecodeVariantCase c{{64, 8, 64}, {T, 300, 64}, page, {.window = window, .sinks = sinks}, {.splits = splits}};
           c.seed = static_cast<std::uint64_t>(window * 10 + page + splits + (sinks ? 1 : 0));
           expect_verified(DType::bf16, c);
         }
   }
-  expect_verified(DType::bf16, {{64, 8, 64}, {32768}, 16, {.window = 128, .sinks = true}, 0, 31});
-  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 4096}, 0, {.window = 128, .sinks = true}, 0, 32});
-  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 517}, 16, {.sinks = true}, 0, 33});
-  expect_verified(DType::bf16, {{64, 8, 64}, {700, 129}, 7, {.q_len = 2, .window = 128, .sinks = true}, 3, 34});
-  expect_verified(DType::bf16, {{32, 1, 64}, {600}, 16, {.q_len = 16, .window = 100, .sinks = true}, 0, 35});
-  expect_verified(DType::bf16, {{64, 8, 48}, {700}, 16, {.window = 128, .sinks = true, .logits_soft_cap = 20.0}, 0, 36});
+  expect_verified(DType::bf16, {{64, 8, 64}, {32768}, 16, {.window = 128, .sinks = true}, {}, 31});
+  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 4096}, 0, {.window = 128, .sinks = true}, {}, 32});
+  expect_verified(DType::bf16, {{64, 8, 64}, {4096, 517}, 16, {.sinks = true}, {}, 33});
+  expect_verified(DType::bf16, {{64, 8, 64}, {700, 129}, 7, {.q_len = 2, .window = 128, .sinks = true}, {.splits = 3}, 34});
+  expect_verified(DType::bf16, {{32, 1, 64}, {600}, 16, {.q_len = 16, .window = 100, .sinks = true}, {}, 35});
+  expect_verified(DType::bf16, {{64, 8, 48}, {700}, 16, {.window = 128, .sinks = true, .logits_soft_cap = 20.0}, {}, 36});
 }
 
 // A window reads only the window: a windowed plan over T 32K is the plan of full attention over the
 // window's tokens (the same splits and tiles), and it verifies.
 TEST(DecodeVariantsGpu, AWindowIsPlannedAsItsTokens) {
   DB_REQUIRE_GPU();
-  VariantCase windowed{{32, 8, 128}, {32768}, 16, {.q_len = 4, .window = 1024}};
-  VariantCase short_full{{32, 8, 128}, {1024 + 3}, 16, {.q_len = 4}};
-  const VariantResult a = run_variant_case<__half>(windowed), b = run_variant_case<__half>(short_full);
+  DecodeVariantCase windowed{{32, 8, 128}, {32768}, 16, {.q_len = 4, .window = 1024}};
+  DecodeVariantCase short_full{{32, 8, 128}, {1024 + 3}, 16, {.q_len = 4}};
+  const DecodeVariantResult a = testing::run_decode_variant_case<__half>(windowed),
+                            b = testing::run_decode_variant_case<__half>(short_full);
   ASSERT_EQ(a.status, cudaSuccess);
   ASSERT_EQ(b.status, cudaSuccess);
   EXPECT_TRUE(a.verification.passed) << a.verification.summary();

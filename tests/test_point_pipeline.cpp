@@ -78,6 +78,7 @@ class FakeSteps final : public PointSteps {
   }
   Workspace& workspace() override { return workspace_; }
   const std::vector<float>& lse_verified() const { return lse_verified_; }
+  json pool = nullptr;  // what pool_record() gives
   void checked_launch(const LaunchFn& launch, LseBase lse_base) override {
     log_.push_back("checked_launch");
     if (launch(nullptr) != cudaSuccess) throw std::runtime_error("launch failed");
@@ -115,6 +116,7 @@ class FakeSteps final : public PointSteps {
     return t;
   }
   std::optional<std::string> capture_block_timeline(const LaunchFn&) override { return std::nullopt; }
+  json pool_record() const override { return pool; }
   json counters(const LaunchFn& launch, const json&, TimingMode) override {
     log_.push_back("counters");
     if (launch(nullptr) != cudaSuccess) throw std::runtime_error("launch failed");
@@ -246,6 +248,21 @@ TEST(PointPipeline, AWrongResultFailsVerificationAndIsNeverTimed) {
   EXPECT_FALSE(out.point.contains("timing"));
   EXPECT_FALSE(logged(out.log, "time"));
   EXPECT_FALSE(logged(out.log, "counters"));
+}
+
+// The steps' pool record (a windowed paged point's released pages) is the point's "pool", written
+// once the pool is built, so a point that then fails verification keeps it; none without one.
+TEST(PointPipeline, ThePoolRecordIsWrittenAfterTheBuild) {
+  EXPECT_FALSE(run_one(Behaviour::correct).point.contains("pool"));
+  for (const Behaviour b : {Behaviour::correct, Behaviour::wrong}) {
+    Log log;
+    FakeBackend backend(log, b);
+    FakeSteps steps(log);
+    steps.pool = {{"pages", 10}, {"pages_released", 7}, {"pages_held", 3}, {"window_release", true}};
+    RunContext ctx;
+    const json p = run_point_pipeline(backend, problem_of(64), steps, {"e/x"}, ctx);
+    EXPECT_EQ(p["pool"], steps.pool) << p.dump(2);
+  }
 }
 
 // The outputs are poisoned before the checked launch: a backend that writes nothing fails (the

@@ -14,9 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "kernels/decode_launch.hpp"  // kRowAttentionMinGroup
-#include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
+#include "tests/short_decode_case.hpp"
 
 namespace decode_bench {
 namespace {
@@ -24,12 +24,6 @@ namespace {
 using testing::DecodeCase;
 
 const std::vector<std::int32_t> kBoundaryLengths{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64};
-
-std::vector<std::int32_t> every_length_to_the_limit() {
-  std::vector<std::int32_t> lengths;
-  for (std::int32_t len = 0; len <= kShortFirstStageLen; ++len) lengths.push_back(len);
-  return lengths;
-}
 
 // Runs `c` on `dtype`: it must plan on the short path, succeed and match the reference.
 DecodePlan expect_short_verified(DType dtype, const DecodeCase& c) {
@@ -48,9 +42,7 @@ DecodePlan expect_short_verified(DType dtype, const DecodeCase& c) {
 }
 
 DecodeCase boundary_case(DecodeShape shape, int page, std::uint64_t seed) {
-  DecodeCase c{DecodeKernel::flash_decode, shape, kBoundaryLengths, page, 0, seed};
-  c.launches = 2;
-  return c;
+  return testing::short_decode_case(shape, kBoundaryLengths, page, seed);
 }
 
 // Every storage type, layout and group at d 128: the planner choosing the path at every group.
@@ -93,12 +85,10 @@ TEST(ShortDecodeGpu, EveryLengthAndRaggedCapacity) {
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (int page : {0, 16})
       for (int group : {1, 2, 4, 8}) {
-        DecodeCase c{DecodeKernel::flash_decode, {4 * group, 4, 128}, every_length_to_the_limit(), page, 0, ++seed};
-        c.launches = 2;
-        expect_short_verified(dtype, c);
-        DecodeCase odd{DecodeKernel::flash_decode, {4 * group, 4, 64}, {33, 31, 5, 1, 0, 2, 30}, page, 0, ++seed};
-        odd.launches = 2;
-        const DecodePlan plan = expect_short_verified(dtype, odd);
+        expect_short_verified(dtype, testing::short_decode_case({4 * group, 4, 128},
+                                                                testing::every_length_to(kShortFirstStageLen), page, ++seed));
+        const DecodePlan plan =
+            expect_short_verified(dtype, testing::short_decode_case({4 * group, 4, 64}, {33, 31, 5, 1, 0, 2, 30}, page, ++seed));
         EXPECT_EQ(plan.tile_tokens, 33);
         EXPECT_EQ(plan.short_layout.rows, 36);
       }
@@ -114,8 +104,7 @@ TEST(ShortDecodeGpu, MhaPointShape) {
   std::uint64_t seed = 1300;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
     for (int page : {0, 16}) {
-      DecodeCase c{DecodeKernel::flash_decode, {32, 32, 128}, lengths, page, 0, ++seed};
-      c.launches = 2;
+      DecodeCase c = testing::short_decode_case({32, 32, 128}, lengths, page, ++seed);
       const DecodePlan plan = expect_short_verified(dtype, c);
       EXPECT_EQ(plan.query_heads_per_block, 1);
       // DECODE_BENCH_FD_SHORT_SEQ=off: the CUDA-core split-K kernel, verified on the same case.

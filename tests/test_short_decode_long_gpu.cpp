@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "kernels/decode_launch.hpp"
-#include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/ragged_lengths.hpp"
+#include "tests/short_decode_case.hpp"
 
 namespace decode_bench {
 namespace {
@@ -43,17 +43,11 @@ DecodePlan expect_long_verified(DType dtype, const DecodeCase& c) {
   return r.plan;
 }
 
+// The first stage's case (tests/short_decode_case.hpp) under DECODE_BENCH_FD_SHORT_MAX_LEN=128.
 DecodeCase long_case(DecodeShape shape, std::vector<std::int32_t> lengths, int page, std::uint64_t seed) {
-  DecodeCase c{DecodeKernel::flash_decode, shape, std::move(lengths), page, 0, seed};
-  c.launches = 2;
+  DecodeCase c = testing::short_decode_case(shape, std::move(lengths), page, seed);
   c.tuning.fd_short_max_len = 128;  // every region, not only the automatic rule's
   return c;
-}
-
-std::vector<std::int32_t> every_length_to_128() {
-  std::vector<std::int32_t> lengths;
-  for (std::int32_t len = 0; len <= kShortMaxLen; ++len) lengths.push_back(len);
-  return lengths;
 }
 
 // Every storage type, layout and page size at MHA, groups 4 and 8 and MQA 32 / 1, d 128.
@@ -108,7 +102,7 @@ TEST(ShortDecodeLongGpu, EveryLengthAndRaggedCapacity) {
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
     for (int page : {0, 16})
       for (int group : {1, 4, 8}) {
-        expect_long_verified(dtype, long_case({4 * group, 4, 128}, every_length_to_128(), page, ++seed));
+        expect_long_verified(dtype, long_case({4 * group, 4, 128}, testing::every_length_to(kShortMaxLen), page, ++seed));
         const DecodePlan plan = expect_long_verified(dtype, long_case({4 * group, 4, 64}, {97, 31, 65, 1, 0, 96, 66}, page, ++seed));
         EXPECT_EQ(plan.tile_tokens, 97);
         EXPECT_EQ(plan.short_layout.rows, 100);
@@ -143,8 +137,7 @@ TEST(ShortDecodeLongGpu, AutomaticRuleAtTheVariantsPoint) {
   for (int i = 0; i < 16; ++i) lengths.push_back(i == 3 ? 0 : 128 - 5 * i);  // 128 down to 53, one empty
   std::uint64_t seed = 2400;
   for (DType dtype : {DType::fp16, DType::bf16}) {
-    DecodeCase c{DecodeKernel::flash_decode, {32, 8, 128}, lengths, 16, 0, ++seed};
-    c.launches = 2;
+    DecodeCase c = testing::short_decode_case({32, 8, 128}, lengths, 16, ++seed);
     const DecodePlan plan = expect_long_verified(dtype, c);
     EXPECT_EQ(plan.query_heads_per_block, 4);
     for (int variant = 0; variant < 2; ++variant) {
