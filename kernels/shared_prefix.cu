@@ -11,6 +11,7 @@
 #include "kernels/tuning_policy.hpp"
 #include "kernels/shared_prefix_metadata.hpp"
 #include "kernels/shared_prefix_share.hpp"
+#include "kernels/shared_prefix_variant.hpp"
 
 namespace decode_bench {
 namespace {
@@ -119,6 +120,8 @@ Pointers pointers_in(const SharedPrefixPlan& plan, void* workspace) {
           base + plan.suffix_ws_offset};
 }
 
+// Plain row attention whatever the point's variant: a window lives in the items' token ranges
+// (shared_prefix_metadata), the sinks in the suffix phase alone.
 RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, std::int64_t max_tokens,
                                    int max_rows, const Pointers* ptr) {
   RowAttentionProblem r;
@@ -138,9 +141,13 @@ RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPre
   return r;
 }
 
+// The suffix phase takes the point's variant whole: the window in its local positions is the same
+// window (S_b - w is L_b - w), the sinks and the cap as they are (kernels/shared_prefix.hpp).
 DecodeProblem suffix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, int num_seqs,
                              const Pointers* ptr) {
-  return {p.shape, p.kv_dtype, num_seqs, plan.max_suffix_len, ptr ? ptr->suffix_lens : nullptr, p.q, p.o, p.lse};
+  DecodeProblem d{p.shape, p.kv_dtype, num_seqs, plan.max_suffix_len, ptr ? ptr->suffix_lens : nullptr, p.q, p.o, p.lse};
+  d.variant = p.variant;
+  return d;
 }
 
 }  // namespace
@@ -157,6 +164,9 @@ std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixPr
              std::to_string(layout.suffix_begin[s]) + ", length " + std::to_string(layout.lengths[s]) + ")";
   DecodeProblem decode{problem.shape, problem.kv_dtype, layout.num_seqs(), 0, nullptr, nullptr, nullptr, nullptr};
   if (auto why = decode_unsupported_reason(decode)) return "suffix phase: " + *why;
+  if (auto why = shared_prefix_variant_unsupported_reason(problem.shape, problem.kv_dtype, problem.variant,
+                                                          !layout.levels.empty()))
+    return "shared prefix: " + *why;
   if (!layout.levels.empty()) {
     RowAttentionProblem rows;
     rows.shape = problem.shape;
@@ -183,9 +193,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   SharedPrefixMetadata m;
   m.image = std::move(plan->metadata);
   *plan = SharedPrefixPlan{};
-  shared_prefix_metadata(problem.shape, layout, &m);
+  shared_prefix_metadata(problem.shape, layout, &m, problem.variant.window);
   const int n = m.num_seqs;
-  plan->has_prefix = !layout.levels.empty();
+  plan->has_prefix = m.num_items > 0;  // a window may leave every level outside every sequence's window
   plan->max_depth = m.max_depth;
   plan->prefix_tokens = m.prefix_tokens;
   plan->prefix_row_tokens = m.prefix_row_tokens;
@@ -215,7 +225,7 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
       DB_RETURN_IF_ERROR(cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
       double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
-        const std::int64_t suffix_tokens = m.suffix_tokens;
+        const std::int64_t suffix_tokens = m.suffix_read_tokens;  // within the windows
         const double head_bytes = static_cast<double>(problem.shape.head_dim) * dtype_bytes(problem.kv_dtype);
         const double suffix_bytes = 2.0 * static_cast<double>(suffix_tokens) * problem.shape.heads_kv * head_bytes;
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *

@@ -33,12 +33,26 @@
 namespace decode_bench {
 
 // q: (N, H_q, D) fp32; o: (N, H_q, D) and lse: (N, H_q) fp32, written (over each whole sequence).
+//
+// Attention variants (kernels/attention_variant.hpp; one query token a sequence), each exact under
+// the log-sum-exp merge because each phase computes its part of the same softmax:
+//   window w:  sequence b (L_b tokens) sees [L_b - w, L_b). The suffix phase takes the window as it
+//              is: in its local positions (suffix of S_b tokens) S_b - w is L_b - w. The prefix
+//              phase cuts each level at max(level start, L_b - w): sequences cut alike share items,
+//              a level wholly before the window has no row for b and the merge skips it
+//              (kernels/shared_prefix_metadata.hpp).
+//   sinks:     in the suffix phase only: its lse includes the sink (log(e^z + sum)), so merging the
+//              prefix states into it adds their terms to one denominator that holds the sink once.
+//   soft-cap:  every score of both phases; the prefix phase's row items would need the soft-capped
+//              twin of the row kernel, which takes decode items only, so a point with a cap and a
+//              shared level is refused (shared_prefix_unsupported_reason).
 struct SharedPrefixProblem {
   DecodeShape shape;
   DType kv_dtype = DType::fp16;
   const float* q = nullptr;
   float* o = nullptr;
   float* lse = nullptr;
+  RowAttentionVariant variant{};  // q_len 1; window, sinks (device, H_q) and soft-cap as above
 };
 
 struct SharedPrefixOptions {
