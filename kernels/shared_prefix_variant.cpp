@@ -17,10 +17,12 @@ std::optional<std::string> shared_prefix_variant_unsupported_reason(const Decode
   suffix.kv_dtype = kv_dtype;
   suffix.variant = v;
   if (auto why = decode_unsupported_reason(suffix)) return "the shared prefix's suffix phase: " + *why;
-  if (has_levels && v.logits_soft_cap != 0)
-    return std::string(
-        "logits_soft_cap: the shared prefix's prefix phase runs the row kernel over level items, and its "
-        "soft-capped twin takes decode items only (kernel batch_decode computes it over the same pages)");
+  if (has_levels && v.logits_soft_cap != 0) {
+    RowAttentionVariant capped;  // the prefix phase's: the cap alone
+    capped.logits_soft_cap = v.logits_soft_cap;
+    if (auto why = row_attention_variant_unsupported_reason(shape, kv_dtype, capped))
+      return "logits_soft_cap: the shared prefix's prefix phase (the row kernel's variant twin): " + *why;
+  }
   return std::nullopt;
 }
 

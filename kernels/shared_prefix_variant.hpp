@@ -5,8 +5,8 @@
 //   q_len 1 only (the prefix phase holds one query row a sequence and query head);
 //   window and sinks wherever the suffix phase's batch decode takes them (the prefix phase runs the
 //   plain row kernel: the window in its items' ranges, no sink);
-//   soft-cap only without a shared level: the prefix phase's row items have no soft-capped kernel
-//   (the row kernel's soft-capped twin takes decode items only).
+//   soft-cap where the suffix phase takes it and, with a shared level, the row kernel's variant twin
+//   too (the prefix phase runs it with the cap alone: FP16 / BF16 at head dims 80-128, BF16 16-64).
 #include <optional>
 #include <string>
 

@@ -2,8 +2,8 @@
 // sequence (prefix levels + suffix), outputs and workspace poisoned first: awkward prefix lengths,
 // tiny and odd batches, GQA groups, head dims, shuffled pages, two levels with unequal groups,
 // every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two;
-// the attention variants (sinks, sliding windows starting inside a level, at a level's end, in the
-// suffixes; sequences of unequal lengths) against the float64 variant reference.
+// the attention variants (sinks, soft-cap 50 and 5, sliding windows starting inside a level, at a
+// level's end, in the suffixes; sequences of unequal lengths) against the float64 variant reference.
 // Then both sweep runners on shared-prefix points (kernel shared_prefix, and batch_decode over the
 // same forked pages).
 #include <random>
@@ -35,7 +35,7 @@ struct Case {
   DType dtype = DType::fp16;
   PageOrder order = PageOrder::shuffled;
   bool overlap = true;
-  AttentionVariant variant{};  // q_len 1: window and sinks (the composition's variants)
+  AttentionVariant variant{};  // q_len 1: window, sinks, soft-cap (the composition's variants)
   std::vector<int> extra{};    // more own tokens for sequence s (unequal lengths, so unequal windows)
 };
 
@@ -214,7 +214,23 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"window_sinks_bf16_one_stream", one_level(6, 200, 30), 16, {8, 2, 128}, DType::bf16, PageOrder::shuffled,
              false, {.window = 100, .sinks = true}, {0, 50, 3, 0, 77, 12}},
         Case{"window_sinks_head_dim_96_pages_of_8", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 6},
-             8, {8, 2, 96}, DType::fp16, PageOrder::shuffled, true, {.window = 40, .sinks = true}, {0, 9, 1, 20, 4, 0, 2}}),
+             8, {8, 2, 96}, DType::fp16, PageOrder::shuffled, true, {.window = 40, .sinks = true}, {0, 9, 1, 20, 4, 0, 2}},
+        // Soft-cap in both phases (the prefix phase on the row kernel's variant twin over gathered
+        // q rows): 50 (barely bends these logits) and 5 (bends them hard), one and two levels, MHA
+        // (the suffix on the CUDA-core twin), BF16 at head dim 64, with a window and sinks.
+        Case{"soft_cap_50", one_level(6, 120, 11), 16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.logits_soft_cap = 50}},
+        Case{"soft_cap_5_bf16_two_levels", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {8, 2, 128}, DType::bf16, PageOrder::shuffled, true, {.logits_soft_cap = 5}},
+        Case{"soft_cap_5_mha_one_stream", one_level(5, 300, 20), 16, {8, 8, 128}, DType::fp16, PageOrder::shuffled, false,
+             {.logits_soft_cap = 5}},
+        Case{"soft_cap_50_bf16_head_dim_64", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {16, 2, 64}, DType::bf16, PageOrder::shuffled, true, {.logits_soft_cap = 50}},
+        Case{"soft_cap_5_window_sinks_two_levels", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 70, .sinks = true, .logits_soft_cap = 5},
+             {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        Case{"soft_cap_50_window_bf16_long_prefix", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::bf16,
+             PageOrder::shuffled, true, {.window = 1500, .logits_soft_cap = 50}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 // The device fill writes what the host fill uploads, token for token through each pool's own block
@@ -327,8 +343,9 @@ TEST(SharedPrefixRunnerGpu, WindowAndSinksVerifyOnBothReferences) {
       EXPECT_GT(r["verification"]["max_abs_error"].get<double>(), 0.0);
       // Lengths 104, level [0, 80), suffixes [80, 104): the window [60, 104) reads the level's
       // [60, 80) once (shared_prefix) and 5 x 24 own tokens; 256 bytes a token and KV head pair.
-      if (runner == shared.get())
+      if (runner == shared.get()) {
         EXPECT_DOUBLE_EQ(r["bound"]["unique_kv_bytes"].get<double>(), 2.0 * (20 + 5 * 24) * 2 * 128 * 2);
+      }
     }
   }
 }

@@ -1,10 +1,12 @@
 // The shared-prefix traffic model and prefix row tokens with attention variants
 // (kernels/traffic_model.hpp), against closed forms for one small batch: 4 sequences of 100 tokens,
 // a prefix of 64 (one level [0, 64), pages of 16), own suffixes [64, 100); then which variants the
-// composition takes (kernels/shared_prefix_variant.hpp) and the reasons it gives for the rest.
+// composition takes (kernels/shared_prefix_variant.hpp) and the reasons it gives for the rest, and
+// what the row kernel's variant twin takes over explicit items.
 #include <gtest/gtest.h>
 
 #include "backends/decode_bench_support.hpp"
+#include "kernels/row_attention.hpp"
 #include "kernels/shared_prefix_variant.hpp"
 #include "kernels/traffic_model.hpp"
 #include "pools/shared_prefix_batch.hpp"
@@ -98,24 +100,62 @@ TEST(SharedPrefixVariantSupport, WindowAndSinksAtOneQueryTokenOnly) {
   v.sinks = true;
   EXPECT_FALSE(reason(v).has_value());
   EXPECT_FALSE(decode_bench_unsupported(KernelKind::shared_prefix, kShape, DType::fp16, v).has_value());
-  // The suffix phase's variant kernels are FP16 / BF16: its reason, named as the suffix phase's.
-  const auto fp8 = reason(v, DType::fp8_e4m3);
-  ASSERT_TRUE(fp8.has_value());
-  EXPECT_NE(fp8->find("suffix phase"), std::string::npos) << *fp8;
+  // The suffix phase's variant kernels have no FP32 twin: its reason, named as the suffix phase's.
+  const auto fp32 = reason(v, DType::fp32);
+  ASSERT_TRUE(fp32.has_value());
+  EXPECT_NE(fp32->find("suffix phase"), std::string::npos) << *fp32;
   AttentionVariant q2;
   q2.q_len = 2;
   ASSERT_TRUE(reason(q2).has_value());
   EXPECT_EQ(reason(q2)->rfind("q_len 2:", 0), 0u) << *reason(q2);
+  // The soft-cap in both phases, alone and with the rest, FP16 and BF16 (BF16 at head dim 64 too).
   AttentionVariant cap;
   cap.logits_soft_cap = 50;
-  ASSERT_TRUE(reason(cap).has_value());
-  EXPECT_EQ(reason(cap)->rfind("logits_soft_cap:", 0), 0u) << *reason(cap);
-  // Without a shared level the suffix phase is the whole computation: a cap is taken.
-  EXPECT_FALSE(shared_prefix_variant_unsupported_reason(kShape, DType::fp16, row_attention_variant(cap, nullptr), false)
-                   .has_value());
-  const auto why = decode_bench_unsupported(KernelKind::shared_prefix, kShape, DType::fp16, cap);
+  EXPECT_FALSE(reason(cap).has_value());
+  EXPECT_FALSE(reason(cap, DType::bf16, {16, 2, 64}).has_value());
+  EXPECT_FALSE(decode_bench_unsupported(KernelKind::shared_prefix, kShape, DType::bf16, cap).has_value());
+  cap.window = 100;
+  cap.sinks = true;
+  EXPECT_FALSE(reason(cap).has_value());
+  const auto fp16_d64 = reason(cap, DType::fp16, {16, 2, 64});
+  ASSERT_TRUE(fp16_d64.has_value());
+  const auto why = decode_bench_unsupported(KernelKind::shared_prefix, kShape, DType::fp32, cap);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("logits_soft_cap 50"), std::string::npos) << *why;
+}
+
+// The row kernel's variant twin over explicit items (the shared prefix's levels): the soft-cap
+// alone over identity rows; q_len, a window, sinks or a row map are decode items' only.
+TEST(SharedPrefixVariantSupport, RowItemsTakeTheCapAlone) {
+  static const RowAttentionItem kItem{};
+  static const std::int32_t kRowQ = 0;
+  static const float kSinks = 0.f;
+  RowAttentionProblem p;
+  p.shape = kShape;
+  p.kv_dtype = DType::fp16;
+  p.num_items = 1;
+  p.items = &kItem;  // never read: the reason looks at counts and which pointers are set
+  p.num_rows = 8;
+  p.max_item_rows = 8;
+  p.max_item_tokens = 64;
+  p.variant.logits_soft_cap = 5;
+  EXPECT_FALSE(row_attention_unsupported_reason(p).has_value());
+  RowAttentionProblem q = p;
+  q.row_q = &kRowQ;
+  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
+  q = p;
+  q.variant.window = 16;
+  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
+  q = p;
+  q.variant.sinks = &kSinks;
+  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
+  q = p;
+  q.variant.q_len = 2;
+  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
+  // FP32 has no variant twin: refused whatever the items.
+  q = p;
+  q.kv_dtype = DType::fp32;
+  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
 }
 
 }  // namespace
