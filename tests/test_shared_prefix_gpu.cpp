@@ -213,6 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
              16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 15}},
         Case{"window_sinks_bf16_one_stream", one_level(6, 200, 30), 16, {8, 2, 128}, DType::bf16, PageOrder::shuffled,
              false, {.window = 100, .sinks = true}, {0, 50, 3, 0, 77, 12}},
+        // 96 rows an item (FP16 d 128: the warpgroup-MMA prefix kernel on Hopper) from token 540,
+        // inside a page and a tile.
+        Case{"window_fp16_rows_96", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.window = 1500}},
         Case{"window_sinks_head_dim_96_pages_of_8", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 6},
              8, {8, 2, 96}, DType::fp16, PageOrder::shuffled, true, {.window = 40, .sinks = true}, {0, 9, 1, 20, 4, 0, 2}},
         // Soft-cap in both phases (the prefix phase on the row kernel's variant twin over gathered
@@ -229,6 +233,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"soft_cap_5_window_sinks_two_levels", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
              16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 70, .sinks = true, .logits_soft_cap = 5},
              {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        Case{"soft_cap_5_fp16_rows_96", one_level(24, 600, 20), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.logits_soft_cap = 5}},
         Case{"soft_cap_50_window_bf16_long_prefix", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::bf16,
              PageOrder::shuffled, true, {.window = 1500, .logits_soft_cap = 50}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
