@@ -226,8 +226,9 @@ class DecodeBenchBackend final : public Backend {
     const DecodeKernel kernel = p.kernel == KernelKind::baseline ? DecodeKernel::baseline : DecodeKernel::flash_decode;
     plan_json_ = to_json(plan_);
     if (p.prefix) {
-      model_ = BackendTrafficModel{shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, plan_.num_splits),
-                                   "shared_prefix_unique_bytes+prefix_reread"};
+      model_ = BackendTrafficModel{
+          shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, false, plan_.num_splits, p.variant),
+          "shared_prefix_unique_bytes+prefix_reread"};
       return;
     }
     std::vector<std::int32_t> pages_per_seq;
@@ -252,8 +253,10 @@ class DecodeBenchBackend final : public Backend {
   void plan_shared_prefix_typed(Workspace& workspace) {
     const AttentionProblem& p = problem_;
     const PagedKV<T> kv = typed_kv<T>(p.paged);
+    if (p.variant.sinks && p.sinks == nullptr) throw std::invalid_argument("sinks requested without sink logits");
     const SharedPrefixProblem problem{p.shape, p.kv_dtype, static_cast<const float*>(p.q), static_cast<float*>(p.o),
-                                      p.lse};
+                                      p.lse, row_attention_variant(p.variant, p.sinks)};
+    if (auto why = shared_prefix_unsupported_reason(problem, *p.prefix)) throw std::invalid_argument(*why);
     const SharedPrefixOptions options{
         .prefix = {}, .suffix = {.splits = p.splits}, .overlap = p.prefix_overlap, .tuning = p.tuning};
     DB_CUDA_CHECK(plan_shared_prefix<T>(kv, problem, *p.prefix, options, &sp_plan_));
@@ -274,7 +277,7 @@ class DecodeBenchBackend final : public Backend {
       plan_json_ = to_json(sp_plan_, problem_.prefix->levels.size(), sp_streams_);
       const AttentionProblem& q = problem_;
       model_ = BackendTrafficModel{
-          shared_prefix_traffic_model(q.shape, q.kv_dtype, *q.prefix, true, sp_plan_.suffix.num_splits),
+          shared_prefix_traffic_model(q.shape, q.kv_dtype, *q.prefix, true, sp_plan_.suffix.num_splits, q.variant),
           "shared_prefix_unique_bytes+level_states"};
     };
   }

@@ -2,6 +2,7 @@
 
 #include "kernels/decode_launch.hpp"
 #include "kernels/decode_problem.hpp"
+#include "kernels/shared_prefix_variant.hpp"
 
 namespace decode_bench {
 
@@ -11,7 +12,8 @@ namespace {
 // flash_decode and batch_decode compute every variant on the tensor-core row path
 // (kernels/row_attention_variant.hpp: FP16 / BF16 at head dims 80-128, GQA groups 1-16 and MQA) or,
 // for one query token at groups 1-2, on the CUDA-core twins (a subset of those:
-// kernels/flash_decode_variant.hpp); the baseline and the shared-prefix composition compute none.
+// kernels/flash_decode_variant.hpp); the shared-prefix composition one query token with a window or
+// sinks where its suffix phase takes them (kernels/shared_prefix_variant.hpp); the baseline none.
 std::optional<std::string> variant_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
                                                const AttentionVariant& variant) {
   if (variant.plain()) return std::nullopt;
@@ -29,6 +31,12 @@ std::optional<std::string> variant_unsupported(KernelKind kernel, const DecodeSh
     if (auto why = decode_unsupported_reason(problem))
       return "decode-bench's " + std::string(kernel_name(kernel)) + " kernels have no build for " +
              variant.describe() + ": " + *why;
+    return std::nullopt;
+  }
+  if (kernel == KernelKind::shared_prefix) {
+    static const float kSomeSinks = 0.f;
+    if (auto why = shared_prefix_variant_unsupported_reason(shape, kv_dtype, row_attention_variant(variant, &kSomeSinks)))
+      return "decode-bench's shared_prefix kernels have no build for " + variant.describe() + ": " + *why;
     return std::nullopt;
   }
   return "decode-bench's " + std::string(kernel_name(kernel)) + " kernels have no build for " + variant.describe();

@@ -10,6 +10,12 @@
 // (b x q_len + i) x H_q + g x group + v % group. The item's token range starts at the first position
 // its first token sees (a window reads only the window: L - q_len - window + 1 on), so splits and
 // tiles cover only that; a row's own visible range [lo, hi) masks the tiles at both edges.
+//
+// Explicit items (RowAttentionArgs::items set: the shared prefix's level items) take the soft-cap
+// alone: one query row each, identity rows (row r's q, o and lse at row r), no window, no sink
+// (row_attention_unsupported_reason refuses the rest). Each row then sees [0, item end), which
+// covers the item's range [token_begin, token_end): nothing inside it is masked.
+#include <climits>
 #include <cstdint>
 
 #include "kernels/attention_variant.hpp"
@@ -24,6 +30,7 @@ namespace decode_bench::device {
 template <int kTile>
 __device__ __forceinline__ RowBlockWork locate_variant_block_work(const RowAttentionArgs& a,
                                                                   const RowAttentionVariant& v) {
+  if (a.items != nullptr) return locate_block_work<kTile>(a);  // explicit items: the plain grid (entries nullptr)
   RowBlockWork w;
   const int unit = blockIdx.x / a.row_blocks;
   w.row_block = blockIdx.x - unit * a.row_blocks;
@@ -68,6 +75,15 @@ __device__ __forceinline__ VariantRowOutput variant_row_output(const RowAttentio
   o.q_len = v.q_len;
   o.heads_q = a.heads_q;
   o.sinks = v.sinks;
+  if (a.items != nullptr) {
+    // Explicit items: identity rows at query token 0, from the fields alone (a group above every
+    // row index makes i = 0 and v = r), so the per-row maps above keep their code. No sinks here.
+    o.seq = 0;
+    o.kv_head = 0;
+    o.row_begin = 0;
+    o.group = INT_MAX;
+    o.heads_q = 0;
+  }
   return o;
 }
 

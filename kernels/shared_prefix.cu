@@ -11,6 +11,7 @@
 #include "kernels/tuning_policy.hpp"
 #include "kernels/shared_prefix_metadata.hpp"
 #include "kernels/shared_prefix_share.hpp"
+#include "kernels/shared_prefix_variant.hpp"
 
 namespace decode_bench {
 namespace {
@@ -94,6 +95,21 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
   device::mark_block(timeline, device::BlockMark::end);  // thread 0: when warp 0's state is done
 }
 
+// A soft-capped prefix phase runs the row kernel's variant twin, whose explicit items take identity
+// rows: their q is gathered into row order first, q_rows[r] = q[row_q[r]] (float4 columns: head
+// dims are multiples of 16, q rows 16-byte aligned).
+__global__ void gather_q_rows_kernel(float* q_rows, const float* q, const std::int32_t* row_q, int num_rows,
+                                     int head_dim) {
+  const int cols = head_dim / 4;
+  const std::int64_t n = static_cast<std::int64_t>(num_rows) * cols;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / cols, c = i - r * cols;
+    reinterpret_cast<float4*>(q_rows + r * head_dim)[c] =
+        reinterpret_cast<const float4*>(q + static_cast<std::int64_t>(row_q[r]) * head_dim)[c];
+  }
+}
+
 struct Pointers {
   const RowAttentionItem* items;
   const std::int32_t* row_q;
@@ -102,6 +118,7 @@ struct Pointers {
   const std::int32_t* suffix_lens;
   float* level_o;
   float* level_lse;
+  float* q_rows;  // soft-cap only
   void* prefix_ws;
   void* suffix_ws;
 };
@@ -115,13 +132,18 @@ Pointers pointers_in(const SharedPrefixPlan& plan, void* workspace) {
           reinterpret_cast<const std::int32_t*>(base + plan.suffix_lens_offset),
           reinterpret_cast<float*>(base + plan.level_o_offset),
           reinterpret_cast<float*>(base + plan.level_lse_offset),
+          reinterpret_cast<float*>(base + plan.q_rows_offset),
           base + plan.prefix_ws_offset,
           base + plan.suffix_ws_offset};
 }
 
+// Row attention over the level items: a window lives in the items' token ranges
+// (shared_prefix_metadata), the sinks in the suffix phase alone; a soft-cap takes the row kernel's
+// variant twin, with the cap alone, over identity rows of gathered q.
 RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, std::int64_t max_tokens,
                                    int max_rows, const Pointers* ptr) {
   RowAttentionProblem r;
+  r.variant.logits_soft_cap = p.variant.logits_soft_cap;
   r.shape = p.shape;
   r.kv_dtype = p.kv_dtype;
   r.num_items = plan.num_items;
@@ -131,16 +153,21 @@ RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPre
   r.q = p.q;
   if (ptr) {
     r.items = ptr->items;
-    r.row_q = ptr->row_q;
+    r.row_q = r.variant.plain() ? ptr->row_q : nullptr;
+    if (!r.variant.plain()) r.q = ptr->q_rows;
     r.o = ptr->level_o;
     r.lse = ptr->level_lse;
   }
   return r;
 }
 
+// The suffix phase takes the point's variant whole: the window in its local positions is the same
+// window (S_b - w is L_b - w), the sinks and the cap as they are (kernels/shared_prefix.hpp).
 DecodeProblem suffix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, int num_seqs,
                              const Pointers* ptr) {
-  return {p.shape, p.kv_dtype, num_seqs, plan.max_suffix_len, ptr ? ptr->suffix_lens : nullptr, p.q, p.o, p.lse};
+  DecodeProblem d{p.shape, p.kv_dtype, num_seqs, plan.max_suffix_len, ptr ? ptr->suffix_lens : nullptr, p.q, p.o, p.lse};
+  d.variant = p.variant;
+  return d;
 }
 
 }  // namespace
@@ -157,10 +184,14 @@ std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixPr
              std::to_string(layout.suffix_begin[s]) + ", length " + std::to_string(layout.lengths[s]) + ")";
   DecodeProblem decode{problem.shape, problem.kv_dtype, layout.num_seqs(), 0, nullptr, nullptr, nullptr, nullptr};
   if (auto why = decode_unsupported_reason(decode)) return "suffix phase: " + *why;
+  if (auto why = shared_prefix_variant_unsupported_reason(problem.shape, problem.kv_dtype, problem.variant,
+                                                          !layout.levels.empty()))
+    return "shared prefix: " + *why;
   if (!layout.levels.empty()) {
     RowAttentionProblem rows;
     rows.shape = problem.shape;
     rows.kv_dtype = problem.kv_dtype;
+    rows.variant.logits_soft_cap = problem.variant.logits_soft_cap;
     // The problem plan_shared_prefix will hand the planner, less its device pointers.
     rows.num_items = static_cast<int>(layout.levels.size()) * problem.shape.heads_kv;
     for (const SharedLevel& level : layout.levels) {
@@ -183,9 +214,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   SharedPrefixMetadata m;
   m.image = std::move(plan->metadata);
   *plan = SharedPrefixPlan{};
-  shared_prefix_metadata(problem.shape, layout, &m);
+  shared_prefix_metadata(problem.shape, layout, &m, problem.variant.window);
   const int n = m.num_seqs;
-  plan->has_prefix = !layout.levels.empty();
+  plan->has_prefix = m.num_items > 0;  // a window may leave every level outside every sequence's window
   plan->max_depth = m.max_depth;
   plan->prefix_tokens = m.prefix_tokens;
   plan->prefix_row_tokens = m.prefix_row_tokens;
@@ -215,7 +246,7 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
       DB_RETURN_IF_ERROR(cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
       double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
-        const std::int64_t suffix_tokens = m.suffix_tokens;
+        const std::int64_t suffix_tokens = m.suffix_read_tokens;  // within the windows
         const double head_bytes = static_cast<double>(problem.shape.head_dim) * dtype_bytes(problem.kv_dtype);
         const double suffix_bytes = 2.0 * static_cast<double>(suffix_tokens) * problem.shape.heads_kv * head_bytes;
         const double prefix_flops = 4.0 * static_cast<double>(plan->prefix_row_tokens) * problem.shape.heads_q *
@@ -260,6 +291,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   plan->suffix_lens_offset = m.suffix_lens_offset;
   plan->level_o_offset = take(static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4);
   plan->level_lse_offset = take(static_cast<std::size_t>(plan->num_rows) * 4);
+  plan->q_rows_offset = take(plan->has_prefix && problem.variant.logits_soft_cap != 0
+                                 ? static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4
+                                 : 0);
   plan->prefix_ws_offset = take(plan->prefix.workspace_bytes);
   plan->suffix_ws_offset = take(plan->suffix.workspace_bytes);
   plan->workspace_bytes = at;
@@ -314,6 +348,13 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
   if (two_streams) {
     DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
     DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
+  }
+  if (!rp.variant.plain()) {
+    const std::int64_t n = static_cast<std::int64_t>(plan.num_rows) * (problem.shape.head_dim / 4);
+    const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 4096));
+    gather_q_rows_kernel<<<blocks, 256, 0, stream>>>(ptr.q_rows, problem.q, ptr.row_q, plan.num_rows,
+                                                     problem.shape.head_dim);
+    DB_RETURN_IF_ERROR(cudaGetLastError());
   }
   DB_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, stream));
   DB_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, suffix_stream));

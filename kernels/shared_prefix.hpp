@@ -33,12 +33,27 @@
 namespace decode_bench {
 
 // q: (N, H_q, D) fp32; o: (N, H_q, D) and lse: (N, H_q) fp32, written (over each whole sequence).
+//
+// Attention variants (kernels/attention_variant.hpp; one query token a sequence), each exact under
+// the log-sum-exp merge because each phase computes its part of the same softmax:
+//   window w:  sequence b (L_b tokens) sees [L_b - w, L_b). The suffix phase takes the window as it
+//              is: in its local positions (suffix of S_b tokens) S_b - w is L_b - w. The prefix
+//              phase cuts each level at max(level start, L_b - w): sequences cut alike share items,
+//              a level wholly before the window has no row for b and the merge skips it
+//              (kernels/shared_prefix_metadata.hpp).
+//   sinks:     in the suffix phase only: its lse includes the sink (log(e^z + sum)), so merging the
+//              prefix states into it adds their terms to one denominator that holds the sink once.
+//   soft-cap:  every score of both phases: the prefix phase runs the row kernel's variant twin with
+//              the cap alone (its explicit items take identity rows, so the rows' q is gathered into
+//              row order first, one small kernel on the prefix's stream), FP16 / BF16 where that
+//              twin is compiled (head dims 80-128, BF16 16-64).
 struct SharedPrefixProblem {
   DecodeShape shape;
   DType kv_dtype = DType::fp16;
   const float* q = nullptr;
   float* o = nullptr;
   float* lse = nullptr;
+  RowAttentionVariant variant{};  // q_len 1; window, sinks (device, H_q) and soft-cap as above
 };
 
 struct SharedPrefixOptions {
@@ -79,10 +94,11 @@ struct SharedPrefixPlan {
   int max_item_rows = 0;
   RowAttentionPlan prefix;
   DecodePlan suffix;
-  // Workspace: [metadata | level o (num_rows, D) | level lse (num_rows) | prefix ws | suffix ws].
+  // Workspace: [metadata | level o (num_rows, D) | level lse (num_rows) | q rows (num_rows, D), soft-cap
+  // only | prefix ws | suffix ws].
   std::vector<std::byte> metadata;  // host image: items | row_q | merge_rows | suffix indptr | suffix lens
   std::size_t items_offset = 0, row_q_offset = 0, merge_rows_offset = 0, suffix_indptr_offset = 0,
-              suffix_lens_offset = 0, level_o_offset = 0, level_lse_offset = 0, prefix_ws_offset = 0,
+              suffix_lens_offset = 0, level_o_offset = 0, level_lse_offset = 0, q_rows_offset = 0, prefix_ws_offset = 0,
               suffix_ws_offset = 0;
   std::size_t workspace_bytes = 0;
 };

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/attention_variant.hpp"
 #include "kernels/decode_problem.hpp"
 #include "kernels/shared_prefix_layout.hpp"
 
@@ -41,7 +42,17 @@ TrafficModel decode_traffic_model(DecodeKernel kernel, const DecodeShape& shape,
 //   shared_once = false: a plain batch decode over the same pages; extra = the shared tokens it reads
 //                        again for every further sequence, and its split-K partials.
 // suffix_splits: split-K blocks of the decode (1: none).
+// An attention variant (kernels/attention_variant.hpp) counts only what some query token sees
+// (read_range): sequence b reads [L_b - window, L_b) with a window; a level counts once from the
+// earliest window start among its sequences (its rows: the sequences whose window reaches into it),
+// each sequence's own tokens from max(suffix_begin, its window start), pages those ranges cover;
+// FLOPs 4 D per visible (query token, query head, token) pair; q_len query rows of q, o and lse, and
+// the sink logits with q. At the plain variant: the counts above.
 TrafficModel shared_prefix_traffic_model(const DecodeShape& shape, DType kv_dtype, const SharedPrefixLayout& layout,
-                                         bool shared_once, int suffix_splits);
+                                         bool shared_once, int suffix_splits, const AttentionVariant& variant = {});
+
+// The prefix FLOPs' token factor of the composed kernels: over every level, the tokens of the level
+// inside each sequence's window (read_range), summed over the sequences that share it.
+double shared_prefix_row_tokens(const SharedPrefixLayout& layout, const AttentionVariant& variant = {});
 
 }  // namespace decode_bench

@@ -394,7 +394,8 @@ class SharedPrefixSteps final : public GpuSteps {
     if (host_mirror_) {
       const std::vector<int> seqs = shared_prefix_sequences_to_verify(sp_);
       PhaseTimer reference_phase(ctx_.phases, kPhaseReference);  // the host float64 reference and comparison
-      v.result = verify_shared_prefix_on_host(sp_, st_, seqs, o_.download(), lse_.download());
+      v.result = verify_shared_prefix_on_host(sp_, st_, seqs, o_.download(), lse_.download(),
+                                              sp_.decode.variant.sinks ? sinks_.download() : std::vector<float>{});
       checked = seqs.size();
     } else {
       // sp_.decode.lengths: N whole sequences (parse_shared_prefix_point), as the reference sees them.

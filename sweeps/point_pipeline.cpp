@@ -50,13 +50,11 @@ class CountingWorkspace final : public Workspace {
 };
 
 // The point's roofline bound (sweeps/shared_prefix_bound.hpp) from its model and prefix levels.
-json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const DecodeShape& shape, DType kv_dtype,
-                const json& ceilings, TimingMode mode) {
-  double prefix_row_tokens = 0;
-  for (const SharedLevel& l : layout.levels)
-    prefix_row_tokens += static_cast<double>(l.token_end - l.token_begin) * l.num_seqs;
-  return shared_prefix_bound(model.k_bytes + model.v_bytes, prefix_row_tokens, shape.heads_q, shape.head_dim,
-                             kv_dtype, ceilings, mode);
+// With a window, the prefix rows' tokens are those inside each sequence's window.
+json bound_json(const TrafficModel& model, const SharedPrefixLayout& layout, const AttentionVariant& variant,
+                const DecodeShape& shape, DType kv_dtype, const json& ceilings, TimingMode mode) {
+  return shared_prefix_bound(model.k_bytes + model.v_bytes, shared_prefix_row_tokens(layout, variant), shape.heads_q,
+                             shape.head_dim, kv_dtype, ceilings, mode);
 }
 
 }  // namespace
@@ -81,7 +79,7 @@ BackendTrafficModel minimum_traffic_model(const AttentionProblem& p) {
     return m;
   }
   if (p.prefix) {
-    m.model = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1);
+    m.model = shared_prefix_traffic_model(p.shape, p.kv_dtype, *p.prefix, true, 1, p.variant);
     m.basis = "shared_prefix_unique_bytes";
   } else {
     std::vector<std::int32_t> pages_per_seq;
@@ -90,7 +88,8 @@ BackendTrafficModel minimum_traffic_model(const AttentionProblem& p) {
     m.model = decode_traffic_model(DecodeKernel::flash_decode, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, 1);
     m.basis = "decode_min_bytes";
   }
-  // The attention variants read the window's tokens only and q_len query rows a sequence.
+  // The attention variants read the window's tokens only and q_len query rows a sequence (a
+  // shared-prefix batch: counted so above).
   if (!p.variant.plain() && !p.prefix) {
     m.model = variant_traffic_model(p.shape, p.kv_dtype, p.host_seq_lens,
                                     p.layout == KvLayoutKind::paged ? p.paged.page_size : 0, p.variant);
@@ -176,7 +175,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
     result["model"]["latent_bytes"] = model.model.k_bytes;  // k_bytes: the latent rows (key and value)
     result["bound"] = mla_bound(model.model.minimum_bytes(), model.model.flops, problem.kv_dtype, ctx.ceilings);
   }
-  if (problem.prefix) result["bound"] = bound_json(model.model, *problem.prefix, problem.shape, problem.kv_dtype, ctx.ceilings,
+  if (problem.prefix) result["bound"] = bound_json(model.model, *problem.prefix, problem.variant, problem.shape, problem.kv_dtype, ctx.ceilings,
                                                       request.timing);
   if (!verification.result.passed) return finish(kStatusVerificationFailed, verification.result.summary());
 

@@ -13,6 +13,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/cpu_reference_variant.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/shared_prefix_batch.hpp"
 #include "sweeps/decode_fill.hpp"
@@ -129,7 +130,7 @@ std::vector<int> shared_prefix_sequences_to_verify(const SharedPrefixPoint& sp) 
 template <class T>
 VerificationResult verify_shared_prefix_on_host(const SharedPrefixPoint& sp, const SharedPrefixState<T>& st,
                                                 const std::vector<int>& seqs, const std::vector<float>& o,
-                                                const std::vector<float>& lse) {
+                                                const std::vector<float>& lse, const std::vector<float>& sinks) {
   const auto host = st.host_pool->template batch<T>(st.host_handles);
   const DecodeShape shape = sp.decode.shape;
   const std::size_t hd = static_cast<std::size_t>(shape.heads_q) * shape.head_dim;
@@ -138,8 +139,9 @@ VerificationResult verify_shared_prefix_on_host(const SharedPrefixPoint& sp, con
   const auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < seqs.size();) {
       const int s = seqs[i];
-      const auto ref = reference_decode(st.scales.attach(host.kv, false), s, host.lengths_host[s],
-                                        std::span<const float>(st.q_host.data() + s * hd, hd), shape);
+      const auto ref = reference_decode_variant(st.scales.attach(host.kv, false), s, host.lengths_host[s],
+                                                std::span<const float>(st.q_host.data() + s * hd, hd), shape,
+                                                sp.decode.variant, std::span<const float>(sinks));
       each[i] = verify_decode(std::span<const float>(o.data() + s * hd, hd),
                               std::span<const float>(lse.data() + s * shape.heads_q, shape.heads_q), ref,
                               sp.decode.dtype);
@@ -162,6 +164,7 @@ VerificationResult verify_shared_prefix_on_host(const SharedPrefixPoint& sp, con
   template VerificationResult verify_shared_prefix_on_host<T>(const SharedPrefixPoint&,                    \
                                                               const SharedPrefixState<T>&,                 \
                                                               const std::vector<int>&,                     \
+                                                              const std::vector<float>&,                   \
                                                               const std::vector<float>&,                   \
                                                               const std::vector<float>&);
 DECODE_BENCH_INSTANTIATE_SHARED_PREFIX_STATE(float)

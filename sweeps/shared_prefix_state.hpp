@@ -45,10 +45,12 @@ SharedPrefixState<T> build_shared_prefix_state(const SharedPrefixPoint& sp, cons
 std::vector<int> shared_prefix_sequences_to_verify(const SharedPrefixPoint& sp);
 
 // The float64 CPU reference over each of `seqs`, whole (host mirror and q_host), against o and
-// lse copied back, in parallel over sequences.
+// lse copied back, in parallel over sequences; with the point's attention variant (the variant
+// reference, kernels/cpu_reference_variant.hpp; sinks: the (H_q) sink logits the launch read, empty
+// without sinks).
 template <class T>
 VerificationResult verify_shared_prefix_on_host(const SharedPrefixPoint& sp, const SharedPrefixState<T>& st,
                                                 const std::vector<int>& seqs, const std::vector<float>& o,
-                                                const std::vector<float>& lse);
+                                                const std::vector<float>& lse, const std::vector<float>& sinks = {});
 
 }  // namespace decode_bench::sweeps

@@ -1,7 +1,9 @@
 // Composable shared-prefix decode on the GPU against the float64 reference over every whole
 // sequence (prefix levels + suffix), outputs and workspace poisoned first: awkward prefix lengths,
 // tiny and odd batches, GQA groups, head dims, shuffled pages, two levels with unequal groups,
-// every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two.
+// every storage type (FP8 with per-KV-head scales), phases on one stream and overlapped on two;
+// the attention variants (sinks, soft-cap 50 and 5, sliding windows starting inside a level, at a
+// level's end, in the suffixes; sequences of unequal lengths) against the float64 variant reference.
 // Then both sweep runners on shared-prefix points (kernel shared_prefix, and batch_decode over the
 // same forked pages).
 #include <random>
@@ -10,6 +12,7 @@
 #include "harness/results_schema.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference.hpp"
+#include "kernels/cpu_reference_variant.hpp"
 #include "kernels/fp8_quantize.hpp"
 #include "kernels/shared_prefix.hpp"
 #include "pools/memory_backend.hpp"
@@ -32,13 +35,17 @@ struct Case {
   DType dtype = DType::fp16;
   PageOrder order = PageOrder::shuffled;
   bool overlap = true;
+  AttentionVariant variant{};  // q_len 1: window, sinks, soft-cap (the composition's variants)
+  std::vector<int> extra{};    // more own tokens for sequence s (unequal lengths, so unequal windows)
 };
 
 template <class T>
 void run_case(const Case& c) {
+  int most_extra = 0, extra_pages = 0;
+  for (int e : c.extra) most_extra = std::max(most_extra, e), extra_pages += e / c.page_size + 1;
   const PagedPoolConfig cfg{.layout = {c.shape.heads_kv, c.shape.head_dim, c.dtype}, .page_size = c.page_size,
-                            .num_pages = static_cast<std::int32_t>(shared_prefix_pages(c.spec, c.page_size)),
-                            .max_seq_len = c.spec.length(),
+                            .num_pages = static_cast<std::int32_t>(shared_prefix_pages(c.spec, c.page_size)) + extra_pages,
+                            .max_seq_len = c.spec.length() + most_extra,
                             .max_seqs = c.spec.batch + static_cast<std::int32_t>(c.spec.group_sizes().size()) + 1,
                             .page_order = c.order, .order_seed = 5};
   PagedPool device(cfg, make_device_backend(nullptr));
@@ -51,7 +58,7 @@ void run_case(const Case& c) {
   // FP8: the generator's bytes (one seed per segment) under per-KV-head scales shared by all segments.
   const sweeps::KvScales scales = sweeps::KvScales::for_point(c.dtype, c.shape.heads_kv, 23);
   std::uint64_t fill_seed = 0;
-  const auto handles = build_shared_prefix_batch(pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) {
+  const auto fill = [&](std::int64_t len, void* k, void* v) {
     if constexpr (dtype_is_fp8(dtype_of<T>::value)) {
       const std::size_t n = row * len;  // (H_kv, len, D)
       const int hkv = c.shape.heads_kv, d = c.shape.head_dim;
@@ -63,8 +70,18 @@ void run_case(const Case& c) {
       std::copy(kv.begin(), kv.begin() + row * len, static_cast<T*>(k));
       std::copy(kv.begin() + row * len, kv.end(), static_cast<T*>(v));
     }
-  });
-  const SharedPrefixLayout layout = shared_prefix_layout(c.spec, c.page_size);
+  };
+  const auto handles = build_shared_prefix_batch(
+      pools, c.spec, [&](SharedSegment, int, std::int64_t len, void* k, void* v) { fill(len, k, v); });
+  SharedPrefixLayout layout = shared_prefix_layout(c.spec, c.page_size);
+  // Unequal lengths: the same extra own tokens appended to sequence s in both pools.
+  for (std::size_t s = 0; s < c.extra.size(); ++s) {
+    if (c.extra[s] == 0) continue;
+    std::vector<T> k(row * c.extra[s]), v(row * c.extra[s]);
+    fill(c.extra[s], k.data(), v.data());
+    for (int p = 0; p < 2; ++p) pools[p]->append_tokens(handles[p][s], k.data(), v.data(), c.extra[s]);
+    layout.lengths[s] += c.extra[s];
+  }
   auto view = device.batch<T>(handles[0]);
   view.kv = scales.attach(view.kv, true);
   device.backend().synchronize();
@@ -73,11 +90,20 @@ void run_case(const Case& c) {
   const std::size_t hd = static_cast<std::size_t>(c.shape.heads_q) * c.shape.head_dim;
   const auto q_host = testing::random_values<float>(n * hd, rng);
   DeviceBuffer<float> q(q_host), o(n * hd), lse(static_cast<std::size_t>(n) * c.shape.heads_q);
-  const SharedPrefixProblem problem{c.shape, c.dtype, q.get(), o.get(), lse.get()};
-  ASSERT_FALSE(shared_prefix_unsupported_reason(problem, layout).has_value());
+  const std::vector<float> sinks_host = c.variant.sinks ? sink_logits(c.shape.heads_q, 29) : std::vector<float>{};
+  DeviceBuffer<float> sinks(c.variant.sinks ? sinks_host : std::vector<float>{0.f});
+  const SharedPrefixProblem problem{c.shape, c.dtype, q.get(), o.get(), lse.get(),
+                                    row_attention_variant(c.variant, sinks.get())};
+  const auto why = shared_prefix_unsupported_reason(problem, layout);
+  ASSERT_FALSE(why.has_value()) << *why;
   SharedPrefixPlan plan;
   ASSERT_EQ(plan_shared_prefix<T>(view.kv, problem, layout, {}, &plan), cudaSuccess);
-  EXPECT_EQ(plan.has_prefix, !layout.levels.empty());
+  // A prefix phase wherever some sequence's window reaches into some level.
+  bool seen = false;
+  for (const SharedLevel& l : layout.levels)
+    for (int s = l.first_seq; s < l.first_seq + l.num_seqs; ++s)
+      seen = seen || c.variant.window == 0 || layout.lengths[s] - c.variant.window < l.token_end;
+  EXPECT_EQ(plan.has_prefix, seen);
   DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
   o.poison();
   lse.poison();
@@ -101,8 +127,9 @@ void run_case(const Case& c) {
   auto ref_view = host.batch<T>(handles[1]);
   ref_view.kv = scales.attach(ref_view.kv, false);
   for (int s = 0; s < n; ++s) {
-    const auto ref = reference_decode(ref_view.kv, s, c.spec.length(), std::span<const float>(q_host.data() + s * hd, hd),
-                                      c.shape);
+    const auto ref = reference_decode_variant(ref_view.kv, s, layout.lengths[s],
+                                              std::span<const float>(q_host.data() + s * hd, hd), c.shape, c.variant,
+                                              std::span<const float>(sinks_host));
     const auto r = verify_decode(std::span<const float>(o_host.data() + s * hd, hd),
                                  std::span<const float>(lse_host.data() + s * c.shape.heads_q, c.shape.heads_q), ref,
                                  c.dtype);
@@ -159,7 +186,57 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"fp8_e4m3_head_dim_256_one_stream", one_level(5, 100, 7), 16, {8, 2, 256}, DType::fp8_e4m3,
              PageOrder::shuffled, false},
         Case{"fp32_two_levels_gqa", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 1},
-             8, {8, 2, 256}, DType::fp32}),
+             8, {8, 2, 256}, DType::fp32},
+        // The attention variants (FP16 / BF16: the suffix phase's variant kernels). Sinks: in the
+        // suffix phase only, merged with prefix states that hold none.
+        Case{"sinks", one_level(6, 120, 11), 16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.sinks = true}},
+        Case{"sinks_bf16_two_levels_mha", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {8, 8, 128}, DType::bf16, PageOrder::shuffled, true, {.sinks = true}},
+        // Lengths 120, 123, 127, 136, 141 over the level [0, 96): window 50 starts inside it for
+        // each (five items a KV head); window 40 at 80, 83, 87 (inside), 96 (the level's end) and
+        // 101 (in the suffix); window 16 in every suffix (no prefix phase at all); window 1.
+        Case{"window_inside_prefix", one_level(5, 100, 20), 16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.window = 50}, {0, 3, 7, 16, 21}},
+        Case{"window_at_level_end_bf16", one_level(5, 100, 20), 16, {8, 2, 128}, DType::bf16, PageOrder::shuffled, true,
+             {.window = 40}, {0, 3, 7, 16, 21}},
+        Case{"window_inside_suffix", one_level(5, 100, 20), 16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.window = 16}, {0, 3, 7, 16, 21}},
+        Case{"window_one_mha", one_level(4, 64, 5), 16, {8, 8, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 1}},
+        // Two levels [0, 48) and [48, 80) (groups of 4, 3, 3), lengths 99 to 139: window 51 starts
+        // at 48 (level 1's start) for the sequences of 99 tokens, inside level 1 or past it for the
+        // others; window 70 inside level 0 for some; window 15 (a page less one) in the suffixes.
+        Case{"window_two_levels_unequal_groups", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 51}, {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        Case{"window_two_levels_gqa_bf16", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {16, 4, 128}, DType::bf16, PageOrder::shuffled, true, {.window = 70}, {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        Case{"window_page_less_one_two_levels", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 15}},
+        Case{"window_sinks_bf16_one_stream", one_level(6, 200, 30), 16, {8, 2, 128}, DType::bf16, PageOrder::shuffled,
+             false, {.window = 100, .sinks = true}, {0, 50, 3, 0, 77, 12}},
+        // 96 rows an item (FP16 d 128: the warpgroup-MMA prefix kernel on Hopper) from token 540,
+        // inside a page and a tile.
+        Case{"window_fp16_rows_96", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.window = 1500}},
+        Case{"window_sinks_head_dim_96_pages_of_8", {.batch = 7, .prefix_len = 33, .group_prefix_len = 31, .groups = 3, .suffix_len = 6},
+             8, {8, 2, 96}, DType::fp16, PageOrder::shuffled, true, {.window = 40, .sinks = true}, {0, 9, 1, 20, 4, 0, 2}},
+        // Soft-cap in both phases (the prefix phase on the row kernel's variant twin over gathered
+        // q rows): 50 (barely bends these logits) and 5 (bends them hard), one and two levels, MHA
+        // (the suffix on the CUDA-core twin), BF16 at head dim 64, with a window and sinks.
+        Case{"soft_cap_50", one_level(6, 120, 11), 16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.logits_soft_cap = 50}},
+        Case{"soft_cap_5_bf16_two_levels", {.batch = 9, .prefix_len = 70, .group_prefix_len = 20, .groups = 2, .suffix_len = 30},
+             16, {8, 2, 128}, DType::bf16, PageOrder::shuffled, true, {.logits_soft_cap = 5}},
+        Case{"soft_cap_5_mha_one_stream", one_level(5, 300, 20), 16, {8, 8, 128}, DType::fp16, PageOrder::shuffled, false,
+             {.logits_soft_cap = 5}},
+        Case{"soft_cap_50_bf16_head_dim_64", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {16, 2, 64}, DType::bf16, PageOrder::shuffled, true, {.logits_soft_cap = 50}},
+        Case{"soft_cap_5_window_sinks_two_levels", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
+             16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 70, .sinks = true, .logits_soft_cap = 5},
+             {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        Case{"soft_cap_5_fp16_rows_96", one_level(24, 600, 20), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
+             {.logits_soft_cap = 5}},
+        Case{"soft_cap_50_window_bf16_long_prefix", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::bf16,
+             PageOrder::shuffled, true, {.window = 1500, .logits_soft_cap = 50}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 // The device fill writes what the host fill uploads, token for token through each pool's own block
@@ -240,6 +317,41 @@ TEST(SharedPrefixRunnerGpu, EveryDataAndVerifyPathRunsAndVerifies) {
       EXPECT_EQ(r["verification"]["method"], verify_on_host ? "cpu" : "gpu");
       EXPECT_EQ(r["verification"]["sequences_checked"], 5);
       EXPECT_GT(r["verification"]["max_abs_error"].get<double>(), 0.0);  // real data, a real comparison
+    }
+  }
+}
+
+// Both runners on shared-prefix points with a window (starting inside the shared prefix, 60 of
+// its 80 tokens unseen) and sinks, BF16: verified on the device and on the host (the variant
+// references), with the windowed model: the level's last 20 tokens once and 5 suffixes of 24.
+TEST(SharedPrefixRunnerGpu, WindowAndSinksVerifyOnBothReferences) {
+  DB_REQUIRE_GPU();
+  const nlohmann::json params = {{"layout", "paged"},  {"dtype", "bf16"},      {"heads_q", 8},
+                                 {"heads_kv", 2},      {"head_dim", 128},      {"batch", 5},
+                                 {"prefix_len", 90},   {"suffix_len", 14},     {"page_size", 16},
+                                 {"window", 44},       {"sinks", true},        {"page_order", "shuffled"},
+                                 {"timing", "hot"},    {"seed", 5},            {"counters", false}};
+  auto shared = sweeps::make_kernel_runner(KernelKind::shared_prefix);
+  auto batch = sweeps::make_kernel_runner(KernelKind::batch_decode);
+  for (const bool verify_on_host : {false, true}) {
+    sweeps::RunContext ctx;
+    ctx.verify_on_host = verify_on_host;
+    ctx.ceilings = {{"dram_read", {{"value", 3000.0}}}, {"fp16_tensor", {{"value", 600.0}}}};
+    for (auto* runner : {shared.get(), batch.get()}) {
+      nlohmann::json p = params;
+      p["kernel"] = runner->name();
+      const sweeps::Point point{"e", p, "e/" + runner->name(), 0};
+      SCOPED_TRACE(runner->name() + (verify_on_host ? " verify cpu" : " verify gpu"));
+      ASSERT_FALSE(runner->cannot_run(point).has_value()) << *runner->cannot_run(point);
+      const nlohmann::json r = runner->run(point, ctx);
+      EXPECT_EQ(r.value("status", ""), std::string(kStatusOk)) << r.dump();
+      EXPECT_EQ(r["verification"]["sequences_checked"], 5);
+      EXPECT_GT(r["verification"]["max_abs_error"].get<double>(), 0.0);
+      // Lengths 104, level [0, 80), suffixes [80, 104): the window [60, 104) reads the level's
+      // [60, 80) once (shared_prefix) and 5 x 24 own tokens; 256 bytes a token and KV head pair.
+      if (runner == shared.get()) {
+        EXPECT_DOUBLE_EQ(r["bound"]["unique_kv_bytes"].get<double>(), 2.0 * (20 + 5 * 24) * 2 * 128 * 2);
+      }
     }
   }
 }

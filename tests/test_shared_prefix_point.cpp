@@ -31,5 +31,17 @@ TEST(SharedPrefixPointUnsupported, EachReasonNamesItsParameter) {
   EXPECT_EQ(reason_for({{"length_dist", "uniform"}}).rfind("length_dist uniform:", 0), 0u);
 }
 
+// The attention variants at one query token: taken (docs/kernels/shared_prefix.md, "Attention
+// variants"); q_len > 1 refused by name.
+TEST(SharedPrefixPointUnsupported, VariantsAtOneQueryTokenAreTaken) {
+  EXPECT_EQ(reason_for({{"window", 40}}), "<supported>");
+  EXPECT_EQ(reason_for({{"sinks", true}}), "<supported>");
+  EXPECT_EQ(reason_for({{"logits_soft_cap", 50}}), "<supported>");
+  EXPECT_EQ(reason_for({{"window", 40}, {"sinks", true}, {"logits_soft_cap", 5}, {"dtype", "bf16"}}), "<supported>");
+  EXPECT_EQ(reason_for({{"q_len", 2}}).rfind("decode-bench's shared_prefix kernels have no build for q_len 2: q_len 2:", 0),
+            0u)
+      << reason_for({{"q_len", 2}});
+}
+
 }  // namespace
 }  // namespace decode_bench::sweeps

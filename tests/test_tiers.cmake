@@ -67,6 +67,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   DecodeVariantsCudaCoreGpu.Small
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/two_levels_unequal_groups
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/fp8_e4m3_two_levels_gqa
+  Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/soft_cap_5_window_sinks_two_levels
   MergeLevelStatesGpu.MatchesTheFloat64FoldAtEveryDepthAndHeadDim
   HeadDimsGpu.OutputsEndAtTheHeadDim
   MlaDecodeGpu.PageSizesOrdersAndStorage
