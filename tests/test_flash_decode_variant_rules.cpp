@@ -12,6 +12,7 @@
 
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode_variant.hpp"
+#include "kernels/shared_prefix_variant.hpp"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
@@ -128,6 +129,11 @@ TEST(FlashDecodeVariantRules, Fp8VariantsRunOnTheRowFamilyAtEveryGroup) {
   EXPECT_TRUE(contains(decode_unsupported_reason(problem({32, 8, 64}, DType::fp8_e5m2, kSinks)), "head_dim 64 (fp8_e5m2)"));
   EXPECT_TRUE(contains(decode_unsupported_reason(problem({32, 8, 256}, DType::fp8_e4m3, kCap50)), "head_dim 256"));
   EXPECT_TRUE(contains(decode_unsupported_reason(problem({34, 2, 128}, DType::fp8_e4m3, kWindow)), "GQA group 17"));
+  // The shared-prefix composition does not take them (its rule delegates to the decode rules, which
+  // now would): refused by name, the plain FP8 point still taken.
+  for (const RowAttentionVariant& v : {kSinks, kCap50, kWindow})
+    EXPECT_TRUE(contains(shared_prefix_variant_unsupported_reason({32, 8, 128}, DType::fp8_e5m2, v), "dtype fp8_e5m2"));
+  EXPECT_EQ(shared_prefix_variant_unsupported_reason({32, 8, 128}, DType::fp8_e4m3, {}), std::nullopt);
 }
 
 // DECODE_BENCH_FD_VARIANT_PATH=tensor_core: every variant point on the row family, as before the twins.
