@@ -10,10 +10,11 @@ namespace {
 
 // The variants no kernel of this build computes. Refused by name, never computed without them.
 // flash_decode and batch_decode compute every variant on the tensor-core row path
-// (kernels/row_attention_variant.hpp: FP16 / BF16 at head dims 80-128, GQA groups 1-16 and MQA) or,
-// for one query token at groups 1-2, on the CUDA-core twins (a subset of those:
-// kernels/flash_decode_variant.hpp); the shared-prefix composition one query token with a window or
-// sinks where its suffix phase takes them (kernels/shared_prefix_variant.hpp); the baseline none.
+// (kernels/row_attention_variant.hpp: FP16 / BF16 / FP8 at head dims 80-128, BF16 at 16-64, GQA
+// groups 1-16 and MQA) or, for one query token at groups 1-2 in FP16 / BF16, on the CUDA-core twins
+// (a subset of those: kernels/flash_decode_variant.hpp); the shared-prefix composition one query
+// token with a window or sinks where its suffix phase takes them (kernels/shared_prefix_variant.hpp);
+// the baseline none.
 std::optional<std::string> variant_unsupported(KernelKind kernel, const DecodeShape& shape, DType kv_dtype,
                                                const AttentionVariant& variant) {
   if (variant.plain()) return std::nullopt;

@@ -47,7 +47,8 @@ bool decode_tensor_core_supported(const DecodeProblem& p) {
 
 bool decode_prefers_tensor_core(const DecodeProblem& p, const TuningPolicy& tuning) {
   // The attention variants: on the CUDA-core twins where those take them and the plain point runs on
-  // the CUDA cores (groups 1-2, one query token), else on the tensor-core row kernel.
+  // the CUDA cores (groups 1-2, one query token, FP16 / BF16), else on the tensor-core row kernel: FP8
+  // variants there at every group, also 1, 2, 4 and 8 where the plain FP8 point runs on the CUDA cores.
   if (!p.variant.plain()) return !decode_variant_on_cuda_core(p, tuning) && decode_tensor_core_supported(p);
   // FP8: the CUDA-core kernel wherever it has a tiling (the tensor-core path took 7-21% longer on
   // the H100 at 32 q / 8 KV heads: docs/history/kernel-notes.md, "FP8 on row attention").

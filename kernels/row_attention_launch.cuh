@@ -60,13 +60,12 @@ constexpr bool kHasStealKernel = kHasTensorCorePath<KV> && sizeof(typename KV::v
 //     a tile ahead (commit b613bd9, reverted); paged BF16 packed slower at one too.
 //   E4M3 on the tensor-core path 16 x 4K packed slower at one; FP8 decodes on CUDA cores anyway.
 
-// The attention variants' kernels (kVariant: the narrow and wide tilings): FP16 and BF16 at D 128,
-// and BF16 at D 64 (gpt-oss's head dim, the models preset's), what the presets use
-// (kernels/row_attention_variant.hpp).
+// The attention variants' kernels (kVariant: the narrow and wide tilings, FP8 the narrow one only):
+// FP16, BF16 and FP8 at D 128, and BF16 at D 64 (gpt-oss's head dim, the models preset's), what the
+// presets use (kernels/row_attention_variant.hpp).
 template <class KV, int D>
 constexpr bool kHasVariantKernel =
-    kHasTensorCorePath<KV> && sizeof(typename KV::value_type) == 2 &&
-    (D == 128 || (D == 64 && dtype_of<typename KV::value_type>::value == DType::bf16));
+    kHasTensorCorePath<KV> && (D == 128 || (D == 64 && dtype_of<typename KV::value_type>::value == DType::bf16));
 
 // The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
 template <class KV, int D>
@@ -109,7 +108,11 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
                 Tr::kTile, stages, Tr::kThreads};
       };
       // Compiled in kernels/instantiate/row_attention_variant_*.cu, apart from the plain kernels.
-      if (wide) return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV, D>(true));
+      if (wide) {
+        if constexpr (kHasWideTiling<KV, D>)
+          return pick(device::RowMmaWideTraits<KV, D>{}, row_attention_variant_kernel<KV, D>(true));
+        return {};
+      }
       return pick(device::RowMmaTraits<KV, D>{}, row_attention_variant_kernel<KV, D>(false));
     }
     return {};

@@ -43,7 +43,9 @@
 // The reference reads the same stored bytes, so harness/verify.cpp holds FP8 to FP32's 1e-5: q and
 // P are split hi + lo FP16 parts as for BF16 (22 significant bits), q pre-multiplied by 16 and P
 // by 256 (powers of two, undone in FP32) so that the lo parts stay FP16 normals. One item is one KV
-// head: the K scale multiplies its scores, the V scale its output, in FP32.
+// head: the K scale multiplies its scores, the V scale its output, in FP32. The variant twins scale
+// the scores before the soft-cap, which acts on the true logit; with the cap's MUFU tanh an FP8
+// point is held to a tolerance of its own (harness/verify.hpp).
 #include <cstdint>
 #include <type_traits>
 
@@ -232,7 +234,8 @@ using RowMmaWideTraits = RowMmaTraits<KV, D, 8, 2>;
 // among a split item's blocks").
 // kVariant: the attention variants (kernels/row_attention_variant.cuh; `variant` is read only then):
 // q_len x group rows an item, a window, logits soft-cap and sinks, decode items on the uniform grid
-// (narrow and wide tilings, neither packed nor stealing), launched as row_attention_mma_variant_kernel.
+// (narrow and wide tilings, FP8 narrow only; neither packed nor stealing), launched as
+// row_attention_mma_variant_kernel.
 // Off, not a line of it is compiled in, and row_attention_mma_kernel keeps its four arguments; the
 // twins are compiled in translation units of their own (kernels/instantiate/row_attention_variant_*.cu).
 template <class KV, int D, int kWarpsT, int kMT, bool kPacked, bool kSteal, bool kVariant>
@@ -576,9 +579,13 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
         }
         // The soft-cap in a loop of its own behind one test a tile: tested per score inside the
         // loop below, the test and its branch ran on every score of every variant point, capped
-        // or not (variant twins are FP16 / BF16 only, so no FP8 scale comes before it).
+        // or not. It acts on the true logit: FP8's per-head K scale (k_mul) comes first, so the
+        // variant twins apply it here (capped or not) and the mask loop only in the plain kernels.
+        // These loops repeat the mask loop's nesting rather than share a walker with it: walked by
+        // a lambda, the mask and weights loops changed ptxas's code of every plain kernel, and the
+        // cap's loop that of the FP16 / BF16 twins (sm_90 cubins of row_attention_paged_fp16.cu,
+        // row_attention_contiguous_fp8_e4m3.cu and row_attention_variant_fp16.cu, nvcc 13.0).
         if constexpr (kVariant) {
-          static_assert(!Ops::kFp8, "the variant twins take FP16 and BF16 storage only");
           if (cap_log2 > 0.f) {
 #pragma unroll
             for (int c = 0; c < kGroup; ++c) {
@@ -586,8 +593,20 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
 #pragma unroll
                 for (int j = 0; j < 2; ++j)
 #pragma unroll
-                  for (int e = 0; e < 2 * kRowHalves; ++e)
+                  for (int e = 0; e < 2 * kRowHalves; ++e) {
+                    if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
                     s[mt][c][j][e] = soft_cap_log2(s[mt][c][j][e], cap_log2, inv_cap_log2);
+                  }
+              }
+            }
+          } else if constexpr (Ops::kFp8) {
+#pragma unroll
+            for (int c = 0; c < kGroup; ++c) {
+              if (c0 + c < nsub) {
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+#pragma unroll
+                  for (int e = 0; e < 2 * kRowHalves; ++e) s[mt][c][j][e] *= k_mul;
               }
             }
           }
@@ -600,7 +619,7 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
             for (int j = 0; j < 2; ++j)
 #pragma unroll
               for (int e = 0; e < 2 * kRowHalves; ++e) {
-                if constexpr (Ops::kFp8) s[mt][c][j][e] *= k_mul;
+                if constexpr (Ops::kFp8 && !kVariant) s[mt][c][j][e] *= k_mul;
                 if (partial_tile) {
                   const std::int64_t t = tile_t0 + wt * sub + (c0 + c) * 16 + j * 8 + 2 * tq + (e & 1);
                   bool masked = t >= t_end;
@@ -848,7 +867,7 @@ __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(cons
                                                                       RowAttentionVariant{});
 }
 
-// The attention variants' twin (kVariant above): narrow (4, 1) or wide (8, 2) tiling.
+// The attention variants' twin (kVariant above): narrow (4, 1) or wide (8, 2) tiling (FP8: narrow).
 template <class KV, int D, int kWarpsT, int kMT>
 __global__ void __launch_bounds__(32 * kWarpsT, 1)
     row_attention_mma_variant_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,

@@ -31,14 +31,16 @@ std::optional<std::string> row_attention_variant_unsupported_reason(const Decode
   if (v.q_len < 1 || v.q_len > kMaxQueryLen) return "q_len " + std::to_string(v.q_len) + " outside 1..16";
   if (v.window < 0) return "window " + std::to_string(v.window) + " is negative";
   if (!(v.logits_soft_cap >= 0)) return "logits_soft_cap must be >= 0";
-  if (kv_dtype != DType::fp16 && kv_dtype != DType::bf16)
-    return "dtype " + std::string(dtype_name(kv_dtype)) +
-           ": the attention variants are compiled into the tensor-core row kernel for fp16 and bf16 only";
+  // The twins run on the tensor-core row kernel, which has no FP32 path; FP8 has the narrow tiling's
+  // twin at head dim 128 only (kernels/instantiate/row_attention_variant_fp8.cu).
+  if (kv_dtype == DType::fp32)
+    return "dtype fp32: the attention variants are compiled into the tensor-core row kernel, which has no fp32 path "
+           "(fp16, bf16, fp8_e4m3 and fp8_e5m2 only)";
   const int compiled = head_dim_supported(shape.head_dim) ? compiled_head_dim(shape.head_dim) : 0;
   if (compiled != 128 && !(compiled == 64 && kv_dtype == DType::bf16))
     return "head_dim " + std::to_string(shape.head_dim) + " (" + std::string(dtype_name(kv_dtype)) +
-           "): the attention variants are compiled for the row kernels of head dim 128 (head dims 80 to 128, fp16 "
-           "and bf16) and 64 (head dims 16 to 64, bf16 only)";
+           "): the attention variants are compiled for the row kernels of head dim 128 (head dims 80 to 128: fp16, "
+           "bf16, fp8_e4m3 and fp8_e5m2) and 64 (head dims 16 to 64, bf16 only)";
   return std::nullopt;
 }
 

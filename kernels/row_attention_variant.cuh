@@ -99,10 +99,11 @@ __device__ __forceinline__ RowVisible row_visible(const VariantRowOutput& out, c
 }
 
 // A soft-capped score in the kernel's log2 domain: s2 = s x log2(e), so cap x tanh(s / cap) becomes
-// c2 x tanh(s2 / c2) with c2 = cap x log2(e) (cap_log2), inv_cap_log2 = 1 / c2. One MUFU tanh
-// (kernels/tanh_approx.cuh): a relative error of about 2^-11 in the capped logit, which the
-// verification tolerance of these FP16 / BF16 kernels holds (docs/kernels/rows_mma.md, "Attention
-// variants"; the variants have no FP32 or FP8 instantiation).
+// c2 x tanh(s2 / c2) with c2 = cap x log2(e) (cap_log2), inv_cap_log2 = 1 / c2; s2 is the true logit
+// (FP8: after the K scale). One MUFU tanh (kernels/tanh_approx.cuh): a relative error of about 2^-11
+// in the capped logit, which FP16 / BF16's verification tolerance holds; FP8 points with a cap have
+// a tolerance of their own, 4e-3 (harness/verify.hpp; docs/kernels/rows_mma.md, "Attention
+// variants"; the variants have no FP32 instantiation).
 __device__ __forceinline__ float soft_cap_log2(float s2, float cap_log2, float inv_cap_log2) {
   return cap_log2 * tanh_approx(s2 * inv_cap_log2);
 }

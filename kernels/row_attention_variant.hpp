@@ -3,8 +3,8 @@
 // defines them): plain data for the problem, the planner and the kernel's argument list. A problem
 // whose variant is plain() runs the kernels compiled before the variants existed; any other runs the
 // variant instantiations of the tensor-core kernel (kernels/row_attention_variant.cuh), compiled only
-// where a preset uses them: FP16 and BF16 storage at head dim 128 and BF16 at 64 (compiled_head_dim),
-// decode items.
+// where a preset uses them: FP16, BF16 and FP8 (E4M3, E5M2) storage at head dim 128 and BF16 at 64
+// (compiled_head_dim), decode items.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -48,15 +48,17 @@ inline std::int64_t variant_item_tokens(std::int64_t max_len, const RowAttention
   return std::min<std::int64_t>(max_len, static_cast<std::int64_t>(v.window) + v.q_len - 1);
 }
 
-// The variant kernel of a storage type at compiled head dim D (FP16 / BF16 contiguous or paged at
-// 128, BF16 at 64): the wide tiling's or the narrow one's (kernels/instantiate/row_attention_variant_*.cu).
+// The variant kernel of a storage type at compiled head dim D (FP16 / BF16 / FP8 contiguous or paged
+// at 128, BF16 at 64): the wide tiling's or the narrow one's (kernels/instantiate/row_attention_variant_*.cu;
+// FP8 has no wide tiling: nullptr).
 template <class KV, int D>
 const void* row_attention_variant_kernel(bool wide);
 
 // Why the variant kernels cannot compute this variant for this shape and storage type, or nullopt
-// (a plain variant: nullopt). Compiled: FP16 and BF16 storage at head dims 80..128 (the kernel of
-// head dim 128), BF16 at head dims 16..64 (the kernel of head dim 64: gpt-oss), any GQA group (MQA
-// included) and q_len 1..16; every window, soft-cap and sinks.
+// (a plain variant: nullopt). Compiled: FP16, BF16, FP8 E4M3 and E5M2 storage at head dims 80..128
+// (the kernel of head dim 128), BF16 at head dims 16..64 (the kernel of head dim 64: gpt-oss), any GQA
+// group (MQA included) and q_len 1..16; every window, soft-cap and sinks. Refused: FP32 (the row
+// kernel's tensor-core path has none), the other head dims.
 std::optional<std::string> row_attention_variant_unsupported_reason(const DecodeShape& shape, DType kv_dtype,
                                                                     const RowAttentionVariant& variant);
 

@@ -2,7 +2,8 @@
 // Which attention variants the shared-prefix composition (kernels/shared_prefix.hpp) computes, from
 // the shape, the storage type and the variant alone: what the planner refuses and what the
 // `decode-bench` backend's supports() reports for a shared-prefix point. Host code.
-//   q_len 1 only (the prefix phase holds one query row a sequence and query head);
+//   q_len 1 only (the prefix phase holds one query row a sequence and query head); FP16 and BF16 only
+//   (FP8 variants run on the decode kernels, not composed here);
 //   window and sinks wherever the suffix phase's batch decode takes them (the prefix phase runs the
 //   plain row kernel: the window in its items' ranges, no sink);
 //   soft-cap where the suffix phase takes it and, with a shared level, the row kernel's variant twin

@@ -68,7 +68,8 @@ json measure_layers(Backend& backend, const AttentionProblem& problem, PointStep
   }
   for (int l = 0; l < count; ++l) {
     CheckedVerification v = steps.verify_layer(l);
-    if (problem.io_dtype != DType::fp32) judge_at(v.result, verification_tolerance(problem.kv_dtype, problem.io_dtype));
+    if (problem.io_dtype != DType::fp32)
+      judge_at(v.result, verification_tolerance(problem.kv_dtype, problem.io_dtype, problem.variant));
     json entry = v.result.to_json();
     entry.update(v.details);
     per_layer.push_back(std::move(entry));

@@ -164,7 +164,7 @@ json run_point_pipeline(Backend& backend, AttentionProblem problem, PointSteps& 
     // o rounded to a 16-bit io dtype: that type's rule at least (harness/verify.hpp). The MLA
     // verifier applies it itself, with its ratios scaled to it (sweeps/mla_verify.hpp).
     if (problem.io_dtype != DType::fp32 && !problem.mla)
-      judge_at(verification.result, verification_tolerance(problem.kv_dtype, problem.io_dtype));
+      judge_at(verification.result, verification_tolerance(problem.kv_dtype, problem.io_dtype, problem.variant));
   }
   const BackendTrafficModel model = backend.traffic_model(problem).value_or(minimum_traffic_model(problem));
   result["verification"] = verification.result.to_json();

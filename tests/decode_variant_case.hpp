@@ -1,6 +1,7 @@
 #pragma once
 // One attention-variant decode case through plan_decode / run_decode, against the float64 variant
-// reference (kernels/cpu_reference_variant.hpp), on fresh random data with o and lse poisoned before
+// reference (kernels/cpu_reference_variant.hpp), on fresh random data (FP8: the generator's bytes and
+// per-head scales, tests/case_kv.hpp) with o and lse poisoned before
 // the launch and the workspace poisoned before init_decode_workspace. The caller picks the options
 // (pinned splits, heads per block, the separate merge, the policy) and reads back the plan, so a
 // test can say which family and tiling ran.
@@ -88,11 +89,19 @@ DecodeVariantResult run_decode_variant_case(const DecodeVariantCase& c) {
                verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
                              std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));
   }
+  // The sweep's rule for this variant (FP8 with a soft-cap: 4e-3, harness/verify.hpp).
+  judge_at(result.verification, verification_tolerance(dtype_of<Elem>::value, c.variant));
   return result;
 }
 
+// FP16 (any dtype without a case of its own), BF16, FP8 E4M3 and E5M2.
 inline DecodeVariantResult run_decode_variant_case(DType dtype, const DecodeVariantCase& c) {
-  return dtype == DType::bf16 ? run_decode_variant_case<__nv_bfloat16>(c) : run_decode_variant_case<__half>(c);
+  switch (dtype) {
+    case DType::bf16: return run_decode_variant_case<__nv_bfloat16>(c);
+    case DType::fp8_e4m3: return run_decode_variant_case<__nv_fp8_e4m3>(c);
+    case DType::fp8_e5m2: return run_decode_variant_case<__nv_fp8_e5m2>(c);
+    default: return run_decode_variant_case<__half>(c);
+  }
 }
 
 }  // namespace decode_bench::testing

@@ -116,16 +116,16 @@ TEST(AttentionVariantAxes, DescribePointCarriesTheVariant) {
 }
 
 // decode-bench's flash_decode and batch_decode compute every variant on the tensor-core row path
-// (FP16 / BF16, head dims 80-128); elsewhere, and on every backend without a path, the point is
-// refused naming the variant.
+// (FP16 / BF16 / FP8, head dims 80-128); elsewhere, and on every backend without a path, the point
+// is refused naming the variant.
 TEST(AttentionVariantAxes, EveryBackendWithoutAPathRefusesByName) {
   for (const json& change : {json{{"window", 128}}, json{{"q_len", 2}}, json{{"sinks", true}},
                              json{{"logits_soft_cap", 50.0}}}) {
     json p = {{"kernel", "flash_decode"}, {"layout", "paged"}, {"dtype", "fp16"}, {"T", 4096}, {"heads_q", 32},
               {"heads_kv", 8}};
     p.update(change);
-    for (const json& unbuilt : {json{{"dtype", "fp8_e4m3"}}, json{{"dtype", "fp32"}}, json{{"head_dim", 64}},
-                                json{{"head_dim", 256}}, json{{"kernel", "baseline"}}}) {
+    for (const json& unbuilt : {json{{"dtype", "fp8_e4m3"}, {"head_dim", 64}}, json{{"dtype", "fp32"}},
+                                json{{"head_dim", 64}}, json{{"head_dim", 256}}, json{{"kernel", "baseline"}}}) {
       json q = p;
       q.update(unbuilt);
       if (q["kernel"] == "baseline" && q.value("q_len", 1) > 1) continue;  // refused at validation
@@ -141,7 +141,7 @@ TEST(AttentionVariantAxes, EveryBackendWithoutAPathRefusesByName) {
       }
       EXPECT_EQ(find_backend(kDefaultBackend)->make()->supports(problem), decode_point_unsupported(q));
     }
-    for (const char* dtype : {"fp16", "bf16"})
+    for (const char* dtype : {"fp16", "bf16", "fp8_e4m3", "fp8_e5m2"})
       for (const char* kernel : {"flash_decode", "batch_decode"}) {
         json q = p;
         q["dtype"] = dtype;

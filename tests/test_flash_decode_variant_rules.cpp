@@ -8,9 +8,11 @@
 #include <string>
 
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "kernels/decode_launch.hpp"
 #include "kernels/flash_decode_variant.hpp"
+#include "kernels/shared_prefix_variant.hpp"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
@@ -104,6 +106,36 @@ TEST(FlashDecodeVariantRules, EverythingElseStaysOnTheRowFamily) {
   EXPECT_TRUE(decode_prefers_tensor_core(problem({32, 8, 128}, DType::fp16, {}), pinned));
 }
 
+// FP8 variants: the twins are FP16 / BF16 only, so every FP8 variant point runs on the row kernel's
+// FP8 twins, at groups 1, 2, 4 and 8 too, where the plain FP8 point runs on the CUDA cores; MQA and
+// the groups without CUDA-core kernels alike. The support rule is the row family's.
+TEST(FlashDecodeVariantRules, Fp8VariantsRunOnTheRowFamilyAtEveryGroup) {
+  const TuningPolicy automatic{};
+  RowAttentionVariant spec = kSinks;
+  spec.q_len = 3;
+  for (DType dtype : {DType::fp8_e4m3, DType::fp8_e5m2})
+    for (const DecodeShape& shape : {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{32, 8, 128},
+                                     DecodeShape{32, 4, 96}, DecodeShape{28, 4, 128}, DecodeShape{32, 1, 80}})
+      for (const RowAttentionVariant& v : {kSinks, kCap50, kWindow, spec}) {
+        const DecodeProblem p = problem(shape, dtype, v);
+        EXPECT_EQ(decode_unsupported_reason(p), std::nullopt) << dtype_name(dtype) << " group " << shape.group();
+        EXPECT_FALSE(decode_variant_on_cuda_core(p, automatic));
+        EXPECT_TRUE(decode_prefers_tensor_core(p, automatic)) << dtype_name(dtype) << " group " << shape.group();
+      }
+  // The plain FP8 points of groups 1, 2, 4 and 8 stay on the CUDA cores.
+  for (const DecodeShape& shape : {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}, DecodeShape{32, 8, 128}})
+    EXPECT_FALSE(decode_prefers_tensor_core(problem(shape, DType::fp8_e4m3, {})));
+  // Refused by name: head dims the FP8 twin does not cover, and groups the row kernel does not take.
+  EXPECT_TRUE(contains(decode_unsupported_reason(problem({32, 8, 64}, DType::fp8_e5m2, kSinks)), "head_dim 64 (fp8_e5m2)"));
+  EXPECT_TRUE(contains(decode_unsupported_reason(problem({32, 8, 256}, DType::fp8_e4m3, kCap50)), "head_dim 256"));
+  EXPECT_TRUE(contains(decode_unsupported_reason(problem({34, 2, 128}, DType::fp8_e4m3, kWindow)), "GQA group 17"));
+  // The shared-prefix composition does not take them (its rule delegates to the decode rules, which
+  // now would): refused by name, the plain FP8 point still taken.
+  for (const RowAttentionVariant& v : {kSinks, kCap50, kWindow})
+    EXPECT_TRUE(contains(shared_prefix_variant_unsupported_reason({32, 8, 128}, DType::fp8_e5m2, v), "dtype fp8_e5m2"));
+  EXPECT_EQ(shared_prefix_variant_unsupported_reason({32, 8, 128}, DType::fp8_e4m3, {}), std::nullopt);
+}
+
 // DECODE_BENCH_FD_VARIANT_PATH=tensor_core: every variant point on the row family, as before the twins.
 TEST(FlashDecodeVariantRules, TheKnobPinsTheRowFamily) {
   const TuningPolicy pinned = parse_tuning_policy({{"DECODE_BENCH_FD_VARIANT_PATH", "tensor_core"}});
@@ -135,6 +167,11 @@ TEST(FlashDecodeVariantRules, PlanDecodeRefusesWhatTheTwinsDoNotTake) {
   EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::baseline, problem({32, 32, 128}, DType::fp16, kSinks), {},
                                                &plan)),
             cudaErrorInvalidValue);
+  // FP8 has no twin: the CUDA-core path pinned refuses an FP8 variant, at group 1 and at group 4.
+  for (const DecodeShape& shape : {DecodeShape{32, 32, 128}, DecodeShape{32, 8, 128}})
+    EXPECT_EQ((plan_decode<PagedKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, problem(shape, DType::fp8_e4m3, kSinks),
+                                                   {.path = DecodePath::cuda_core}, &plan)),
+              cudaErrorInvalidValue);
 }
 
 }  // namespace

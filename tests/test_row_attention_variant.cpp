@@ -2,6 +2,8 @@
 // the decode problem's rows and token bound, and which shapes and storage types are refused, why.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "kernels/decode_launch.hpp"
 #include "kernels/row_attention_variant.hpp"
 
@@ -52,8 +54,16 @@ TEST(RowAttentionVariant, RefusalsNameWhatIsNotBuilt) {
   const RowAttentionVariant v{.q_len = 2};
   EXPECT_EQ(row_attention_variant_unsupported_reason({32, 8, 128}, DType::fp16, v), std::nullopt);
   EXPECT_EQ(row_attention_variant_unsupported_reason({32, 8, 96}, DType::bf16, v), std::nullopt);
-  EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 128}, DType::fp8_e4m3, v), "dtype fp8_e4m3"));
+  // FP8 at head dims 80-128 on the head-dim-128 twin (narrow tiling); not at 64 or 256; FP32 nowhere.
+  for (DType fp8 : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    EXPECT_EQ(row_attention_variant_unsupported_reason({32, 8, 128}, fp8, v), std::nullopt);
+    EXPECT_EQ(row_attention_variant_unsupported_reason({32, 1, 80}, fp8, v), std::nullopt);
+    EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 64}, fp8, v),
+                         "head_dim 64 (" + std::string(dtype_name(fp8)) + ")"));
+    EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 256}, fp8, v), "head_dim 256"));
+  }
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 128}, DType::fp32, v), "dtype fp32"));
+  EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 128}, DType::fp32, v), "no fp32 path"));
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 64}, DType::fp16, v), "head_dim 64"));
   EXPECT_TRUE(contains(*row_attention_variant_unsupported_reason({32, 8, 256}, DType::fp16, v), "head_dim 256"));
   // BF16 at head dim 64 (gpt-oss, the models preset) and below, on the head-dim-64 kernel; FP16 there is not built.
@@ -75,7 +85,7 @@ TEST(RowAttentionVariant, RefusalsNameWhatIsNotBuilt) {
 }
 
 // What the variant kernels have no build for is refused by plan_decode before any CUDA call, never
-// computed plain: the baseline, the CUDA-core path pinned, FP8 storage, head dim 64.
+// computed plain: the baseline, the CUDA-core path pinned, FP8 storage at head dim 64, FP16 at 64.
 TEST(RowAttentionVariant, PlanDecodeRefusesWhatIsNotBuilt) {
   DecodeProblem p{{32, 8, 128}, DType::fp16, 1, 64};
   p.variant.q_len = 2;
@@ -84,7 +94,9 @@ TEST(RowAttentionVariant, PlanDecodeRefusesWhatIsNotBuilt) {
   EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {.path = DecodePath::cuda_core}, &plan)),
             cudaErrorInvalidValue);
   p.kv_dtype = DType::fp8_e4m3;
+  p.shape.head_dim = 64;
   EXPECT_EQ((plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);
+  EXPECT_EQ((plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::baseline, p, {}, &plan)), cudaErrorInvalidValue);
   p.kv_dtype = DType::fp16;
   p.shape.head_dim = 64;
   EXPECT_EQ((plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, {}, &plan)), cudaErrorInvalidValue);

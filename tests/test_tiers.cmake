@@ -65,6 +65,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionWgmmaGpu.Small
   DecodeVariantsGpu.Small
   DecodeVariantsCudaCoreGpu.Small
+  DecodeVariantsFp8Gpu.Small
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/two_levels_unequal_groups
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/fp8_e4m3_two_levels_gqa
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/soft_cap_5_window_sinks_two_levels
