@@ -34,6 +34,17 @@ json trace_preset() {
        {"budget_bytes", 1 << 20}, {"steps", 1000}, {"verify_every", 7}, {"seed", 11}});
 }
 
+// The same data through the same plans: the same errors against the reference, up to the order
+// of FP32 sums. Split-K decodes over paged K/V let a split take the tail tiles of another (work
+// stealing, docs/kernels/rows_mma.md), so which block sums which tiles, and with it the last bits
+// of an output, depends on timing. Reordering sums of O(1) terms moves an output by a few FP32 ulps,
+// far below 1e-6, itself a thousandth of the half-precision tolerance; data that went wrong
+// (a stale row, a wrong page) moves it by orders of magnitude more.
+void expect_same_error(const json& a, const json& b, std::size_t step) {
+  const double ea = a["max_abs_error"].get<double>(), eb = b["max_abs_error"].get<double>();
+  EXPECT_NEAR(ea, eb, 1e-6) << "verified step " << step;
+}
+
 std::int64_t sum(const json& column) {
   std::int64_t s = 0;
   for (const json& v : column) s += v.get<std::int64_t>();
@@ -142,7 +153,7 @@ TEST(TraceGpu, OneSeedGivesOneScheduleAndOneOutput) {
     // The same data, lengths, plans and kernels: the same errors against the reference.
     ASSERT_EQ(ra["verification"]["steps"].size(), rb["verification"]["steps"].size());
     for (std::size_t i = 0; i < ra["verification"]["steps"].size(); ++i)
-      EXPECT_EQ(ra["verification"]["steps"][i]["max_abs_error"], rb["verification"]["steps"][i]["max_abs_error"]);
+      expect_same_error(ra["verification"]["steps"][i], rb["verification"]["steps"][i], i);
   }
 }
 
@@ -189,11 +200,8 @@ TEST(TraceGpu, OverlappedHostWorkRunsTheSameStepsAndVerifies) {
         EXPECT_GE(steps["exposed_host_us"][i].get<double>(), 0.0) << i;
         EXPECT_GE(serial["trace"]["steps"]["exposed_host_us"][i].get<double>(), 0.0) << i;
       }
-      // The same data through the same plans: the same errors against the reference.
       for (std::size_t i = 0; i < serial["verification"]["steps"].size(); ++i)
-        EXPECT_EQ(overlapped["verification"]["steps"][i]["max_abs_error"],
-                  serial["verification"]["steps"][i]["max_abs_error"])
-            << i;
+        expect_same_error(overlapped["verification"]["steps"][i], serial["verification"]["steps"][i], i);
       // Each step's uploads went to the GPU as one copy and one launch (cooperative where the
       // device allows it, else one a phase), in both modes: two phases at most (the pool's words,
       // slots and indptr and the private segments, then the gather).
