@@ -345,16 +345,20 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
   // blocks started only as the suffix drained (per-block timelines, H100, commit 8314ce4, N 64
   // P 1K; docs/history/kernel-notes.md, "Where a launch's time goes, block by block"), so the
   // phases ran one after the other in the reverse order.
-  if (two_streams) {
-    DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
-    DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
-  }
+  // A capped prefix phase reads q in row order: gathered before the fork, so that the suffix phase
+  // cannot reach the GPU while the gather runs and take the SMs ahead of the prefix phase (the
+  // order above). Gathered after the fork, the capped phases ran one after the other (ncu and
+  // event times at fcd3afd: results/reference/h100/sp-cap-fcd3afd/).
   if (!rp.variant.plain()) {
     const std::int64_t n = static_cast<std::int64_t>(plan.num_rows) * (problem.shape.head_dim / 4);
     const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 4096));
     gather_q_rows_kernel<<<blocks, 256, 0, stream>>>(ptr.q_rows, problem.q, ptr.row_q, plan.num_rows,
                                                      problem.shape.head_dim);
     DB_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  if (two_streams) {
+    DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
+    DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));
   }
   DB_RETURN_IF_ERROR(run_row_attention<PagedKV<T>>(full, rp, plan.prefix, ptr.prefix_ws, stream));
   DB_RETURN_IF_ERROR(run_decode<PagedKV<T>>(suffix_kv, dp, plan.suffix, ptr.suffix_ws, suffix_stream));
