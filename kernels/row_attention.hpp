@@ -86,7 +86,7 @@ struct RowAttentionProblem {
   // head dim 128, or BF16 and head dim 64 (compiled_head_dim), on the uniform grid (no work list, no stealing, no packed
   // split, no warpgroup MMA); num_rows, max_item_rows and max_item_tokens as
   // decode_as_row_attention sets them. Or explicit items (a shared prefix's levels) with the
-  // soft-cap alone: one query row an item row, identity rows (row_q nullptr, q in row order).
+  // soft-cap alone: one query row an item row, q through row_q as in plain row attention.
   RowAttentionVariant variant{};
 };
 

@@ -450,9 +450,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   const bool variant = !p.variant.plain();
   if (variant && (!plan.work_entries.empty() || plan.steal_pool > 0 || plan.packed || plan.wgmma))
     return cudaErrorInvalidValue;  // a plan made for the plain problem
-  // Explicit items take the soft-cap alone over identity rows (row_attention_unsupported_reason).
-  if (variant && p.items != nullptr &&
-      (p.variant.q_len != 1 || p.variant.window != 0 || p.variant.sinks != nullptr || p.row_q != nullptr))
+  // Explicit items take the soft-cap alone (row_attention_unsupported_reason).
+  if (variant && p.items != nullptr && (p.variant.q_len != 1 || p.variant.window != 0 || p.variant.sinks != nullptr))
     return cudaErrorInvalidValue;
   const bool work_list = !plan.work_entries.empty();
   const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks

@@ -348,8 +348,11 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
       for (int e = 0; e < 8; ++e) x[b][e] = 0.f;
       if (i < q_chunks && r < nrows) {
         const int row = row0 + r;
-        const std::int64_t qrow = kVariant ? variant_row_output(args, variant, item).row(row)
-                                  : args.row_q != nullptr ? args.row_q[row] : row;
+        // Variant decode items map rows to (B, q_len, H_q); explicit items (variant or not) read
+        // q through the row map, as a plain kernel does.
+        const std::int64_t qrow = kVariant && args.items == nullptr ? variant_row_output(args, variant, item).row(row)
+                                  : args.row_q != nullptr                ? args.row_q[row]
+                                                                         : row;
         if constexpr (Ops::kFp8) {
           // Slots 8 (c & 1) .. + 7 of k16 step c / 2 hold the dims the FP8 K fragments pair them with.
 #pragma unroll

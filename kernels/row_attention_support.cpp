@@ -15,12 +15,11 @@ std::optional<std::string> row_attention_unsupported_reason(const RowAttentionPr
     return "row attention: max_item_tokens must be in [0, 2^31)";
   if (!p.variant.plain()) {
     if (auto why = row_attention_variant_unsupported_reason(p.shape, p.kv_dtype, p.variant)) return "row attention: " + *why;
-    // Explicit items (a shared prefix's levels): the soft-cap alone, one query row an item row,
-    // identity rows (kernels/row_attention_variant.cuh).
-    if (p.items != nullptr && (p.variant.q_len != 1 || p.variant.window != 0 || p.variant.sinks != nullptr ||
-                               p.row_q != nullptr))
-      return "row attention: with explicit items the attention variants take the soft-cap alone over identity rows "
-             "(row_q nullptr); q_len, a window and sinks run on decode items only (items == nullptr)";
+    // Explicit items (a shared prefix's levels): the soft-cap alone, one query row an item row
+    // (kernels/row_attention_variant.cuh).
+    if (p.items != nullptr && (p.variant.q_len != 1 || p.variant.window != 0 || p.variant.sinks != nullptr))
+      return "row attention: with explicit items the attention variants take the soft-cap alone; q_len, a window "
+             "and sinks run on decode items only (items == nullptr)";
   }
   return std::nullopt;
 }

@@ -12,7 +12,8 @@
 // tiles cover only that; a row's own visible range [lo, hi) masks the tiles at both edges.
 //
 // Explicit items (RowAttentionArgs::items set: the shared prefix's level items) take the soft-cap
-// alone: one query row each, identity rows (row r's q, o and lse at row r), no window, no sink
+// alone: one query row each, row r's o and lse at row r and its q at row_q[r] as in the plain
+// kernel (the q load reads the row map itself; identity without one), no window, no sink
 // (row_attention_unsupported_reason refuses the rest). Each row then sees [0, item end), which
 // covers the item's range [token_begin, token_end): nothing inside it is masked.
 #include <climits>
@@ -76,8 +77,8 @@ __device__ __forceinline__ VariantRowOutput variant_row_output(const RowAttentio
   o.heads_q = a.heads_q;
   o.sinks = v.sinks;
   if (a.items != nullptr) {
-    // Explicit items: identity rows at query token 0, from the fields alone (a group above every
-    // row index makes i = 0 and v = r), so the per-row maps above keep their code. No sinks here.
+    // Explicit items: outputs at identity rows, query token 0, from the fields alone (a group above
+    // every row index makes i = 0 and v = r), so the per-row maps above keep their code. No sinks.
     o.seq = 0;
     o.kv_head = 0;
     o.row_begin = 0;

@@ -95,21 +95,6 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
   device::mark_block(timeline, device::BlockMark::end);  // thread 0: when warp 0's state is done
 }
 
-// A soft-capped prefix phase runs the row kernel's variant twin, whose explicit items take identity
-// rows: their q is gathered into row order first, q_rows[r] = q[row_q[r]] (float4 columns: head
-// dims are multiples of 16, q rows 16-byte aligned).
-__global__ void gather_q_rows_kernel(float* q_rows, const float* q, const std::int32_t* row_q, int num_rows,
-                                     int head_dim) {
-  const int cols = head_dim / 4;
-  const std::int64_t n = static_cast<std::int64_t>(num_rows) * cols;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t r = i / cols, c = i - r * cols;
-    reinterpret_cast<float4*>(q_rows + r * head_dim)[c] =
-        reinterpret_cast<const float4*>(q + static_cast<std::int64_t>(row_q[r]) * head_dim)[c];
-  }
-}
-
 struct Pointers {
   const RowAttentionItem* items;
   const std::int32_t* row_q;
@@ -118,7 +103,6 @@ struct Pointers {
   const std::int32_t* suffix_lens;
   float* level_o;
   float* level_lse;
-  float* q_rows;  // soft-cap only
   void* prefix_ws;
   void* suffix_ws;
 };
@@ -132,14 +116,13 @@ Pointers pointers_in(const SharedPrefixPlan& plan, void* workspace) {
           reinterpret_cast<const std::int32_t*>(base + plan.suffix_lens_offset),
           reinterpret_cast<float*>(base + plan.level_o_offset),
           reinterpret_cast<float*>(base + plan.level_lse_offset),
-          reinterpret_cast<float*>(base + plan.q_rows_offset),
           base + plan.prefix_ws_offset,
           base + plan.suffix_ws_offset};
 }
 
 // Row attention over the level items: a window lives in the items' token ranges
 // (shared_prefix_metadata), the sinks in the suffix phase alone; a soft-cap takes the row kernel's
-// variant twin, with the cap alone, over identity rows of gathered q.
+// variant twin, with the cap alone, reading q through the same row map.
 RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPrefixPlan& plan, std::int64_t max_tokens,
                                    int max_rows, const Pointers* ptr) {
   RowAttentionProblem r;
@@ -153,8 +136,7 @@ RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPre
   r.q = p.q;
   if (ptr) {
     r.items = ptr->items;
-    r.row_q = r.variant.plain() ? ptr->row_q : nullptr;
-    if (!r.variant.plain()) r.q = ptr->q_rows;
+    r.row_q = ptr->row_q;
     r.o = ptr->level_o;
     r.lse = ptr->level_lse;
   }
@@ -291,9 +273,6 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   plan->suffix_lens_offset = m.suffix_lens_offset;
   plan->level_o_offset = take(static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4);
   plan->level_lse_offset = take(static_cast<std::size_t>(plan->num_rows) * 4);
-  plan->q_rows_offset = take(plan->has_prefix && problem.variant.logits_soft_cap != 0
-                                 ? static_cast<std::size_t>(plan->num_rows) * problem.shape.head_dim * 4
-                                 : 0);
   plan->prefix_ws_offset = take(plan->prefix.workspace_bytes);
   plan->suffix_ws_offset = take(plan->suffix.workspace_bytes);
   plan->workspace_bytes = at;
@@ -345,17 +324,10 @@ cudaError_t run_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem&
   // blocks started only as the suffix drained (per-block timelines, H100, commit 8314ce4, N 64
   // P 1K; docs/history/kernel-notes.md, "Where a launch's time goes, block by block"), so the
   // phases ran one after the other in the reverse order.
-  // A capped prefix phase reads q in row order: gathered before the fork, so that the suffix phase
-  // cannot reach the GPU while the gather runs and take the SMs ahead of the prefix phase (the
-  // order above). Gathered after the fork, the capped phases ran one after the other (ncu and
-  // event times at fcd3afd: results/reference/h100/sp-cap-fcd3afd/).
-  if (!rp.variant.plain()) {
-    const std::int64_t n = static_cast<std::int64_t>(plan.num_rows) * (problem.shape.head_dim / 4);
-    const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 4096));
-    gather_q_rows_kernel<<<blocks, 256, 0, stream>>>(ptr.q_rows, problem.q, ptr.row_q, plan.num_rows,
-                                                     problem.shape.head_dim);
-    DB_RETURN_IF_ERROR(cudaGetLastError());
-  }
+  // A capped prefix phase runs the row kernel's variant twin, which reads q through the row map as
+  // the plain kernel does: no kernel runs between the fork and the prefix phase's launch. A q gather
+  // there once let the suffix phase take the SMs first, so the capped phases ran one after the
+  // other (results/reference/h100/sp-cap-fcd3afd/, sp-gather-72d06cd/).
   if (two_streams) {
     DB_RETURN_IF_ERROR(cudaEventRecord(overlap->fork, stream));
     DB_RETURN_IF_ERROR(cudaStreamWaitEvent(overlap->aux, overlap->fork, 0));

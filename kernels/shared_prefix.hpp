@@ -44,9 +44,8 @@ namespace decode_bench {
 //   sinks:     in the suffix phase only: its lse includes the sink (log(e^z + sum)), so merging the
 //              prefix states into it adds their terms to one denominator that holds the sink once.
 //   soft-cap:  every score of both phases: the prefix phase runs the row kernel's variant twin with
-//              the cap alone (its explicit items take identity rows, so the rows' q is gathered into
-//              row order first, one small kernel on the prefix's stream), FP16 / BF16 where that
-//              twin is compiled (head dims 80-128, BF16 16-64).
+//              the cap alone over the level items (q through the row map, as the plain phase),
+//              FP16 / BF16 where that twin is compiled (head dims 80-128, BF16 16-64).
 struct SharedPrefixProblem {
   DecodeShape shape;
   DType kv_dtype = DType::fp16;
@@ -94,11 +93,10 @@ struct SharedPrefixPlan {
   int max_item_rows = 0;
   RowAttentionPlan prefix;
   DecodePlan suffix;
-  // Workspace: [metadata | level o (num_rows, D) | level lse (num_rows) | q rows (num_rows, D), soft-cap
-  // only | prefix ws | suffix ws].
+  // Workspace: [metadata | level o (num_rows, D) | level lse (num_rows) | prefix ws | suffix ws].
   std::vector<std::byte> metadata;  // host image: items | row_q | merge_rows | suffix indptr | suffix lens
   std::size_t items_offset = 0, row_q_offset = 0, merge_rows_offset = 0, suffix_indptr_offset = 0,
-              suffix_lens_offset = 0, level_o_offset = 0, level_lse_offset = 0, q_rows_offset = 0, prefix_ws_offset = 0,
+              suffix_lens_offset = 0, level_o_offset = 0, level_lse_offset = 0, prefix_ws_offset = 0,
               suffix_ws_offset = 0;
   std::size_t workspace_bytes = 0;
 };

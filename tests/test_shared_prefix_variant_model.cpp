@@ -125,7 +125,7 @@ TEST(SharedPrefixVariantSupport, WindowAndSinksAtOneQueryTokenOnly) {
 }
 
 // The row kernel's variant twin over explicit items (the shared prefix's levels): the soft-cap
-// alone over identity rows; q_len, a window, sinks or a row map are decode items' only.
+// alone, with or without a row map for q; q_len, a window or sinks are decode items' only.
 TEST(SharedPrefixVariantSupport, RowItemsTakeTheCapAlone) {
   static const RowAttentionItem kItem{};
   static const std::int32_t kRowQ = 0;
@@ -142,7 +142,7 @@ TEST(SharedPrefixVariantSupport, RowItemsTakeTheCapAlone) {
   EXPECT_FALSE(row_attention_unsupported_reason(p).has_value());
   RowAttentionProblem q = p;
   q.row_q = &kRowQ;
-  EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
+  EXPECT_FALSE(row_attention_unsupported_reason(q).has_value());
   q = p;
   q.variant.window = 16;
   EXPECT_TRUE(row_attention_unsupported_reason(q).has_value());
