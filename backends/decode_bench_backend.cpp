@@ -241,11 +241,12 @@ class DecodeBenchBackend final : public Backend {
                                               : "decode_min_bytes+splitk_partials"};
     if (!p.variant.plain()) {
       // The variants' minimum (a window's tokens only, q_len rows of q and o) and the split
-      // partials of q_len rows a query head.
+      // partials of q_len rows a query head (none on the short path: one block a sequence and KV head).
       TrafficModel m = variant_traffic_model(p.shape, p.kv_dtype, p.host_seq_lens,
                                              p.layout == KvLayoutKind::paged ? p.paged.page_size : 0, p.variant);
       m.extra_bytes = model_->model.extra_bytes * p.variant.q_len;
-      model_ = BackendTrafficModel{m, "variant_min_bytes+splitk_partials"};
+      model_ = BackendTrafficModel{
+          m, plan_.path == DecodePath::short_seq ? "variant_min_bytes" : "variant_min_bytes+splitk_partials"};
     }
   }
 

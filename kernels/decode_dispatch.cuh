@@ -5,10 +5,13 @@
 // instantiated for it, and plan_decode refuses it (decode_kernel_unsupported_reason says why).
 // Attention variants on the CUDA-core path run its twins, compiled in kernels/instantiate/
 // decode_variant_*.cu for FP16 and BF16 (kernels/flash_decode_variant.hpp); these units only call them.
+// So do the short-sequence path's variant kernels (kernels/short_decode_variant.hpp,
+// kernels/instantiate/short_decode_variant_*.cu).
 #include "kernels/baseline_launch.cuh"
 #include "kernels/flash_decode_launch.cuh"
 #include "kernels/flash_decode_variant.hpp"
 #include "kernels/short_decode_launch.cuh"
+#include "kernels/short_decode_variant.hpp"
 #include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
@@ -52,12 +55,16 @@ cudaError_t plan_decode(DecodeKernel kernel, const DecodeProblem& problem, const
     return cudaErrorInvalidValue;
   if (decode_kernel_unsupported_reason(kernel, problem)) return cudaErrorInvalidValue;
   *plan = DecodePlan{};  // each planner sets only its own fields; none may survive from an earlier plan
-  // Plain decodes of short sequences: one block per (sequence, KV head), whole sequences staged
-  // (kernels/short_decode.cuh); an explicit short_seq the kernel cannot run is refused.
+  // Short sequences (or windows): one block per (sequence, KV head), whole sequences staged
+  // (kernels/short_decode.cuh); one query token with a variant on its variant kernels (FP16 / BF16);
+  // an explicit short_seq the kernel cannot run is refused.
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::short_seq ||
-       (options.path == DecodePath::automatic && short_decode_automatic<KV>(problem, options))))
-    return plan_short_decode<KV>(problem, options, plan);
+       (options.path == DecodePath::automatic && short_decode_automatic<KV>(problem, options)))) {
+    if (problem.variant.plain()) return plan_short_decode<KV>(problem, options, plan);
+    if constexpr (has_short_decode_variant<KV>) return plan_short_decode_variant<KV>(problem, options, plan);
+    else return cudaErrorInvalidValue;
+  }
   if (kernel == DecodeKernel::flash_decode &&
       (options.path == DecodePath::tensor_core ||
        (options.path == DecodePath::automatic && options.heads_per_block <= 0 && decode_prefers_tensor_core(problem, options.tuning))))
@@ -80,8 +87,11 @@ template <class KV>
 cudaError_t run_decode(const KV& kv, const DecodeProblem& problem, const DecodePlan& plan, void* workspace,
                        cudaStream_t stream) {
   if (problem.kv_dtype != dtype_of<typename KV::value_type>::value) return cudaErrorInvalidValue;
-  if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::short_seq)
-    return run_short_decode<KV>(kv, problem, plan, stream);
+  if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::short_seq) {
+    if (problem.variant.plain()) return run_short_decode<KV>(kv, problem, plan, stream);
+    if constexpr (has_short_decode_variant<KV>) return run_short_decode_variant<KV>(kv, problem, plan, stream);
+    else return cudaErrorInvalidValue;
+  }
   if (plan.kernel == DecodeKernel::flash_decode && plan.path == DecodePath::tensor_core)
     return run_row_attention<KV>(kv, decode_as_row_attention(problem), plan.rows, workspace, stream);
   if (!problem.variant.plain()) {

@@ -258,6 +258,9 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
   const DecodeProblem dp = suffix_problem(problem, *plan, n, nullptr);
   DecodeOptions suffix_options = options.suffix;
   suffix_options.tuning = options.tuning;
+  // A suffix phase with a variant keeps the paths it measured on (docs/kernels/shared_prefix.md,
+  // "Attention variants"): the short path's variant kernels are not taken here.
+  if (!problem.variant.plain()) suffix_options.tuning.fd_short_seq = false;
   DB_RETURN_IF_ERROR(plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, dp, suffix_options, &plan->suffix));
 
   std::size_t at = m.image.size();  // the metadata region, then the workspace's other regions

@@ -33,6 +33,10 @@
 // lse = -inf, as the split-K and row paths do.
 // Head dims are runtime (the loops run over the row's chunks and columns), so one kernel per
 // accessor type, head bound and stage serves every head dim: no (head dim, group) instantiations.
+// The attention variants of one query token (a window, the logit soft-cap, sinks) run the same
+// kernel with the variant's arguments (short_decode_kernel<..., ShortDecodeVariantArgs>), compiled
+// in units of their own (kernels/instantiate/short_decode_variant_*.cu): the variant lines sit
+// behind `if constexpr (kVariant)`, so the plain instances compile none of them.
 #include <cstdint>
 #include <type_traits>
 
@@ -42,6 +46,7 @@
 #include "kernels/fast_divmod.hpp"
 #include "kernels/row_locator.cuh"
 #include "kernels/short_decode_layout.hpp"
+#include "kernels/tanh_approx.cuh"
 #include "kernels/vector_load.cuh"
 
 namespace decode_bench::device {
@@ -82,6 +87,20 @@ struct ShortDecodeArgs {
   ShortDecodeLayout layout;
   BlockEvent* timeline;
 };
+
+// The variant kernels' arguments: the plain ones and the attention variants (kernels/attention_variant.hpp
+// defines them; one query token a sequence, at its last position L - 1).
+struct ShortDecodeVariantArgs : ShortDecodeArgs {
+  int window = 0;             // 0: full; else tokens [max(0, L - window), L) only: rows before are never read
+  float cap_log2 = 0.f;       // 0: no soft-cap; else logits_soft_cap x log2(e) (the scores' log2 domain)
+  float inv_cap_log2 = 0.f;   // 1 / cap_log2
+  const float* sinks = nullptr;  // (H_q) sink logits (natural log), or nullptr: no sinks
+};
+
+// The first token a window leaves visible in a sequence of `length` tokens (0: the whole sequence).
+__device__ __forceinline__ int short_window_start(int length, int window) {
+  return window > 0 && length > window ? length - window : 0;
+}
 
 __device__ __forceinline__ float short_warp_max(float x) {
 #pragma unroll
@@ -154,9 +173,16 @@ __device__ __forceinline__ void short_pv_column(float (&acc)[kMaxHeads], const T
 // of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head accumulators stay in registers.
 // The chunk and token loops are not unrolled: the heads give the FMAs their independent chains,
 // and unrolling only added registers.
-template <class KV, int kMaxHeads, int kStageTokens>
+// Args: ShortDecodeArgs for plain decode; ShortDecodeVariantArgs for the variants (kVariant): the
+// window (the staged rows start at the window's first token), the soft-cap on each score and the
+// sink in each head's max and sum. One kernel template rather than two kernels around a shared
+// device function, because the plain instances must keep their code: with such a wrapper ptxas
+// scheduled the plain kernel differently.
+template <class KV, int kMaxHeads, int kStageTokens, class Args = ShortDecodeArgs>
 __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage<kStageTokens>::kMinBlocksPerSm)
-    short_decode_kernel(const KV kv, const ShortDecodeArgs args) {
+    short_decode_kernel(const KV kv, const Args args) {
+  constexpr bool kVariant = std::is_same_v<Args, ShortDecodeVariantArgs>;
+  static_assert(kVariant || std::is_same_v<Args, ShortDecodeArgs>, "plain or variant arguments");
   using T = typename KV::value_type;
   using V16 = Vec16<T>;
   using Stage = ShortStage<kStageTokens>;
@@ -180,7 +206,11 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   for (int i = tid; i < q_vectors; i += kThreads) cp_async_16B(base + l.q + 16 * i, q_src + 4 * i, true);
 
   // 2. Row offsets (paged: every page entry in flight before the first is used), then K and V.
-  const int len = max(0, min(args.lens[seq], args.capacity));  // a negative length reads as empty
+  // A window stages the tokens [start, start + len): the rows before start are never read.
+  const int seq_len = args.lens[seq];
+  int start = 0;
+  if constexpr (kVariant) start = short_window_start(seq_len, args.window);
+  const int len = max(0, min(seq_len - start, args.capacity));  // a negative length reads as empty
   // The V rows from the length up to the next multiple of 4 are zero (rows the copies never write):
   // P V reads 4 rows at a time, and a stale NaN there times a zero probability would still be NaN.
   const int len4 = (len + 3) & ~3;
@@ -195,7 +225,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int t = r0 + i * rows_per_pass;
-      if (t < len) ticket[i] = loc.fetch(t);
+      if (t < len) ticket[i] = loc.fetch(start + t);
     }
   }
   short_copy_rows<kThreads>(base + l.k, kv.k, loc, ticket, len, l);
@@ -258,7 +288,15 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
       if (sub == 0 && t < len)
 #pragma unroll
         for (int h = 0; h < kMaxHeads; ++h)
-          if (h < heads) scores[h * l.rows + t] = dot[h] * score_scale;
+          if (h < heads) {
+            float s = dot[h] * score_scale;
+            // The soft-cap on the true logit in the log2 domain: cap x tanh(s / cap) is
+            // c2 x tanh(s2 / c2) with c2 = cap x log2(e), one MUFU tanh (kernels/tanh_approx.cuh,
+            // as the row family's soft_cap_log2).
+            if constexpr (kVariant)
+              if (args.cap_log2 > 0.f) s = args.cap_log2 * tanh_approx(s * args.inv_cap_log2);
+            scores[h * l.rows + t] = s;
+          }
     }
   }
   cp_async_wait<0>();
@@ -278,13 +316,23 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
       m = fmaxf(m, sv[i]);
     }
     m = short_warp_max(m);
+    // A sink (log2 domain) joins the max, so a large sink logit stays finite in exp2, and the sum
+    // below; never the probabilities (cpu_reference_variant's definition).
+    float sink2 = -INFINITY;
+    if constexpr (kVariant)
+      if (args.sinks != nullptr) {
+        sink2 = args.sinks[kv_head * args.group + head0 + h] * kShortLog2e;
+        m = fmaxf(m, sink2);
+      }
     float part = 0.f;
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {
       e[i] = lane + 32 * i < len ? exp2f(sv[i] - m) : 0.f;  // a token below len: m is a finite score
       part += e[i];
     }
-    const float sum = short_warp_sum(part);
+    float sum = short_warp_sum(part);
+    if constexpr (kVariant)
+      if (sink2 != -INFINITY) sum += exp2f(sink2 - m);
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i)
       if (lane + 32 * i < l.rows) s[lane + 32 * i] = e[i];

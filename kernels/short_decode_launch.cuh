@@ -3,6 +3,9 @@
 // split over blocks, the shared-memory layout, occupancy) and launch. Included by
 // kernels/decode_dispatch.cuh, so it compiles in the decode instantiation files: one kernel per
 // accessor type (FP16, BF16, FP8; FP32 is refused), every head dim and group at runtime.
+// kVariant = true: the attention-variant kernels (one query token with a window, soft-cap or
+// sinks), planned and launched by the same code, but instantiated only in
+// kernels/instantiate/short_decode_variant_*.cu (kernels/short_decode_variant_launch.cuh).
 #include <algorithm>
 #include <type_traits>
 
@@ -12,12 +15,14 @@
 #include "kernels/flash_decode_launch.cuh"  // page_divider
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/short_decode.cuh"
+#include "kernels/short_decode_variant.hpp"  // short_decode_tokens
 
 namespace decode_bench {
 
-// Tokens a plan stages a sequence (at least 1, so an all-empty batch still has a valid layout).
+// Tokens a plan stages a sequence (at least 1, so an all-empty batch still has a valid layout): the
+// longest sequence, or a window's tokens (short_decode_tokens).
 inline int short_decode_capacity(const DecodeProblem& p) {
-  return static_cast<int>(std::clamp<std::int64_t>(p.max_len, 1, kShortMaxLen));
+  return static_cast<int>(std::clamp<std::int64_t>(short_decode_tokens(p), 1, kShortMaxLen));
 }
 
 // The layout of a plan's blocks: heads_per_block query heads (the last part of a group may take
@@ -38,21 +43,40 @@ inline int short_decode_max_shared_bytes(bool long_stage) {
                                           static_cast<int>(kShortFirstStageLen)).bytes;
 }
 
-// The kernel instance whose compile-time head bound (kMaxHeads: 1, 2, 4, 8, 16) is the smallest
-// that holds a block's heads, so the per-head accumulators are registers and no predicated-off head
-// issues instructions at the common groups (1, 2, 4, 8).
-template <class KV, int kStageTokens>
-const void* short_decode_stage_kernel_for(int heads) {
-  if (heads <= 1) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 1, kStageTokens>);
-  if (heads <= 2) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 2, kStageTokens>);
-  if (heads <= 4) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 4, kStageTokens>);
-  if (heads <= 8) return reinterpret_cast<const void*>(device::short_decode_kernel<KV, 8, kStageTokens>);
-  return reinterpret_cast<const void*>(device::short_decode_kernel<KV, kShortMaxBlockHeads, kStageTokens>);
+// The kernel instance: its arguments plain (ShortDecodeArgs) or the variants' (ShortDecodeVariantArgs).
+template <class KV, bool kVariant, int kMaxHeads, int kStageTokens>
+auto short_decode_kernel_ptr() {
+  using Args = std::conditional_t<kVariant, device::ShortDecodeVariantArgs, device::ShortDecodeArgs>;
+  return device::short_decode_kernel<KV, kMaxHeads, kStageTokens, Args>;
 }
-template <class KV>
+// f(kernel) for the kernel instance whose compile-time head bound (kMaxHeads) is the smallest that
+// holds a block's heads, so the per-head accumulators are registers. Plain: bounds 1, 2, 4, 8, 16,
+// so no predicated-off head issues instructions at the common groups (1, 2, 4, 8). Variants: 4, 8
+// and 16 only (gpt-oss's 64 / 8 heads take 4 or 8 a block; a block of 1-3 heads runs bound 4, its
+// other heads' uniform branches skipped), so their unit compiles 6 kernels an accessor type, not 10.
+template <class KV, bool kVariant, int kStageTokens, class F>
+decltype(auto) with_short_decode_stage_kernel(int heads, F&& f) {
+  if constexpr (kVariant) {
+    if (heads <= 4) return f(short_decode_kernel_ptr<KV, true, 4, kStageTokens>());
+    if (heads <= 8) return f(short_decode_kernel_ptr<KV, true, 8, kStageTokens>());
+    return f(short_decode_kernel_ptr<KV, true, kShortMaxBlockHeads, kStageTokens>());
+  } else {
+    if (heads <= 1) return f(short_decode_kernel_ptr<KV, false, 1, kStageTokens>());
+    if (heads <= 2) return f(short_decode_kernel_ptr<KV, false, 2, kStageTokens>());
+    if (heads <= 4) return f(short_decode_kernel_ptr<KV, false, 4, kStageTokens>());
+    if (heads <= 8) return f(short_decode_kernel_ptr<KV, false, 8, kStageTokens>());
+    return f(short_decode_kernel_ptr<KV, false, kShortMaxBlockHeads, kStageTokens>());
+  }
+}
+template <class KV, bool kVariant, class F>
+decltype(auto) with_short_decode_kernel(int heads, bool long_stage, F&& f) {
+  return long_stage ? with_short_decode_stage_kernel<KV, kVariant, static_cast<int>(kShortMaxLen)>(heads, f)
+                    : with_short_decode_stage_kernel<KV, kVariant, static_cast<int>(kShortFirstStageLen)>(heads, f);
+}
+template <class KV, bool kVariant = false>
 const void* short_decode_kernel_for(int heads, bool long_stage) {
-  return long_stage ? short_decode_stage_kernel_for<KV, static_cast<int>(kShortMaxLen)>(heads)
-                    : short_decode_stage_kernel_for<KV, static_cast<int>(kShortFirstStageLen)>(heads);
+  return with_short_decode_kernel<KV, kVariant>(heads, long_stage,
+                                                [](auto kernel) { return reinterpret_cast<const void*>(kernel); });
 }
 
 // The automatic path's choice (decode_prefers_short) for this accessor type: the SM count is read
@@ -61,7 +85,7 @@ const void* short_decode_kernel_for(int heads, bool long_stage) {
 template <class KV>
 bool short_decode_automatic(const DecodeProblem& p, const DecodeOptions& options) {
   int sms = 0;
-  if (p.max_len > kShortFirstStageLen) {
+  if (short_decode_tokens(p) > kShortFirstStageLen) {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
@@ -70,13 +94,14 @@ bool short_decode_automatic(const DecodeProblem& p, const DecodeOptions& options
   return decode_prefers_short(p, options, is_paged_accessor<KV>::value, sms);
 }
 
-template <class KV>
+// kVariant: the problem's variant is not plain (the plain kernels refuse one, and the other way round).
+template <class KV, bool kVariant = false>
 cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& options, DecodePlan* plan) {
   using T = typename KV::value_type;
   if constexpr (std::is_same_v<T, float>) {
     return cudaErrorInvalidValue;  // decode_short_unsupported_reason says why
   } else {
-    if (decode_short_unsupported_reason(p, options)) return cudaErrorInvalidValue;
+    if (decode_short_unsupported_reason(p, options) || p.variant.plain() == kVariant) return cudaErrorInvalidValue;
     int dev = 0, sms = 0, per_sm = 0;
     DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
     DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -86,7 +111,7 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     // The shared-memory opt-in, the carveout and the occupancy through the table the row kernels
     // use (kernels/kernel_occupancy_cache.hpp): driver calls on the first plan only, not on every
     // step of a serving trace.
-    DB_RETURN_IF_ERROR(prepared_occupancy(short_decode_kernel_for<KV>(heads, long_stage),
+    DB_RETURN_IF_ERROR(prepared_occupancy(short_decode_kernel_for<KV, kVariant>(heads, long_stage),
                                           static_cast<std::size_t>(short_decode_max_shared_bytes(long_stage)),
                                           options.tuning.carveout_max_shared,
                                           long_stage ? device::kShortLongThreads : device::kShortThreads,
@@ -106,19 +131,20 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
   }
 }
 
-template <class KV>
+template <class KV, bool kVariant = false>
 cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodePlan& plan, cudaStream_t stream) {
   using T = typename KV::value_type;
   if constexpr (std::is_same_v<T, float>) {
     return cudaErrorInvalidValue;
   } else {
+    if (p.variant.plain() == kVariant) return cudaErrorInvalidValue;
     // The plan must be this problem's: its staged tokens cover every sequence, its heads divide up
     // the group, its layout is sized for this head dim, storage and heads.
     // The long stage stages rows of at most kShortLongMaxRowBytes and at most kShortMaxLen of them.
     const int heads = plan.query_heads_per_block;
     const ShortDecodeLayout& layout = plan.short_layout;
     const bool long_stage = short_decode_long_stage(plan.tile_tokens);
-    if (p.max_len > kShortMaxLen || plan.tile_tokens != short_decode_capacity(p) || heads < 1 ||
+    if (short_decode_tokens(p) > kShortMaxLen || plan.tile_tokens != short_decode_capacity(p) || heads < 1 ||
         heads > std::min(p.shape.group(), kShortMaxBlockHeads) || !head_dim_supported(p.shape.head_dim) ||
         layout.chunks * 16 != p.shape.head_dim * static_cast<int>(sizeof(T)) || layout.heads != heads ||
         layout.rows < plan.tile_tokens || layout.rows > kShortMaxLen ||
@@ -142,20 +168,24 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
                     static_cast<unsigned>((args.group + heads - 1) / heads));
     args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y * grid.z, "short_decode");
     const int threads = long_stage ? device::kShortLongThreads : device::kShortThreads;
-    const auto launch = [&](auto kernel) {
-      kernel<<<grid, threads, layout.bytes, stream>>>(kv, args);
-      return cudaGetLastError();
-    };
-    const auto launch_stage = [&](auto stage) {
-      constexpr int kStage = decltype(stage)::value;
-      if (heads <= 1) return launch(device::short_decode_kernel<KV, 1, kStage>);
-      if (heads <= 2) return launch(device::short_decode_kernel<KV, 2, kStage>);
-      if (heads <= 4) return launch(device::short_decode_kernel<KV, 4, kStage>);
-      if (heads <= 8) return launch(device::short_decode_kernel<KV, 8, kStage>);
-      return launch(device::short_decode_kernel<KV, kShortMaxBlockHeads, kStage>);
-    };
-    return long_stage ? launch_stage(std::integral_constant<int, static_cast<int>(kShortMaxLen)>{})
-                      : launch_stage(std::integral_constant<int, static_cast<int>(kShortFirstStageLen)>{});
+    if constexpr (kVariant) {
+      device::ShortDecodeVariantArgs variant;
+      static_cast<device::ShortDecodeArgs&>(variant) = args;
+      variant.window = p.variant.window;
+      // The cap in the scores' log2 domain (the kernel applies c2 x tanh(s2 / c2)).
+      variant.cap_log2 = p.variant.logits_soft_cap > 0 ? p.variant.logits_soft_cap * device::kShortLog2e : 0.f;
+      variant.inv_cap_log2 = variant.cap_log2 > 0 ? 1.f / variant.cap_log2 : 0.f;
+      variant.sinks = p.variant.sinks;
+      return with_short_decode_kernel<KV, true>(heads, long_stage, [&](auto kernel) {
+        kernel<<<grid, threads, layout.bytes, stream>>>(kv, variant);
+        return cudaGetLastError();
+      });
+    } else {
+      return with_short_decode_kernel<KV, false>(heads, long_stage, [&](auto kernel) {
+        kernel<<<grid, threads, layout.bytes, stream>>>(kv, args);
+        return cudaGetLastError();
+      });
+    }
   }
 }
 

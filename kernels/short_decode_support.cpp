@@ -5,25 +5,36 @@
 #include <string>
 
 #include "kernels/decode_launch.hpp"
+#include "kernels/short_decode_variant.hpp"
 
 namespace decode_bench {
 
 std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& p, const DecodeOptions& options) {
   if (auto why = decode_unsupported_reason(p)) return why;
   const std::string path = "the short-sequence path (path short_seq)";
-  if (!p.variant.plain())
-    return path + " computes plain decode only (one query token, full attention, no soft-cap, no sinks); the "
-                  "attention variants run on the split-K paths";
+  // The variants: one query token, FP16 / BF16 (the only variant kernels compiled for it,
+  // kernels/instantiate/short_decode_variant_*.cu); decode_unsupported_reason above has taken the
+  // head dims the row twins take.
+  if (!p.variant.plain() && p.variant.q_len != 1)
+    return path + " takes one query token a sequence: q_len " + std::to_string(p.variant.q_len) +
+           " runs on the tensor-core row path";
+  if (!p.variant.plain() && p.kv_dtype != DType::fp16 && p.kv_dtype != DType::bf16)
+    return path + " compiles its attention-variant kernels for FP16 and BF16 storage only: dtype " +
+           std::string(dtype_name(p.kv_dtype)) + " with a window, sinks or a soft-cap runs on the tensor-core row path";
   if (p.kv_dtype == DType::fp32)
     return path + " takes FP16, BF16 and FP8 storage (an FP32 row of d 256 is 64 16-byte chunks, more than a warp "
                   "has lanes); dtype fp32 runs on the CUDA-core split-K path";
-  if (p.max_len > kShortMaxLen)
+  // A window stages only its tokens (short_decode_tokens): min(max_len, window).
+  const std::int64_t tokens = short_decode_tokens(p);
+  const std::string windowed =
+      tokens < p.max_len ? " (window " + std::to_string(p.variant.window) + ": " + std::to_string(tokens) + " tokens)" : "";
+  if (tokens > kShortMaxLen)
     return path + " stages every sequence's whole K and V in shared memory: max_len " + std::to_string(p.max_len) +
-           " is above its " + std::to_string(kShortMaxLen) + " tokens";
+           windowed + " is above its " + std::to_string(kShortMaxLen) + " tokens";
   const int row_bytes = p.shape.head_dim * static_cast<int>(dtype_bytes(p.kv_dtype));
-  if (p.max_len > kShortFirstStageLen && row_bytes > kShortLongMaxRowBytes)
+  if (tokens > kShortFirstStageLen && row_bytes > kShortLongMaxRowBytes)
     return path + " stages rows of at most " + std::to_string(kShortLongMaxRowBytes) + " bytes beyond " +
-           std::to_string(kShortFirstStageLen) + " tokens: max_len " + std::to_string(p.max_len) + " at head_dim " +
+           std::to_string(kShortFirstStageLen) + " tokens: max_len " + std::to_string(p.max_len) + windowed + " at head_dim " +
            std::to_string(p.shape.head_dim) + " in " + std::string(dtype_name(p.kv_dtype)) + " is " +
            std::to_string(row_bytes) + "-byte rows";
   const int group = p.shape.group();
@@ -47,9 +58,17 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   if (!t.fd_short_seq || options.splits > 0 || options.heads_per_block > 0 || !options.fused_merge) return false;
   if (t.fd_tiling != TilingOverride::automatic || t.row_tiling != RowAttentionTiling::automatic) return false;
   if (decode_short_unsupported_reason(p, options)) return false;
-  if (p.max_len <= kShortFirstStageLen) return true;
+  const std::int64_t tokens = short_decode_tokens(p);  // a window's tokens, else max_len
+  if (tokens <= kShortFirstStageLen) return true;
   // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
-  if (t.fd_short_max_len != 0) return p.max_len <= t.fd_short_max_len;
+  if (t.fd_short_max_len != 0) return tokens <= t.fd_short_max_len;
+  // auto, attention variants: wherever the tensor-core row twins would run it (the CUDA-core twins
+  // at groups 1-2 keep it, as plain MHA keeps the split-K kernel), at any block count and layout.
+  // The twins plan a window as full attention over its tokens on the uniform grid (no work list,
+  // no stealing, the merge in the last split block) and ran gpt-oss's 128-token windows at
+  // 0.34-0.49 of the DRAM read floor on the H100 (results/reference/h100/models.json), where the
+  // plain row kernel measured level with the long stage (contiguous, a block an SM or fewer).
+  if (!p.variant.plain()) return decode_prefers_tensor_core(p, t);
   // auto: only where the row-attention path would run the batch otherwise (MHA and groups 1-2, and
   // FP8 at the CUDA-core groups, keep their paths until measured against it), and there where the
   // long stage measured faster than the row kernel (H100, 32 / 8 heads, d 128, FP16 and BF16,
@@ -64,7 +83,7 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   const std::int64_t slots = std::max(sms, 1);
   if (blocks <= slots) return paged;
   if (blocks > 2 * slots) return true;
-  return p.max_len <= kShortLongAutoMaxLenAtTwoPerSm;
+  return tokens <= kShortLongAutoMaxLenAtTwoPerSm;
 }
 
 int short_decode_heads_per_block(int group, std::int64_t items, int sms) {
@@ -95,7 +114,7 @@ int short_decode_long_heads_per_block(int group, std::int64_t items, int sms) {
 
 int short_decode_block_heads(const DecodeProblem& p, int sms) {
   const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
-  return p.max_len > kShortFirstStageLen ? short_decode_long_heads_per_block(p.shape.group(), items, sms)
+  return short_decode_tokens(p) > kShortFirstStageLen ? short_decode_long_heads_per_block(p.shape.group(), items, sms)
                                          : short_decode_heads_per_block(p.shape.group(), items, sms);
 }
 

@@ -69,17 +69,19 @@ const std::array<TuningKnob, 17> kKnobs{{
                      p.fd_short_heads);
      }},
     {"DECODE_BENCH_FD_SHORT_SEQ", "auto | off", "auto",
-     "off keeps every plain decode the short-sequence kernel would take (at most 128 tokens a sequence) on the "
-     "split-K / row-attention paths instead (docs/kernels/short_decode.md), for side-by-side runs",
+     "off keeps every decode the short-sequence kernel would take (at most 128 tokens a sequence, or a one-token "
+     "window of at most 128) on the split-K / row-attention paths instead (docs/kernels/short_decode.md), for "
+     "side-by-side runs",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.fd_short_seq);
      }},
     {"DECODE_BENCH_FD_SHORT_MAX_LEN", "auto | 64 | 128", "auto",
-     "the longest batch (max_len) that plain decodes take the short-sequence kernel for: 64 keeps 65-128 tokens on "
-     "the split-K / row-attention paths, 128 takes the kernel wherever it runs them; auto: 128 for decodes the "
-     "row-attention path would take, paged at one block an SM or fewer, up to 96 tokens at one to two, any beyond "
-     "two (docs/kernels/short_decode.md)",
+     "the longest batch (max_len, or a one-token window's tokens) that decodes take the short-sequence kernel for: "
+     "64 keeps 65-128 tokens on the split-K / row-attention paths, 128 takes the kernel wherever it runs them; auto: "
+     "128 for plain decodes the row-attention path would take, paged at one block an SM or fewer, up to 96 tokens "
+     "at one to two, any beyond two, and for every variant decode the row twins would take "
+     "(docs/kernels/short_decode.md)",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
                          std::pair{std::string_view("128"), 128}},

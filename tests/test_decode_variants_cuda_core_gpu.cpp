@@ -23,7 +23,10 @@ constexpr DecodeShape kMha{32, 32, 128};
 constexpr DecodeShape kGroup2{32, 16, 128};
 
 // Runs the case, asserts that it ran on `path` and verified, and returns its plan.
-DecodePlan expect_verified(DType dtype, const DecodeVariantCase& c, DecodePath path = DecodePath::cuda_core) {
+// DECODE_BENCH_FD_SHORT_SEQ=off: one query token whose window (or sequence) holds at most 64 tokens
+// plans on the short path otherwise (tests/test_short_decode_variant_gpu.cpp).
+DecodePlan expect_verified(DType dtype, DecodeVariantCase c, DecodePath path = DecodePath::cuda_core) {
+  c.options.tuning.fd_short_seq = false;
   const DecodeVariantResult r = testing::run_decode_variant_case(dtype, c);
   EXPECT_EQ(r.status, cudaSuccess) << testing::describe(dtype, c) << ": " << cudaGetErrorString(r.status);
   if (r.status != cudaSuccess) return r.plan;

@@ -21,8 +21,11 @@ using testing::DecodeVariantCase;
 using testing::DecodeVariantResult;
 
 // The case (tests/decode_variant_case.hpp: the planner's options unless it pins splits) verified,
-// on the tensor-core row family when it is a variant.
-void expect_verified(DType dtype, const DecodeVariantCase& c) {
+// on the tensor-core row family when it is a variant. DECODE_BENCH_FD_SHORT_SEQ=off: one query token
+// whose window holds at most 128 tokens (or a sequence that short) plans on the short path otherwise
+// (tests/test_short_decode_variant_gpu.cpp).
+void expect_verified(DType dtype, DecodeVariantCase c) {
+  c.options.tuning.fd_short_seq = false;
   const DecodeVariantResult r = testing::run_decode_variant_case(dtype, c);
   ASSERT_EQ(r.status, cudaSuccess) << testing::describe(dtype, c) << ": " << cudaGetErrorString(r.status);
   if (!c.variant.plain()) {

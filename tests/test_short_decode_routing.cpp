@@ -31,7 +31,8 @@ bool prefers(const DecodeProblem& p, const DecodeOptions& options, bool paged = 
 
 // Plain decodes up to kShortFirstStageLen tokens on FP16 / BF16 / FP8 at every group (MHA, groups
 // 1-2, GQA and MQA) go to the short path; longer ones (but see the long stage below), FP32,
-// attention variants and pinned choices do not.
+// more than one query token and pinned choices do not (the other variants:
+// tests/test_short_decode_variant_routing.cpp).
 TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   const DecodeOptions automatic;
   for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
@@ -52,7 +53,7 @@ TEST(ShortDecodeRouting, PlannerTakesThePathForShortPlainDecodes) {
   EXPECT_FALSE(prefers(short_problem({32, 32, 128}, DType::fp16, 32), pinned));
   // One token past the limit: the split-K / row paths.
   EXPECT_FALSE(prefers(short_problem({32, 8, 128}, DType::fp16, kShortMaxLen + 1), automatic));
-  // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), a variant.
+  // FP32 storage, a group the tensor-core path has no kernel for (MQA past 128 heads), q_len 2.
   EXPECT_FALSE(prefers(short_problem({32, 8, 128}, DType::fp32, 32), automatic));
   EXPECT_FALSE(prefers(short_problem({136, 1, 128}, DType::fp16, 32), automatic));
   DecodeProblem variant = short_problem({32, 8, 128}, DType::fp16, 32);
@@ -96,9 +97,7 @@ TEST(ShortDecodeRouting, ExplicitPathItCannotRunIsRefusedWithTheReason) {
   EXPECT_TRUE(contains(reason(short_problem({32, 8, 72}, DType::fp16, 16), automatic), "head_dim 72"));
   EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp16, 16), {.splits = 4}), "splits 4"));
   EXPECT_TRUE(contains(reason(short_problem({32, 8, 128}, DType::fp16, 16), {.heads_per_block = 2}), "heads_per_block 2"));
-  DecodeProblem variant = short_problem({32, 8, 128}, DType::bf16, 16);
-  variant.variant.logits_soft_cap = 30;
-  EXPECT_TRUE(contains(reason(variant, automatic), "plain decode only"));
+  // The attention variants: tests/test_short_decode_variant_routing.cpp.
 
   DecodeOptions pinned;
   pinned.path = DecodePath::short_seq;

@@ -161,8 +161,11 @@ ReleasedResult run_released_case(const ReleasedCase& c) {
   return result;
 }
 
-// Runs the case, asserts that it ran on `path`, released what the rule says and verified.
-void expect_verified(DType dtype, const ReleasedCase& c, DecodePath path) {
+// Runs the case, asserts that it ran on `path`, released what the rule says and verified. The other
+// families' cases run with DECODE_BENCH_FD_SHORT_SEQ=off: one query token whose window holds at most
+// 64 tokens (or 128 where the row twins would run it) plans on the short path otherwise.
+void expect_verified(DType dtype, ReleasedCase c, DecodePath path) {
+  if (path != DecodePath::short_seq) c.options.tuning.fd_short_seq = false;
   SCOPED_TRACE(describe(dtype, c));
   const ReleasedResult r = dtype == DType::bf16 ? run_released_case<__nv_bfloat16>(c) : run_released_case<__half>(c);
   ASSERT_EQ(r.status, cudaSuccess) << cudaGetErrorString(r.status);
@@ -216,10 +219,29 @@ TEST(WindowReleaseGpu, CudaCoreTwinsNeverReadAReleasedPage) {
       }
 }
 
-// The gpu_sanitize case (memcheck reports a read of entry -1): both families, released entries on
-// pages of 7, q_len 4 on the row family, splits on the twins.
+// The short-sequence kernel's variants (one query token, a window of at most 128 tokens: both
+// stages), sinks and a soft-cap, at GQA group 8 and MHA, pages of 16 and 7, one sequence of 300 and
+// a ragged pair.
+TEST(WindowReleaseGpu, ShortPathNeverReadsAReleasedPage) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 200;
+  for (int page : {16, 7})
+    for (std::int64_t w : {std::int64_t{1}, std::int64_t{page - 1}, std::int64_t{page}, std::int64_t{100}}) {
+      const AttentionVariant v{.window = w, .sinks = true, .logits_soft_cap = 20.0};
+      DecodeOptions long_stage;
+      long_stage.tuning.fd_short_max_len = 128;  // MHA's 100-token windows too (the CUDA-core twins' otherwise)
+      expect_verified(DType::fp16, {kGroup8, {300}, page, v, {}, ++seed}, DecodePath::short_seq);
+      expect_verified(DType::bf16, {kMha, {300, 77}, page, v, long_stage, ++seed}, DecodePath::short_seq);
+    }
+}
+
+// The gpu_sanitize case (memcheck reports a read of entry -1): every family, released entries on
+// pages of 7, q_len 4 on the row family, splits on the twins, both stages of the short path.
 TEST(WindowReleaseGpu, Small) {
   DB_REQUIRE_GPU();
+  for (std::int64_t w : {7, 100})
+    expect_verified(DType::fp16, {kGroup8, {200, 60}, 7, {.window = w, .sinks = true}, {}, 14u + static_cast<std::uint64_t>(w)},
+                    DecodePath::short_seq);
   expect_verified(DType::fp16, {kGroup8, {200, 60}, 7, {.q_len = 4, .window = 7, .sinks = true}, {.splits = 3}, 11},
                   DecodePath::tensor_core);
   expect_verified(DType::fp16, {kMha, {200, 60}, 7, {.window = 6}, {.splits = 3}, 12}, DecodePath::cuda_core);
@@ -259,7 +281,11 @@ TEST(WindowReleaseSweepGpu, PointsReleaseBehindTheWindowAndVerify) {
       EXPECT_EQ(r["pool"]["pages_released"], release ? 2 * per_seq : 0);
       EXPECT_EQ(r["pool"]["pages_held"], 2 * 19 - (release ? 2 * per_seq : 0));
       EXPECT_EQ(r["pool"]["window_release"], release);
-      EXPECT_EQ(r["plan"]["family"], q_len == 1 && hkv >= 16 ? "splitk_cuda_core" : "rows_mma");
+      // One query token: windows of at most 64 tokens on the short path at every group; else MHA
+      // and group 2 on the CUDA-core twins, group 8 and q_len 4 on the row twins.
+      EXPECT_EQ(r["plan"]["family"], q_len == 1 && w <= 64                 ? "short_decode"
+                                     : q_len == 1 && hkv >= 16             ? "splitk_cuda_core"
+                                                                           : "rows_mma");
     }
   }
 }

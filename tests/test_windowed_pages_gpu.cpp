@@ -2,8 +2,9 @@
 // to hold them whole, releasing the pages behind the window after each chunk (their block-table
 // entries become PagedPool::kReleasedPage, their pages go to later chunks and to the other
 // sequence), then decoded with gpt-oss's window of 128 and sinks (BF16, 64 q / 8 KV heads, d 64)
-// through the pool's batch view and checked against the float64 variant reference on the source
-// rows: the kernel reads only the window's pages. Skipped with the reason where no GPU exists.
+// through the pool's batch view (on the short-sequence kernel's long stage, which such a window
+// takes) and checked against the float64 variant reference on the source rows: the kernel reads
+// only the window's pages. Skipped with the reason where no GPU exists.
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
@@ -85,7 +86,7 @@ TEST(WindowedPagesGpu, GptOssWindowDecodesFromAPoolThatReleasedBehindIt) {
     problem.variant = row_attention_variant(variant, d_sinks.get());
     DecodePlan plan;
     ASSERT_EQ(plan_decode<PagedKV<bf16>>(DecodeKernel::flash_decode, problem, {}, &plan), cudaSuccess);
-    EXPECT_EQ(plan.path, DecodePath::tensor_core);
+    EXPECT_EQ(plan.path, DecodePath::short_seq);  // a window of 128 tokens: the short kernel's long stage
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
     ASSERT_EQ(init_decode_workspace(plan, workspace.get(), pool.stream()), cudaSuccess);
     ASSERT_EQ(run_decode(batch.kv, problem, plan, workspace.get(), pool.stream()), cudaSuccess);
