@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 17> kKnobs{{
+const std::array<TuningKnob, 18> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -167,6 +167,14 @@ const std::array<TuningKnob, 17> kKnobs{{
                       std::pair{std::string_view("measured"), ShareDramRate::measured}},
                      p.sp_share_dram);
      }},
+    {"DECODE_BENCH_MLA_TILE", "auto | 64 | 32", "auto",
+     "the warpgroup-MMA MLA kernel's tiling: 64-token tiles in 2 stages, or 32-token tiles in 4 (three tiles in "
+     "flight ahead of the one computed; docs/kernels/mla.md); auto: 64",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
+                         std::pair{std::string_view("32"), 32}},
+                     p.mla_tile);
+     }},
     {"DECODE_BENCH_CARVEOUT", "default | max", "default",
      "max sets the preferred shared-memory carveout of the row-attention and flash-decode kernels to the most "
      "shared memory (an experiment on co-residency)",
@@ -177,7 +185,8 @@ const std::array<TuningKnob, 17> kKnobs{{
 }};
 
 // The families of knob names: a variable under one of them that is no knob is refused.
-constexpr std::array<std::string_view, 3> kKnobPrefixes{"DECODE_BENCH_FD_", "DECODE_BENCH_ROW_", "DECODE_BENCH_SP_"};
+constexpr std::array<std::string_view, 4> kKnobPrefixes{"DECODE_BENCH_FD_", "DECODE_BENCH_ROW_", "DECODE_BENCH_SP_",
+                                                       "DECODE_BENCH_MLA_"};
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;

@@ -4,7 +4,7 @@
 // The knobs are environment variables, for experiments that must keep every point's id (a
 // `--set blocks=...` changes the ids, so `decode-bench compare` could not pair the points). A sweep
 // parses them once, when it starts (tuning_policy_from_environment; a bad value or an unknown
-// DECODE_BENCH_FD_* / _ROW_* / _SP_* name is refused, exit 2), and hands the object to the
+// DECODE_BENCH_FD_* / _ROW_* / _SP_* / _MLA_* name is refused, exit 2), and hands the object to the
 // planners through their options (DecodeOptions, RowAttentionOptions, SharedPrefixOptions
 // ::tuning); nothing under kernels/ reads the environment. A default-constructed policy is every
 // knob at its default. Sweeps record every DECODE_BENCH_* variable in meta.environment, so a run
@@ -52,6 +52,7 @@ struct TuningPolicy {
   double sp_prefix_share = 0;       // DECODE_BENCH_SP_PREFIX_SHARE: (0, 1]; 0: the rule decides
   bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
   ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM
+  int mla_tile = 0;  // DECODE_BENCH_MLA_TILE: the warpgroup-MMA MLA kernel's tile, 64 or 32; 0: auto
   // Not a knob: the run's measured DRAM read ceiling (ceilings.dram_read) in bytes/s, set by the
   // sweep for each point (sweeps/point_pipeline.cpp); 0: none measured.
   double measured_dram_read_bytes_per_s = 0;
@@ -84,7 +85,8 @@ class TuningPolicyError : public std::invalid_argument {
 
 // The policy that the DECODE_BENCH_* variables in `environment` (name -> value) describe; unset or
 // empty knobs keep their defaults. Throws TuningPolicyError listing every bad value, and every
-// name under DECODE_BENCH_FD_, DECODE_BENCH_ROW_ or DECODE_BENCH_SP_ that is no knob (a typo would
+// name under DECODE_BENCH_FD_, DECODE_BENCH_ROW_, DECODE_BENCH_SP_ or DECODE_BENCH_MLA_ that is no
+// knob (a typo would
 // otherwise leave the run at the default it meant to change).
 TuningPolicy parse_tuning_policy(const std::map<std::string, std::string>& environment);
 // The same over this process's environment.

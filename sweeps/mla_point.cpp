@@ -74,12 +74,15 @@ std::uint64_t estimate_mla_device_bytes(const nlohmann::json& params) {
   }
   const std::uint64_t q_rows = batch * static_cast<std::uint64_t>(m.shape.rows());
   const std::uint64_t q_o = q_rows * (m.shape.key_dim() + m.shape.value_dim() + 1) * 4;
-  // The device picks the plan (plan_mla_decode_for_device): the larger partials of the mma.sync
-  // kernels' plan (narrow or 64-row, by rows) and the wgmma kernel's.
-  const std::uint64_t workspace =
-      std::max(plan_mla_decode(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks).workspace_bytes,
-               plan_mla_decode_wgmma(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks)
-                   .workspace_bytes);
+  // The device picks the plan (plan_mla_decode_for_device): the largest partials of the mma.sync
+  // kernels' plan (narrow or 64-row, by rows) and the wgmma kernel's in either tiling
+  // (DECODE_BENCH_MLA_TILE picks one).
+  std::uint64_t workspace =
+      plan_mla_decode(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks).workspace_bytes;
+  for (const int tile : {64, 32})
+    workspace = std::max<std::uint64_t>(
+        workspace, plan_mla_decode_wgmma(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks, tile)
+                       .workspace_bytes);
   return rows_stored * row + table + q_o + workspace + 4 * batch;  // + seq_lens
 }
 

@@ -33,7 +33,7 @@ AttentionProblem describe_mla_point(KernelKind kernel, const nlohmann::json& par
 
 // Device bytes the point allocates: the latent rows (whole pages, or max_len-row slabs), block
 // table, q, o, lse and the split partials of the widest plan (plan_mla_decode and
-// plan_mla_decode_wgmma at 256 SMs).
+// plan_mla_decode_wgmma in either tiling, at 256 SMs).
 std::uint64_t estimate_mla_device_bytes(const nlohmann::json& params);
 
 }  // namespace decode_bench::sweeps

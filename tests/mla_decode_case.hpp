@@ -1,8 +1,9 @@
 #pragma once
 // One MLA decode case on the GPU against the float64 reference (kernels/mla/mla_reference.hpp)
 // over the same stored latent values: the latent cache built (pools/latent_cache.hpp), q drawn
-// representable in the MMA's type, o and lse poisoned, the plan given by the caller launched
-// through run_mla_decode (which dispatches on the plan's kernel), every row checked.
+// representable in the MMA's type, o and lse poisoned, each plan the caller's planners give
+// launched through run_mla_decode (which dispatches on the plan's kernel), every row checked
+// against the one reference.
 //
 // Bound: q is representable in the MMA's type (the latent's; FP16 for FP8), so the kernel's
 // roundings are those of the weights P to that type (unit roundoff u: FP16 2^-11, BF16 2^-8) and
@@ -55,9 +56,11 @@ struct MlaDecodeCase {
 // The planner under test: (shape, dtype, batch, max_len, sm_count, splits) -> plan.
 using MlaPlanner = std::function<MlaDecodePlan(const MlaShape&, DType, int, std::int64_t, int, int)>;
 
-// Runs the case; returns the plan it ran (for the caller's checks of the plan).
+// Runs the case once per planner against one reference and one bound (the host's float64 work is
+// done once however many plans are checked); returns the plans it ran, in order (for the caller's
+// checks of the plans).
 template <class T>
-MlaDecodePlan run_mla_decode_case(const MlaDecodeCase& c, const MlaPlanner& planner) {
+std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std::vector<MlaPlanner>& planners) {
   SCOPED_TRACE(c.name());
   MlaShape shape;
   shape.heads_q = c.heads_q;
@@ -93,41 +96,10 @@ MlaDecodePlan run_mla_decode_case(const MlaDecodeCase& c, const MlaPlanner& plan
     mla_reference(shape, cache.paged_view(host_base, cache.page_indices().data(), cache.indptr().data(), &scale),
                   batch, c.lengths.data(), q.data(), ref_o.data(), ref_lse.data());
 
-  std::vector<unsigned char> bytes(reinterpret_cast<const unsigned char*>(cache.data().data()),
-                                   reinterpret_cast<const unsigned char*>(cache.data().data()) + cache.data().size());
-  DeviceBuffer<unsigned char> d_cache(bytes);
-  DeviceBuffer<std::int32_t> d_lens(c.lengths),
-      d_pages(cache.page_indices().empty() ? std::vector<std::int32_t>{0} : cache.page_indices()),
-      d_indptr(cache.indptr().empty() ? std::vector<std::int32_t>{0} : cache.indptr());
-  DeviceBuffer<float> d_q(q), d_o(out_rows * shape.value_dim()), d_lse(out_rows), d_scale(std::vector<float>{scale});
-  d_o.poison();
-  d_lse.poison();
-  int sm_count = 0;
-  EXPECT_EQ(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  std::int64_t max_len = 0;
-  for (const auto l : c.lengths) max_len = std::max<std::int64_t>(max_len, l);
-  const MlaDecodePlan plan = planner(shape, c.dtype, batch, max_len, sm_count, c.splits);
-  if (c.splits > 0) {
-    EXPECT_LE(plan.num_splits, c.splits);
-  }
-  DeviceBuffer<unsigned char> d_work(plan.workspace_bytes);
-  const T* base = reinterpret_cast<const T*>(d_cache.get());
-  cudaError_t err;
-  if (c.storage == LatentStorage::contiguous)
-    err = run_mla_decode(shape, cache.contiguous_view(base, d_scale.get()), d_lens.get(), d_q.get(), d_o.get(),
-                         d_lse.get(), d_work.get(), plan, nullptr);
-  else
-    err = run_mla_decode(shape, cache.paged_view(base, d_pages.get(), d_indptr.get(), d_scale.get()), d_lens.get(),
-                         d_q.get(), d_o.get(), d_lse.get(), d_work.get(), plan, nullptr);
-  EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
-  if (err != cudaSuccess) return plan;
-  const cudaError_t sync = cudaDeviceSynchronize();
-  EXPECT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
-  if (sync != cudaSuccess) return plan;
-  const std::vector<float> o = d_o.download(), lse = d_lse.download();
-
+  // Each element's bound (a row that sees no token: none, it must be exactly 0 / -inf).
   const double u = c.dtype == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);  // FP8 runs on FP16
-  int bad = 0;
+  std::vector<double> bound(out_rows * shape.value_dim(), 0.0);
+  std::vector<bool> sees_none(out_rows, false);
   for (int b = 0; b < batch; ++b) {
     const std::int64_t len = c.lengths[b];
     std::vector<double> latent(static_cast<std::size_t>(len) * shape.key_dim());
@@ -138,14 +110,9 @@ MlaDecodePlan run_mla_decode_case(const MlaDecodeCase& c, const MlaPlanner& plan
       const std::size_t row = static_cast<std::size_t>(b) * shape.rows() + r;
       const std::int64_t visible = mla_visible_tokens(len, shape.q_len, r / shape.heads_q);
       if (visible == 0) {
-        EXPECT_EQ(lse[row], -std::numeric_limits<float>::infinity()) << "seq " << b << " row " << r;
-        for (int j = 0; j < shape.value_dim(); ++j)
-          if (o[row * shape.value_dim() + j] != 0.f && ++bad <= 5)
-            ADD_FAILURE() << "seq " << b << " row " << r << " col " << j << " sees no token but o is "
-                          << o[row * shape.value_dim() + j];
+        sees_none[row] = true;
         continue;
       }
-      EXPECT_NEAR(lse[row], ref_lse[row], 1e-4 * std::max(1.0, std::fabs(ref_lse[row]))) << "seq " << b << " row " << r;
       std::vector<double> w_abs_v(shape.value_dim(), 0.0);
       double abs_dot_max = 0;  // the largest sum_c |q_c k_c|: the FP32 score sums' error scale
       for (std::int64_t t = 0; t < visible; ++t) {
@@ -163,22 +130,83 @@ MlaDecodePlan run_mla_decode_case(const MlaDecodeCase& c, const MlaPlanner& plan
       // weight then moves by that (times the scale) relative, twice over (numerator and l).
       const double score_err = shape.key_dim() * std::ldexp(1.0, -24) * abs_dot_max * shape.softmax_scale;
       const double tol = 2 * u + 4 * score_err;
-      for (int j = 0; j < shape.value_dim(); ++j) {
-        const double err_j = std::fabs(o[row * shape.value_dim() + j] - ref_o[row * shape.value_dim() + j]);
-        if (!(err_j <= tol * w_abs_v[j] + 1e-6) && ++bad <= 5)
-          ADD_FAILURE() << "seq " << b << " row " << r << " col " << j << ": " << o[row * shape.value_dim() + j]
-                        << " vs " << ref_o[row * shape.value_dim() + j] << " (bound " << tol * w_abs_v[j] + 1e-6 << ")";
-      }
+      for (int j = 0; j < shape.value_dim(); ++j) bound[row * shape.value_dim() + j] = tol * w_abs_v[j] + 1e-6;
     }
   }
-  EXPECT_EQ(bad, 0);
-  return plan;
+
+  std::vector<unsigned char> bytes(reinterpret_cast<const unsigned char*>(cache.data().data()),
+                                   reinterpret_cast<const unsigned char*>(cache.data().data()) + cache.data().size());
+  DeviceBuffer<unsigned char> d_cache(bytes);
+  DeviceBuffer<std::int32_t> d_lens(c.lengths),
+      d_pages(cache.page_indices().empty() ? std::vector<std::int32_t>{0} : cache.page_indices()),
+      d_indptr(cache.indptr().empty() ? std::vector<std::int32_t>{0} : cache.indptr());
+  DeviceBuffer<float> d_q(q), d_o(out_rows * shape.value_dim()), d_lse(out_rows), d_scale(std::vector<float>{scale});
+  int sm_count = 0;
+  EXPECT_EQ(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  std::int64_t max_len = 0;
+  for (const auto l : c.lengths) max_len = std::max<std::int64_t>(max_len, l);
+  const T* base = reinterpret_cast<const T*>(d_cache.get());
+
+  std::vector<MlaDecodePlan> plans;
+  for (const MlaPlanner& planner : planners) {
+    const MlaDecodePlan plan = planner(shape, c.dtype, batch, max_len, sm_count, c.splits);
+    plans.push_back(plan);
+    SCOPED_TRACE(plan.to_json().dump());
+    if (c.splits > 0) {
+      EXPECT_LE(plan.num_splits, c.splits);
+    }
+    d_o.poison();  // every plan writes every element it owns, none left from the previous plan
+    d_lse.poison();
+    DeviceBuffer<unsigned char> d_work(plan.workspace_bytes);
+    cudaError_t err;
+    if (c.storage == LatentStorage::contiguous)
+      err = run_mla_decode(shape, cache.contiguous_view(base, d_scale.get()), d_lens.get(), d_q.get(), d_o.get(),
+                           d_lse.get(), d_work.get(), plan, nullptr);
+    else
+      err = run_mla_decode(shape, cache.paged_view(base, d_pages.get(), d_indptr.get(), d_scale.get()), d_lens.get(),
+                           d_q.get(), d_o.get(), d_lse.get(), d_work.get(), plan, nullptr);
+    EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+    if (err != cudaSuccess) continue;
+    const cudaError_t sync = cudaDeviceSynchronize();
+    EXPECT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
+    if (sync != cudaSuccess) return plans;  // a sticky error: later launches would fail alike
+    const std::vector<float> o = d_o.download(), lse = d_lse.download();
+
+    int bad = 0;
+    for (std::size_t row = 0; row < out_rows; ++row) {
+      const std::size_t b = row / shape.rows(), r = row % shape.rows();
+      if (sees_none[row]) {
+        EXPECT_EQ(lse[row], -std::numeric_limits<float>::infinity()) << "seq " << b << " row " << r;
+        for (int j = 0; j < shape.value_dim(); ++j)
+          if (o[row * shape.value_dim() + j] != 0.f && ++bad <= 5)
+            ADD_FAILURE() << "seq " << b << " row " << r << " col " << j << " sees no token but o is "
+                          << o[row * shape.value_dim() + j];
+        continue;
+      }
+      EXPECT_NEAR(lse[row], ref_lse[row], 1e-4 * std::max(1.0, std::fabs(ref_lse[row]))) << "seq " << b << " row " << r;
+      for (int j = 0; j < shape.value_dim(); ++j) {
+        const std::size_t at = row * shape.value_dim() + j;
+        const double err_j = std::fabs(o[at] - ref_o[at]);
+        if (!(err_j <= bound[at]) && ++bad <= 5)
+          ADD_FAILURE() << "seq " << b << " row " << r << " col " << j << ": " << o[at] << " vs " << ref_o[at]
+                        << " (bound " << bound[at] << ")";
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+  return plans;
 }
 
+inline std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std::vector<MlaPlanner>& planners) {
+  if (c.dtype == DType::fp16) return run_mla_decode_case<__half>(c, planners);
+  if (c.dtype == DType::fp8_e4m3) return run_mla_decode_case<__nv_fp8_e4m3>(c, planners);
+  return run_mla_decode_case<__nv_bfloat16>(c, planners);
+}
+
+// One planner: the plan it ran.
 inline MlaDecodePlan run_mla_decode_case(const MlaDecodeCase& c, const MlaPlanner& planner) {
-  if (c.dtype == DType::fp16) return run_mla_decode_case<__half>(c, planner);
-  if (c.dtype == DType::fp8_e4m3) return run_mla_decode_case<__nv_fp8_e4m3>(c, planner);
-  return run_mla_decode_case<__nv_bfloat16>(c, planner);
+  const std::vector<MlaDecodePlan> plans = run_mla_decode_case(c, std::vector<MlaPlanner>{planner});
+  return plans.empty() ? MlaDecodePlan{} : plans.front();
 }
 
 }  // namespace decode_bench::testing

@@ -1,13 +1,17 @@
 // The warpgroup-MMA MLA decode kernel (kernels/mla/mla_decode_wgmma.hpp) against the float64
 // reference (tests/mla_decode_case.hpp: q representable in the MMA's type, o and lse poisoned,
-// every row within 2u sum_t w_t |v_t| plus the FP32 score sums' bound): h_q 64 and 128 (DeepSeek-V3
-// at tensor parallel 2 and 1), 96 (rows not a multiple of 128; at q_len 1 its second row block
-// is half padding), 24 and 32 (one block of 24 to 64 rows, the rest padding), q_len 1 and 2, lengths 1, 63, 64, 65 and 4097 (tile edges; 4097 = 64 tiles + 1
-// token), pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch with an
-// empty sequence, FP16 and BF16, one split and several (the mma.sync kernel's LSE merge over this
-// kernel's partials). Skipped with the reason where the kernel cannot run (no sm_90a code in the
-// build, or a GPU other than compute capability 9.0); the host tests of its planner run anywhere.
+// every row within 2u sum_t w_t |v_t| plus the FP32 score sums' bound), every case in both
+// tilings (64-token tiles in 2 stages, 32-token tiles in 4) against one reference: h_q 64 and 128
+// (DeepSeek-V3 at tensor parallel 2 and 1), 96 (rows not a multiple of 128; at q_len 1 its second
+// row block is half padding), 16, 24 and 32 (one block of 16 to 64 rows, the rest padding), q_len
+// 1 and 2, lengths 1, 31, 32, 33, 63, 64, 65, 4097 and 100003 (both tiles' edges; 4097 = 64 tiles
+// of 64 + 1 token), pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch
+// with an empty sequence, FP16 and BF16, one split and several (the mma.sync kernel's LSE merge
+// over this kernel's partials). Skipped with the reason where the kernel cannot run (no sm_90a
+// code in the build, or a GPU other than compute capability 9.0); the host tests of its planner
+// run anywhere.
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,25 +43,37 @@ using testing::MlaDecodeCase;
       GTEST_SKIP() << "warpgroup-MMA MLA test skipped: " << db_why_;                                     \
   } while (0)
 
-MlaDecodePlan wgmma_planner(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sms, int splits) {
-  return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sms, splits);
+// The kernel's two tilings: tokens per tile and the stages each takes.
+constexpr int kTiles[] = {64, 32};
+constexpr int kStagesOfTile[] = {2, 4};
+
+testing::MlaPlanner wgmma_planner(int tile) {
+  return [tile](const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sms, int splits) {
+    return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sms, splits, tile);
+  };
 }
 
-// Runs the case on the warpgroup-MMA kernel and checks that the plan was that kernel's.
+// Runs the case on the warpgroup-MMA kernel in both tilings (one reference) and checks that each
+// plan was that kernel's in the tiling asked for.
 void run(const MlaDecodeCase& c) {
-  const MlaDecodePlan plan = testing::run_mla_decode_case(c, wgmma_planner);
-  EXPECT_EQ(plan.kernel, MlaKernel::wgmma);
-  EXPECT_EQ(plan.to_json()["kernel"], "mla_decode_wgmma");
+  const std::vector<MlaDecodePlan> plans = testing::run_mla_decode_case(c, {wgmma_planner(64), wgmma_planner(32)});
+  ASSERT_EQ(plans.size(), 2u);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_EQ(plans[i].kernel, MlaKernel::wgmma);
+    EXPECT_EQ(plans[i].to_json()["kernel"], "mla_decode_wgmma");
+    EXPECT_EQ(plans[i].tile_tokens, kTiles[i]);
+    EXPECT_EQ(plans[i].stages, kStagesOfTile[i]);
+  }
 }
 
 TEST(MlaDecodeWgmmaGpu, EveryHeadCountAndQueryLength) {
   DB_REQUIRE_MLA_WGMMA();
-  for (const int h : {24, 32, 64, 96, 128})
+  for (const int h : {16, 24, 32, 64, 96, 128})
     for (const int q_len : {1, 2}) {
       MlaDecodeCase c;
       c.heads_q = h;
       c.q_len = q_len;
-      c.lengths = {1, 63, 64, 65, 4097};
+      c.lengths = {1, 31, 32, 33, 63, 64, 65, 4097};
       c.shuffle = true;
       run(c);
     }
@@ -70,7 +86,7 @@ TEST(MlaDecodeWgmmaGpu, PageSizesOrdersAndStorage) {
       MlaDecodeCase c;
       c.heads_q = 64;
       c.q_len = 2;
-      c.lengths = {1, 63, 64, 65, 129};
+      c.lengths = {1, 31, 32, 33, 63, 64, 65, 129};
       c.page_size = page;
       c.shuffle = shuffle;
       c.dtype = page == 7 ? DType::fp16 : DType::bf16;
@@ -119,14 +135,35 @@ TEST(MlaDecodeWgmmaGpu, SplitsMergeByLogSumExp) {
   run(edge);
 }
 
-// A few small cases for compute-sanitizer (memcheck and racecheck, scripts/gpu_check.sh): both
-// storage types, pages of 7 tokens shuffled, an empty sequence, splits, rows past the last head.
+// Long sequences: thousands of tiles through the stages (the 32-token tiling's 4 wrap around
+// every 4 tiles), the planner's 64 splits and one split over all 100,003 tokens, q_len 2's causal
+// cut in the last tile.
+TEST(MlaDecodeWgmmaGpu, LongSequence) {
+  DB_REQUIRE_MLA_WGMMA();
+  MlaDecodeCase c;
+  c.heads_q = 16;
+  c.q_len = 2;
+  c.lengths = {100003, 33};
+  c.shuffle = true;
+  run(c);
+  MlaDecodeCase one_split;
+  one_split.heads_q = 24;
+  one_split.lengths = {100003};
+  one_split.dtype = DType::fp16;
+  one_split.splits = 1;
+  run(one_split);
+}
+
+// A few small cases for compute-sanitizer (memcheck and racecheck, scripts/gpu_check.sh), both
+// tilings: both storage types, pages of 7 tokens shuffled, an empty sequence, splits, rows past
+// the last head; 330 tokens in 2 splits give the 32-token tiling 6 and 5 tiles a split, so its 4
+// stages are refilled (not only the prologue's 3 tiles).
 TEST(MlaDecodeWgmmaGpu, Small) {
   DB_REQUIRE_MLA_WGMMA();
   for (const DType dtype : {DType::fp16, DType::bf16}) {
     MlaDecodeCase c;
     c.heads_q = 96;
-    c.lengths = {1, 0, 130};
+    c.lengths = {1, 0, 130, 330};
     c.page_size = 7;
     c.shuffle = true;
     c.dtype = dtype;
@@ -159,6 +196,10 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
+  // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is the default, 64.
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).tile_tokens, 64);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 32).tile_tokens, 32);
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 64).tile_tokens, 64);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
     return plan_mla_decode_for_device(s, d, batch, len, 0, splits);
   };
@@ -243,6 +284,80 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   MlaShape h16;
   h16.heads_q = 16;
   EXPECT_EQ(plan_mla_decode(h16, DType::bf16, 32, 4096, 132).to_json()["kernel"], "mla_decode_mma_narrow");
+}
+
+// Host-side: the 32-token tiling's plan (4 stages, its shared memory, its JSON), its splits counted
+// in tokens as the 64-token tiling's (the same split counts at the sweep's shapes, at least 256
+// tokens a split), forced splits clamped to its own tiles, and a tile the kernel lacks refused.
+TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
+  MlaShape h128, h16, h128q2;
+  h16.heads_q = 16;
+  h128q2.q_len = 2;
+  const MlaDecodePlan p32 = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 32);
+  EXPECT_EQ(p32.kernel, MlaKernel::wgmma);
+  EXPECT_EQ(p32.tile_tokens, 32);
+  EXPECT_EQ(p32.stages, 4);
+  EXPECT_EQ(p32.threads, 256);
+  // 1 KiB alignment slack, Q and 4 stages of 32 x 576 BF16, P's fragments (8 words a thread), the
+  // rows' factors: within the 227 KiB an H100 block may take.
+  EXPECT_EQ(p32.shared_bytes, 1024u + (64u + 4u * 32) * 576 * 2 + 8u * 128 * 4 + 2u * (2u * 128 * 4));
+  EXPECT_LE(p32.shared_bytes, 227u * 1024);
+  EXPECT_EQ(p32.num_splits, 2);  // as the 64-token plan: 2 splits of 2048 tokens
+  EXPECT_EQ(p32.split_tiles, 64);
+  const nlohmann::json j = p32.to_json();
+  EXPECT_EQ(j["tile_tokens"], 32);
+  EXPECT_EQ(j["stages"], 4);
+  EXPECT_EQ(j["shared_bytes"], p32.shared_bytes);
+  // The default tile is 64, and 0 asks for it.
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132).tile_tokens, 64);
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 0).tile_tokens, kMlaWgmmaDefaultTile);
+
+  // At the mla preset's shapes both tilings take the same split count, and the finer tile's
+  // longest split is no longer than the coarser's (less than one 64-token tile shorter).
+  for (const MlaShape& shape : {h16, h128, h128q2})
+    for (const auto& [batch, len] : {std::pair{128, 4096}, std::pair{128, 16384}, std::pair{32, 4096},
+                                     std::pair{1, 32768}, std::pair{1, 4097}, std::pair{3, 1000}}) {
+      SCOPED_TRACE("rows " + std::to_string(shape.rows()) + " " + std::to_string(batch) + " x " + std::to_string(len));
+      const MlaDecodePlan a = plan_mla_decode_wgmma(shape, DType::bf16, batch, len, 132, 0, 64);
+      const MlaDecodePlan b = plan_mla_decode_wgmma(shape, DType::bf16, batch, len, 132, 0, 32);
+      EXPECT_EQ(a.tile_tokens, 64);
+      EXPECT_EQ(b.tile_tokens, 32);
+      EXPECT_EQ(b.num_splits, a.num_splits);
+      EXPECT_LE(b.split_tiles * 32, a.split_tiles * 64);
+      EXPECT_GT(b.split_tiles * 32, a.split_tiles * 64 - 64);
+      EXPECT_GE(static_cast<std::int64_t>(b.split_tiles) * 32 * b.num_splits, len);  // every token in a split
+      EXPECT_EQ(b.workspace_bytes, a.workspace_bytes);
+    }
+  // 1 x 32K: 64 splits of 512 tokens (16 tiles of 32).
+  const MlaDecodePlan one = plan_mla_decode_wgmma(h128, DType::bf16, 1, 32768, 132, 0, 32);
+  EXPECT_EQ(one.num_splits, 64);
+  EXPECT_EQ(one.split_tiles, 16);
+  // At least 256 tokens a split, counted in tokens: 480 tokens (15 tiles of 32, under 8 tiles' 256
+  // tokens twice) take 2 splits in both tilings, as 8 units of 64 allow 2 splits of 4.
+  const MlaDecodePlan short32 = plan_mla_decode_wgmma(h128, DType::bf16, 1, 480, 132, 0, 32);
+  EXPECT_EQ(short32.num_splits, 2);
+  EXPECT_EQ(short32.split_tiles, 8);
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 1, 480, 132, 0, 64).num_splits, 2);
+  // Under 512 tokens rounded up to 64: one split (no split of fewer than 256 tokens).
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 1, 448, 132, 0, 32).num_splits, 1);
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 1, 448, 132, 0, 64).num_splits, 1);
+  // Forced splits are taken, clamped to this tiling's tiles, none left empty.
+  const MlaDecodePlan forced = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 64, 32);
+  EXPECT_EQ(forced.num_splits, 4);  // 4 tiles of 32 (the 64-token tiling: 2)
+  EXPECT_EQ(forced.split_tiles, 1);
+  const MlaDecodePlan three = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3, 32);
+  EXPECT_EQ(three.num_splits, 2);  // 3 over 4 tiles: 2 tiles a split, so 2 splits
+  EXPECT_EQ(three.split_tiles, 2);
+  EXPECT_EQ(three.workspace_bytes, 2u * 1 * 128 * 513 * 4);
+  // A tile the kernel lacks: refused, naming it.
+  for (const int bad : {16, 48, 128, -32}) {
+    try {
+      (void)plan_mla_decode_wgmma(h128, DType::bf16, 1, 4096, 132, 0, bad);
+      ADD_FAILURE() << "tile " << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("not " + std::to_string(bad)), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {

@@ -100,5 +100,30 @@ TEST(MlaSweepGpu, BatchDecodeWithForcedSplits) {
   }
 }
 
+// DECODE_BENCH_MLA_TILE (the run's tuning policy) reaches the warpgroup-MMA plan: both tilings
+// verified and recorded (tile_tokens, stages) where the device runs that kernel.
+TEST(MlaSweepGpu, TileKnobReachesTheWarpgroupPlan) {
+  DB_REQUIRE_GPU();
+  MlaShape h128;
+  if (!mla_decode_wgmma_available(h128, DType::bf16, 0)) GTEST_SKIP() << "no warpgroup-MMA MLA kernel on this device";
+  const json preset = testing::one_experiment(
+      {{"q_len", {1, 2}}},
+      {{"attention", "mla"}, {"kernel", "flash_decode"}, {"heads_q", 128}, {"dtype", "bf16"}, {"layout", "paged"},
+       {"page_size", 64}, {"batch", 2}, {"T", 300}, {"timing", "hot"}, {"counters", false}});
+  auto runner = make_kernel_runner(KernelKind::flash_decode);
+  for (const Point& point : testing::plan_of(preset).points)
+    for (const auto& [tile, stages] : {std::pair{0, 2}, std::pair{64, 2}, std::pair{32, 4}}) {
+      SCOPED_TRACE(point.id + " tile " + std::to_string(tile));
+      RunContext ctx;
+      ctx.tuning.mla_tile = tile;
+      const json r = runner->run(point, ctx);
+      ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
+      EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
+      EXPECT_EQ(r["plan"]["kernel"], "mla_decode_wgmma");
+      EXPECT_EQ(r["plan"]["tile_tokens"], tile == 0 ? kMlaWgmmaDefaultTile : tile);
+      EXPECT_EQ(r["plan"]["stages"], stages);
+    }
+}
+
 }  // namespace
 }  // namespace decode_bench::sweeps

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(names.size(), 18u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -96,6 +96,9 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_SP_PREFIX_SHARE", "1").sp_prefix_share, 1.0);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_SHARE_DRAM", "measured").sp_share_dram, ShareDramRate::measured);
   EXPECT_TRUE(parsed("DECODE_BENCH_CARVEOUT", "max").carveout_max_shared);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "32").mla_tile, 32);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "64").mla_tile, 64);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "auto").mla_tile, 0);
   // Nothing but the knob named moves.
   TuningPolicy only_tiling;
   only_tiling.row_tiling = RowAttentionTiling::wide;
@@ -120,7 +123,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_ROW_MERGE", {"fuse", "Separate", "kernel", "1"}},
       {"DECODE_BENCH_SP_PREFIX_SHARE", {"0", "1.01", "half"}},
       {"DECODE_BENCH_SP_SHARE_DRAM", {"ceiling", "Measured"}},
-      {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}}};
+      {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
+      {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {
       const std::vector<std::string> problems = refusal({{name, value}});
@@ -142,7 +146,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
 // A misspelt knob would leave the run at the default it meant to change: names under the knobs'
 // prefixes that are no knob are refused; other DECODE_BENCH_* names are not the policy's.
 TEST(TuningPolicy, UnknownNamesUnderTheKnobPrefixesAreRefused) {
-  for (const char* name : {"DECODE_BENCH_FD_TILNG", "DECODE_BENCH_ROW_WGMMA", "DECODE_BENCH_SP_SHARE"}) {
+  for (const char* name :
+       {"DECODE_BENCH_FD_TILNG", "DECODE_BENCH_ROW_WGMMA", "DECODE_BENCH_SP_SHARE", "DECODE_BENCH_MLA_TILES"}) {
     const std::vector<std::string> problems = refusal({{name, "1"}});
     ASSERT_EQ(problems.size(), 1u) << name;
     EXPECT_EQ(problems[0], std::string(name) + ": not a planner knob (`decode-bench list knobs` names them)");

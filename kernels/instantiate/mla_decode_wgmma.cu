@@ -1,5 +1,6 @@
 // The warpgroup-MMA MLA decode kernel's launch (sm_90a only: kernels/CMakeLists.txt), FP16 and
-// BF16 latent caches, contiguous and paged.
+// BF16 latent caches, contiguous and paged, both tilings (64-token tiles in 2 stages, 32 in 4):
+// 8 kernel instances.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -11,18 +12,26 @@
 
 namespace decode_bench {
 
-static_assert(device::MlaWgmmaTraits::kRows == kMlaWgmmaRows && device::MlaWgmmaTraits::kTile == kMlaWgmmaTile &&
-                  device::MlaWgmmaTraits::kStages == kMlaWgmmaStages &&
-                  device::MlaWgmmaTraits::kWarpgroups == kMlaWgmmaWarpgroups &&
-                  device::MlaWgmmaTraits::kVd == kMlaKernelRank && device::MlaWgmmaTraits::kKd == kMlaKernelRank + kMlaKernelRope,
-              "the plan's constants are the kernel's");
+// The plan's constants are the kernel's, for either tiling.
+template <int Tile>
+constexpr bool mla_wgmma_traits_match() {
+  using Tr = device::MlaWgmmaTraits<Tile>;
+  return Tr::kRows == kMlaWgmmaRows && Tr::kStages == mla_wgmma_stages(Tile) && Tr::kWarpgroups == kMlaWgmmaWarpgroups &&
+         Tr::shared_bytes() == mla_wgmma_shared_bytes(Tile) && Tr::kVd == kMlaKernelRank &&
+         Tr::kKd == kMlaKernelRank + kMlaKernelRope;
+}
+static_assert(mla_wgmma_traits_match<64>() && mla_wgmma_traits_match<32>(), "the plan's constants are the kernel's");
 
 bool mla_decode_wgmma_compiled() { return true; }
 
-template <class KV>
-cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
-                                 float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
-  using Tr = device::MlaWgmmaTraits;
+namespace {
+
+// One tiling's launch: the plan's shape checked against the kernel's, then the kernel and the merge.
+template <int Tile, class KV>
+cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
+                                    const float* q, float* o, float* lse, void* workspace, const MlaDecodePlan& plan,
+                                    cudaStream_t stream) {
+  using Tr = device::MlaWgmmaTraits<Tile>;
   using T = typename KV::value_type;
   if (plan.kernel != MlaKernel::wgmma || plan.warpgroups != Tr::kWarpgroups || plan.threads != Tr::kThreads ||
       plan.rows_per_block != Tr::kRows || plan.tile_tokens != Tr::kTile || plan.stages != Tr::kStages ||
@@ -31,7 +40,7 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||
       (plan.num_splits > 1 && workspace == nullptr))
     return cudaErrorInvalidValue;
-  auto* kernel = device::mla_decode_wgmma_kernel<T, KV>;
+  auto* kernel = device::mla_decode_wgmma_kernel<T, KV, Tile>;
   // The shared-memory limit set once per kernel, not on every launch (a timed region holds launches).
   int blocks_per_sm = 0;
   if (const cudaError_t e = prepared_occupancy(reinterpret_cast<const void*>(kernel), plan.shared_bytes, false,
@@ -43,6 +52,21 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
+}
+
+}  // namespace
+
+template <class KV>
+cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
+                                 float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
+  switch (plan.tile_tokens) {
+    case 64:
+      return launch_mla_decode_wgmma<64>(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
+    case 32:
+      return launch_mla_decode_wgmma<32>(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 #define DECODE_BENCH_MLA_DECODE_WGMMA(KV)                                                                             \

@@ -9,31 +9,41 @@
 // O by value columns (warpgroup w owns columns 256 w .. + 255: 128 accumulators a thread), and a
 // sequence's row blocks are neighbours in the grid so the second reads the tiles from L2.
 //
-// Shared memory (1 KiB aligned, 226 KiB of the 227 an H100 block may take):
+// Two tilings (MlaWgmmaTraits<kTile>; the plan's tile_tokens picks one, DECODE_BENCH_MLA_TILE):
+//   kTile 64, 2 stages: one tile in flight while another is computed
+//   kTile 32, 4 stages: three tiles in flight ahead of the one computed (more bytes outstanding per
+//             SM for the same shared memory), at the price of S's Q reads: N = 32 reads Q from
+//             shared memory once per 32 tokens instead of once per 64
+// Shared memory (1 KiB aligned; both tilings fit the 227 KiB an H100 block may take):
 //   Q        64 rows x 576 in the MMA's type, 72 KiB, written once
-//   stages   2 x (64 tokens x 576), 72 KiB each (cp.async by warpgroup 1)
-//   P        warpgroup 0's P fragments (16 words a thread), 8 KiB
-//   row      2 floats a thread of warpgroup 0: the tile's O rescale, at the end 1 / l
-// A 576-wide row is 9 panels of 64 elements (128 bytes); each panel is 64 rows x 128 B (8 KiB) in
-// the 128-byte swizzle (row r at r x 128, its 16-byte chunk c at (c ^ (r & 7)) x 16), the layout of
-// kernels/row_attention_wgmma.cuh with 9 panels where that kernel's d128 tile has 2.
-// Per 64-token tile (both warpgroups' rows are the same 64; no score work is done twice):
-//   warpgroup 0: S (64 x 64) = Q K^T, 36 wgmma m64n64k16 with both operands in shared memory
-//                (K-major: A = Q, B = the tile; the k16 step kk at panel kk / 4 + (kk % 4) x 32 B);
-//                the online softmax on the accumulators (log2 domain, the reference max that moves
-//                only by more than 2^8, as in row_attention_wgmma.cuh); P re-packed as register A
-//                fragments, written with the rescale factors to shared memory, the named
-//                barrier; O[:, 0:256] += P V, 4 wgmma m64n256k16 (A from registers)
-//   warpgroup 1: stages the next tile (cp.async into the stage the previous tile left), waits at
-//                the named barrier, reads P and the rescale factors (its thread i holds the same
-//                rows as warpgroup 0's thread i: the fragment layout depends on the warp in the
-//                warpgroup and the lane only), rescales its O, O[:, 256:512] += P V
+//   stages   kStages x (kTile tokens x 576): 2 x 72 KiB or 4 x 36 KiB (cp.async by warpgroup 1)
+//   P        warpgroup 0's P fragments (kTile / 4 words a thread): 8 or 4 KiB
+//   row      2 floats a thread of warpgroup 0: the tile's O rescale
+//   inv_l    2 floats a thread of warpgroup 0: v_scale / l, at the end
+// A 576-wide row is 9 panels of 64 elements (128 bytes); each panel is its rows x 128 B (Q: 64
+// rows, 8 KiB; a stage: kTile rows) in the 128-byte swizzle (row r at r x 128, its 16-byte chunk c
+// at (c ^ (r & 7)) x 16), the layout of kernels/row_attention_wgmma.cuh with 9 panels where that
+// kernel's d128 tile has 2.
+// Per tile (both warpgroups' rows are the same 64; no score work is done twice):
+//   warpgroup 0: S (64 x kTile) = Q K^T, 36 wgmma m64n{kTile}k16 with both operands in shared
+//                memory (K-major: A = Q, B = the tile; the k16 step kk at panel kk / 4 + (kk % 4) x
+//                32 B); the online softmax on the accumulators (log2 domain, the reference max that
+//                moves only by more than 2^8, as in row_attention_wgmma.cuh); P re-packed as
+//                register A fragments, written with the rescale factors to shared memory, the named
+//                barrier; O[:, 0:256] += P V, kTile / 16 wgmma m64n256k16 (A from registers)
+//   warpgroup 1: stages the tile kStages - 1 ahead (cp.async into the stage the previous tile left),
+//                waits at the named barrier, reads P and the rescale factors (its thread i holds
+//                the same rows as warpgroup 0's thread i: the fragment layout depends on the warp
+//                in the warpgroup and the lane only), rescales its O, O[:, 256:512] += P V
 //   V is the tile's first 512 columns, MN-major B (tokens are the reduction): leading byte offset
-//   8192 (panel to panel, 64 value columns each), stride 1024 (8 tokens), the k16 step c at c x 2048.
-// Synchronisation (the conventions of row_attention_wgmma.cuh): at each tile's top every thread
-// waits for its own copies of the tile (cp.async.wait_group 0: one tile in flight), fences them
+//   one stage panel (kTile x 128 B: panel to panel, 64 value columns each), stride 1024 (8
+//   tokens), the k16 step c at c x 2048.
+// Synchronisation (the conventions of row_attention_wgmma.cuh): each thread of warpgroup 1 commits
+// one cp.async group per tile (the prologue the first kStages - 1, each tile's top the one
+// kStages - 1 ahead; empty past the end, so the count stays uniform); at each tile's top it waits
+// until at most kStages - 2 groups are pending (its own copies of this tile are in), fences them
 // into the async proxy, waits for its warpgroup's last P V (wgmma.wait_group 0), and the block
-// meets at __syncthreads; only then is the stage of the previous tile refilled, and P's buffer
+// meets at the tile barrier; only then is the stage of the previous tile refilled, and P's buffer
 // rewritten (warpgroup 1 read the previous P before that barrier). The named barrier (id 1, 256
 // threads, both warpgroups bar.sync) hands P over once a tile. Warpgroup 0 meets it with bar.sync,
 // not bar.arrive: warpgroup 1 is already waiting there in almost every tile (it only refills a
@@ -58,18 +68,24 @@
 
 namespace decode_bench::device {
 
+template <int Tile>
 struct MlaWgmmaTraits {
+  static_assert(Tile == 64 || Tile == 32, "tiles of 64 tokens (2 stages) or 32 (4 stages)");
   static constexpr int kKd = 576, kVd = 512;
   static constexpr int kRows = 64;  // query rows per block: wgmma's M
-  static constexpr int kTile = 64;  // tokens per stage: S's N and P V's K
-  static constexpr int kStages = 2;
+  static constexpr int kTile = Tile;  // tokens per stage: S's N and P V's K
+  // The same shared memory in either tiling: 2 x 64 or 4 x 32 tokens staged.
+  static constexpr int kStages = Tile == 64 ? 2 : 4;
   static constexpr int kWarpgroups = 2;
   static constexpr int kThreads = 128 * kWarpgroups;
   static constexpr int kPanels = kKd / 64;        // 9 panels of 64 columns (128 bytes)
-  static constexpr int kPanelBytes = 64 * 128;    // 64 rows of one panel
-  static constexpr int kQBytes = kPanels * kPanelBytes;
-  static constexpr int kStageBytes = kPanels * kPanelBytes;
-  static constexpr int kPWords = 16;              // P's A fragments per thread (4 k16 steps x 4)
+  static constexpr int kQPanelBytes = kRows * 128;      // 64 rows of one panel
+  static constexpr int kStagePanelBytes = kTile * 128;  // kTile tokens of one panel
+  static constexpr int kQBytes = kPanels * kQPanelBytes;
+  static constexpr int kStageBytes = kPanels * kStagePanelBytes;
+  static constexpr int kKSteps = kTile / 16;       // P V's k16 steps (tokens) a tile
+  static constexpr int kSAcc = kTile / 2;          // S's accumulators per thread (64 x kTile / 128)
+  static constexpr int kPWords = 4 * kKSteps;      // P's A fragments per thread (4 words a k16 step)
   static constexpr int kPBytes = kPWords * 128 * 4;
   static constexpr int kRowStateBytes = 2 * 128 * 4;
   static constexpr int kQOffset = 0;
@@ -79,8 +95,11 @@ struct MlaWgmmaTraits {
   static constexpr int kInvLOffset = kRowStateOffset + kRowStateBytes;  // v_scale / l at the end
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
   static constexpr std::size_t shared_bytes() { return 1024 + kInvLOffset + kRowStateBytes; }
+  // Stages and panels start on 1 KiB (the 128-byte swizzle's 8-row atom).
+  static_assert(kStagePanelBytes % 1024 == 0 && kStageOffset % 1024 == 0, "swizzle atoms aligned");
 };
-static_assert(MlaWgmmaTraits::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
+static_assert(MlaWgmmaTraits<64>::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
+static_assert(MlaWgmmaTraits<32>::shared_bytes() <= 227 * 1024, "an H100 block takes at most 227 KiB of shared memory");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -95,6 +114,10 @@ static_assert(MlaWgmmaTraits::shared_bytes() <= 227 * 1024, "an H100 block takes
       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),            \
       "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),            \
       "+f"(d[30]), "+f"(d[31])
+#define DB_MLA_D16_LIST "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define DB_MLA_D16_OPERANDS(d)                                                                              \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),           \
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 #define DB_MLA_D128_LIST \
   "{" \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -142,6 +165,35 @@ __device__ __forceinline__ void mla_wgmma_m64n64k16_ss(float (&d)[32], std::uint
   }
 }
 
+// d (64 x 32, FP32) (+)= A (64 x 16) B (16 x 32), both K-major in shared memory (descriptors).
+// accumulate 0 overwrites d.
+template <class T>
+__device__ __forceinline__ void mla_wgmma_m64n32k16_ss(float (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc,
+                                                       int accumulate) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " DB_MLA_D16_LIST ", %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : DB_MLA_D16_OPERANDS(d)
+                 : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  } else {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " DB_MLA_D16_LIST ", %16, %17, p, 1, 1, 0, 0;\n}\n"
+                 : DB_MLA_D16_OPERANDS(d)
+                 : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  }
+}
+
+// S's k16 step for either tiling: the m64n64 form on 32 accumulators, the m64n32 form on 16.
+template <class T, int N>
+__device__ __forceinline__ void mla_wgmma_s_ss(float (&d)[N], std::uint64_t a_desc, std::uint64_t b_desc,
+                                               int accumulate) {
+  static_assert(N == 32 || N == 16, "S of 64 or 32 tokens");
+  if constexpr (N == 32)
+    mla_wgmma_m64n64k16_ss<T>(d, a_desc, b_desc, accumulate);
+  else
+    mla_wgmma_m64n32k16_ss<T>(d, a_desc, b_desc, accumulate);
+}
+
 // d (64 x 256, FP32) += A (64 x 16, registers: mma.sync's m16n8k16 A layout per warp) B (16 x 256),
 // B MN-major in shared memory (the transpose immediate 1).
 template <class T>
@@ -164,6 +216,8 @@ __device__ __forceinline__ void mla_wgmma_m64n256k16_rs(float (&d)[128], const s
 
 #undef DB_MLA_D32_LIST
 #undef DB_MLA_D32_OPERANDS
+#undef DB_MLA_D16_LIST
+#undef DB_MLA_D16_OPERANDS
 #undef DB_MLA_D128_LIST
 #undef DB_MLA_D128_OPERANDS
 
@@ -175,18 +229,19 @@ __device__ __forceinline__ void mla_tile_barrier(int threads) {
   asm volatile("bar.sync 2, %0;\n" ::"r"(threads) : "memory");
 }
 
-// Byte offset of 16-byte chunk c (0-71) of row r (0-63) of a 64 x 576 operand (Q or a tile).
-__device__ __forceinline__ std::uint32_t mla_sw128_chunk(int r, int c) {
-  return static_cast<std::uint32_t>((c >> 3) * MlaWgmmaTraits::kPanelBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+// Byte offset of 16-byte chunk c (0-71) of row r of a rows x 576 operand (Q: 64 rows, a stage:
+// the tile's tokens) whose panels are panel_bytes apart.
+__device__ __forceinline__ std::uint32_t mla_sw128_chunk(int r, int c, int panel_bytes) {
+  return static_cast<std::uint32_t>((c >> 3) * panel_bytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <class T, class KV>
-__global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
+template <class T, class KV, int Tile>
+__global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     mla_decode_wgmma_kernel(const KV cache, const MlaArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tr = MlaWgmmaTraits;
+  using Tr = MlaWgmmaTraits<Tile>;
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 latent cache");
   static_assert(std::is_same_v<typename KV::value_type, T>, "the cache holds T");
   using Ops = MmaStorage<T>;
@@ -216,26 +271,32 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   float* const row_state = reinterpret_cast<float*>(smem + Tr::kRowStateOffset);
   float* const inv_l = reinterpret_cast<float*>(smem + Tr::kInvLOffset);  // written once, after the loops
 
-  // Warpgroup 1 stages tokens [t0 + 64 tile, + 64) (zero past t1): thread i copies chunks 8 k + i % 8
-  // (k = 0..8: one per panel) of rows i / 8 + 16 p (p = 0..3), so 8 neighbouring threads copy one
-  // row's 128 contiguous bytes into 8 distinct 16-byte slots of its swizzled panel row.
+  // Warpgroup 1 stages tokens [t0 + kTile tile, + kTile) (zero past t1): thread i copies chunks
+  // 8 k + i % 8 (k = 0..8: one per panel) of rows i / 8 + 16 p (p < kTile / 16), so 8 neighbouring
+  // threads copy one row's 128 contiguous bytes into 8 distinct 16-byte slots of its swizzled panel
+  // row.
   const auto load_tile = [&](int tile) {
     const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
     const std::uint32_t dst = stage_at(tile);
     const int c = wtid & 7;
 #pragma unroll
-    for (int p = 0; p < 4; ++p) {
+    for (int p = 0; p < Tr::kTile / 16; ++p) {
       const int r = wtid / 8 + 16 * p;
       const std::int64_t t = tile_t0 + r;
       const bool valid = t < t1;
       const T* src = cache.k + cache.row_offset(b, 0, valid ? t : tile_t0) + c * 8;
-      const std::uint32_t row_dst = dst + mla_sw128_chunk(r, c);
+      const std::uint32_t row_dst = dst + mla_sw128_chunk(r, c, Tr::kStagePanelBytes);
 #pragma unroll
-      for (int k = 0; k < Tr::kPanels; ++k) cp_async_16B(row_dst + k * Tr::kPanelBytes, src + 64 * k, valid);
+      for (int k = 0; k < Tr::kPanels; ++k) cp_async_16B(row_dst + k * Tr::kStagePanelBytes, src + 64 * k, valid);
     }
   };
-  if (wg == 1 && tiles > 0) load_tile(0);
-  cp_async_commit();
+  // The first kStages - 1 tiles, one cp.async group each (empty past the last tile): the loop's
+  // wait for tile j then leaves exactly the kStages - 2 groups after it pending.
+#pragma unroll
+  for (int j = 0; j < Tr::kStages - 1; ++j) {
+    if (wg == 1 && j < tiles) load_tile(j);
+    cp_async_commit();
+  }
 
   // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S.
   for (int i = tid; i < Tr::kRows * (Tr::kKd / 8); i += Tr::kThreads) {
@@ -247,7 +308,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       const float4 y = *reinterpret_cast<const float4*>(src + 4);
       w = make_uint4(Ops::pack(x.x, x.y), Ops::pack(x.z, x.w), Ops::pack(y.x, y.y), Ops::pack(y.z, y.w));
     }
-    *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c)) = w;
+    *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
   }
   fence_proxy_async_shared();  // the st.shared of Q visible to wgmma (ordered by the first tile's barrier)
 
@@ -270,19 +331,19 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   for (int i = 0; i < 128; ++i) o[i] = 0.f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};  // warpgroup 0's
   // P V's B operand: this warpgroup's 4 panels of the tile (value columns 256 wg .. + 255).
-  const std::uint32_t v_offset = static_cast<std::uint32_t>(wg) * 4u * Tr::kPanelBytes;
-  // O += P V over the 4 k16 steps of 16 tokens (P's rows are both warpgroups' rows); waited for
-  // at the next tile's top (or after the loop).
-  const auto pv = [&](std::uint32_t st, std::uint32_t (&a)[4][4]) {
+  const std::uint32_t v_offset = static_cast<std::uint32_t>(wg) * 4u * Tr::kStagePanelBytes;
+  // O += P V over the kTile / 16 k16 steps of 16 tokens (P's rows are both warpgroups' rows);
+  // waited for at the next tile's top (or after the loop).
+  const auto pv = [&](std::uint32_t st, std::uint32_t (&a)[Tr::kKSteps][4]) {
 #pragma unroll
-    for (int c = 0; c < 4; ++c)
+    for (int c = 0; c < Tr::kKSteps; ++c)
 #pragma unroll
       for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
     fence_registers(o);
     wgmma_fence();
-    const std::uint64_t v_desc = sw128_descriptor(st + v_offset, Tr::kPanelBytes, 1024);
+    const std::uint64_t v_desc = sw128_descriptor(st + v_offset, Tr::kStagePanelBytes, 1024);
 #pragma unroll
-    for (int c = 0; c < 4; ++c) mla_wgmma_m64n256k16_rs<T>(o, a[c], v_desc + static_cast<std::uint64_t>((c * 2048) >> 4));
+    for (int c = 0; c < Tr::kKSteps; ++c) mla_wgmma_m64n256k16_rs<T>(o, a[c], v_desc + static_cast<std::uint64_t>((c * 2048) >> 4));
     wgmma_commit();
   };
   const auto rescale = [&](float alpha0, float alpha1) {  // with the slack, after the first tiles almost never
@@ -301,9 +362,9 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
   // serialise the wgmma of P V, warning C7515); they meet at the tile barrier once a tile and at
   // the P hand-over.
   if (wg == 0) {
-    float s[32];
+    float s[Tr::kSAcc];
 #pragma unroll
-    for (int i = 0; i < 32; ++i) s[i] = 0.f;
+    for (int i = 0; i < Tr::kSAcc; ++i) s[i] = 0.f;
     const std::uint64_t q_desc = sw128_descriptor(q_smem, 16, 1024);
     for (int tile = 0; tile < tiles; ++tile) {
       wgmma_wait<0>();  // this warpgroup's P V of the previous tile is done with its stage
@@ -311,13 +372,16 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       mla_tile_barrier(Tr::kThreads);  // the tile is in (warpgroup 1 fenced its copies before it)
       const std::uint32_t st = stage_at(tile);
 
-      // S = Q K^T over the 576 key columns: 36 k16 steps, 4 per 128-byte panel row.
+      // S = Q K^T over the 576 key columns: 36 k16 steps, 4 per 128-byte panel row (Q's panels
+      // and the stage's are apart by their rows x 128 B).
       const std::uint64_t k_desc = sw128_descriptor(st, 16, 1024);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < Tr::kKd / 16; ++kk) {
-        const std::uint64_t step = static_cast<std::uint64_t>(((kk >> 2) * Tr::kPanelBytes + (kk & 3) * 32) >> 4);
-        mla_wgmma_m64n64k16_ss<T>(s, q_desc + step, k_desc + step, kk > 0);
+        const int within = (kk & 3) * 32;
+        const auto q_step = static_cast<std::uint64_t>(((kk >> 2) * Tr::kQPanelBytes + within) >> 4);
+        const auto k_step = static_cast<std::uint64_t>(((kk >> 2) * Tr::kStagePanelBytes + within) >> 4);
+        mla_wgmma_s_ss<T>(s, q_desc + q_step, k_desc + k_step, kk > 0);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -328,14 +392,14 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
       if (tile_t0 + Tr::kTile > limit_min) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < Tr::kTile / 8; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e)
             if (tile_t0 + 8 * j + 2 * tq + (e & 1) >= limit[e >> 1]) s[4 * j + e] = -INFINITY;
       }
       float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
+      for (int j = 0; j < Tr::kTile / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
       constexpr float kSlack = 8.f;
@@ -343,9 +407,9 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) advance_row_max(mx[h] * scale_log2, kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
       // P as the A operand of the k16 step c (tokens 16 c .. 16 c + 15: n8 blocks 2 c and 2 c + 1).
-      std::uint32_t a[4][4];
+      std::uint32_t a[Tr::kKSteps][4];
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
+      for (int c = 0; c < Tr::kKSteps; ++c) {
         float p[8];
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
@@ -360,7 +424,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
       // Hand P and the rescale to warpgroup 1 (its thread wtid holds the same rows). It read the
       // previous tile's before the tile barrier above.
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
+      for (int c = 0; c < Tr::kKSteps; ++c)
 #pragma unroll
         for (int i = 0; i < 4; ++i) p_buf[(4 * c + i) * 128 + wtid] = a[c][i];
       row_state[wtid] = alpha[0];
@@ -371,17 +435,21 @@ __global__ void __launch_bounds__(MlaWgmmaTraits::kThreads, 1)
     }
   } else {
     for (int tile = 0; tile < tiles; ++tile) {
-      cp_async_wait<0>();          // this thread's copies of the tile (the only group in flight)
+      // This thread's copies of the tile: groups tile + 1 .. tile + kStages - 2 (the tiles after
+      // it) may stay pending.
+      cp_async_wait<Tr::kStages - 2>();
       fence_proxy_async_shared();  // ... visible to wgmma
       wgmma_wait<0>();             // this warpgroup's P V of the previous tile is done with its stage
       fence_registers(o);
       mla_tile_barrier(Tr::kThreads);  // every wgmma of the previous tile is done: refill its stage
-      if (tile + 1 < tiles) load_tile(tile + 1);
+      // The previous tile's stage takes the tile kStages - 1 ahead; one group each tile, empty past
+      // the end.
+      if (tile + Tr::kStages - 1 < tiles) load_tile(tile + Tr::kStages - 1);
       cp_async_commit();
       mla_bar_sync(Tr::kThreads);  // warpgroup 0's P of this tile
-      std::uint32_t a[4][4];
+      std::uint32_t a[Tr::kKSteps][4];
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
+      for (int c = 0; c < Tr::kKSteps; ++c)
 #pragma unroll
         for (int i = 0; i < 4; ++i) a[c][i] = p_buf[(4 * c + i) * 128 + wtid];
       rescale(row_state[wtid], row_state[128 + wtid]);

@@ -5,6 +5,7 @@
 // Hopper; kernels/mla/mla_decode_wgmma_none.cpp otherwise). Its plan is an MlaDecodePlan with
 // `kernel` MlaKernel::wgmma; run_mla_decode (kernels/mla/mla_decode.hpp) dispatches on that field,
 // and the split partials are merged by the mma.sync kernels' merge (the same workspace layout).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -16,11 +17,27 @@
 
 namespace decode_bench {
 
-// The kernel's compiled shape (kernels/mla/mla_decode_wgmma.cuh, MlaWgmmaTraits).
+// The kernel's compiled shape (kernels/mla/mla_decode_wgmma.cuh, MlaWgmmaTraits<tile>).
 inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
-inline constexpr int kMlaWgmmaTile = 64;         // tokens per stage
-inline constexpr int kMlaWgmmaStages = 2;
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
+// Two tilings of the same shared memory: 64-token tiles in 2 stages, or 32-token tiles in 4 (three
+// tiles in flight ahead of the one computed). A plan names its tile (tile_tokens); 0 asks for the
+// default, kMlaWgmmaDefaultTile (DECODE_BENCH_MLA_TILE=auto).
+inline constexpr int kMlaWgmmaDefaultTile = 64;
+constexpr bool mla_wgmma_tile_compiled(int tile) { return tile == 64 || tile == 32; }
+constexpr int mla_wgmma_stages(int tile) { return tile == 32 ? 4 : 2; }
+// A block's shared memory in either tiling: 1 KiB of alignment slack, Q (64 x 576) and the stages
+// (stages x tile x 576) in the 16-bit type, P's fragments (tile / 4 words a thread of warpgroup 0),
+// the rows' rescale factors and their final v_scale / l (2 floats a thread of warpgroup 0 each).
+// The launch checks it against MlaWgmmaTraits<tile>::shared_bytes.
+constexpr std::size_t mla_wgmma_shared_bytes(int tile) {
+  return 1024 + static_cast<std::size_t>(kMlaWgmmaRows + mla_wgmma_stages(tile) * tile) * 576 * 2 +
+         static_cast<std::size_t>(tile / 4) * 128 * 4 + 2 * (2 * 128 * 4);
+}
+// Splits are counted in tokens, not tiles, so both tilings split a point alike: the split count is
+// chosen over units of kMlaWgmmaSplitUnit tokens with at least kMlaWgmmaMinSplitTokens a split.
+inline constexpr int kMlaWgmmaSplitUnit = 64;
+inline constexpr int kMlaWgmmaMinSplitTokens = 256;
 // Rows per sequence from which the dispatch takes this kernel: 16 to 63 rows run in one 64-row
 // block whose padding rows cost MMA issue slots but no bytes, and a memory-bound point is paced by
 // its bytes (docs/kernels/mla.md, "Dispatch": at 16 rows this kernel read closer to the ceiling
@@ -47,18 +64,22 @@ std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dty
 // Whether the kernel computes this point on `device` (the reason above is empty there).
 bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 
-// The kernel's plan: blocks of 64 rows, 64-token tiles; splits = 0 picks, among the counts of at
-// most 64 with at least 4 tiles per split, the fewest whose waves of blocks x tiles per split is
-// within a tenth of the least (each split adds its partials and a merge); any other value is taken
-// as given (clamped to the tiles of max_len).
+// The kernel's plan: blocks of 64 rows, tiles of tile_tokens (64 or 32; 0: kMlaWgmmaDefaultTile;
+// any other value throws std::invalid_argument naming it). splits = 0 picks, among the counts of at
+// most 64 with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose waves of blocks
+// x tokens per split is within a tenth of the least (each split adds its partials and a merge),
+// counting tokens in kMlaWgmmaSplitUnit units for either tile; any other value is taken as given
+// (clamped to the tiles of max_len). Either way each split is a whole number of tiles.
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                    int sm_count, int splits = 0);
+                                    int sm_count, int splits = 0, int tile_tokens = 0);
 
 // The plan of the kernel that computes the point on `device`: this kernel's where
 // mla_decode_wgmma_available (rows >= kMlaWgmmaMinRows, FP16 / BF16, sm_90a on compute capability
 // 9.0); else plan_mla_decode's (rows <= kMlaNarrowMaxRows the narrow kernel, else the 64-row one).
+// wgmma_tile: the warpgroup-MMA kernel's tile where it is taken (plan_mla_decode_wgmma's
+// tile_tokens; DECODE_BENCH_MLA_TILE through TuningPolicy::mla_tile).
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits = 0);
+                                         int device, int splits = 0, int wgmma_tile = 0);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan

@@ -2,20 +2,15 @@
 // host code, in every build (the kernel itself is in kernels/instantiate/mla_decode_wgmma.cu).
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
-namespace {
 
-// Shared memory of a block: Q, the stages, P's fragments, the rows' rescale factors, their final
-// v_scale / l, 1 KiB of alignment slack (MlaWgmmaTraits::shared_bytes in the kernel's header; the
-// launch checks the two agree).
-constexpr std::size_t kSharedBytes =
-    1024 + static_cast<std::size_t>(kMlaWgmmaRows + kMlaWgmmaStages * kMlaWgmmaTile) * 576 * 2 + 16 * 128 * 4 +
-    2 * (2 * 128 * 4);
-
-}  // namespace
+static_assert(mla_wgmma_shared_bytes(64) <= 227 * 1024 && mla_wgmma_shared_bytes(32) <= 227 * 1024,
+              "both tilings fit an H100 block's shared memory");
 
 std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dtype, int major, int minor) {
   if (!mla_decode_wgmma_compiled()) return "the build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
@@ -40,8 +35,12 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) 
 }
 
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                    int sm_count, int splits) {
+                                    int sm_count, int splits, int tile_tokens) {
   (void)dtype;  // FP16 and BF16 take the same shared memory
+  const int tile = tile_tokens == 0 ? kMlaWgmmaDefaultTile : tile_tokens;
+  if (!mla_wgmma_tile_compiled(tile))
+    throw std::invalid_argument("the warpgroup-MMA mla kernel has tiles of 64 or 32 tokens, not " +
+                                std::to_string(tile_tokens));
   MlaDecodePlan p;
   p.kernel = MlaKernel::wgmma;
   p.warpgroups = kMlaWgmmaWarpgroups;
@@ -49,20 +48,25 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
   p.rows = shape.rows();
   p.rows_per_block = kMlaWgmmaRows;
   p.row_blocks = (p.rows + kMlaWgmmaRows - 1) / kMlaWgmmaRows;
-  p.tile_tokens = kMlaWgmmaTile;
-  p.stages = kMlaWgmmaStages;
+  p.tile_tokens = tile;
+  p.stages = mla_wgmma_stages(tile);
   p.threads = 128 * kMlaWgmmaWarpgroups;
-  p.shared_bytes = kSharedBytes;
-  const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + kMlaWgmmaTile - 1) / kMlaWgmmaTile);
+  p.shared_bytes = mla_wgmma_shared_bytes(tile);
+  const std::int64_t tiles = std::max<std::int64_t>(1, (max_len + tile - 1) / tile);
   if (splits <= 0) {
     // One block per SM (shared memory). The time of the longest sequence's blocks goes as the
-    // waves of blocks times the tiles of one split; among the counts with at least 4 tiles a split
-    // (at most 64), the fewest whose cost is within a tenth of the least (each split adds its
-    // partials and the merge's traffic).
+    // waves of blocks times the tokens of one split, counted in units of kMlaWgmmaSplitUnit for
+    // either tile (a count in the tile's own units would let the finer tile settle for a split
+    // count its coarser twin does not, so the two tilings' runs would differ in more than the
+    // tile); among the counts with at least kMlaWgmmaMinSplitTokens tokens a split (at most 64),
+    // the fewest whose cost is within a tenth of the least (each split adds its partials and the
+    // merge's traffic).
+    const std::int64_t units = std::max<std::int64_t>(1, (max_len + kMlaWgmmaSplitUnit - 1) / kMlaWgmmaSplitUnit);
     const std::int64_t blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * p.row_blocks);
     const std::int64_t sms = std::max(1, sm_count);
-    const std::int64_t most = std::clamp<std::int64_t>(tiles / 4, 1, 64);
-    const auto cost = [&](std::int64_t s) { return ((blocks * s + sms - 1) / sms) * ((tiles + s - 1) / s); };
+    const std::int64_t most =
+        std::clamp<std::int64_t>(units * kMlaWgmmaSplitUnit / kMlaWgmmaMinSplitTokens, 1, 64);
+    const auto cost = [&](std::int64_t s) { return ((blocks * s + sms - 1) / sms) * ((units + s - 1) / s); };
     std::int64_t least = cost(1);
     for (std::int64_t s = 2; s <= most; ++s) least = std::min(least, cost(s));
     std::int64_t pick = 1;
@@ -83,13 +87,13 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 }
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits) {
+                                         int device, int splits, int wgmma_tile) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
   // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
   // picks between the two mma.sync kernels.
   if (mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device))
-    return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits);
+    return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile);
   return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
 }
 

@@ -6,7 +6,9 @@
 // `decode-bench ceilings`: dram_read and bf16_tensor_wgmma). Each point runs the kernel the backend
 // picks on this GPU (plan_mla_decode_for_device: mla_decode_mma_narrow at h_q 16, the warpgroup-MMA
 // kernel on Hopper at 64 rows or more, else mla_decode_mma) and, where that is the warpgroup-MMA
-// kernel, mla_decode_mma too. Correctness is the GPU tests' job (MlaDecodeGpu.*, MlaDecodeWgmmaGpu.*).
+// kernel, its other tiling (32-token tiles after 64, or 64 after 32) and mla_decode_mma too. The
+// planner's knobs (DECODE_BENCH_MLA_TILE, ...: kernels/tuning_policy.hpp) apply to the first plan.
+// Correctness is the GPU tests' job (MlaDecodeGpu.*, MlaDecodeWgmmaGpu.*).
 //   decode-mla-probe [repetitions [filter]]
 // repetitions 0: one launch per point, untimed (for ncu); filter: only the points whose label
 // contains it (labels: "mla bf16 h16 q1 128x4096 page64").
@@ -27,6 +29,7 @@
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_decode.hpp"
 #include "kernels/mla/mla_decode_wgmma.hpp"
+#include "kernels/tuning_policy.hpp"
 
 namespace decode_bench {
 namespace {
@@ -44,6 +47,7 @@ __global__ void fill_kernel(T* p, std::size_t n, unsigned salt) {
 }
 
 int g_reps = 15;
+TuningPolicy g_tuning;  // from the environment, parsed in main
 const char* g_filter = "";
 
 void point(int heads_q, int q_len, int batch, int len) {
@@ -68,10 +72,15 @@ void point(int heads_q, int q_len, int batch, int len) {
   DB_CUDA_CHECK(cudaGetLastError());
   int sm_count = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-  // The kernel the backend runs here (warpgroup MMA on Hopper at 64 rows or more), then the
-  // mma.sync kernel beside it where that is another.
-  std::vector<MlaDecodePlan> plans{plan_mla_decode_for_device(shape, DType::bf16, batch, len, 0)};
-  if (plans[0].kernel == MlaKernel::wgmma) plans.push_back(plan_mla_decode(shape, DType::bf16, batch, len, sm_count));
+  // The kernel the backend runs here (warpgroup MMA on Hopper at 64 rows or more), then, where
+  // that is the warpgroup-MMA kernel, its other tiling and the mma.sync kernel beside it.
+  std::vector<MlaDecodePlan> plans{
+      plan_mla_decode_for_device(shape, DType::bf16, batch, len, 0, 0, g_tuning.mla_tile)};
+  if (plans[0].kernel == MlaKernel::wgmma) {
+    const int other_tile = plans[0].tile_tokens == 64 ? 32 : 64;
+    plans.push_back(plan_mla_decode_wgmma(shape, DType::bf16, batch, len, sm_count, 0, other_tile));
+    plans.push_back(plan_mla_decode(shape, DType::bf16, batch, len, sm_count));
+  }
   std::vector<float> first_o;
   for (const MlaDecodePlan& plan : plans) {
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
@@ -111,11 +120,12 @@ void point(int heads_q, int q_len, int batch, int len) {
     else
       for (std::size_t i = 0; i < out.size(); ++i)
         diff = std::max(diff, static_cast<double>(std::fabs(out[i] - first_o[i])));
-    std::printf("%-36s %-21s splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B", label.c_str(),
-                mla_kernel_name(plan.kernel), plan.num_splits, us,
+    std::printf("%-36s %-21s tile %2d splits %3d  %10.2f us  %8.1f GB/s  %7.1f TFLOP/s  intensity %6.1f FLOP/B", label.c_str(),
+                mla_kernel_name(plan.kernel), plan.tile_tokens, plan.num_splits, us,
                 us > 0 ? m.minimum_bytes() / us / 1e3 : 0.0, us > 0 ? m.flops / us / 1e6 : 0.0, m.arithmetic_intensity());
     if (&plan != &plans.front())
-      std::printf("  max |o - o(%s)| %.3g", mla_kernel_name(plans.front().kernel), diff);
+      std::printf("  max |o - o(%s tile %d)| %.3g", mla_kernel_name(plans.front().kernel), plans.front().tile_tokens,
+                  diff);
     std::printf("\n");
   }
 }
@@ -125,6 +135,12 @@ void point(int heads_q, int q_len, int batch, int len) {
 
 int main(int argc, char** argv) {
   using namespace decode_bench;
+  try {
+    g_tuning = tuning_policy_from_environment();
+  } catch (const TuningPolicyError& e) {
+    std::fprintf(stderr, "decode-mla-probe: %s\n", e.what());
+    return 2;
+  }
   if (argc > 1) g_reps = std::atoi(argv[1]);
   if (argc > 2) g_filter = argv[2];
   try {
