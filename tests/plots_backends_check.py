@@ -19,14 +19,10 @@ import shutil
 import subprocess
 import sys
 
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    # As `decode-bench plot` does: the system python3 has python3-matplotlib when PATH's does not.
-    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    print("no python3 with matplotlib (install python3-matplotlib)")
-    sys.exit(1)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import matplotlib_python  # noqa: E402
+
+matplotlib_python.require()
 
 SRC, OUT = sys.argv[1], sys.argv[2]
 EXE = sys.argv[3] if len(sys.argv) > 3 else None

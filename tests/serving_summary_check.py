@@ -9,6 +9,11 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import matplotlib_python  # noqa: E402
+
+matplotlib_python.require()
+
 
 def trace_point(layout, running, gpu_us, fragmentation=None, page_size=16, experiment="trace", system_prompt_len=None):
     tokens, gpu = sum(running), sum(gpu_us)
