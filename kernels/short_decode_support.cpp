@@ -50,6 +50,28 @@ std::optional<std::string> decode_short_unsupported_reason(const DecodeProblem& 
   return std::nullopt;
 }
 
+namespace {
+
+// The long stage's blocks over a batch: (sequences x KV heads) pairs x the group's parts.
+std::int64_t short_decode_long_blocks(const DecodeProblem& p, int sms) {
+  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+  const int heads = short_decode_long_heads_per_block(p.shape.group(), items, sms);
+  return items * ((p.shape.group() + heads - 1) / heads);
+}
+
+// auto, attention variants at 65-128 tokens: where the tensor-core row twins would run the point
+// (the CUDA-core twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel) and the long
+// stage's blocks fill at most a quarter of the SMs. The twins plan a window as full attention over
+// its tokens on the uniform grid (no work list, the merge in the last split block), which leaves a
+// few (sequence, KV head) pairs to few blocks; from a block an SM on, the twins' wider tiles were
+// ahead of the long stage (docs/kernels/short_decode.md, "Measured: the variants").
+bool decode_prefers_short_variant_long(const DecodeProblem& p, const TuningPolicy& t, int sms) {
+  if (!decode_prefers_tensor_core(p, t)) return false;
+  return 4 * short_decode_long_blocks(p, sms) <= std::max(sms, 1);
+}
+
+}  // namespace
+
 bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, bool paged, int sms) {
   // Pinned splits, heads per block, the separate merge kernel or a pinned tiling of the other paths
   // (DECODE_BENCH_FD_TILING, DECODE_BENCH_ROW_TILING) ask for those kernels (tuning probes, tests);
@@ -62,13 +84,7 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   if (tokens <= kShortFirstStageLen) return true;
   // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
   if (t.fd_short_max_len != 0) return tokens <= t.fd_short_max_len;
-  // auto, attention variants: wherever the tensor-core row twins would run it (the CUDA-core twins
-  // at groups 1-2 keep it, as plain MHA keeps the split-K kernel), at any block count and layout.
-  // The twins plan a window as full attention over its tokens on the uniform grid (no work list,
-  // no stealing, the merge in the last split block) and ran gpt-oss's 128-token windows at
-  // 0.34-0.49 of the DRAM read floor on the H100 (results/reference/h100/models.json), where the
-  // plain row kernel measured level with the long stage (contiguous, a block an SM or fewer).
-  if (!p.variant.plain()) return decode_prefers_tensor_core(p, t);
+  if (!p.variant.plain()) return decode_prefers_short_variant_long(p, t, sms);
   // auto: only where the row-attention path would run the batch otherwise (MHA and groups 1-2, and
   // FP8 at the CUDA-core groups, keep their paths until measured against it), and there where the
   // long stage measured faster than the row kernel (H100, 32 / 8 heads, d 128, FP16 and BF16,
@@ -77,9 +93,7 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   // SM on either layout; between one and two an SM, up to 96 tokens (at 128 the row kernel's one
   // wave of two blocks an SM was ahead).
   if (!decode_prefers_tensor_core(p)) return false;
-  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
-  const int heads = short_decode_long_heads_per_block(p.shape.group(), items, sms);
-  const std::int64_t blocks = items * ((p.shape.group() + heads - 1) / heads);
+  const std::int64_t blocks = short_decode_long_blocks(p, sms);
   const std::int64_t slots = std::max(sms, 1);
   if (blocks <= slots) return paged;
   if (blocks > 2 * slots) return true;

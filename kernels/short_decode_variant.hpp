@@ -19,8 +19,8 @@ namespace decode_bench {
 // token) min(max_len, window). Every rule of the path (decode_short_unsupported_reason,
 // decode_prefers_short, the stage, the group's split over blocks, the layout) reads this bound, so
 // a 32K-token sequence with a window of 128 is a 128-token short decode. The long stage's automatic
-// rule for a variant: every decode the tensor-core row twins would otherwise run (not those of the
-// CUDA-core twins at groups 1-2), at any block count and layout.
+// rule for a variant: a decode the tensor-core row twins would otherwise run (not those of the
+// CUDA-core twins at groups 1-2) whose long-stage blocks fill at most a quarter of the SMs.
 inline std::int64_t short_decode_tokens(const DecodeProblem& problem) {
   return variant_item_tokens(problem.max_len, problem.variant);
 }

@@ -47,44 +47,62 @@ struct DecodeVariantResult {
   DecodePlan plan;
 };
 
+// A case's q and sink logits (host and device), o and lse on the device, and the DecodeProblem over
+// them (q_len x heads_q rows a sequence). q is drawn from rng after whatever the caller drew.
+struct VariantDecodeInputs {
+  std::vector<float> q, sinks;
+  DeviceBuffer<float> d_q, d_o, d_lse, d_sinks;
+  DeviceBuffer<std::int32_t> d_lens;
+  DecodeProblem problem;
+
+  VariantDecodeInputs(const DecodeVariantCase& c, DType dtype, std::mt19937_64& rng)
+      : q(random_values<float>(rows(c) * c.shape.head_dim, rng, -2.f, 2.f)),
+        sinks(sink_logits(c.shape.heads_q, c.seed)),
+        d_q(q),
+        d_o(q.size()),
+        d_lse(rows(c)),
+        d_sinks(sinks),
+        d_lens(c.lengths),
+        problem{c.shape, dtype, static_cast<int>(c.lengths.size()),
+                *std::max_element(c.lengths.begin(), c.lengths.end()), d_lens.get(), d_q.get(), d_o.get(), d_lse.get()} {
+    problem.host_seq_lens = c.lengths.data();
+    problem.variant = row_attention_variant(c.variant, d_sinks.get());
+  }
+
+  static std::size_t rows(const DecodeVariantCase& c) {
+    return c.lengths.size() * static_cast<std::size_t>(c.variant.q_len) * c.shape.heads_q;
+  }
+};
+
 template <class Elem>
 DecodeVariantResult run_decode_variant_case(const DecodeVariantCase& c) {
   std::mt19937_64 rng(c.seed);
   const DecodeShape& s = c.shape;
   const int seqs = static_cast<int>(c.lengths.size());
-  const int n = c.variant.q_len;
-  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
-  const std::size_t per_seq = static_cast<std::size_t>(n) * s.heads_q;  // rows of q, o and lse a sequence
+  const std::size_t per_seq = static_cast<std::size_t>(c.variant.q_len) * s.heads_q;  // rows of q, o and lse a sequence
   const CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
-  const std::vector<float> q = random_values<float>(seqs * per_seq * s.head_dim, rng, -2.f, 2.f);
-  const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
-
-  DeviceBuffer<float> d_q(q), d_o(seqs * per_seq * s.head_dim), d_lse(seqs * per_seq), d_sinks(sinks);
-  DeviceBuffer<std::int32_t> d_lens(c.lengths);
-  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
-  problem.host_seq_lens = c.lengths.data();
-  problem.variant = row_attention_variant(c.variant, d_sinks.get());
+  VariantDecodeInputs in(c, dtype_of<Elem>::value, rng);
   DecodeVariantResult result;
   kv_data.on_device([&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_decode<KV>(DecodeKernel::flash_decode, problem, c.options, &result.plan);
+    result.status = plan_decode<KV>(DecodeKernel::flash_decode, in.problem, c.options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
     workspace.poison();
     result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
-    d_o.poison();
-    d_lse.poison();
-    if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+    in.d_o.poison();
+    in.d_lse.poison();
+    if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, in.problem, result.plan, workspace.get(), nullptr);
     if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
   });
   if (result.status != cudaSuccess) return result;
-  const std::vector<float> o = d_o.download(), lse = d_lse.download();
+  const std::vector<float> o = in.d_o.download(), lse = in.d_lse.download();
   result.verification.passed = true;
   for (int b = 0; b < seqs; ++b) {
     const std::size_t first = static_cast<std::size_t>(b) * per_seq;
     const ReferenceOutput ref = reference_decode_variant(
-        kv_data.host, b, c.lengths[b], std::span<const float>(q.data() + first * s.head_dim, per_seq * s.head_dim), s,
-        c.variant, sinks);
+        kv_data.host, b, c.lengths[b], std::span<const float>(in.q.data() + first * s.head_dim, per_seq * s.head_dim), s,
+        c.variant, in.sinks);
     accumulate(result.verification,
                verify_decode(std::span<const float>(o.data() + first * s.head_dim, per_seq * s.head_dim),
                              std::span<const float>(lse.data() + first, per_seq), ref, dtype_of<Elem>::value));

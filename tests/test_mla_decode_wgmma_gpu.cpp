@@ -196,8 +196,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
-  // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is the default, 64.
-  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).tile_tokens, 64);
+  // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is auto: 32 at 128 rows.
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).tile_tokens, 32);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 32).tile_tokens, 32);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 64).tile_tokens, 64);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
@@ -236,10 +236,10 @@ TEST(MlaDecodeWgmmaPlan, SixteenRowsPreferTheKernelFromThirtyTwoKTokens) {
   EXPECT_FALSE(mla_prefers_wgmma(h8, 1024, 1 << 20));
 }
 
-// Host-side: the plan's shape and split rule, its JSON, and the refusals.
+// Host-side: the plan's shape and split rule (the 64-token tiling, pinned), its JSON, and the refusals.
 TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   MlaShape h128;
-  const MlaDecodePlan big = plan_mla_decode_wgmma(h128, DType::bf16, 128, 4096, 132);
+  const MlaDecodePlan big = plan_mla_decode_wgmma(h128, DType::bf16, 128, 4096, 132, 0, 64);
   EXPECT_EQ(big.kernel, MlaKernel::wgmma);
   EXPECT_EQ(big.row_blocks, 2);
   EXPECT_EQ(big.num_splits, 1);  // 256 blocks: 2 waves of 64 tiles; 2 splits would be 4 waves of 32, no better
@@ -250,7 +250,7 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(big.shared_bytes, 1024u + 3u * 64 * 576 * 2 + 16u * 128 * 4 + 2u * (2u * 128 * 4));
   EXPECT_LE(big.shared_bytes, 227u * 1024);
   // 32 x 4K at q_len 1: 64 blocks fill half the SMs; 2 splits fill 128 of 132 with 32 tiles each.
-  const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132);
+  const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64);
   EXPECT_EQ(mid.num_splits, 2);
   EXPECT_EQ(mid.split_tiles, 32);
   EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4);
@@ -258,11 +258,11 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   h128q2.q_len = 2;
   EXPECT_EQ(plan_mla_decode_wgmma(h128q2, DType::bf16, 32, 4096, 132).num_splits, 1);  // 128 blocks already
   // 1 x 32K: 2 blocks; the most splits (64) of 8 tiles each.
-  const MlaDecodePlan one = plan_mla_decode_wgmma(h128, DType::bf16, 1, 32768, 132);
+  const MlaDecodePlan one = plan_mla_decode_wgmma(h128, DType::bf16, 1, 32768, 132, 0, 64);
   EXPECT_EQ(one.num_splits, 64);
   EXPECT_EQ(one.split_tiles, 8);
   // Forced splits are taken, clamped to the tiles, none left empty.
-  const MlaDecodePlan forced = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3);
+  const MlaDecodePlan forced = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3, 64);
   EXPECT_EQ(forced.num_splits, 2);  // 2 tiles of 64
   EXPECT_EQ(forced.split_tiles, 1);
   // rows 96: two blocks of 64 rows.
@@ -308,9 +308,16 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
   EXPECT_EQ(j["tile_tokens"], 32);
   EXPECT_EQ(j["stages"], 4);
   EXPECT_EQ(j["shared_bytes"], p32.shared_bytes);
-  // The default tile is 64, and 0 asks for it.
-  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132).tile_tokens, 64);
-  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 0).tile_tokens, kMlaWgmmaDefaultTile);
+  // Auto (0, the default): 32-token tiles up to 128 rows (heads_q x q_len), 64 above.
+  for (const auto& [shape, tile] : {std::pair{h16, 32}, std::pair{h128, 32}, std::pair{h128q2, 64}}) {
+    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).tile_tokens, tile) << shape.rows();
+    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).stages, mla_wgmma_stages(tile));
+  }
+  MlaShape h64q2;  // 128 rows at q_len 2
+  h64q2.heads_q = 64;
+  h64q2.q_len = 2;
+  EXPECT_EQ(plan_mla_decode_wgmma(h64q2, DType::bf16, 32, 4096, 132).tile_tokens, 32);
+  EXPECT_EQ(mla_wgmma_auto_tile(kMlaWgmma32TileMaxRows + 1), 64);
 
   // At the mla preset's shapes both tilings take the same split count, and the finer tile's
   // longest split is no longer than the coarser's (less than one 64-token tile shorter).

@@ -28,28 +28,14 @@
 #include "kernels/cpu_reference_variant.hpp"
 #include "kernels/decode_launch.hpp"
 #include "tests/case_kv.hpp"
+#include "tests/decode_variant_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/random_kv.hpp"
 
 namespace decode_bench {
 namespace {
 
-struct ShortVariantCase {
-  DecodeShape shape{32, 8, 128};
-  std::vector<std::int32_t> lengths;
-  int page_size = 0;  // 0: contiguous; else shuffled pages
-  AttentionVariant variant{};
-  DecodeOptions options{};
-  std::uint64_t seed = 1;
-};
-
-std::string describe(DType dtype, const ShortVariantCase& c) {
-  std::string lens;
-  for (auto l : c.lengths) lens += std::to_string(l) + ",";
-  return std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) + " Hkv=" +
-         std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) + " T=" + lens +
-         " page=" + std::to_string(c.page_size) + " [" + c.variant.describe() + "]";
-}
+using ShortVariantCase = testing::DecodeVariantCase;  // q_len 1 here
 
 struct ShortVariantResult {
   cudaError_t status = cudaSuccess;
@@ -74,38 +60,31 @@ ShortVariantResult run_short_variant_case(const ShortVariantCase& c) {
   std::mt19937_64 rng(c.seed);
   const DecodeShape& s = c.shape;
   const int seqs = static_cast<int>(c.lengths.size());
-  const std::int64_t max_len = *std::max_element(c.lengths.begin(), c.lengths.end());
   const testing::CaseKv<Elem> kv_data(s, c.lengths, c.page_size, c.seed, false, rng);
-  const std::vector<float> q = testing::random_values<float>(static_cast<std::size_t>(seqs) * s.heads_q * s.head_dim, rng,
-                                                             -2.f, 2.f);
-  const std::vector<float> sinks = sink_logits(s.heads_q, c.seed);
+  testing::VariantDecodeInputs in(c, dtype_of<Elem>::value, rng);
+  const std::vector<float>& q = in.q;
+  const std::vector<float>& sinks = in.sinks;
   const Elem nan = nan_element<Elem>();
   const auto first_seen = [&](int b) { return read_range(c.lengths[b], c.variant).begin; };
   const auto nan_row = [&](std::vector<Elem>& x, std::int64_t offset) {
     std::fill_n(x.begin() + offset, s.head_dim, nan);
   };
-
-  DeviceBuffer<float> d_q(q), d_o(q.size()), d_lse(static_cast<std::size_t>(seqs) * s.heads_q), d_sinks(sinks);
-  DeviceBuffer<std::int32_t> d_lens(c.lengths);
-  DecodeProblem problem{s, dtype_of<Elem>::value, seqs, max_len, d_lens.get(), d_q.get(), d_o.get(), d_lse.get()};
-  problem.host_seq_lens = c.lengths.data();
-  problem.variant = row_attention_variant(c.variant, d_sinks.get());
   ShortVariantResult result;
 
   const auto launch_twice = [&](const auto& kv) {
     using KV = std::decay_t<decltype(kv)>;
-    result.status = plan_decode<KV>(DecodeKernel::flash_decode, problem, c.options, &result.plan);
+    result.status = plan_decode<KV>(DecodeKernel::flash_decode, in.problem, c.options, &result.plan);
     if (result.status != cudaSuccess) return;
     DeviceBuffer<std::uint8_t> workspace(result.plan.workspace_bytes);
     for (int launch = 0; launch < 2 && result.status == cudaSuccess; ++launch) {
       workspace.poison();
-      d_o.poison();
-      d_lse.poison();
+      in.d_o.poison();
+      in.d_lse.poison();
       result.status = init_decode_workspace(result.plan, workspace.get(), nullptr);
-      if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, problem, result.plan, workspace.get(), nullptr);
+      if (result.status == cudaSuccess) result.status = run_decode<KV>(kv, in.problem, result.plan, workspace.get(), nullptr);
       if (result.status == cudaSuccess) result.status = cudaDeviceSynchronize();
       if (result.status != cudaSuccess) return;
-      const std::vector<float> o = d_o.download(), lse = d_lse.download();
+      const std::vector<float> o = in.d_o.download(), lse = in.d_lse.download();
       VerificationResult launch_result;
       launch_result.passed = true;
       for (int b = 0; b < seqs; ++b) {
@@ -195,19 +174,21 @@ const std::vector<std::int32_t> kLengths{0, 1, 64, 65, 127, 128, 129, 1000, 4097
 constexpr DecodeShape kGptOss{64, 8, 64};
 
 // Every window, sink and cap of the brief at FP16 32 / 8 d 128 and BF16 64 / 8 d 64, the layouts
-// taking turns (contiguous, pages of 1, 7, 16), on the automatic route (both shapes take the short
-// path at both stages there).
+// taking turns (contiguous, pages of 1, 7, 16), under DECODE_BENCH_FD_SHORT_MAX_LEN=128 (the
+// automatic route keeps these 9 sequences' 72 blocks of the long stage on the row twins).
 TEST(ShortDecodeVariantGpu, WindowsSinksAndCapsOverBoundaryLengths) {
   DB_REQUIRE_GPU();
   const int pages[] = {0, 1, 7, 16};
   std::uint64_t seed = 5000;
+  DecodeOptions long_stage;
+  long_stage.tuning.fd_short_max_len = 128;
   int i = 0;
   for (std::int64_t window : {1, 5, 63, 64, 65, 128})
     for (bool sinks : {false, true})
       for (double cap : {0.0, 5.0, 30.0}) {
         const AttentionVariant v{.window = window, .sinks = sinks, .logits_soft_cap = cap};
-        expect_short_verified(DType::fp16, {{32, 8, 128}, kLengths, pages[i % 4], v, {}, ++seed});
-        expect_short_verified(DType::bf16, {kGptOss, kLengths, pages[(i + 2) % 4], v, {}, ++seed});
+        expect_short_verified(DType::fp16, {{32, 8, 128}, kLengths, pages[i % 4], v, long_stage, ++seed});
+        expect_short_verified(DType::bf16, {kGptOss, kLengths, pages[(i + 2) % 4], v, long_stage, ++seed});
         ++i;
       }
 }
@@ -243,24 +224,34 @@ TEST(ShortDecodeVariantGpu, GroupsAndHeadBounds) {
 }
 
 // gpt-oss's sliding layers at the models preset's shapes (window 128, sinks; one sequence of 32K
-// and 16 of 4K), contiguous and pages of 16, on the automatic route: the short path's long stage;
-// with DECODE_BENCH_FD_SHORT_SEQ=off the same points stay on the tensor-core row twins, verified too.
+// and 16 of 4K), contiguous and pages of 16. The automatic route takes the long stage for the one
+// sequence (16 blocks) and leaves the 16 (128 blocks) on the tensor-core row twins, which
+// DECODE_BENCH_FD_SHORT_SEQ=off does for both; DECODE_BENCH_FD_SHORT_MAX_LEN=128 sends the 16 to the
+// long stage. Every run verified.
 TEST(ShortDecodeVariantGpu, GptOssSlidingPoints) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 5900;
   const AttentionVariant v{.window = 128, .sinks = true};
+  const auto expect_row_twins = [](const ShortVariantCase& c, const std::string& what) {
+    SCOPED_TRACE(describe(DType::bf16, c) + what);
+    const ShortVariantResult r = run_case(DType::bf16, c);
+    ASSERT_EQ(r.status, cudaSuccess) << cudaGetErrorString(r.status);
+    EXPECT_EQ(r.plan.path, DecodePath::tensor_core);
+    EXPECT_TRUE(r.verification.passed) << r.verification.summary();
+  };
   for (int page : {0, 16})
     for (const std::vector<std::int32_t>& lengths : {std::vector<std::int32_t>{32768}, std::vector<std::int32_t>(16, 4096)}) {
-      const ShortVariantCase c{kGptOss, lengths, page, v, {}, ++seed};
+      const bool one = lengths.size() == 1;
+      ShortVariantCase c{kGptOss, lengths, page, v, {}, ++seed};
+      if (!one) {
+        expect_row_twins(c, " (automatic)");
+        c.options.tuning.fd_short_max_len = 128;
+      }
       const DecodePlan plan = expect_short_verified(DType::bf16, c);
-      EXPECT_EQ(plan.query_heads_per_block, lengths.size() == 1 ? 4 : 8);
-      ShortVariantCase off = c;
+      EXPECT_EQ(plan.query_heads_per_block, one ? 4 : 8);
+      ShortVariantCase off{kGptOss, lengths, page, v, {}, c.seed};
       off.options.tuning.fd_short_seq = false;
-      SCOPED_TRACE(describe(DType::bf16, off) + " DECODE_BENCH_FD_SHORT_SEQ=off");
-      const ShortVariantResult r = run_case(DType::bf16, off);
-      ASSERT_EQ(r.status, cudaSuccess) << cudaGetErrorString(r.status);
-      EXPECT_EQ(r.plan.path, DecodePath::tensor_core);
-      EXPECT_TRUE(r.verification.passed) << r.verification.summary();
+      expect_row_twins(off, " DECODE_BENCH_FD_SHORT_SEQ=off");
     }
 }
 

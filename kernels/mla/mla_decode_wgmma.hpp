@@ -21,9 +21,13 @@ namespace decode_bench {
 inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
 // Two tilings of the same shared memory: 64-token tiles in 2 stages, or 32-token tiles in 4 (three
-// tiles in flight ahead of the one computed). A plan names its tile (tile_tokens); 0 asks for the
-// default, kMlaWgmmaDefaultTile (DECODE_BENCH_MLA_TILE=auto).
-inline constexpr int kMlaWgmmaDefaultTile = 64;
+// tiles in flight ahead of the one computed). A plan names its tile (tile_tokens); 0 asks for
+// mla_wgmma_auto_tile (DECODE_BENCH_MLA_TILE=auto): 32 up to kMlaWgmma32TileMaxRows rows (heads_q
+// x q_len), whose blocks wait on memory and gain from the deeper pipeline; 64 above, where S's
+// m64n32 wgmma re-read Q from shared memory twice as often per token and the MMA work paces the
+// block (docs/kernels/mla.md, "Two tilings, measured").
+inline constexpr int kMlaWgmma32TileMaxRows = 128;
+constexpr int mla_wgmma_auto_tile(int rows) { return rows <= kMlaWgmma32TileMaxRows ? 32 : 64; }
 constexpr bool mla_wgmma_tile_compiled(int tile) { return tile == 64 || tile == 32; }
 constexpr int mla_wgmma_stages(int tile) { return tile == 32 ? 4 : 2; }
 // A block's shared memory in either tiling: 1 KiB of alignment slack, Q (64 x 576) and the stages
@@ -64,7 +68,7 @@ std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dty
 // Whether the kernel computes this point on `device` (the reason above is empty there).
 bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 
-// The kernel's plan: blocks of 64 rows, tiles of tile_tokens (64 or 32; 0: kMlaWgmmaDefaultTile;
+// The kernel's plan: blocks of 64 rows, tiles of tile_tokens (64 or 32; 0: mla_wgmma_auto_tile;
 // any other value throws std::invalid_argument naming it). splits = 0 picks, among the counts of at
 // most 64 with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose waves of blocks
 // x tokens per split is within a tenth of the least (each split adds its partials and a merge),

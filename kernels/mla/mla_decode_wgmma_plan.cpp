@@ -37,7 +37,7 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) 
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                     int sm_count, int splits, int tile_tokens) {
   (void)dtype;  // FP16 and BF16 take the same shared memory
-  const int tile = tile_tokens == 0 ? kMlaWgmmaDefaultTile : tile_tokens;
+  const int tile = tile_tokens == 0 ? mla_wgmma_auto_tile(shape.rows()) : tile_tokens;
   if (!mla_wgmma_tile_compiled(tile))
     throw std::invalid_argument("the warpgroup-MMA mla kernel has tiles of 64 or 32 tokens, not " +
                                 std::to_string(tile_tokens));
