@@ -4,8 +4,9 @@
 # flashinfer/data/cccl) and are never copied into this repository. docs/decisions/flashinfer-backend.md
 # says why and how.
 #
-# DECODE_BENCH_FLASHINFER: AUTO (default) builds the backend when the headers can be had, ON
-# requires them (configure fails otherwise), OFF never builds it. Where they come from, first found:
+# DECODE_BENCH_FLASHINFER: AUTO (default) builds the backend when the headers can be had (not in a
+# PTX-only build, where no kernel runs), ON requires them (configure fails otherwise), OFF never
+# builds it. Where they come from, first found:
 #   1. FLASHINFER_ROOT (cache variable or environment): an unpacked wheel or site-packages folder
 #      (holding flashinfer/data/include), the flashinfer package folder (data/include) or its data
 #      folder (include);
@@ -138,6 +139,10 @@ endfunction()
 
 if(DECODE_BENCH_FLASHINFER STREQUAL "OFF")
   set(DECODE_BENCH_FLASHINFER_REASON "DECODE_BENCH_FLASHINFER=OFF")
+elseif(DECODE_BENCH_FLASHINFER STREQUAL "AUTO" AND DECODE_BENCH_PTX_ONLY)
+  # The backend only runs on a GPU, and its 14 units are a sixth of a PTX-only build's compile
+  # time (CI); scripts/gpu_check.sh builds and tests it. ON builds it here too.
+  set(DECODE_BENCH_FLASHINFER_REASON "a PTX-only build (DECODE_BENCH_PTX_ONLY) leaves it out under DECODE_BENCH_FLASHINFER=AUTO; ON builds it")
 elseif(NOT DECODE_BENCH_FLASHINFER MATCHES "^(AUTO|ON)$")
   message(FATAL_ERROR "DECODE_BENCH_FLASHINFER=${DECODE_BENCH_FLASHINFER}: expected AUTO, ON or OFF")
 else()
