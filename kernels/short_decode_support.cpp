@@ -59,15 +59,19 @@ std::int64_t short_decode_long_blocks(const DecodeProblem& p, int sms) {
   return items * ((p.shape.group() + heads - 1) / heads);
 }
 
+// Query heads a long-stage block may take for a variant under auto. gpt-oss's sliding layers (d 64,
+// group 8) ran faster there than on the row twins at 4 heads a block (batches 1-8) and slower at 8
+// (batches 16 and up), whatever the block count (docs/kernels/short_decode.md, "Measured: the
+// variants").
+constexpr int kShortVariantLongMaxHeads = 4;
+
 // auto, attention variants at 65-128 tokens: where the tensor-core row twins would run the point
 // (the CUDA-core twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel) and the long
-// stage's blocks fill at most a quarter of the SMs. The twins plan a window as full attention over
-// its tokens on the uniform grid (no work list, the merge in the last split block), which leaves a
-// few (sequence, KV head) pairs to few blocks; from a block an SM on, the twins' wider tiles were
-// ahead of the long stage (docs/kernels/short_decode.md, "Measured: the variants").
+// stage's blocks take at most kShortVariantLongMaxHeads heads each.
 bool decode_prefers_short_variant_long(const DecodeProblem& p, const TuningPolicy& t, int sms) {
   if (!decode_prefers_tensor_core(p, t)) return false;
-  return 4 * short_decode_long_blocks(p, sms) <= std::max(sms, 1);
+  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
+  return short_decode_long_heads_per_block(p.shape.group(), items, sms) <= kShortVariantLongMaxHeads;
 }
 
 }  // namespace

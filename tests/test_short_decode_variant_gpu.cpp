@@ -175,7 +175,7 @@ constexpr DecodeShape kGptOss{64, 8, 64};
 
 // Every window, sink and cap of the brief at FP16 32 / 8 d 128 and BF16 64 / 8 d 64, the layouts
 // taking turns (contiguous, pages of 1, 7, 16), under DECODE_BENCH_FD_SHORT_MAX_LEN=128 (the
-// automatic route keeps these 9 sequences' 72 blocks of the long stage on the row twins).
+// automatic route leaves gpt-oss's 9 sequences, 8 heads a long-stage block, on the row twins).
 TEST(ShortDecodeVariantGpu, WindowsSinksAndCapsOverBoundaryLengths) {
   DB_REQUIRE_GPU();
   const int pages[] = {0, 1, 7, 16};
@@ -225,7 +225,7 @@ TEST(ShortDecodeVariantGpu, GroupsAndHeadBounds) {
 
 // gpt-oss's sliding layers at the models preset's shapes (window 128, sinks; one sequence of 32K
 // and 16 of 4K), contiguous and pages of 16. The automatic route takes the long stage for the one
-// sequence (16 blocks) and leaves the 16 (128 blocks) on the tensor-core row twins, which
+// sequence (4 heads a block) and leaves the 16 (8 heads a block) on the tensor-core row twins, which
 // DECODE_BENCH_FD_SHORT_SEQ=off does for both; DECODE_BENCH_FD_SHORT_MAX_LEN=128 sends the 16 to the
 // long stage. Every run verified.
 TEST(ShortDecodeVariantGpu, GptOssSlidingPoints) {

@@ -1,7 +1,7 @@
 // Host side of the attention variants on the short-sequence path (no GPU needed): the token bound a
 // window gives (min(max_len, window)), which variant points the planner sends there (the first
 // stage always; the long stage where the tensor-core row twins would otherwise run them and its
-// blocks fill at most a quarter of the SMs; the knobs), what it refuses and why, and the group's split by that bound.
+// blocks take at most 4 query heads each; the knobs), what it refuses and why, and the group's split by that bound.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -48,21 +48,21 @@ TEST(ShortDecodeVariantRouting, TheWindowBoundsTheStagedTokens) {
 
 // gpt-oss's sliding layers (64 / 8 heads, d 64, BF16, window 128, sinks) at the models preset's
 // batches: 128-token short decodes the path runs on both layouts, whatever the sequences' lengths;
-// under auto the long stage takes batch 1 (16 blocks), the row twins 16 sequences and more (128
-// blocks and more, past a quarter of 132 SMs).
+// under auto the long stage takes batches up to 8 (the group split in two: 4 heads a block), the row
+// twins 16 sequences and more (8 heads a block).
 TEST(ShortDecodeVariantRouting, GptOssSlidingPointsTakeTheLongStageAtFewBlocks) {
   const DecodeOptions automatic;
   DecodeOptions up_to_128;
   up_to_128.tuning.fd_short_max_len = 128;
-  for (auto [seqs, len] : {std::pair{1, 32768}, {2, 16384}, {16, 4096}, {64, 1024}, {128, 512}}) {
+  for (auto [seqs, len] : {std::pair{1, 32768}, {2, 16384}, {8, 4096}, {16, 4096}, {64, 1024}, {128, 512}}) {
     const DecodeProblem p = variant_problem(kGptOss, DType::bf16, len, seqs, window_sinks(128));
     EXPECT_EQ(decode_short_unsupported_reason(p, automatic), std::nullopt) << seqs;
-    EXPECT_EQ(decode_prefers_short(p, automatic, true, kSms), seqs <= 2) << seqs;
-    EXPECT_EQ(decode_prefers_short(p, automatic, false, kSms), seqs <= 2) << seqs;
+    EXPECT_EQ(decode_prefers_short(p, automatic, true, kSms), seqs <= 8) << seqs;
+    EXPECT_EQ(decode_prefers_short(p, automatic, false, kSms), seqs <= 8) << seqs;
     EXPECT_TRUE(decode_prefers_short(p, up_to_128, true, kSms)) << seqs;
     EXPECT_TRUE(decode_prefers_short(p, up_to_128, false, kSms)) << seqs;
-    // The long stage's split: 8 pairs leave SMs idle at batch 1 (two blocks of 4 heads), none from 16 on.
-    EXPECT_EQ(short_decode_block_heads(p, kSms), seqs <= 2 ? 4 : 8) << seqs;
+    // The long stage's split: up to 66 pairs leave SMs for a second part (two blocks of 4 heads), 128 none.
+    EXPECT_EQ(short_decode_block_heads(p, kSms), seqs <= 8 ? 4 : 8) << seqs;
     EXPECT_EQ(short_decode_block_heads(p, kSms), short_decode_long_heads_per_block(8, seqs * 8, kSms)) << seqs;
     // The knobs: 64 closes the long stage, off keeps the row twins.
     DecodeOptions up_to_64, off;
@@ -78,8 +78,8 @@ TEST(ShortDecodeVariantRouting, GptOssSlidingPointsTakeTheLongStageAtFewBlocks) 
 
 // Up to 64 tokens (a window of at most 64, or short sequences with sinks or a cap): the short path
 // at every group, as plain decodes, also at groups 1-2 where the CUDA-core twins run longer ones.
-// 65-128: where the tensor-core row twins would run it and the long stage's blocks fill at most a
-// quarter of the SMs; the CUDA-core twins' points (groups 1-2,
+// 65-128: where the tensor-core row twins would run it and the long stage's blocks take at most 4
+// heads each; the CUDA-core twins' points (groups 1-2,
 // FP16 / BF16, d 80-128) keep them unless DECODE_BENCH_FD_VARIANT_PATH=tensor_core sends them to
 // the row family or DECODE_BENCH_FD_SHORT_MAX_LEN=128 to the short path.
 TEST(ShortDecodeVariantRouting, FirstStageAtEveryGroupLongStageWhereTheRowTwinsRunFewBlocks) {
@@ -100,29 +100,27 @@ TEST(ShortDecodeVariantRouting, FirstStageAtEveryGroupLongStageWhereTheRowTwinsR
             EXPECT_TRUE(decode_prefers_short(variant_problem(shape, dtype, len, seqs, v), automatic, paged, kSms)) << what;
       }
   for (std::int32_t window : {65, 100, 128}) {
-    // 32 / 8 heads: 4 sequences are 32 blocks of 4 heads (at most 33 on 132 SMs), 5 are 40.
+    // Group 4: 4 heads a block at any batch. Group 8: two parts of 4 up to 66 pairs, one of 8 beyond.
     for (bool paged : {true, false}) {
-      EXPECT_TRUE(decode_prefers_short(variant_problem({32, 8, 128}, DType::fp16, 4096, 4, window_sinks(window)),
+      EXPECT_TRUE(decode_prefers_short(variant_problem({32, 8, 128}, DType::fp16, 4096, 64, window_sinks(window)),
                                        automatic, paged, kSms)) << window;
-      const DecodeProblem five = variant_problem({32, 8, 128}, DType::fp16, 4096, 5, window_sinks(window));
-      EXPECT_FALSE(decode_prefers_short(five, automatic, paged, kSms)) << window;
-      EXPECT_TRUE(decode_prefers_short(five, up_to_128, paged, kSms)) << window;
+      EXPECT_TRUE(decode_prefers_short(variant_problem({64, 8, 128}, DType::fp16, 4096, 8, window_sinks(window)),
+                                       automatic, paged, kSms)) << window;
+      const DecodeProblem g8 = variant_problem({64, 8, 128}, DType::fp16, 4096, 9, window_sinks(window));
+      EXPECT_FALSE(decode_prefers_short(g8, automatic, paged, kSms)) << window;
+      EXPECT_TRUE(decode_prefers_short(g8, up_to_128, paged, kSms)) << window;
     }
     EXPECT_TRUE(decode_prefers_short(variant_problem({32, 1, 128}, DType::fp16, 4096, 2, window_sinks(window)),
                                      automatic, false, kSms)) << window;  // MQA: 2 x 8 parts of 4 heads
     for (DecodeShape twins : {DecodeShape{32, 32, 128}, DecodeShape{32, 16, 128}}) {
       const DecodeProblem p = variant_problem(twins, DType::bf16, 4096, 64, window_sinks(window));
       EXPECT_FALSE(decode_prefers_short(p, automatic, true, kSms)) << window;
-      EXPECT_FALSE(decode_prefers_short(p, row_twins, true, kSms)) << window;  // 1024 / 2048 blocks
+      EXPECT_TRUE(decode_prefers_short(p, row_twins, true, kSms)) << window;
       EXPECT_TRUE(decode_prefers_short(p, up_to_128, true, kSms)) << window;
-      // One sequence: 32 / 16 blocks, the long stage once the row family is asked for.
-      const DecodeProblem one = variant_problem(twins, DType::bf16, 4096, 1, window_sinks(window));
-      EXPECT_FALSE(decode_prefers_short(one, automatic, true, kSms)) << window;
-      EXPECT_TRUE(decode_prefers_short(one, row_twins, true, kSms)) << window;
     }
   }
   // Full attention with sinks or a cap over at most 128 tokens, and one token past it.
-  EXPECT_TRUE(decode_prefers_short(variant_problem({32, 8, 128}, DType::fp16, 128, 4, {.logits_soft_cap = 30}),
+  EXPECT_TRUE(decode_prefers_short(variant_problem({32, 8, 128}, DType::fp16, 128, 16, {.logits_soft_cap = 30}),
                                    automatic, false, kSms));
   EXPECT_FALSE(decode_prefers_short(variant_problem({32, 8, 128}, DType::fp16, 129, 16, {.logits_soft_cap = 30}),
                                     automatic, true, kSms));
