@@ -79,7 +79,7 @@ std::uint64_t estimate_mla_device_bytes(const nlohmann::json& params) {
   // (DECODE_BENCH_MLA_TILE picks one).
   std::uint64_t workspace =
       plan_mla_decode(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks).workspace_bytes;
-  for (const int tile : {64, 32})
+  for (const int tile : kMlaWgmmaTiles)
     workspace = std::max<std::uint64_t>(
         workspace, plan_mla_decode_wgmma(m.shape, d.dtype, static_cast<int>(batch), d.max_len(), 256, d.blocks, tile)
                        .workspace_bytes);

@@ -5,6 +5,7 @@
 // Hopper; kernels/mla/mla_decode_wgmma_none.cpp otherwise). Its plan is an MlaDecodePlan with
 // `kernel` MlaKernel::wgmma; run_mla_decode (kernels/mla/mla_decode.hpp) dispatches on that field,
 // and the split partials are merged by the mma.sync kernels' merge (the same workspace layout).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,7 +29,8 @@ inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 o
 // block (docs/kernels/mla.md, "Two tilings, measured").
 inline constexpr int kMlaWgmma32TileMaxRows = 128;
 constexpr int mla_wgmma_auto_tile(int rows) { return rows <= kMlaWgmma32TileMaxRows ? 32 : 64; }
-constexpr bool mla_wgmma_tile_compiled(int tile) { return tile == 64 || tile == 32; }
+inline constexpr std::array<int, 2> kMlaWgmmaTiles{64, 32};  // the compiled tilings
+constexpr bool mla_wgmma_tile_compiled(int tile) { return tile == kMlaWgmmaTiles[0] || tile == kMlaWgmmaTiles[1]; }
 constexpr int mla_wgmma_stages(int tile) { return tile == 32 ? 4 : 2; }
 // A block's shared memory in either tiling: 1 KiB of alignment slack, Q (64 x 576) and the stages
 // (stages x tile x 576) in the 16-bit type, P's fragments (tile / 4 words a thread of warpgroup 0),
