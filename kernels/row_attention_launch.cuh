@@ -18,7 +18,7 @@
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
 #include "kernels/row_attention_wgmma.hpp"
-#include "kernels/row_block_waves.hpp"
+#include "kernels/row_block_rows.hpp"
 #include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
@@ -267,7 +267,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const int rows = std::max(p.max_item_rows, 1);
   // Items of more than 32 rows (a shared prefix) take the wide tiling where it is compiled: 8 warps
   // of 2 row tiles, so each K/V fragment serves two mma. Blocks of 128 or 256 rows (each staged tile
-  // serving them all) where the range is long; 64 rows where it is short (under 32 tiles), since a
+  // serving them all) where the range is long; 64 rows where it is short (under 32 tiles), except
+  // decode items of 65-128 rows, one 128-row block at any range (kernels/row_block_rows.hpp); since a
   // 256-row block's fixed costs (Q, epilogue, the split merge) outweigh a few tiles: H100, N 256
   // P 1K, 256 rows x 4 splits (d874af7) against 64 rows x 1 split on the narrow tiling (cf8bc3f);
   // N 64 P 1K, wide against narrow (f6c74ad) (decode-row-probe,
@@ -309,9 +310,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
-  int rows_per_block = path == RowAttentionPath::simt ? 16
+  const int rows_per_block = path == RowAttentionPath::simt ? 16
                        : wgmma ? wgmma_rows
-                       : wide ? (rows <= 64 || item_tiles < 32 ? 64 : rows <= 128 ? 128 : 256)
+                       : wide ? wide_row_block_rows(rows, item_tiles, p.items == nullptr)
                        : rows <= 16 ? 16
                        : rows <= 32 ? 32
                                     : 64;
@@ -336,24 +337,6 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   }
   if (k.kernel == nullptr) return cudaErrorInvalidValue;
   if (per_sm == 0) return cudaErrorInvalidConfiguration;
-  // Grouped decode items of 65-128 rows (MQA) over short ranges: 128-row blocks where the 64-row
-  // blocks' second row block would add a wave (kernels/row_block_waves.hpp). Decode items only:
-  // the shared-prefix phase's short items keep the measured 64.
-  if (wide && rows_per_block == 64 && rows > 64 && rows <= 128 && p.items == nullptr && options.max_blocks <= 0 &&
-      options.splits <= 0) {
-    const KernelChoice longer = choose_kernel<KV>(p.shape.head_dim, path, 128, k.stages, true, false);
-    int longer_per_sm = 0;
-    if (longer.kernel != nullptr)
-      DB_RETURN_IF_ERROR(prepare_kernel(longer, options.tuning.carveout_max_shared, &longer_per_sm));
-    if (longer_per_sm > 0 &&
-        longer_row_blocks_take_fewer_waves(p.num_items, rows, 64, static_cast<std::int64_t>(sms) * per_sm, 128,
-                                           static_cast<std::int64_t>(sms) * longer_per_sm)) {
-      rows_per_block = 128;
-      k = longer;
-      per_sm = longer_per_sm;
-    }
-  }
-
   const int row_blocks = (rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks_per_split = static_cast<std::int64_t>(p.num_items) * row_blocks;
   if (blocks_per_split > INT32_MAX) return cudaErrorInvalidValue;

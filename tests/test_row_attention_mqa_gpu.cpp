@@ -2,8 +2,8 @@
 // run_decode, against the float64 reference: Falcon-7B's 71 query heads on one KV head at d 64 and
 // groups 5, 7 and 8 at d 128, at split counts up to more splits than tiles, with the split merge
 // fused (the last split block) and separate (a second kernel, one block per row), pinned by
-// DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and the 128-row
-// blocks of short MQA items where they save a wave (kernels/row_block_waves.hpp). Every case
+// DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and one 128-row
+// block an item for short MQA items too (kernels/row_block_rows.hpp). Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 
@@ -101,10 +101,9 @@ TEST(RowAttentionMqaGpu, OddGroupsAtManySplits) {
           }
 }
 
-// Short MQA items: 64-row blocks (two an item for 71 rows) unless 128-row blocks need fewer waves.
-// One sequence: two blocks fit one wave, so 64. Four per SM: 8 x SMs blocks of 64 rows against
-// 4 x SMs of 128 at the same occupancy (the same kernel, the same shared memory at d 64), so 128.
-TEST(RowAttentionMqaGpu, ShortItemsTake128RowBlocksWhereTheySaveAWave) {
+// Short MQA items: one 128-row block an item (kernels/row_block_rows.hpp), one sequence or four
+// per SM, contiguous and paged.
+TEST(RowAttentionMqaGpu, ShortItemsTakeOne128RowBlock) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
@@ -124,8 +123,8 @@ TEST(RowAttentionMqaGpu, ShortItemsTake128RowBlocksWhereTheySaveAWave) {
         const auto r = expect_verified(dtype, c);
         if (r.status != cudaSuccess) continue;
         EXPECT_TRUE(r.plan.rows.wide) << describe(dtype, c);
-        EXPECT_EQ(r.plan.rows.rows_per_block, seqs == 1 ? 64 : 128) << describe(dtype, c);
-        EXPECT_EQ(r.plan.rows.row_blocks, seqs == 1 ? 2 : 1) << describe(dtype, c);
+        EXPECT_EQ(r.plan.rows.rows_per_block, 128) << describe(dtype, c);
+        EXPECT_EQ(r.plan.rows.row_blocks, 1) << describe(dtype, c);
       }
 }
 

@@ -1,10 +1,10 @@
 // Where row attention merges its split partials (kernels/row_merge_model.hpp) and the row-block
-// size of grouped decodes of more than 64 rows (kernels/row_block_waves.hpp), host-side: the
-// round trips each merge costs in closed form, the choice at the model preset's shapes, and the
-// wave count that decides between 64- and 128-row blocks.
+// size of the wide tiling (kernels/row_block_rows.hpp), host-side: the round trips each merge
+// costs in closed form, the choice at the model preset's shapes, and the rows of a block by the
+// item's rows and range.
 #include <gtest/gtest.h>
 
-#include "kernels/row_block_waves.hpp"
+#include "kernels/row_block_rows.hpp"
 #include "kernels/row_merge_model.hpp"
 
 namespace decode_bench {
@@ -98,27 +98,22 @@ TEST(RowMergeModel, ChoiceAtTheModelPresetShapes) {
   EXPECT_TRUE(choose_row_merge(RowMergeMode::separate, 4, 2, 128, 128, kNarrow, kScratch).separate);
 }
 
-TEST(RowBlockWaves, WavesAreTheCeilingOfBlocksOverSlots) {
-  EXPECT_EQ(row_block_waves(128, 2, 132), 2);
-  EXPECT_EQ(row_block_waves(66, 2, 132), 1);
-  EXPECT_EQ(row_block_waves(67, 2, 132), 2);
-  EXPECT_EQ(row_block_waves(0, 2, 132), 0);
-  EXPECT_EQ(row_block_waves(5, 1, 0), 0);
-}
-
-// Falcon-7B's 71 rows: 64-row blocks need two per item, 128-row blocks one.
-TEST(RowBlockWaves, LongerBlocksOnlyWhereTheySaveAWave) {
-  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(128, 71, 64, 132, 128, 132));   // 128 x 512: 2 waves -> 1
-  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(64, 71, 64, 132, 128, 132));   // 64 x 1K: 1 wave either way
-  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(66, 71, 64, 132, 128, 132));
-  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(67, 71, 64, 132, 128, 132));    // 134 blocks: 2 waves -> 1
-  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(264, 71, 64, 132, 128, 132));   // 4 waves -> 2
-  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(128, 71, 64, 264, 128, 132));  // twice the short slots: 1 wave
-  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(128, 64, 64, 132, 128, 132));  // 64 rows: one short block
-  EXPECT_FALSE(longer_row_blocks_take_fewer_waves(0, 71, 64, 132, 128, 132));
-  // 200 rows: 4 short blocks an item against 2 long ones, 4 waves against 2 (the planner asks only
-  // for items of at most 128 rows).
-  EXPECT_TRUE(longer_row_blocks_take_fewer_waves(128, 200, 64, 132, 128, 132));
+// Falcon-7B's 71 rows: one 128-row block an item at any range (64-row blocks would be two, each
+// streaming the item's K/V); other items keep 64-row blocks over short ranges.
+TEST(WideRowBlockRows, DecodeItemsOf65To128RowsTakeOneBlock) {
+  EXPECT_EQ(wide_row_block_rows(71, 8, true), 128);     // 128 x 512
+  EXPECT_EQ(wide_row_block_rows(71, 16, true), 128);    // 64 x 1K
+  EXPECT_EQ(wide_row_block_rows(71, 512, true), 128);   // 1 x 32K
+  EXPECT_EQ(wide_row_block_rows(128, 1, true), 128);
+  EXPECT_EQ(wide_row_block_rows(129, 8, true), 64);     // two or more blocks either way: short range
+  EXPECT_EQ(wide_row_block_rows(129, 32, true), 256);
+  EXPECT_EQ(wide_row_block_rows(64, 8, true), 64);
+  EXPECT_EQ(wide_row_block_rows(33, 512, true), 64);
+  // Shared-prefix items (explicit items): 64 rows under 32 tiles, whatever their rows.
+  EXPECT_EQ(wide_row_block_rows(71, 31, false), 64);
+  EXPECT_EQ(wide_row_block_rows(71, 32, false), 128);
+  EXPECT_EQ(wide_row_block_rows(256, 16, false), 64);
+  EXPECT_EQ(wide_row_block_rows(256, 32, false), 256);
 }
 
 }  // namespace
