@@ -488,10 +488,17 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   if (separate_merge) {
     args.timeline = take_block_timeline(p.num_rows, "row_merge");
     const dim3 merge_grid(static_cast<unsigned>(p.num_rows));
+    const auto launch_merge = [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      if (separate_merge_threads(plan.splits, D) == kSeparateMergeThreadsMany)
+        device::row_merge_kernel<D, kSeparateMergeThreadsMany><<<merge_grid, kSeparateMergeThreadsMany, 0, stream>>>(args);
+      else
+        device::row_merge_kernel<D, kSeparateMergeThreadsFew><<<merge_grid, kSeparateMergeThreadsFew, 0, stream>>>(args);
+    };
     switch (compiled_head_dim(p.shape.head_dim)) {
-      case 64: device::row_merge_kernel<64><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
-      case 128: device::row_merge_kernel<128><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
-      case 256: device::row_merge_kernel<256><<<merge_grid, kSeparateMergeThreads, 0, stream>>>(args); break;
+      case 64: launch_merge(std::integral_constant<int, 64>{}); break;
+      case 128: launch_merge(std::integral_constant<int, 128>{}); break;
+      case 256: launch_merge(std::integral_constant<int, 256>{}); break;
       default: return cudaErrorInvalidValue;
     }
     DB_RETURN_IF_ERROR(cudaGetLastError());

@@ -18,13 +18,13 @@
 
 namespace decode_bench::device {
 
-// grid = (num_rows), block = kSeparateMergeThreads.
-template <int D>
-__global__ void __launch_bounds__(kSeparateMergeThreads) row_merge_kernel(const RowAttentionArgs args) {
+// grid = (num_rows), block = kThreads (separate_merge_threads: 128, or 512 for many splits).
+template <int D, int kThreads>
+__global__ void __launch_bounds__(kThreads) row_merge_kernel(const RowAttentionArgs args) {
   mark_block(args.timeline, BlockMark::start);
   const std::int64_t row = blockIdx.x;
   const std::int64_t first = row * args.splits;
-  merge_split_states<D, kSeparateMergeThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
+  merge_split_states<D, kThreads>(args.partial_o + first * args.head_dim, args.partial_lse + first,
                                                args.splits, args.o + row * args.head_dim, args.lse + row,
                                                args.head_dim);
   mark_block(args.timeline, BlockMark::end);

@@ -30,7 +30,7 @@ std::int64_t fused_merge_round_trips(int rows, int n, int head_dim, int kernel_h
 
 std::int64_t separate_merge_round_trips(int n, int kernel_head_dim) {
   if (n <= 1) return 0;
-  const std::int64_t lanes = std::max(1, kSeparateMergeThreads / std::max(1, kernel_head_dim / 4));
+  const std::int64_t lanes = std::max(1, separate_merge_threads(n, kernel_head_dim) / std::max(1, kernel_head_dim / 4));
   return 1 + ceil_div(ceil_div(n, lanes), kSeparateMergeBatch);
 }
 

@@ -18,7 +18,8 @@
 //             else, per pass of the LSE scratch (rows_per_pass = scratch / (n + 2)):
 //                   ceil(ceil(pass rows x n / threads) / kMergeLseBatch)      (LSEs to shared memory)
 //                 + ceil(pass pairs / (2 threads)) x ceil(n / 4)              (two pairs, 4 splits a batch)
-//   separate: one block of kSeparateMergeThreads per row (merge_split_states, kernels/split_merge.cuh):
+//   separate: one block per row (merge_split_states, kernels/split_merge.cuh) of
+//             separate_merge_threads(n, D) threads:
 //             the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = threads / (compiled D / 4);
 //             plus the kernel boundary (the second kernel starts after the first drains), counted
 //             as kRowMergeLaunchRoundTrips.
@@ -35,9 +36,18 @@ namespace decode_bench {
 // each of two pairs), and LSEs per thread staged to shared memory at once in the many-row fold.
 inline constexpr int kMergeFoldLoads = 16;
 inline constexpr int kMergeLseBatch = 8;
-// The separate merge kernel's block (kernels/row_attention_merge.cuh) and merge_split_states' batch.
-inline constexpr int kSeparateMergeThreads = 128;
+// The separate merge kernel's blocks (kernels/row_attention_merge.cuh) and merge_split_states' batch:
+// 128 threads, or 512 where a 128-thread block would fold more than 4 splits a thread (n x D / 4 >
+// 4 x 128). Falcon-7B's 128 splits at d 64 were 16 a thread on 128 threads: one block per row, a
+// few blocks per SM, each warp's serial chain of loads and exponentials was the merge's time
+// (ncu; docs/kernels/rows_mma.md, "MQA at d 64").
+inline constexpr int kSeparateMergeThreadsFew = 128;
+inline constexpr int kSeparateMergeThreadsMany = 512;
 inline constexpr int kSeparateMergeBatch = 8;
+constexpr int separate_merge_threads(int n, int kernel_head_dim) {
+  return static_cast<long long>(n) * (kernel_head_dim / 4) > 4LL * kSeparateMergeThreadsFew ? kSeparateMergeThreadsMany
+                                                                                           : kSeparateMergeThreadsFew;
+}
 
 enum class RowMergeMode { automatic, fused, separate };  // DECODE_BENCH_ROW_MERGE
 

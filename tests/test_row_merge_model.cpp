@@ -65,14 +65,25 @@ TEST(RowMergeModel, FusedManyRows) {
   EXPECT_EQ(fused_merge_round_trips(71, 128, 64, 64, kWide, 10), 1 + 71 * (1 + 16));
 }
 
-// One block per row: the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = 128 / (D / 4).
+// One block per row: the LSE max, then ceil(ceil(n / lanes) / 8) batches, lanes = threads / (D / 4),
+// threads 512 where 128 would fold more than 4 splits a thread (n x D / 4 > 512), else 128.
 TEST(RowMergeModel, SeparateOneBlockPerRow) {
-  EXPECT_EQ(separate_merge_round_trips(128, 64), 1 + 2);  // 8 lanes: 16 splits each, 2 batches
-  EXPECT_EQ(separate_merge_round_trips(8, 64), 1 + 1);
-  EXPECT_EQ(separate_merge_round_trips(33, 128), 1 + 2);  // 4 lanes: 9 splits each
-  EXPECT_EQ(separate_merge_round_trips(64, 128), 1 + 2);
-  EXPECT_EQ(separate_merge_round_trips(16, 256), 1 + 1);  // 2 lanes: 8 splits each
-  EXPECT_EQ(separate_merge_round_trips(17, 256), 1 + 2);
+  EXPECT_EQ(separate_merge_threads(8, 64), 128);     // 128 (split, float4 column) pairs
+  EXPECT_EQ(separate_merge_threads(32, 64), 128);    // 512: 4 a thread
+  EXPECT_EQ(separate_merge_threads(33, 64), 512);
+  EXPECT_EQ(separate_merge_threads(128, 64), 512);
+  EXPECT_EQ(separate_merge_threads(16, 128), 128);
+  EXPECT_EQ(separate_merge_threads(17, 128), 512);
+  EXPECT_EQ(separate_merge_threads(8, 256), 128);
+  EXPECT_EQ(separate_merge_threads(9, 256), 512);
+  EXPECT_EQ(separate_merge_round_trips(128, 64), 1 + 1);  // 32 lanes: 4 splits each, 1 batch
+  EXPECT_EQ(separate_merge_round_trips(8, 64), 1 + 1);    // 8 lanes of 128 threads: 1 split each
+  EXPECT_EQ(separate_merge_round_trips(512, 64), 1 + 2);  // 32 lanes: 16 splits each
+  EXPECT_EQ(separate_merge_round_trips(33, 128), 1 + 1);  // 16 lanes: 3 splits each
+  EXPECT_EQ(separate_merge_round_trips(16, 128), 1 + 1);  // 4 lanes of 128 threads: 4 each
+  EXPECT_EQ(separate_merge_round_trips(300, 128), 1 + 3);  // 16 lanes: 19 splits each
+  EXPECT_EQ(separate_merge_round_trips(16, 256), 1 + 1);  // 8 lanes: 2 splits each
+  EXPECT_EQ(separate_merge_round_trips(8, 256), 1 + 1);   // 2 lanes of 128 threads: 4 each
 }
 
 // The choice at the model preset's split plans: separate only where its round trips plus the kernel
@@ -84,14 +95,14 @@ TEST(RowMergeModel, ChoiceAtTheModelPresetShapes) {
   const RowMergeChoice falcon_32k = pick(71, 128, 64, kWide);
   EXPECT_TRUE(falcon_32k.separate);
   EXPECT_EQ(falcon_32k.fused_round_trips, 102);
-  EXPECT_EQ(falcon_32k.separate_round_trips, 3 + kRowMergeLaunchRoundTrips);
-  EXPECT_TRUE(pick(71, 8, 64, kWide).separate);       // Falcon 16 x 4K: 8 against 5
+  EXPECT_EQ(falcon_32k.separate_round_trips, 2 + kRowMergeLaunchRoundTrips);
+  EXPECT_TRUE(pick(71, 8, 64, kWide).separate);       // Falcon 16 x 4K: 8 against 5 (128 threads)
   EXPECT_FALSE(pick(4, 16, 128, kNarrow).separate);   // Llama-3-8B 1 x 32K: 2 against 5
-  EXPECT_FALSE(pick(4, 32, 128, kNarrow).separate);   // its paged plan: 3 against 5
+  EXPECT_FALSE(pick(4, 32, 128, kNarrow).separate);   // its paged plan: 3 against 5 (512 threads)
   EXPECT_FALSE(pick(8, 16, 128, kNarrow).separate);   // Llama-3-70B: 3 against 5
   EXPECT_FALSE(pick(8, 32, 128, kNarrow).separate);   // its paged plan: 5 against 5 (a tie)
-  EXPECT_FALSE(pick(7, 33, 128, kNarrow).separate);   // Qwen2.5-7B 1 x 32K: 6 against 6 (a tie)
-  EXPECT_TRUE(pick(7, 64, 128, kNarrow).separate);    // its paged plan: 9 against 6
+  EXPECT_TRUE(pick(7, 33, 128, kNarrow).separate);    // Qwen2.5-7B 1 x 32K: 6 against 5 (512 threads)
+  EXPECT_TRUE(pick(7, 64, 128, kNarrow).separate);    // its paged plan: 9 against 5
   EXPECT_FALSE(pick(7, 2, 128, kNarrow).separate);    // 16 x 4K: 2 against 5
   // The knob pins either.
   EXPECT_FALSE(choose_row_merge(RowMergeMode::fused, 71, 128, 64, 64, kWide, kScratch).separate);
