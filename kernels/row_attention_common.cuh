@@ -375,24 +375,49 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
         if (i0 + b * kThreads < rows * n) w[i0 + b * kThreads] = x[b];
     }
     __syncthreads();
-    for (int r = warp; r < rows; r += kWarps) {
-      float m = -INFINITY;
-      for (int s = lane; s < n; s += 32) m = fmaxf(m, w[r * n + s]);
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
-      float z = -INFINITY;  // the row's sink logit: in the max before the weights, in the sum after
-      if constexpr (Out::kActive) z = out.sink(first + r), m = fmaxf(m, z);
-      float sum = 0.f;
-      for (int s = lane; s < n; s += 32) {
-        const float e = m == -INFINITY ? 0.f : expf(w[r * n + s] - m);  // an empty split weighs 0
-        w[r * n + s] = e;
-        sum += e;
+    // Each row's max, weights exp(lse - m) and sum: a thread per row over few splits, a warp per row
+    // over many. A warp's row is two five-step shuffle reductions, one long dependent chain; with
+    // many rows and few splits (Falcon-7B's 71 rows x 2 splits at 64 x 1K: several rows a warp)
+    // those chains were most of the merge's instructions (ncu; docs/kernels/rows_mma.md, "MQA at
+    // d 64"), where a thread's own loop over two splits is a handful. Compiled at D 64 only: the
+    // wide D 128 kernels sit at the register limit, and with it ptxas spilled in the BF16 one
+    // (nvcc 13.0, -Xptxas -v, sm_90).
+    if (D <= 64 && n <= kMergeRowStatsThreadMaxSplits) {
+      for (int r = threadIdx.x; r < rows; r += kThreads) {
+        float m = -INFINITY;
+        for (int s = 0; s < n; ++s) m = fmaxf(m, w[r * n + s]);
+        float z = -INFINITY;  // the row's sink logit, as below
+        if constexpr (Out::kActive) z = out.sink(first + r), m = fmaxf(m, z);
+        float sum = 0.f;
+        for (int s = 0; s < n; ++s) {
+          const float e = m == -INFINITY ? 0.f : expf(w[r * n + s] - m);  // an empty split weighs 0
+          w[r * n + s] = e;
+          sum += e;
+        }
+        if constexpr (Out::kActive)
+          if (z != -INFINITY) sum += expf(z - m);
+        row_m[r] = m, row_sum[r] = sum;
       }
+    } else {
+      for (int r = warp; r < rows; r += kWarps) {
+        float m = -INFINITY;
+        for (int s = lane; s < n; s += 32) m = fmaxf(m, w[r * n + s]);
 #pragma unroll
-      for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if constexpr (Out::kActive)
-        if (z != -INFINITY) sum += expf(z - m);
-      if (lane == 0) row_m[r] = m, row_sum[r] = sum;
+        for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+        float z = -INFINITY;  // the row's sink logit: in the max before the weights, in the sum after
+        if constexpr (Out::kActive) z = out.sink(first + r), m = fmaxf(m, z);
+        float sum = 0.f;
+        for (int s = lane; s < n; s += 32) {
+          const float e = m == -INFINITY ? 0.f : expf(w[r * n + s] - m);  // an empty split weighs 0
+          w[r * n + s] = e;
+          sum += e;
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        if constexpr (Out::kActive)
+          if (z != -INFINITY) sum += expf(z - m);
+        if (lane == 0) row_m[r] = m, row_sum[r] = sum;
+      }
     }
     __syncthreads();
     // (row, column) pairs: pair i is row i / kCols, float4 column i % kCols.

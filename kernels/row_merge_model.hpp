@@ -36,6 +36,9 @@ namespace decode_bench {
 // each of two pairs), and LSEs per thread staged to shared memory at once in the many-row fold.
 inline constexpr int kMergeFoldLoads = 16;
 inline constexpr int kMergeLseBatch = 8;
+// The many-row fold's per-row statistics (max, weights, sum): a thread per row up to this many
+// splits, a warp per row above (merge_rows). Not a round trip either way: the model ignores it.
+inline constexpr int kMergeRowStatsThreadMaxSplits = 16;
 // The separate merge kernel's blocks (kernels/row_attention_merge.cuh) and merge_split_states' batch:
 // 128 threads, or 512 where a 128-thread block would fold more than 4 splits a thread (n x D / 4 >
 // 4 x 128). Falcon-7B's 128 splits at d 64 were 16 a thread on 128 threads: one block per row, a

@@ -86,6 +86,12 @@ TEST(DecodeVariantsGpu, SinksAndSoftCap) {
         expect_verified(dtype, {{32, 8, 128}, {1013, 77}, 16, v, {.splits = splits}, static_cast<std::uint64_t>(splits + 3)});
   // Every split of an item but one empty for some rows (window 1 at q_len 4 over 40 splits).
   expect_verified(DType::fp16, {{32, 8, 128}, {1013}, 0, {.q_len = 4, .window = 1, .sinks = true}, {.splits = 40}, 4});
+  // Head dim 64 (BF16, gpt-oss's heads): 128 rows an item (q_len 16 x group 8) on the wide tiling,
+  // whose many-rows merge takes each row's statistics a thread per row up to 16 splits (7 here) and
+  // a warp per row above (40), the sink in both.
+  for (int splits : {7, 40})
+    expect_verified(DType::bf16, {{64, 8, 64}, {1013, 77}, 16, {.q_len = 16, .sinks = true, .logits_soft_cap = 30.0},
+                                  {.splits = splits}, static_cast<std::uint64_t>(50 + splits)});
 }
 
 // A few small cases of every code path the variants add, for the sanitizer tier (memcheck and
