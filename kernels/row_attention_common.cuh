@@ -378,10 +378,10 @@ __device__ __forceinline__ void merge_rows(const RowAttentionArgs& a, int n, std
     // Each row's max, weights exp(lse - m) and sum: a thread per row over few splits, a warp per row
     // over many. A warp's row is two five-step shuffle reductions, one long dependent chain; with
     // many rows and few splits (Falcon-7B's 71 rows x 2 splits at 64 x 1K: several rows a warp)
-    // those chains were most of the merge's instructions (ncu; docs/kernels/rows_mma.md, "MQA at
-    // d 64"), where a thread's own loop over two splits is a handful. Compiled at D 64 only: the
-    // wide D 128 kernels sit at the register limit, and with it ptxas spilled in the BF16 one
-    // (nvcc 13.0, -Xptxas -v, sm_90).
+    // those chains were the largest share of the merge's instructions (ncu; docs/kernels/rows_mma.md,
+    // "MQA at d 64"), where a thread's own loop over two splits is a handful. Compiled at D 64
+    // only: the wide D 128 kernels sit at the register limit, and with it ptxas spilled in the
+    // BF16 one (nvcc 13.0, -Xptxas -v, sm_90).
     if (D <= 64 && n <= kMergeRowStatsThreadMaxSplits) {
       for (int r = threadIdx.x; r < rows; r += kThreads) {
         float m = -INFINITY;
