@@ -67,9 +67,9 @@ template <class KV, int D>
 constexpr bool kHasVariantKernel =
     kHasTensorCorePath<KV> && (D == 128 || (D == 64 && dtype_of<typename KV::value_type>::value == DType::bf16));
 
-// The warpgroup-MMA kernel: FP16 storage at D 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
+// The warpgroup-MMA kernel: FP16 storage at D 64 and 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
 template <class KV, int D>
-constexpr bool kHasWgmmaKernel = std::is_same_v<typename KV::value_type, __half> && D == 128;
+constexpr bool kHasWgmmaKernel = std::is_same_v<typename KV::value_type, __half> && (D == 64 || D == 128);
 
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
@@ -91,7 +91,7 @@ struct KernelChoice {
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 // packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
 // steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
-// wgmma: the warpgroup-MMA kernel (FP16 at D 128, blocks of 64 or 128 rows, its own 3 stages;
+// wgmma: the warpgroup-MMA kernel (FP16 at D 64 and 128, blocks of 64 or 128 rows, its own 3 stages;
 // present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
 // variant: the attention variants' twin of the narrow or wide kernel (kHasVariantKernel).
 template <class KV, int D>
@@ -119,7 +119,7 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
   }
   if (wgmma) {
     if constexpr (kHasWgmmaKernel<KV, D>) {
-      const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block);
+      const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block, D);
       if (path != RowAttentionPath::tensor_core || w.kernel == nullptr || wide || packed || steal ||
           (stages > 0 && stages != w.stages))
         return {};
@@ -293,8 +293,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
   DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // Items of more than 64 rows, and of 33-64 rows over at least 128 tiles (8K tokens), take the
-  // warpgroup-MMA kernel where it runs (FP16 at head dim 128 on compute capability 9.0, in a build
-  // for it): blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged
+  // warpgroup-MMA kernel where it runs (FP16 at head dims up to 128, compiled for 64 and 128, on
+  // compute capability 9.0, in a build for it; MQA's 71 heads at d 64 among them): blocks of 64 rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged
   // tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
   // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
   // at P 1K and 4K ran slower on wgmma, where P 8K and every item of 256 or 1024 rows ran faster

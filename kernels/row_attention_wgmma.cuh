@@ -1,7 +1,8 @@
 #pragma once
-// Row attention on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 K/V, head dims 65-128
-// (compiled for 128, tail dims zero), the shape of the shared-prefix phase (tens to hundreds of
-// query rows on one KV head's token range). Included only by
+// Row attention on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 K/V, compiled for head
+// dims 64 and 128 (the head dims up to each, tail dims zero), the shape of the shared-prefix phase
+// (tens to hundreds of query rows on one KV head's token range) and of MQA's many query heads on
+// one KV head (Falcon-7B: 71 at d 64). Included only by
 // kernels/instantiate/row_attention_wgmma_fp16.cu, compiled for sm_90a alone (kernels/CMakeLists.txt).
 //
 // Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached well under
@@ -12,15 +13,17 @@
 // m16n8k16 and reads its B operand from shared memory itself: no ldmatrix, no per-fragment addresses.
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
-// and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile:
-//   S (64 x 64) = Q K^T       8 wgmma m64n64k16, Q from registers, K from shared memory (K-major)
+// and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile, at
+// the compiled head dim D:
+//   S (64 x 64) = Q K^T       D / 16 wgmma m64n64k16, Q from registers, K from shared memory (K-major)
 //   online softmax on S       the accumulator layout is mma.sync's: warp w % 4 holds rows 16 (w % 4)
 //                             + g and + g + 8 (g = lane / 4), columns 8 j + 2 (lane % 4) + {0, 1}
-//   O (64 x 128) += P V       4 wgmma m64n128k16, P from registers (re-packed S), V from shared
+//   O (64 x D) += P V         4 wgmma m64nDk16, P from registers (re-packed S), V from shared
 //                             memory (MN-major: V rows are tokens, the reduction dimension)
 // Shared memory holds K and V in the 128-byte swizzle layout wgmma reads: a 64-token x 128-dim
-// FP16 tile is two 8 KiB halves (dims 0-63, 64-127), token r's 128-byte row of a half at r x 128,
-// its 16-byte chunk c at (c ^ (r & 7)) x 16; atoms of 8 rows start on 1 KiB boundaries.
+// FP16 tile is two 8 KiB halves (dims 0-63, 64-127; a d 64 tile is one), token r's 128-byte row of
+// a half at r x 128, its 16-byte chunk c at (c ^ (r & 7)) x 16; atoms of 8 rows start on 1 KiB
+// boundaries.
 // Descriptors (PTX ISA, "Matrix Descriptor Format", canonical layouts):
 //   K-major (K as B of Q K^T): stride byte offset 1024 (8 rows x 128 B), leading offset unused; the
 //     k16 step kk starts at half (kk / 4) plus (kk % 4) x 32 bytes inside the swizzled row.
@@ -42,27 +45,30 @@
 
 namespace decode_bench::device {
 
-template <int kWG>
+template <int kWG, int D = 128>
 struct RowWgmmaTraits {
-  static constexpr int kD = 128;
+  static_assert(D == 64 || D == 128, "compiled for head dims 64 and 128");
+  static constexpr int kD = D;
   static constexpr int kTile = 64;     // tokens per stage
   static constexpr int kStages = 3;
   static constexpr int kThreads = 128 * kWG;
   static constexpr int kRows = 64 * kWG;  // rows per block
-  static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB
+  static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB at d 128, 8 KiB at d 64
   static constexpr int kHalfBytes = kTile * 128;     // dims 0-63 or 64-127 of a tile
+  static constexpr int kChunks = kD / 8;             // 16-byte chunks of a row
   static constexpr int kPipeBytes = kStages * 2 * kTileBytes;
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
   // Q lives in registers (the A operand of S = Q K^T), so a one-warpgroup block takes 97 KiB and
   // two fit on an SM; Q in shared memory (16 KiB a warpgroup) left one block of one warpgroup per SM
-  // (H100, commit 55ac7b9).
+  // (H100, commit 55ac7b9). At d 64 a block takes 49 KiB.
   static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes; }
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // d (64 x 64, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 64),
-// B K-major in shared memory.
+// B in shared memory, K-major (kTransB 0: K of Q K^T) or MN-major (1: V of P V at d 64).
+template <int kTransB = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_desc,
                                                    int accumulate) {
   asm volatile(
@@ -70,12 +76,12 @@ __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::ui
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+      "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
 }
 
 // d (64 x 128, FP32) += A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
@@ -101,21 +107,22 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::u
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
-// Where 16-byte chunk c (0-15) of tile row r (0-63) sits in a 64 x 128 FP16 tile (header).
+// Where 16-byte chunk c (0-15; 0-7 at d 64) of tile row r (0-63) sits in a 64 x D FP16 tile (header).
 __device__ __forceinline__ std::uint32_t sw128_chunk(int r, int c) {
   return static_cast<std::uint32_t>((c >> 3) * (64 * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4));
 }
 
 // Stages tokens [t0, t0 + 64) of K and V (those >= t_end and dims >= the head dim zero-filled) in
-// the swizzled layout: thread x copies chunk x % 16 of rows x / 16 + p kThreads / 16.
-template <class KV, int kThreads>
+// the swizzled layout: with kChunks = D / 8 chunks a row, thread x copies chunk x % kChunks of rows
+// x / kChunks + p kThreads / kChunks.
+template <class KV, int kThreads, int kChunks>
 __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                                  std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
-  const int c = static_cast<int>(threadIdx.x) & 15;
+  const int c = static_cast<int>(threadIdx.x % kChunks);
   const bool in_dim = c * 8 < loc.head_dim;
 #pragma unroll
-  for (int p = 0; p < 64 * 16 / kThreads; ++p) {
-    const int r = static_cast<int>(threadIdx.x) / 16 + p * (kThreads / 16);
+  for (int p = 0; p < 64 * kChunks / kThreads; ++p) {
+    const int r = static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
     const std::int64_t t = t0 + r;
     const bool in_range = t < t_end;
     const std::int64_t off = loc.offset(loc.fetch(in_range ? t : t0)) + (in_dim ? c * 8 : 0);
@@ -129,13 +136,15 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 
 // The kernel's parameters are the mma.sync kernels' (run_row_attention launches any of them
 // alike); the fourth (work stealing's static share) is unused: this kernel does not steal.
-template <class KV, int kWG>
-__global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args,
-                                                                         const FastDivmod page_div, const int) {
+// At d 64 (O 32 accumulators a thread instead of 64) two blocks fit an SM's registers; the bound
+// asks ptxas to keep them there.
+template <class KV, int kWG, int D = 128>
+__global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
+    row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div, const int) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tr = RowWgmmaTraits<kWG>;
+  using Tr = RowWgmmaTraits<kWG, D>;
   static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
-  constexpr int kTile = Tr::kTile, kStages = Tr::kStages;
+  constexpr int kTile = Tr::kTile, kStages = Tr::kStages, kSteps = D / 16, kColBlocks = D / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   mark_block(args.timeline, BlockMark::start);
 
@@ -154,7 +163,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
+    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
                                                           k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -164,7 +173,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
   // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
   // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
   // scaled into the log2 domain, FP16. Padding rows and dims past the head dim are 0.
-  std::uint32_t q_frag[8][4];
+  std::uint32_t q_frag[kSteps][4];
   {
     const int r0 = 64 * wg + 16 * (warp % 4) + g;
 #pragma unroll
@@ -175,24 +184,24 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
         const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r;
         q_row = args.q + qrow * args.head_dim;
       }
-      float2 x[8][2];
+      float2 x[kSteps][2];
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
+      for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
           x[kk][half] = q_row != nullptr && 16 * kk < args.head_dim
                             ? *reinterpret_cast<const float2*>(q_row + 16 * kk + 8 * half + 2 * tq)
                             : make_float2(0.f, 0.f);
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk)
+      for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
           q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
     }
   }
-  float o[64], s[32];
+  float o[4 * kColBlocks], s[32];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) o[i] = 0.f;
+  for (int i = 0; i < 4 * kColBlocks; ++i) o[i] = 0.f;
 #pragma unroll
   for (int i = 0; i < 32; ++i) s[i] = 0.f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
@@ -205,16 +214,16 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     {
       const int next = tile + kStages - 1;  // into the stage of tile - 1, free after the barrier
       if (next < num_tiles)
-        stage_tile_sw128<KV, Tr::kThreads>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
+        stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
                                            k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
       cp_async_commit();
     }
     const std::uint32_t ks = k_stage(tile % kStages), vs = ks + Tr::kTileBytes;
 
-    // S = Q K^T over the head dim, 8 k16 steps.
+    // S = Q K^T over the head dim, D / 16 k16 steps.
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 8; ++kk) {
+    for (int kk = 0; kk < kSteps; ++kk) {
       const std::uint32_t step = static_cast<std::uint32_t>((kk >> 2) * Tr::kHalfBytes + (kk & 3) * 32);
       wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
     }
@@ -242,7 +251,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     for (int h = 0; h < 2; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
     if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-      for (int n = 0; n < 16; ++n) {
+      for (int n = 0; n < kColBlocks; ++n) {
         o[4 * n] *= alpha[0];
         o[4 * n + 1] *= alpha[0];
         o[4 * n + 2] *= alpha[1];
@@ -271,7 +280,13 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     fence_registers(o);
     wgmma_fence();
 #pragma unroll
-    for (int c = 0; c < 4; ++c) wgmma_m64n128k16_rs(o, a[c], sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024), 1);
+    for (int c = 0; c < 4; ++c) {
+      const std::uint64_t v_desc = sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024);
+      if constexpr (D == 64)
+        wgmma_m64n64k16_rs<1>(o, a[c], v_desc, 1);
+      else
+        wgmma_m64n128k16_rs(o, a[c], v_desc, 1);
+    }
     wgmma_commit();
   }
   wgmma_wait<0>();
@@ -291,7 +306,7 @@ __global__ void __launch_bounds__(128 * kWG, 1) row_attention_wgmma_kernel(const
     const float inv = l > 0.f ? 1.f / l : 0.f;
     float* dst = state_o(args, work, row0 + r, args.head_dim);
 #pragma unroll
-    for (int n = 0; n < 16; ++n)
+    for (int n = 0; n < kColBlocks; ++n)
       if (8 * n < args.head_dim)
         *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     if (tq == 0) *state_lse(args, work, row0 + r) = l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;

@@ -16,10 +16,11 @@ struct WgmmaRowKernel {
   int stages = 0;  // K/V tiles in shared memory
 };
 
-// The FP16, head-dim-128 kernel for blocks of rows_per_block (64: one warpgroup, 128: two) rows,
-// over KV = ContiguousKV<__half> or PagedKV<__half> (the explicit instantiations).
+// The FP16 kernel compiled for head dim d (64 or 128) for blocks of rows_per_block (64: one
+// warpgroup, 128: two) rows, over KV = ContiguousKV<__half> or PagedKV<__half> (the explicit
+// instantiations).
 template <class KV>
-WgmmaRowKernel wgmma_row_kernel(int rows_per_block);
+WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d);
 
 // Whether this build carries the kernel and `device` runs it (compute capability 9.0: H100, H200).
 bool wgmma_row_kernel_runs_on(int device);

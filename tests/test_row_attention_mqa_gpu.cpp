@@ -3,12 +3,15 @@
 // groups 5, 7 and 8 at d 128, at split counts up to more splits than tiles, with the split merge
 // fused (the last split block) and separate (a second kernel, one block per row), pinned by
 // DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and one 128-row
-// block an item for short MQA items too (kernels/row_block_rows.hpp). Every case
+// block an item for short MQA items too (kernels/row_block_rows.hpp): the wide mma.sync tiling, or
+// for FP16 on compute capability 9.0 the warpgroup-MMA kernel (kernels/row_attention_wgmma.cuh,
+// two warpgroups, the second holding 7 rows). Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "kernels/row_attention_wgmma.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
@@ -29,6 +32,15 @@ std::string describe(DType dtype, const testing::DecodeCase& c) {
   return s;
 }
 
+// Falcon's 71 rows on one KV head take 128-row blocks: of the warpgroup-MMA kernel for FP16 where
+// it runs, of the wide mma.sync tiling otherwise.
+void expect_mqa_block(DType dtype, const testing::DecodeCase& c, const DecodePlan& plan) {
+  const bool wgmma = dtype == DType::fp16 && wgmma_row_kernel_runs_on(0);
+  EXPECT_EQ(plan.rows.wgmma, wgmma) << describe(dtype, c);
+  EXPECT_EQ(plan.rows.wide, !wgmma) << describe(dtype, c);
+  EXPECT_EQ(plan.rows.rows_per_block, 128) << describe(dtype, c);
+}
+
 testing::DecodeCaseResult expect_verified(DType dtype, const testing::DecodeCase& c) {
   const auto r = testing::run_decode_case_as(dtype, c);
   EXPECT_EQ(r.status, cudaSuccess) << describe(dtype, c) << ": " << cudaGetErrorString(r.status);
@@ -47,8 +59,8 @@ testing::DecodeCaseResult expect_verified(DType dtype, const testing::DecodeCase
   return r;
 }
 
-// Falcon-7B's shape: 71 query heads on one KV head, d 64 (the wide tiling, a 128-row block with a
-// warp row of padding). 128 splits of 8229 tokens are 64-65 tokens each; 300 leave most splits
+// Falcon-7B's shape: 71 query heads on one KV head, d 64 (a 128-row block: the wide tiling with a
+// warp row of padding, or two warpgroups). 128 splits of 8229 tokens are 64-65 tokens each; 300 leave most splits
 // empty (their partials weigh nothing). A short and an empty sequence beside the long one.
 TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
   DB_REQUIRE_GPU();
@@ -68,8 +80,7 @@ TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
           c.seed = ++seed;
           const auto r = expect_verified(dtype, c);
           if (r.status != cudaSuccess) continue;
-          EXPECT_TRUE(r.plan.rows.wide) << describe(dtype, c);
-          EXPECT_EQ(r.plan.rows.rows_per_block, 128) << describe(dtype, c);  // 129 tiles: the long-range block
+          expect_mqa_block(dtype, c, r.plan);  // 129 tiles: the long-range block
           // 71 rows x 128 splits: about a hundred fused round trips against a handful.
           if (merge == RowMergeMode::automatic && splits == 128) {
             EXPECT_TRUE(r.plan.rows.separate_merge) << describe(dtype, c);
@@ -122,8 +133,7 @@ TEST(RowAttentionMqaGpu, ShortItemsTakeOne128RowBlock) {
         c.seed = ++seed;
         const auto r = expect_verified(dtype, c);
         if (r.status != cudaSuccess) continue;
-        EXPECT_TRUE(r.plan.rows.wide) << describe(dtype, c);
-        EXPECT_EQ(r.plan.rows.rows_per_block, 128) << describe(dtype, c);
+        expect_mqa_block(dtype, c, r.plan);
         EXPECT_EQ(r.plan.rows.row_blocks, 1) << describe(dtype, c);
       }
 }

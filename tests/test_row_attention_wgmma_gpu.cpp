@@ -1,5 +1,5 @@
 // The warpgroup-MMA row-attention kernel (kernels/row_attention_wgmma.cuh) against the float64
-// reference: FP16 at the head dims it serves (128, and 80 / 96 / 112 on the same kernel with the
+// reference: FP16 at the head dims it serves (128 and 64, and 96 and 48 on those kernels with the
 // tail dims zero), blocks of one and two warpgroups, row counts around 64 and 128 (padding rows,
 // padding warpgroups, a second row block), ranges not a multiple of the 64-token tile, starting
 // past 0, shorter than one tile, empty, one and three splits (the fused merge), contiguous and
@@ -40,7 +40,7 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
   DB_REQUIRE_WGMMA();
   std::uint64_t seed = 9100;
   for (int block_rows : {64, 128}) {
-    for (int d : {128, 96})
+    for (int d : {128, 96, 64, 48})
       for (int rows : {1, 17, 64, 65, 129, 300}) {
         RowCase c;
         c.shape = {8, 2, d};
@@ -65,9 +65,9 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
   }
 }
 
-// The automatic choice: FP16 items at head dim 128 of more than 64 rows take it (128-row blocks),
-// and of 33-64 rows over at least 128 tiles (64-row blocks); shorter 64-row items, items of at
-// most 32 rows, BF16 and head dim 64 do not.
+// The automatic choice: FP16 items at head dims 64 and 128 of more than 64 rows take it (128-row
+// blocks), and of 33-64 rows over at least 128 tiles (64-row blocks); shorter 64-row items, items
+// of at most 32 rows and BF16 do not.
 TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   DB_REQUIRE_WGMMA();
   struct Want {
@@ -79,7 +79,9 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   for (const Want& w : {Want{DType::fp16, 128, 256, 3000, true, 128}, Want{DType::fp16, 128, 65, 700, true, 128},
                         Want{DType::fp16, 128, 64, 8192, true, 64}, Want{DType::fp16, 128, 33, 8200, true, 64},
                         Want{DType::fp16, 128, 64, 8128, false, 0}, Want{DType::fp16, 128, 32, 9000, false, 0},
-                        Want{DType::bf16, 128, 256, 3000, false, 0}, Want{DType::fp16, 64, 256, 3000, false, 0}}) {
+                        Want{DType::bf16, 128, 256, 3000, false, 0}, Want{DType::fp16, 64, 71, 3000, true, 128},
+                        Want{DType::fp16, 64, 64, 8192, true, 64}, Want{DType::fp16, 64, 32, 9000, false, 0},
+                        Want{DType::bf16, 64, 71, 3000, false, 0}}) {
     RowCase c;
     c.shape = {8, 2, w.d};
     c.lengths = {w.tokens, 3};
@@ -98,25 +100,27 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   }
 }
 
-// Small enough for compute-sanitizer memcheck and racecheck: both block sizes, three splits, pages.
+// Small enough for compute-sanitizer memcheck and racecheck: both block sizes and head dims, three
+// splits, pages.
 TEST(RowAttentionWgmmaGpu, Small) {
   DB_REQUIRE_WGMMA();
-  for (int block_rows : {64, 128}) {
-    RowCase c;
-    c.tuning.row_wgmma_rows = block_rows;
-    c.shape = {8, 2, 128};
-    c.lengths = {300, 3};
-    c.page_size = 16;
-    c.splits = 3;
-    c.path = RowAttentionPath::tensor_core;
-    c.tiling = RowAttentionTiling::wgmma;
-    c.seed = 9300 + block_rows;
-    c.items = {{0, 0, 100, 5, 300}, {0, 1, 7, 0, 63}};
-    const auto r = testing::run_row_case_as(DType::fp16, c);
-    ASSERT_EQ(r.status, cudaSuccess) << describe(c, block_rows);
-    EXPECT_TRUE(r.verification.passed) << describe(c, block_rows) << ": " << r.verification.summary();
-    EXPECT_TRUE(r.plan.wgmma);
-  }
+  for (int d : {128, 64})
+    for (int block_rows : {64, 128}) {
+      RowCase c;
+      c.tuning.row_wgmma_rows = block_rows;
+      c.shape = {8, 2, d};
+      c.lengths = {300, 3};
+      c.page_size = 16;
+      c.splits = 3;
+      c.path = RowAttentionPath::tensor_core;
+      c.tiling = RowAttentionTiling::wgmma;
+      c.seed = 9300 + block_rows + d;
+      c.items = {{0, 0, 100, 5, 300}, {0, 1, 7, 0, 63}};
+      const auto r = testing::run_row_case_as(DType::fp16, c);
+      ASSERT_EQ(r.status, cudaSuccess) << describe(c, block_rows);
+      EXPECT_TRUE(r.verification.passed) << describe(c, block_rows) << ": " << r.verification.summary();
+      EXPECT_TRUE(r.plan.wgmma);
+    }
 }
 
 }  // namespace
