@@ -129,7 +129,7 @@ struct RowAttentionPlan {
   bool packed = false;     // tensor_core, BF16 / FP8 at D 128: q and P lo parts in rows 8..15 of one mma
                            // (items of at most 8 rows, one 16-row tile per block)
   bool wgmma = false;      // tensor_core, FP16 at D 64 / 128 on Hopper: warpgroup MMA, rows_per_block 64 / 128
-  int slots = 0;           // resident blocks the split choice planned for (SMs x blocks_per_sm, or max_blocks)
+  int slots = 0;           // blocks the split choice planned for (SMs x blocks_per_sm; SMs for the d 64 wgmma kernel; or max_blocks)
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
   // Work list (ragged decode batches): one grid row of row_blocks blocks per entry, longest first;

@@ -361,7 +361,13 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
   }
   const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
-  std::int64_t slots = static_cast<std::int64_t>(sms) * per_sm;
+  // The split rule's slots: every resident block, except for the d 64 warpgroup-MMA kernel, where
+  // two blocks fit an SM but a second one streams the SM's share no faster, so splitting an item
+  // to fill it only adds partials and a merge (H100, Falcon-7B's 71 / 1 heads by split count:
+  // 128 x 512 slower at 2 splits, two blocks an SM, than unsplit at one;
+  // results/reference/h100/floor-d928ba9/). Such blocks count one an SM.
+  const bool one_slot_per_sm = wgmma && compiled_head_dim(p.shape.head_dim) == 64;
+  std::int64_t slots = static_cast<std::int64_t>(sms) * (one_slot_per_sm ? 1 : per_sm);
   if (options.max_blocks > 0) slots = std::min<std::int64_t>(slots, options.max_blocks);
   plan->slots = static_cast<int>(slots);
   int splits = options.splits > 0 ? std::min(options.splits, 65535) : choose_splits(blocks_per_split, slots, tiles);

@@ -33,12 +33,20 @@ std::string describe(DType dtype, const testing::DecodeCase& c) {
 }
 
 // Falcon's 71 rows on one KV head take 128-row blocks: of the warpgroup-MMA kernel for FP16 where
-// it runs, of the wide mma.sync tiling otherwise.
+// it runs (its split rule counting one block an SM, though two fit), of the wide mma.sync tiling
+// otherwise.
 void expect_mqa_block(DType dtype, const testing::DecodeCase& c, const DecodePlan& plan) {
   const bool wgmma = dtype == DType::fp16 && wgmma_row_kernel_runs_on(0);
   EXPECT_EQ(plan.rows.wgmma, wgmma) << describe(dtype, c);
   EXPECT_EQ(plan.rows.wide, !wgmma) << describe(dtype, c);
   EXPECT_EQ(plan.rows.rows_per_block, 128) << describe(dtype, c);
+  if (wgmma) {
+    int dev = 0, sms = 0;
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+    EXPECT_GE(plan.rows.blocks_per_sm, 2) << describe(dtype, c);
+    EXPECT_EQ(plan.rows.slots, sms) << describe(dtype, c);
+  }
 }
 
 testing::DecodeCaseResult expect_verified(DType dtype, const testing::DecodeCase& c) {
