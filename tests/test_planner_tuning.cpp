@@ -207,11 +207,12 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
 
 // The tensor-core row attention's automatic tiling for shared-prefix-like items (one per KV head,
 // N rows each; kernels/row_attention_launch.cuh). Where the warpgroup-MMA kernel runs (a build
-// with sm_90a on a compute capability 9.0 GPU: wgmma_row_kernel_runs_on), FP16 d 128 items of more
-// than 64 rows take it in 128-row blocks, and of 33-64 rows over at least 128 tiles (8K tokens) in
-// 64-row blocks. Elsewhere those 33-64-row items take the narrow tiling (measured faster than wide
-// there before the wgmma kernel) and the larger ones the wide tiling. On every GPU: shorter 64-row
-// FP16 items, BF16, head dim 64 and a pinned wide tiling take the wide tiling; 32 rows the narrow.
+// with sm_90a on a compute capability 9.0 GPU: wgmma_row_kernel_runs_on), FP16 d 128 and d 64 items
+// of more than 64 rows take it in 128-row blocks, and of 33-64 rows over at least 128 tiles (8K
+// tokens) in 64-row blocks. Elsewhere those 33-64-row items take the narrow tiling at d 128
+// (measured faster than wide there before the wgmma kernel) and the wide one at d 64, and the larger
+// ones the wide tiling. On every GPU: shorter 64-row FP16 items, BF16 and a pinned wide tiling take
+// the wide tiling; 32 rows the narrow.
 TEST(PlannerTuningGpu, RowTilingOfPrefixItemsWgmmaWhereItRunsElseNarrowOrWide) {
   DB_REQUIRE_GPU();
   int dev = 0;
@@ -257,8 +258,9 @@ TEST(PlannerTuningGpu, RowTilingOfPrefixItemsWgmmaWhereItRunsElseNarrowOrWide) {
                         Want{DType::fp16, 32, 9000, 128, "narrow 32", "narrow 32"},
                         Want{DType::bf16, 64, 8192, 128, "wide 64", "wide 64"},
                         Want{DType::bf16, 256, 32768, 128, "wide 256", "wide 256"},
-                        Want{DType::fp16, 64, 8192, 64, "wide 64", "wide 64"},
-                        Want{DType::fp16, 256, 32768, 64, "wide 256", "wide 256"}}) {
+                        Want{DType::fp16, 64, 8192, 64, "wgmma 64", "wide 64"},
+                        Want{DType::fp16, 256, 32768, 64, "wgmma 128", "wide 256"},
+                        Want{DType::fp16, 64, 1024, 64, "wide 64", "wide 64"}}) {
     EXPECT_EQ(tiling_of(w.dtype, w.rows, w.tokens, w.head_dim), wgmma_runs ? w.with_wgmma : w.without)
         << dtype_name(w.dtype) << " D " << w.head_dim << " rows " << w.rows << " tokens " << w.tokens;
   }

@@ -86,10 +86,12 @@ list(APPEND DECODE_BENCH_GPU_QUICK ${DECODE_BENCH_GPU_SANITIZE})
 # themselves: a sweep profiling beside them makes CUPTI answer CUPTI_ERROR_HARDWARE_BUSY (it did,
 # under ctest -j3 on an H100), so they run alone too. The device-memory tests size their requests
 # from the driver's free memory and then allocate: another test allocating in between made a
-# request that must fit fail (ctest -j4 on an H100, e46bb88), so they run alone as well.
+# request that must fit fail (ctest -j4 on an H100, e46bb88), so they run alone as well. So does
+# the pool's allocation-failure test, which asks for twice the device's memory: while it ran, a
+# trace test beside it failed an allocation of a few bytes (ctest -j4 on an H100, e035a5b).
 set(gpu_suites "*Gpu.*:*GpuDeathTest.*")
-set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*:CountersGpu.*:DeviceMemoryGpu.*")
-set(serial_regex "^(TimingGpu|CountersGpu|DeviceMemoryGpu)")
+set(serial_suites "TimingGpu.*:TimingGpuDeathTest.*:CountersGpu.*:DeviceMemoryGpu.*:PoolGpu.DeviceAllocationFailureIsATypedError")
+set(serial_regex "^(TimingGpu|CountersGpu|DeviceMemoryGpu|PoolGpu[.]DeviceAllocationFailureIsATypedError)")
 set(quick_serial ${DECODE_BENCH_GPU_QUICK})
 list(FILTER quick_serial INCLUDE REGEX "${serial_regex}")
 set(quick_parallel ${DECODE_BENCH_GPU_QUICK})
