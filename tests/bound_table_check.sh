@@ -6,6 +6,7 @@
 # Usage: bound_table_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
+source "$src/tests/script_check_lib.sh"
 rm -rf "$out" && mkdir -p "$out"
 cat >"$out/r.json" <<'JSON'
 {"ceilings": {"dram_read": {"value": 2000.0}, "fp16_tensor": {"value": 100.0}},
@@ -19,7 +20,6 @@ cat >"$out/r.json" <<'JSON'
   {"id": "untimed", "experiment": "e", "parameters": {"kernel": "k"}, "timing": null,
    "model": {"bytes": 1, "flops": 1}}]}
 JSON
-fail() { echo "FAIL: $*"; exit 1; }
 got=$(python3 "$src/scripts/bound_table.py" "$out/r.json" --experiment e --kernel k) || fail "exit status $?"
 echo "$got"
 # 20 MB at 2000 GB/s: 10 us, 1.50; 2 GFLOP at 100 TFLOP/s: 20 us, 1.50.
@@ -27,10 +27,9 @@ grep -qx '| mem | 15.0 | 10.0 | 1.50 |' <<<"$got" || fail "memory-bound point"
 grep -qx '| flops | 30.0 | 20.0 | 1.50 |' <<<"$got" || fail "compute-bound point"
 grep -q 'other-kernel\|untimed' <<<"$got" && fail "a filtered or untimed point was listed"
 echo '{"points": []}' > "$out/bare.json"
-python3 "$src/scripts/bound_table.py" "$out/bare.json" > "$out/bare.txt" 2>&1 && fail "a file without ceilings exits 0"
-grep -q "has no measured ceilings" "$out/bare.txt" || fail "no message naming the missing ceilings"
-python3 "$src/scripts/bound_table.py" "$out/missing.json" > "$out/missing.txt" 2>&1 && fail "a missing file exits 0"
-grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing file"
+expect_refused "$out/bare.txt" "has no measured ceilings" "a file without ceilings" -- \
+  python3 "$src/scripts/bound_table.py" "$out/bare.json"
+expect_refused "$out/missing.txt" "cannot read" "a missing file" -- python3 "$src/scripts/bound_table.py" "$out/missing.json"
 # The same points against a read floor of 5 us at 1 MB and 20 us at 30 MB: 20 MB interpolates to
 # 14.83 us (time / floor bound 1.01); 1000 bytes extrapolates to 4.48 us, under the 20 us of FLOPs.
 python3 - "$out/r.json" "$out/floor.json" <<'PY'
@@ -46,6 +45,6 @@ grep -qx '| mem | 15.0 | 10.0 | 1.50 | 14.8 | 1.01 |' <<<"$got" || fail "memory-
 grep -qx '| flops | 30.0 | 20.0 | 1.50 | 20.0 | 1.50 |' <<<"$got" || fail "compute-bound point against the floor"
 got=$(python3 "$src/scripts/bound_table.py" "$out/r.json" --experiment e --kernel k --floor-from "$out/floor.json") || fail "--floor-from: exit status $?"
 grep -qx '| mem | 15.0 | 10.0 | 1.50 | 14.8 | 1.01 |' <<<"$got" || fail "--floor-from does not take the other file's floor"
-python3 "$src/scripts/bound_table.py" "$out/r.json" --floor-from "$out/r.json" > "$out/nofloor.txt" 2>&1 && fail "--floor-from a file without a floor exits 0"
-grep -q "has no ceilings.dram_read.floor" "$out/nofloor.txt" || fail "no message naming the missing floor"
+expect_refused "$out/nofloor.txt" "has no ceilings.dram_read.floor" "--floor-from a file without a floor" -- \
+  python3 "$src/scripts/bound_table.py" "$out/r.json" --floor-from "$out/r.json"
 echo "bound_table: ok"

@@ -6,6 +6,7 @@
 # Usage: mla_table_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
+source "$src/tests/script_check_lib.sh"
 rm -rf "$out" && mkdir -p "$out"
 # Ridge: 1000 TFLOP/s over 2000 GB/s = 500 FLOP a byte.
 cat >"$out/r.json" <<'JSON'
@@ -25,7 +26,6 @@ cat >"$out/r.json" <<'JSON'
    "timing": {"median_us": 1.0}, "plan": {}, "achieved": {}, "model": {}},
   {"status": "skipped", "parameters": {"attention": "mla", "backend": "decode-bench", "batch": 2, "T": 8, "heads_q": 8, "q_len": 1}}]}
 JSON
-fail() { echo "FAIL: $*"; exit 1; }
 got=$(python3 "$src/scripts/mla_table.py" "$out/r.json") || fail "exit status $?"
 echo "$got"
 grep -qx '| shape | h_q x q_len | kernel | us | of DRAM read | of wgmma roof | side | peer us | peer / decode-bench |' <<<"$got" || fail "header"
@@ -33,8 +33,7 @@ grep -qx '| 128 x 4K | 16 x 1 | wgmma | 200.0 | 0.950 | 0.100 | memory | 300.0 |
 grep -qx '| 32 x 1000 | 128 x 4 | mma_narrow | 50.0 | 0.200 | 0.600 | compute | - | - |' <<<"$got" || fail "compute-side row without a peer"
 [ "$(grep -c '^| [0-9]' <<<"$got")" = 2 ] || fail "a non-MLA or skipped point was listed"
 echo '{"points": []}' > "$out/bare.json"
-python3 "$src/scripts/mla_table.py" "$out/bare.json" > "$out/bare.txt" 2>&1 && fail "a file without ceilings exits 0"
-grep -q "no ceilings.dram_read.value" "$out/bare.txt" || fail "no message naming the missing ceiling"
-python3 "$src/scripts/mla_table.py" "$out/missing.json" > "$out/missing.txt" 2>&1 && fail "a missing file exits 0"
-grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing file"
+expect_refused "$out/bare.txt" "no ceilings.dram_read.value" "a file without ceilings" -- \
+  python3 "$src/scripts/mla_table.py" "$out/bare.json"
+expect_refused "$out/missing.txt" "cannot read" "a missing file" -- python3 "$src/scripts/mla_table.py" "$out/missing.json"
 echo "mla_table_check: ok"

@@ -27,15 +27,14 @@ cat >"$out/k.sass" <<'SASS'
 .L_x_3:
         /*0080*/                   BRA `(.L_x_3);
 SASS
-fail() { echo "FAIL: $*"; exit 1; }
+source "$src/tests/script_check_lib.sh"
 got=$(python3 "$src/scripts/sass_loops.py" "$out/k.sass" 6target --ops HMMA,LOP3,LDSM) || fail "exit status $?"
 echo "$got"
 [ "$(echo "$got" | head -1)" = "_Z6targetv: 9 instructions" ] || fail "kernel line"
 [ "$(echo "$got" | grep -c 'loop:')" = 1 ] || fail "one loop (the forward branch and the self-branch are none)"
 grep -qx '  loop: 5 instructions; HMMA 2, LOP3 1, LDSM 1' <<<"$got" || fail "loop body and its opcodes"
 grep -q '_Z5otherv' <<<"$got" && fail "the pattern picked the other kernel"
-python3 "$src/scripts/sass_loops.py" "$out/k.sass" nosuch > "$out/none.txt" 2>&1 && fail "a pattern that names no kernel exits 0"
-grep -q "no kernel name contains 'nosuch'" "$out/none.txt" || fail "no message for a pattern that names nothing"
-python3 "$src/scripts/sass_loops.py" "$out/missing.sass" x > "$out/missing.txt" 2>&1 && fail "a missing listing exits 0"
-grep -q "cannot read" "$out/missing.txt" || fail "no message for a missing listing"
+expect_refused "$out/none.txt" "no kernel name contains 'nosuch'" "a pattern that names no kernel" -- \
+  python3 "$src/scripts/sass_loops.py" "$out/k.sass" nosuch
+expect_refused "$out/missing.txt" "cannot read" "a missing listing" -- python3 "$src/scripts/sass_loops.py" "$out/missing.sass" x
 echo "sass_loops: ok"
