@@ -295,9 +295,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // Items of more than 64 rows, and of 33-64 rows over at least 128 tiles (8K tokens), take the
   // warpgroup-MMA kernel where it runs (FP16 at head dims up to 128, compiled for 64 and 128, on
   // compute capability 9.0, in a build for it; MQA's 71 heads at d 64 among them): blocks of 64
-  // rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged tile serving both) above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep
-  // the wide tiling: H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64
-  // at P 1K and 4K ran slower on wgmma, where P 8K and every item of 256 or 1024 rows ran faster
+  // rows (one warpgroup) for items of up to 64 rows, 128 (two, each staged tile serving both)
+  // above; DECODE_BENCH_ROW_WGMMA_ROWS pins either. Shorter 64-row items keep the wide tiling:
+  // H100, commit 29187b1 against ab097ac (cascade preset, S 128, overlapped), N 64 at P 1K and 4K
+  // ran slower on wgmma, where P 8K and every item of 256 or 1024 rows ran faster
   // (git show 9372013:results/reference/29187b1/; docs/history/kernel-notes.md, "The shared-prefix
   // phase on Hopper's warpgroup MMA"). Pinned by the tiling, it takes items of any row count; where
   // it does not run, the rules below decide.
