@@ -159,12 +159,6 @@ cudaError_t plan_flash_decode_with(const DecodeProblem& p, const DecodeOptions& 
   return cudaSuccess;
 }
 
-// Page size of a paged accessor as a fast divider; contiguous accessors have none.
-template <class T>
-FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
-template <class T>
-FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
-
 // The variant twins' arguments of a problem (kernels/flash_decode_variant_args.cuh).
 inline device::FlashDecodeVariantArgs flash_decode_variant_args(const RowAttentionVariant& v) {
   device::FlashDecodeVariantArgs va;

@@ -25,11 +25,6 @@ namespace decode_bench {
 
 namespace row_attention_detail {
 
-template <class T>
-FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
-template <class T>
-FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
-
 template <class KV>
 constexpr bool kHasTensorCorePath = !std::is_same_v<typename KV::value_type, float>;
 template <class KV, int D>

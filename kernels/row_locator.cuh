@@ -57,3 +57,14 @@ struct RowLocator<PagedKV<T>> {
 };
 
 }  // namespace decode_bench::device
+
+namespace decode_bench {
+
+// The page size of a paged accessor as the fast divider its RowLocator takes (host side, at the
+// launch); contiguous accessors divide by nothing.
+template <class T>
+FastDivmod page_divider(const ContiguousKV<T>&) { return FastDivmod(1); }
+template <class T>
+FastDivmod page_divider(const PagedKV<T>& kv) { return FastDivmod(static_cast<std::uint32_t>(kv.page_size)); }
+
+}  // namespace decode_bench

@@ -12,7 +12,7 @@
 #include "harness/cuda_check.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/device_attribute_cache.hpp"
-#include "kernels/flash_decode_launch.cuh"  // page_divider
+#include "kernels/row_locator.cuh"  // page_divider
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/short_decode.cuh"
 #include "kernels/short_decode_variant.hpp"  // short_decode_tokens

@@ -9,6 +9,7 @@
 #include "kernels/mla/mla_args.hpp"
 #include "kernels/mla/mla_decode_wgmma.cuh"
 #include "kernels/mla/mla_decode_wgmma.hpp"
+#include "kernels/row_locator.cuh"  // page_divider
 
 namespace decode_bench {
 
@@ -49,7 +50,7 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
     return e;
   const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
-  kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args);
+  kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }

@@ -64,6 +64,7 @@
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
+#include "kernels/row_locator.cuh"        // RowLocator: the block table read a tile ahead
 #include "kernels/wgmma_ops.cuh"          // descriptors, fences, commit and wait
 
 namespace decode_bench::device {
@@ -239,7 +240,7 @@ __device__ __forceinline__ std::uint32_t mla_sw128_chunk(int r, int c, int panel
 
 template <class T, class KV, int Tile>
 __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
-    mla_decode_wgmma_kernel(const KV cache, const MlaArgs args) {
+    mla_decode_wgmma_kernel(const KV cache, const MlaArgs args, const FastDivmod page_div) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tr = MlaWgmmaTraits<Tile>;
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 latent cache");
@@ -274,27 +275,45 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   // Warpgroup 1 stages tokens [t0 + kTile tile, + kTile) (zero past t1): thread i copies chunks
   // 8 k + i % 8 (k = 0..8: one per panel) of rows i / 8 + 16 p (p < kTile / 16), so 8 neighbouring
   // threads copy one row's 128 contiguous bytes into 8 distinct 16-byte slots of its swizzled panel
-  // row.
-  const auto load_tile = [&](int tile) {
+  // row. The rows' block-table entries are read a tile ahead (tickets, kernels/row_locator.cuh):
+  // resolving each row where it is copied put a dependent global load and a division in front of
+  // every row's copies, so warpgroup 1 reached the P hand-over late and warpgroup 0 waited there.
+  constexpr int kRowsPerThread = Tr::kTile / 16;
+  const RowLocator<KV> locator(cache, b, 0, page_div);
+  typename RowLocator<KV>::Ticket tickets[kRowsPerThread];
+  const auto fetch_tickets = [&](int tile) {  // tile < tiles, so its first token is below t1
+    const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
+#pragma unroll
+    for (int p = 0; p < kRowsPerThread; ++p) {
+      const std::int64_t t = tile_t0 + wtid / 8 + 16 * p;
+      tickets[p] = locator.fetch(t < t1 ? t : tile_t0);
+    }
+  };
+  const auto load_tile = [&](int tile) {  // with the tickets fetch_tickets(tile) left
     const std::int64_t tile_t0 = t0 + static_cast<std::int64_t>(tile) * Tr::kTile;
     const std::uint32_t dst = stage_at(tile);
     const int c = wtid & 7;
 #pragma unroll
-    for (int p = 0; p < Tr::kTile / 16; ++p) {
+    for (int p = 0; p < kRowsPerThread; ++p) {
       const int r = wtid / 8 + 16 * p;
-      const std::int64_t t = tile_t0 + r;
-      const bool valid = t < t1;
-      const T* src = cache.k + cache.row_offset(b, 0, valid ? t : tile_t0) + c * 8;
+      const bool valid = tile_t0 + r < t1;
+      const T* src = cache.k + locator.offset(tickets[p]) + c * 8;
       const std::uint32_t row_dst = dst + mla_sw128_chunk(r, c, Tr::kStagePanelBytes);
 #pragma unroll
       for (int k = 0; k < Tr::kPanels; ++k) cp_async_16B(row_dst + k * Tr::kStagePanelBytes, src + 64 * k, valid);
     }
   };
+  // Loads tile `tile` and reads the block table for the one after it.
+  const auto load_tile_and_fetch_next = [&](int tile) {
+    load_tile(tile);
+    if (tile + 1 < tiles) fetch_tickets(tile + 1);
+  };
   // The first kStages - 1 tiles, one cp.async group each (empty past the last tile): the loop's
   // wait for tile j then leaves exactly the kStages - 2 groups after it pending.
+  if (wg == 1 && tiles > 0) fetch_tickets(0);
 #pragma unroll
   for (int j = 0; j < Tr::kStages - 1; ++j) {
-    if (wg == 1 && j < tiles) load_tile(j);
+    if (wg == 1 && j < tiles) load_tile_and_fetch_next(j);
     cp_async_commit();
   }
 
@@ -444,7 +463,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
       mla_tile_barrier(Tr::kThreads);  // every wgmma of the previous tile is done: refill its stage
       // The previous tile's stage takes the tile kStages - 1 ahead; one group each tile, empty past
       // the end.
-      if (tile + Tr::kStages - 1 < tiles) load_tile(tile + Tr::kStages - 1);
+      if (tile + Tr::kStages - 1 < tiles) load_tile_and_fetch_next(tile + Tr::kStages - 1);
       cp_async_commit();
       mla_bar_sync(Tr::kThreads);  // warpgroup 0's P of this tile
       std::uint32_t a[Tr::kKSteps][4];
