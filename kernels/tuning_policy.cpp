@@ -169,7 +169,7 @@ const std::array<TuningKnob, 18> kKnobs{{
      }},
     {"DECODE_BENCH_MLA_TILE", "auto | 64 | 32", "auto",
      "the warpgroup-MMA MLA kernel's tiling: 64-token tiles in 2 stages, or 32-token tiles in 4 (three tiles in "
-     "flight ahead of the one computed; docs/kernels/mla.md); auto: 32 up to 128 rows (heads_q x q_len), 64 above",
+     "flight ahead of the one computed; docs/kernels/mla.md); auto: 64",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
                          std::pair{std::string_view("32"), 32}},

@@ -196,8 +196,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
-  // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is auto: 32 at 128 rows.
-  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).tile_tokens, 32);
+  // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is auto: 64.
+  EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0).tile_tokens, 64);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 32).tile_tokens, 32);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::bf16, 4, 4096, 0, 0, 64).tile_tokens, 64);
   const auto device_planner = [](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
@@ -308,16 +308,14 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
   EXPECT_EQ(j["tile_tokens"], 32);
   EXPECT_EQ(j["stages"], 4);
   EXPECT_EQ(j["shared_bytes"], p32.shared_bytes);
-  // Auto (0, the default): 32-token tiles up to 128 rows (heads_q x q_len), 64 above.
-  for (const auto& [shape, tile] : {std::pair{h16, 32}, std::pair{h128, 32}, std::pair{h128q2, 64}}) {
-    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).tile_tokens, tile) << shape.rows();
-    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).stages, mla_wgmma_stages(tile));
-  }
+  // Auto (0, the default): 64-token tiles at every row count (heads_q x q_len).
   MlaShape h64q2;  // 128 rows at q_len 2
   h64q2.heads_q = 64;
   h64q2.q_len = 2;
-  EXPECT_EQ(plan_mla_decode_wgmma(h64q2, DType::bf16, 32, 4096, 132).tile_tokens, 32);
-  EXPECT_EQ(mla_wgmma_auto_tile(kMlaWgmma32TileMaxRows + 1), 64);
+  for (const MlaShape& shape : {h16, h128, h64q2, h128q2}) {
+    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).tile_tokens, 64) << shape.rows();
+    EXPECT_EQ(plan_mla_decode_wgmma(shape, DType::bf16, 32, 4096, 132).stages, 2) << shape.rows();
+  }
 
   // At the mla preset's shapes both tilings take the same split count, and the finer tile's
   // longest split is no longer than the coarser's (less than one 64-token tile shorter).

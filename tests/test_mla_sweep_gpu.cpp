@@ -120,8 +120,7 @@ TEST(MlaSweepGpu, TileKnobReachesTheWarpgroupPlan) {
       ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
       EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
       EXPECT_EQ(r["plan"]["kernel"], "mla_decode_wgmma");
-      // auto: 32-token tiles at q_len 1 (128 rows), 64 at q_len 2 (256)
-      const int expected = tile != 0 ? tile : point.parameters.at("q_len").get<int>() == 1 ? 32 : 64;
+      const int expected = tile != 0 ? tile : 64;  // auto: 64-token tiles
       EXPECT_EQ(r["plan"]["tile_tokens"], expected);
       EXPECT_EQ(r["plan"]["stages"], mla_wgmma_stages(expected));
     }

@@ -23,12 +23,12 @@ inline constexpr int kMlaWgmmaRows = 64;         // query rows per block
 inline constexpr int kMlaWgmmaWarpgroups = 2;    // 256 threads: each owns 256 of the 512 output columns
 // Two tilings of the same shared memory: 64-token tiles in 2 stages, or 32-token tiles in 4 (three
 // tiles in flight ahead of the one computed). A plan names its tile (tile_tokens); 0 asks for
-// mla_wgmma_auto_tile (DECODE_BENCH_MLA_TILE=auto): 32 up to kMlaWgmma32TileMaxRows rows (heads_q
-// x q_len), whose blocks wait on memory and gain from the deeper pipeline; 64 above, where S's
-// m64n32 wgmma re-read Q from shared memory twice as often per token and the MMA work paces the
-// block (docs/kernels/mla.md, "Two tilings, measured").
-inline constexpr int kMlaWgmma32TileMaxRows = 128;
-constexpr int mla_wgmma_auto_tile(int rows) { return rows <= kMlaWgmma32TileMaxRows ? 32 : 64; }
+// mla_wgmma_auto_tile (DECODE_BENCH_MLA_TILE=auto): 64 at every row count. The 32-token tiling led
+// up to 128 rows only while warpgroup 1 resolved each row's page where it copied it, which left
+// the 64-token blocks waiting on their single tile in flight; with the block table read a tile
+// ahead the 64-token tiling is faster at every measured point, and the 32-token one re-reads Q
+// from shared memory twice as often per token (docs/kernels/mla.md, "Two tilings, measured").
+constexpr int mla_wgmma_auto_tile(int /*rows*/) { return 64; }
 inline constexpr std::array<int, 2> kMlaWgmmaTiles{64, 32};  // the compiled tilings
 constexpr bool mla_wgmma_tile_compiled(int tile) { return tile == kMlaWgmmaTiles[0] || tile == kMlaWgmmaTiles[1]; }
 constexpr int mla_wgmma_stages(int tile) { return tile == 32 ? 4 : 2; }
