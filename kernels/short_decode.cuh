@@ -14,7 +14,9 @@
 //   2. reads the length (and, paged, the block-table row: both loads in flight together), then
 //      every page entry its rows need, then issues the cp.async copies of all its K rows (one
 //      group) and all its V rows (a second group): one wait for K, none between rows;
-//   3. scores every head of the block in one pass over each K row: a lane takes a token and a
+//   3. scores every head of the block in one pass over each K row. FP16 storage: on tensor cores,
+//      a warp a 16-token tile, S^T = K Q^T as mma.m16n8k16 (K rows by ldmatrix, q rounded to FP16
+//      as the row family rounds it). BF16 and FP8: on CUDA cores, a lane takes a token and a
 //      quarter (8 tokens a warp pass) or half (16) of the row's 16-byte chunks, so that the
 //      block's warps cover the sequence in one pass each, even with one head; each K chunk is
 //      loaded and widened once and FMA'd with each head's q chunk (broadcast reads) into per-head
@@ -22,11 +24,18 @@
 //      lanes of a token are folded by shuffles;
 //   4. softmax a head a warp: max and sum of the head's scores, the probabilities exp2(s - max)
 //      written back in place (0 past the length) and the head's output scale;
-//   5. P V a column a thread: each V element is read and widened once and FMA'd with every head's
+//   5. P V. FP16: on tensor cores, a warp 16 columns at a time, O = P V with the heads as the
+//      16 rows of the A operand (P rounded to FP16) and V by ldmatrix.trans. BF16 and FP8: a
+//      column a thread: each V element is read and widened once and FMA'd with every head's
 //      probability (broadcast float4 reads, 4 tokens each), so o is written directly, coalesced,
 //      without shuffles. The long stage's 256 threads take a column twice, each half of them every
 //      other 4-token step; the second half's sums meet the first's through shared memory (the q
 //      region, free after the scores) behind one more barrier.
+// Why tensor cores for FP16: the block's work is a few KB, so its time after the data arrive is
+// the instructions its warps issue. On CUDA cores the scores and P V took two thirds of them (the
+// q reads, K widening and FMAs of every head, a column's V elements one at a time); an mma does a
+// 16 x 8 x 16 block of either in one instruction. BF16 would need q and P split hi + lo (the row
+// family's rule, kernels/row_attention_mma.cuh) and FP8 a widening: not built here.
 // No split, no partials in global memory, no merge. Scores are in the log2 domain (q's scale,
 // softmax_scale * log2(e), the K scale of FP8 and Vec16's unit scale are applied to each score);
 // lse is natural-log, the V scale and 1 / sum multiply o. An empty sequence writes o = 0 and
@@ -44,6 +53,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/decode_launch.hpp"
 #include "kernels/fast_divmod.hpp"
+#include "kernels/mma_sync.cuh"
 #include "kernels/row_locator.cuh"
 #include "kernels/short_decode_layout.hpp"
 #include "kernels/tanh_approx.cuh"
@@ -69,6 +79,12 @@ struct ShortStage {
   // Registers: 64 a thread at most either way (8 blocks of 128 threads, 4 of 256).
   static constexpr int kMinBlocksPerSm = 1024 / kThreads;
 };
+// Whether a storage type's scores and P V run on tensor cores (FP16), and so the staged rows' multiple
+// (kernels/short_decode_layout.hpp) its plans use.
+template <class T>
+inline constexpr bool kShortMma = std::is_same_v<T, __half>;
+template <class T>
+inline constexpr int kShortRowMultipleOf = kShortMma<T> ? kShortMmaRowMultiple : kShortRowMultiple;
 inline constexpr float kShortLog2e = 1.4426950408889634f;
 inline constexpr float kShortLn2 = 0.6931471805599453f;
 
@@ -126,6 +142,7 @@ __device__ __forceinline__ void short_copy_rows(std::uint32_t dst, const typenam
   if (c >= l.chunks) return;
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
+    if (i * rows_per_pass >= len) break;  // no thread has a row left (uniform: not r0)
     const int t = r0 + i * rows_per_pass;
     if (t < len) cp_async_16B(dst + t * l.pitch + c * 16, src + loc.offset(ticket[i]) + c * kVec, true);
   }
@@ -160,6 +177,122 @@ __device__ __forceinline__ void short_pv_column(float (&acc)[kMaxHeads], const T
         a = fmaf(p.z, v[2], a);
         a = fmaf(p.w, v[3], a);
         acc[h] = a;
+      }
+    }
+  }
+}
+
+// A score's last steps on either path: the scale into the log2 domain and, for the variants, the
+// soft-cap on the true logit in that domain: cap x tanh(s / cap) is c2 x tanh(s2 / c2) with
+// c2 = cap x log2(e), one MUFU tanh (kernels/tanh_approx.cuh, as the row family's soft_cap_log2).
+template <class Args>
+__device__ __forceinline__ float short_finish_score(float dot, float score_scale, const Args& args) {
+  float s = dot * score_scale;
+  if constexpr (std::is_same_v<Args, ShortDecodeVariantArgs>)
+    if (args.cap_log2 > 0.f) s = args.cap_log2 * tanh_approx(s * args.inv_cap_log2);
+  return s;
+}
+
+// Scores on tensor cores (FP16 storage), a warp a 16-token tile t0 = 16 warp, + 16 warps, ...:
+// S^T (16 tokens x 8 heads, kMaxHeads / 8 such head tiles) = K Q^T over k-steps of 16 dims.
+//   A  K rows t0 + (lane & 15), chunk 2 kk + lane / 16 (ldmatrix.x4: the 16 rows' chunk 2 kk, then
+//      2 kk + 1); rows past the length are stale, and only their own scores (never written) see them
+//   B  head nt x 8 + g's q at dims 16 kk + c2, +1 and + 8, + 9, rounded to FP16 from the staged
+//      fp32 (rows past the block's heads zero); the 8 rows' reads hit the same banks (4-8 way), a
+//      few loads a k-step
+//   C  tokens g and g + 8 x heads c2 and c2 + 1 (g = lane / 4, c2 = 2 (lane % 4))
+template <int kMaxHeads, int kWarps, class Args>
+__device__ __forceinline__ void short_scores_mma(float* scores, std::uint32_t k_base, const float* q_rows,
+                                                 const ShortDecodeLayout& l, int len, int heads, float score_scale,
+                                                 const Args& args) {
+  using Ops = MmaStorage<__half>;
+  constexpr int kHeadTiles = (kMaxHeads + 7) / 8;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, c2 = (lane & 3) * 2;
+  for (int t0 = warp * 16; t0 < len; t0 += kWarps * 16) {
+    float acc[kHeadTiles][4];
+#pragma unroll
+    for (int nt = 0; nt < kHeadTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+    const std::uint32_t a_row = k_base + (t0 + (lane & 15)) * l.pitch + (lane >> 4) * 16;
+#pragma unroll 2
+    for (int kk = 0; kk < args.head_dim / 16; ++kk) {
+      std::uint32_t a[4];
+      ldmatrix_x4(a, a_row + kk * 32);
+#pragma unroll
+      for (int nt = 0; nt < kHeadTiles; ++nt) {
+        const int h = nt * 8 + g;
+        std::uint32_t b0 = 0u, b1 = 0u;
+        if (h < heads) {
+          const float* const q = q_rows + h * args.head_dim + kk * 16 + c2;
+          const float2 lo = *reinterpret_cast<const float2*>(q), hi = *reinterpret_cast<const float2*>(q + 8);
+          b0 = Ops::pack(lo.x, lo.y);
+          b1 = Ops::pack(hi.x, hi.y);
+        }
+        Ops::mma(acc[nt], a, b0, b1);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < kHeadTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int h = nt * 8 + c2 + (i & 1), t = t0 + g + (i >> 1) * 8;
+        if (h < heads && t < len) scores[h * l.rows + t] = short_finish_score(acc[nt][i], score_scale, args);
+      }
+  }
+}
+
+// P V on tensor cores (FP16 storage), a warp 16 columns (two n-tiles of 8) at a time, column pair
+// jp = warp, + warps, ...: O (16 heads x 16 columns) = P V over k-steps of 16 tokens up to len_rows
+// (a multiple of 16; the probabilities and V rows from the length to there are zero).
+//   A  P's rows g and g + 8 (heads; zero past the block's) at tokens t0 + c2, +1 and + 8, + 9,
+//      rounded to FP16 from the fp32 probabilities
+//   B  V rows t0 + (lane & 7) + 8 ((lane >> 3) & 1), chunk 2 jp + lane / 16 by ldmatrix.trans:
+//      b[0], b[1] the first n-tile's k halves, b[2], b[3] the second's
+//   C  heads g and g + 8 x columns c2 and c2 + 1 of each n-tile, times the head's output scale
+template <int kMaxHeads, int kWarps>
+__device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const float* stats, std::uint32_t v_base,
+                                             const ShortDecodeLayout& l, int len_rows, int heads, int head_dim) {
+  using Ops = MmaStorage<__half>;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, c2 = (lane & 3) * 2;
+  const std::uint32_t b_row = v_base + ((lane & 7) + ((lane >> 3) & 1) * 8) * l.pitch + (lane >> 4) * 16;
+  // One head row's A registers (r0: tokens c2, c2 + 1; r1: + 8) at step t0, zero past the heads.
+  const auto p_pair = [&](int h, int t0, std::uint32_t& r0, std::uint32_t& r1) {
+    r0 = r1 = 0u;
+    if (h < heads) {
+      const float* const p = probs + h * l.rows + t0 + c2;
+      const float2 lo = *reinterpret_cast<const float2*>(p), hi = *reinterpret_cast<const float2*>(p + 8);
+      r0 = Ops::pack(lo.x, lo.y);
+      r1 = Ops::pack(hi.x, hi.y);
+    }
+  };
+  for (int jp = warp; jp < head_dim / 16; jp += kWarps) {
+    float acc[2][4];
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[n][i] = 0.f;
+#pragma unroll 1
+    for (int t0 = 0; t0 < len_rows; t0 += 16) {
+      std::uint32_t a[4] = {0u, 0u, 0u, 0u};
+      p_pair(g, t0, a[0], a[2]);
+      if constexpr (kMaxHeads > 8) p_pair(g + 8, t0, a[1], a[3]);
+      std::uint32_t b[4];
+      ldmatrix_x4_trans(b, b_row + t0 * l.pitch + jp * 32);
+      Ops::mma(acc[0], a, b[0], b[1]);
+      Ops::mma(acc[1], a, b[2], b[3]);
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const int j = jp * 16 + n * 8 + c2;
+#pragma unroll
+      for (int r = 0; r < (kMaxHeads > 8 ? 2 : 1); ++r) {
+        const int h = g + 8 * r;
+        if (h < heads)
+          *reinterpret_cast<float2*>(o + static_cast<std::int64_t>(h) * head_dim + j) =
+              make_float2(acc[n][2 * r] * stats[h], acc[n][2 * r + 1] * stats[h]);
       }
     }
   }
@@ -211,10 +344,12 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   int start = 0;
   if constexpr (kVariant) start = short_window_start(seq_len, args.window);
   const int len = max(0, min(seq_len - start, args.capacity));  // a negative length reads as empty
-  // The V rows from the length up to the next multiple of 4 are zero (rows the copies never write):
-  // P V reads 4 rows at a time, and a stale NaN there times a zero probability would still be NaN.
-  const int len4 = (len + 3) & ~3;
-  for (int i = tid; i < (len4 - len) * l.chunks; i += kThreads) {
+  // The V rows from the length up to the next row multiple are zero (rows the copies never write):
+  // P V reads that many rows at a time, and a stale NaN there times a zero probability would still
+  // be NaN (in an mma too).
+  constexpr int kRowMultiple = kShortRowMultipleOf<T>;
+  const int len_rows = (len + kRowMultiple - 1) / kRowMultiple * kRowMultiple;
+  for (int i = tid; i < (len_rows - len) * l.chunks; i += kThreads) {
     const int t = len + i / l.chunks, c = i - (t - len) * l.chunks;
     *reinterpret_cast<uint4*>(shared_bytes + l.v + t * l.pitch + c * 16) = make_uint4(0u, 0u, 0u, 0u);
   }
@@ -224,6 +359,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
     const int r0 = tid >> l.chunk_shift, rows_per_pass = kThreads >> l.chunk_shift;
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
+      if (i * rows_per_pass >= len) break;  // as in short_copy_rows
       const int t = r0 + i * rows_per_pass;
       if (t < len) ticket[i] = loc.fetch(start + t);
     }
@@ -246,7 +382,10 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // the 8 lanes of an LDS.128 phase share `sub`, so they read one q address (a broadcast) and the
   // same chunk of 8 consecutive rows (8 bank groups, the pitch being odd).
   float* const scores = reinterpret_cast<float*>(shared_bytes + l.scores);
-  {
+  if constexpr (kShortMma<T>) {
+    short_scores_mma<kMaxHeads, kWarps>(scores, base + l.k, reinterpret_cast<const float*>(shared_bytes + l.q), l, len,
+                                        heads, score_scale, args);
+  } else {
     // One pass a warp covers len either way: 8 tokens a pass up to 8 x warps tokens, else 16.
     const int split = len > 8 * kWarps ? 2 : 4, tokens = 32 / split;
     const int sub = lane / tokens, token = lane - sub * tokens;
@@ -288,15 +427,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
       if (sub == 0 && t < len)
 #pragma unroll
         for (int h = 0; h < kMaxHeads; ++h)
-          if (h < heads) {
-            float s = dot[h] * score_scale;
-            // The soft-cap on the true logit in the log2 domain: cap x tanh(s / cap) is
-            // c2 x tanh(s2 / c2) with c2 = cap x log2(e), one MUFU tanh (kernels/tanh_approx.cuh,
-            // as the row family's soft_cap_log2).
-            if constexpr (kVariant)
-              if (args.cap_log2 > 0.f) s = args.cap_log2 * tanh_approx(s * args.inv_cap_log2);
-            scores[h * l.rows + t] = s;
-          }
+          if (h < heads) scores[h * l.rows + t] = short_finish_score(dot[h], score_scale, args);
     }
   }
   cp_async_wait<0>();
@@ -343,16 +474,20 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   }
   __syncthreads();  // probabilities and scales visible
 
-  // 5. P V, a column j a thread (columns j + kShortThreads beyond d 128): each V element read once
-  // for every head, 4 tokens at a time (the rows up to len4 are staged or zero).
-  const T* const v_rows = reinterpret_cast<const T*>(shared_bytes + l.v);
-  const int pitch_elems = l.pitch / static_cast<int>(sizeof(T));
-  if constexpr (Stage::kPvHalves == 1) {
+  // 5. P V: FP16 on tensor cores (short_pv_mma). Otherwise a column j a thread (columns j +
+  // kShortThreads beyond d 128): each V element read once for every head, 4 tokens at a time (the
+  // rows up to len_rows are staged or zero).
+  [[maybe_unused]] const T* const v_rows = reinterpret_cast<const T*>(shared_bytes + l.v);
+  [[maybe_unused]] const int pitch_elems = l.pitch / static_cast<int>(sizeof(T));
+  if constexpr (kShortMma<T>) {
+    short_pv_mma<kMaxHeads, kWarps>(args.o + q_row0 * args.head_dim, scores, stats, base + l.v, l, len_rows, heads,
+                                    args.head_dim);
+  } else if constexpr (Stage::kPvHalves == 1) {
     for (int j = tid; j < args.head_dim; j += kShortThreads) {
       float acc[kMaxHeads];
 #pragma unroll
       for (int h = 0; h < kMaxHeads; ++h) acc[h] = 0.f;
-      short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 0, 4, len4);
+      short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 0, 4, len_rows);
 #pragma unroll
       for (int h = 0; h < kMaxHeads; ++h)
         if (h < heads) args.o[(q_row0 + h) * args.head_dim + j] = acc[h] * stats[h];
@@ -370,7 +505,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
       float acc[kMaxHeads];
 #pragma unroll
       for (int h = 0; h < kMaxHeads; ++h) acc[h] = 0.f;
-      if (j < args.head_dim) short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 4 * half, 8, len4);
+      if (j < args.head_dim) short_pv_column(acc, v_rows, pitch_elems, scores, l.rows, heads, j, 4 * half, 8, len_rows);
       if (half == 1 && j < args.head_dim)
 #pragma unroll
         for (int h = 0; h < kMaxHeads; ++h)

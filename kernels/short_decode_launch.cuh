@@ -25,10 +25,12 @@ inline int short_decode_capacity(const DecodeProblem& p) {
   return static_cast<int>(std::clamp<std::int64_t>(short_decode_tokens(p), 1, kShortMaxLen));
 }
 
-// The layout of a plan's blocks: heads_per_block query heads (the last part of a group may take
-// fewer: the regions are sized for the most).
-inline ShortDecodeLayout short_decode_layout_of(const DecodeProblem& p, int elem_bytes, int heads_per_block) {
-  return short_decode_layout(p.shape.head_dim, elem_bytes, heads_per_block, short_decode_capacity(p));
+// The layout of a plan's blocks for storage type T: heads_per_block query heads (the last part of a
+// group may take fewer: the regions are sized for the most), rows to T's row multiple.
+template <class T>
+ShortDecodeLayout short_decode_layout_of(const DecodeProblem& p, int heads_per_block) {
+  return short_decode_layout(p.shape.head_dim, sizeof(T), heads_per_block, short_decode_capacity(p),
+                             device::kShortRowMultipleOf<T>);
 }
 
 // Whether a plan of this capacity runs the long stage (65-128 tokens, kernels/short_decode.cuh).
@@ -38,9 +40,12 @@ inline bool short_decode_long_stage(int capacity) { return capacity > kShortFirs
 // 16 heads, 64 tokens; long stage: d 256 at FP8, 16 heads, 128 tokens): every plan opts the
 // stage's kernels in to this much, so that plans of different sizes can share a process.
 inline int short_decode_max_shared_bytes(bool long_stage) {
-  return long_stage ? short_decode_layout(kMaxKernelHeadDim, 1, kShortMaxBlockHeads, static_cast<int>(kShortMaxLen)).bytes
+  // (Both stages' token limits are multiples of either row multiple.)
+  static_assert(kShortFirstStageLen % kShortMmaRowMultiple == 0 && kShortMaxLen % kShortMmaRowMultiple == 0);
+  return long_stage ? short_decode_layout(kMaxKernelHeadDim, 1, kShortMaxBlockHeads, static_cast<int>(kShortMaxLen),
+                                          kShortRowMultiple).bytes
                     : short_decode_layout(kMaxKernelHeadDim, 2, kShortMaxBlockHeads,
-                                          static_cast<int>(kShortFirstStageLen)).bytes;
+                                          static_cast<int>(kShortFirstStageLen), kShortRowMultiple).bytes;
 }
 
 // The kernel instance: its arguments plain (ShortDecodeArgs) or the variants' (ShortDecodeVariantArgs).
@@ -106,7 +111,7 @@ cudaError_t plan_short_decode(const DecodeProblem& p, const DecodeOptions& optio
     DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
     DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const int heads = short_decode_block_heads(p, sms);
-    const ShortDecodeLayout layout = short_decode_layout_of(p, sizeof(T), heads);
+    const ShortDecodeLayout layout = short_decode_layout_of<T>(p, heads);
     const bool long_stage = short_decode_long_stage(short_decode_capacity(p));
     // The shared-memory opt-in, the carveout and the occupancy through the table the row kernels
     // use (kernels/kernel_occupancy_cache.hpp): driver calls on the first plan only, not on every
@@ -148,6 +153,7 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
         heads > std::min(p.shape.group(), kShortMaxBlockHeads) || !head_dim_supported(p.shape.head_dim) ||
         layout.chunks * 16 != p.shape.head_dim * static_cast<int>(sizeof(T)) || layout.heads != heads ||
         layout.rows < plan.tile_tokens || layout.rows > kShortMaxLen ||
+        layout.rows % device::kShortRowMultipleOf<T> != 0 ||
         layout.bytes > short_decode_max_shared_bytes(long_stage) ||
         (long_stage && layout.chunks * 16 > kShortLongMaxRowBytes))
       return cudaErrorInvalidValue;

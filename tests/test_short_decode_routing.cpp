@@ -226,47 +226,51 @@ TEST(ShortDecodeRouting, LongStageGroupSplit) {
 }
 
 // Offsets are 16-byte aligned, regions do not overlap, the staged rows are the capacity rounded up
-// to 4 (P V reads 4 tokens at a time), the pitch is an odd number of chunks (the scores' token-a-lane
-// reads hit 8 different bank groups), the short point's block (and the MHA point's) is small
-// enough for 8 blocks an SM, and the long stage's blocks for 2-3.
+// to the row multiple (P V reads 4 tokens at a time on CUDA cores, 16 on tensor cores), the pitch is
+// an odd number of chunks (the scores' token-a-lane reads and the ldmatrix rows hit 8 different bank
+// groups), the short point's block (and the MHA point's) is small enough for 8 blocks an SM, and
+// the long stage's blocks for 2-3.
 TEST(ShortDecodeRouting, SharedMemoryLayout) {
   for (int d : {16, 64, 80, 96, 128, 256})
     for (int bytes : {1, 2})
       for (int heads : {1, 3, 4, 16})
-        for (int capacity : {1, 17, 33, 64, 65, 100, 128}) {
-          const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, capacity);
-          EXPECT_EQ(l.chunks * 16, d * bytes);
-          EXPECT_EQ((l.pitch / 16) % 2, 1);
-          EXPECT_GE(l.pitch, l.chunks * 16);
-          EXPECT_GE(1 << l.chunk_shift, l.chunks);
-          EXPECT_LT(1 << l.chunk_shift, 2 * l.chunks);
-          EXPECT_EQ(l.rows % 4, 0);
-          EXPECT_GE(l.rows, capacity);
-          EXPECT_LT(l.rows, capacity + 4);
-          EXPECT_EQ(l.heads, heads);
-          for (int off : {l.q, l.k, l.v, l.scores, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
-          EXPECT_EQ(l.k - l.q, heads * d * 4);
-          EXPECT_EQ(l.v - l.k, l.rows * l.pitch);
-          EXPECT_EQ(l.scores - l.v, l.rows * l.pitch);
-          EXPECT_EQ(l.stats - l.scores, heads * l.rows * 4);
-          EXPECT_GE(l.bytes - l.stats, heads * 4);
-          EXPECT_LT(l.bytes - l.stats, heads * 4 + 16);
-        }
-  EXPECT_EQ(short_decode_layout(128, 2, 4, 33).rows, 36);
-  // The short point (32 / 8: 4 heads a block) and the MHA point (1 head a block), 32 tokens, d 128.
-  const ShortDecodeLayout gqa = short_decode_layout(128, 2, 4, 32);
+        for (int capacity : {1, 17, 33, 64, 65, 100, 128})
+          for (int multiple : {kShortRowMultiple, kShortMmaRowMultiple}) {
+            const ShortDecodeLayout l = short_decode_layout(d, bytes, heads, capacity, multiple);
+            EXPECT_EQ(l.chunks * 16, d * bytes);
+            EXPECT_EQ((l.pitch / 16) % 2, 1);
+            EXPECT_GE(l.pitch, l.chunks * 16);
+            EXPECT_GE(1 << l.chunk_shift, l.chunks);
+            EXPECT_LT(1 << l.chunk_shift, 2 * l.chunks);
+            EXPECT_EQ(l.rows % multiple, 0);
+            EXPECT_GE(l.rows, capacity);
+            EXPECT_LT(l.rows, capacity + multiple);
+            EXPECT_EQ(l.heads, heads);
+            for (int off : {l.q, l.k, l.v, l.scores, l.stats, l.bytes}) EXPECT_EQ(off % 16, 0);
+            EXPECT_EQ(l.k - l.q, heads * d * 4);
+            EXPECT_EQ(l.v - l.k, l.rows * l.pitch);
+            EXPECT_EQ(l.scores - l.v, l.rows * l.pitch);
+            EXPECT_EQ(l.stats - l.scores, heads * l.rows * 4);
+            EXPECT_GE(l.bytes - l.stats, heads * 4);
+            EXPECT_LT(l.bytes - l.stats, heads * 4 + 16);
+          }
+  EXPECT_EQ(short_decode_layout(128, 2, 4, 33, kShortRowMultiple).rows, 36);
+  EXPECT_EQ(short_decode_layout(128, 2, 4, 33, kShortMmaRowMultiple).rows, 48);
+  // The short point (32 / 8: 4 heads a block) and the MHA point (1 head a block), 32 tokens, d 128:
+  // 32 rows at either multiple.
+  const ShortDecodeLayout gqa = short_decode_layout(128, 2, 4, 32, kShortMmaRowMultiple);
   EXPECT_EQ(gqa.bytes, 4 * 128 * 4 + 2 * 32 * 17 * 16 + 4 * 32 * 4 + 16);  // 19984 bytes
   EXPECT_LE(8 * (gqa.bytes + 1024), 228 * 1024);                          // with the 1 KB a block reserves
-  const ShortDecodeLayout mha = short_decode_layout(128, 2, 1, 32);
+  const ShortDecodeLayout mha = short_decode_layout(128, 2, 1, 32, kShortMmaRowMultiple);
   EXPECT_EQ(mha.bytes, 128 * 4 + 2 * 32 * 17 * 16 + 32 * 4 + 16);  // 18064 bytes
   EXPECT_LE(8 * (mha.bytes + 1024), 228 * 1024);
   // The variants point's long-stage block (32 / 8: 4 heads, 128 tokens, d 128): 73,744 bytes, 3 an
   // SM; the long stage's largest (d 256 FP8, 16 heads, 128 tokens) still 2.
-  const ShortDecodeLayout long_gqa = short_decode_layout(128, 2, 4, 128);
+  const ShortDecodeLayout long_gqa = short_decode_layout(128, 2, 4, 128, kShortMmaRowMultiple);
   EXPECT_EQ(long_gqa.bytes, 4 * 128 * 4 + 2 * 128 * 17 * 16 + 4 * 128 * 4 + 16);
   EXPECT_LE(3 * (long_gqa.bytes + 1024), 228 * 1024);
   EXPECT_GT(4 * (long_gqa.bytes + 1024), 228 * 1024);
-  const ShortDecodeLayout long_max = short_decode_layout(256, 1, 16, 128);
+  const ShortDecodeLayout long_max = short_decode_layout(256, 1, 16, 128, kShortRowMultiple);
   EXPECT_EQ(long_max.bytes, 16 * 256 * 4 + 2 * 128 * 17 * 16 + 16 * 128 * 4 + 64);
   EXPECT_LE(2 * (long_max.bytes + 1024), 227 * 1024);
 }
