@@ -149,7 +149,7 @@ __device__ __forceinline__ void stage_kv_chunk(const KV& kv, std::int64_t row_of
 // loc.head_dim: never read) of K and V into shared memory:
 //   (kTile, kChunks) 16-byte chunks per matrix, chunk c of token r at r * kChunks + kv_chunk_slot(r, c).
 // Storage bytes are copied as they are: conversion happens where the values are consumed
-// (MmaStorage and the FP8 fragment loads in row_attention_mma.cuh, Vec16 in the SIMT path).
+// (MmaStorage in mma_sync.cuh and the FP8 fragment loads of the mma path, Vec16 in the SIMT path).
 template <class KV, int D, int kTile, int kThreads, bool kResolveRowsOnce = false>
 __device__ __forceinline__ void stage_kv_tile(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                               std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {

@@ -28,7 +28,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
 #include "kernels/mla/mla_shape.hpp"
-#include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans
+#include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
 
 namespace decode_bench::device {
 
