@@ -32,7 +32,7 @@
 //      other 4-token step; the second half's sums meet the first's through shared memory (the q
 //      region, free after the scores) behind one more barrier.
 // Why tensor cores for FP16: the block's work is a few KB, so its time after the data arrive is
-// the instructions its warps issue. On CUDA cores the scores and P V took two thirds of them (the
+// the instructions its warps issue. On CUDA cores the scores and P V took nearly half of them (the
 // q reads, K widening and FMAs of every head, a column's V elements one at a time); an mma does a
 // 16 x 8 x 16 block of either in one instruction. BF16 would need q and P split hi + lo (the row
 // family's rule, kernels/row_attention_mma.cuh) and FP8 a widening: not built here.
@@ -300,9 +300,9 @@ __device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const
 
 // At most 64 registers (8 first-stage blocks an SM by registers, 4 long-stage ones). What presses
 // on them is the copies' page tickets (up to 16 rows a thread at the first stage, 8 at the long
-// one, two registers a row when paged): ptxas then spills 4-8 bytes in some paged first-stage
-// instances (stored and reloaded once a thread), kept rather than losing the eighth block an SM to
-// 65 or more registers. kMaxHeads bounds the query heads of a block (the launch picks the smallest
+// one, two registers a row when paged); the copies' early exit keeps ptxas from holding them all
+// across the unrolled passes, and the cap is kept rather than losing the eighth block an SM to 65
+// or more registers (docs/kernels/short_decode.md has each instance's count). kMaxHeads bounds the query heads of a block (the launch picks the smallest
 // of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head accumulators stay in registers.
 // The chunk and token loops are not unrolled: the heads give the FMAs their independent chains,
 // and unrolling only added registers.
