@@ -117,6 +117,27 @@ TEST(ShortDecodeRouting, ExplicitPathItCannotRunIsRefusedWithTheReason) {
             cudaErrorInvalidValue);
 }
 
+// The launch takes a plan's layout as it is, so it refuses one whose staged rows are not a multiple
+// of its storage type's row multiple (FP16's P V on tensor cores reads 16 rows a step): a plan for
+// 33 tokens with 36 rows is refused in FP16, before any CUDA call. The same plan with a layout of
+// the planner's rule differs only in rows.
+TEST(ShortDecodeRouting, LaunchRefusesRowsOffTheStorageTypesMultiple) {
+  const DecodeProblem p = short_problem({32, 8, 128}, DType::fp16, 33);
+  DecodePlan plan;
+  plan.kernel = DecodeKernel::flash_decode;
+  plan.path = DecodePath::short_seq;
+  plan.query_heads_per_block = 4;
+  plan.tile_tokens = 33;
+  plan.short_layout = short_decode_layout(128, 2, 4, 33, kShortRowMultiple);
+  const ShortDecodeLayout planned = short_decode_layout(128, 2, 4, 33, kShortMmaRowMultiple);
+  EXPECT_EQ(plan.short_layout.rows, 36);
+  EXPECT_EQ(planned.rows, 48);
+  EXPECT_EQ(planned.chunks, plan.short_layout.chunks);
+  EXPECT_EQ(planned.heads, plan.short_layout.heads);
+  EXPECT_EQ(run_decode<PagedKV<__half>>(PagedKV<__half>{}, p, plan, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(run_decode<ContiguousKV<__half>>(ContiguousKV<__half>{}, p, plan, nullptr, nullptr), cudaErrorInvalidValue);
+}
+
 // The group's split over blocks: whole groups where the (sequence, KV head) pairs already give
 // kShortTargetBlocksPerSm blocks an SM; else just enough blocks, each but the last at least a head
 // a warp; never more than kShortMaxBlockHeads heads a block.
