@@ -79,18 +79,12 @@ struct ShortStage {
   // Registers: 64 a thread at most either way (8 blocks of 128 threads, 4 of 256).
   static constexpr int kMinBlocksPerSm = 1024 / kThreads;
 };
-// Whether a storage type's scores and P V can run on tensor cores (FP16), and so the staged rows'
-// multiple (kernels/short_decode_layout.hpp) its plans use.
+// Whether a storage type's scores and P V run on tensor cores (FP16), and so the staged rows' multiple
+// (kernels/short_decode_layout.hpp) its plans use.
 template <class T>
 inline constexpr bool kShortMma = std::is_same_v<T, __half>;
 template <class T>
 inline constexpr int kShortRowMultipleOf = kShortMma<T> ? kShortMmaRowMultiple : kShortRowMultiple;
-// Whether an instance does: FP16 with a head bound above 1. At one head a block (MHA) the mma
-// tiles would carry 1 useful row of 8 (scores) and of 16 (P V), and the CUDA-core passes, which
-// spread the tokens over the warps with no padding, do less work (docs/kernels/short_decode.md).
-// The rows stay at the storage type's multiple either way (16 is a multiple of the CUDA-core 4).
-template <class T, int kMaxHeads>
-inline constexpr bool kShortMmaAt = kShortMma<T> && kMaxHeads > 1;
 inline constexpr float kShortLog2e = 1.4426950408889634f;
 inline constexpr float kShortLn2 = 0.6931471805599453f;
 
@@ -325,7 +319,6 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   using T = typename KV::value_type;
   using V16 = Vec16<T>;
   using Stage = ShortStage<kStageTokens>;
-  constexpr bool kMma = kShortMmaAt<T, kMaxHeads>;
   constexpr int kVec = V16::kElems;
   constexpr int kThreads = Stage::kThreads, kWarps = Stage::kWarps;
   constexpr int kRowsPerThread = Stage::kRowsPerThread;
@@ -389,7 +382,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // the 8 lanes of an LDS.128 phase share `sub`, so they read one q address (a broadcast) and the
   // same chunk of 8 consecutive rows (8 bank groups, the pitch being odd).
   float* const scores = reinterpret_cast<float*>(shared_bytes + l.scores);
-  if constexpr (kMma) {
+  if constexpr (kShortMma<T>) {
     short_scores_mma<kMaxHeads, kWarps>(scores, base + l.k, reinterpret_cast<const float*>(shared_bytes + l.q), l, len,
                                         heads, score_scale, args);
   } else {
@@ -486,7 +479,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // rows up to len_rows are staged or zero).
   [[maybe_unused]] const T* const v_rows = reinterpret_cast<const T*>(shared_bytes + l.v);
   [[maybe_unused]] const int pitch_elems = l.pitch / static_cast<int>(sizeof(T));
-  if constexpr (kMma) {
+  if constexpr (kShortMma<T>) {
     short_pv_mma<kMaxHeads, kWarps>(args.o + q_row0 * args.head_dim, scores, stats, base + l.v, l, len_rows, heads,
                                     args.head_dim);
   } else if constexpr (Stage::kPvHalves == 1) {

@@ -205,7 +205,7 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   const MlaPartials part = mla_partials(plan, workspace);
-  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), kMlaKernelRank / 4, 0, stream>>>(
+  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), device::kMlaMergeThreads, 0, stream>>>(
       part.o, part.lse, plan.num_splits, rows_total, o, lse);
   return cudaGetLastError();
 }

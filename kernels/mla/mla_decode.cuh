@@ -29,6 +29,7 @@
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
+#include "kernels/split_merge.cuh"        // merge_split_states
 
 namespace decode_bench::device {
 
@@ -234,34 +235,17 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 
 // Combines the splits of each row by their log-sum-exp: o = sum_s exp(lse_s - L) o_s / W with
 // L = max lse_s and W the sum of the weights; lse = L + log W (-inf and o = 0 with no token).
-// Block: one row, 128 threads of 4 columns.
-__global__ void mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
-                                        float* o, float* lse) {
+// Block: one row, kMlaMergeThreads threads (merge_split_states, kernels/split_merge.cuh: 4 groups
+// of 128 threads fold every fourth split, 8 splits' loads in flight each, so 128 splits are 4
+// batches of loads, not the 32 dependent round trips of a one-split-at-a-time walk).
+inline constexpr int kMlaMergeThreads = 512;
+__global__ void __launch_bounds__(kMlaMergeThreads)
+    mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
+                            float* o, float* lse) {
   const std::int64_t row = blockIdx.x;
-  float L = -INFINITY;
-#pragma unroll 8
-  for (int s = 0; s < splits; ++s) L = fmaxf(L, lse_part[s * rows_total + row]);
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  float w_sum = 0.f;
-  if (L != -INFINITY) {
-    // Branch-free, so that the unrolled loads of several splits are in flight together (a narrow
-    // plan can have 128 splits of one row): an empty range's lse is -inf, its weight exp(-inf) = 0
-    // and its o 0, so it adds exact zeros.
-#pragma unroll 8
-    for (int s = 0; s < splits; ++s) {
-      const float w = expf(lse_part[s * rows_total + row] - L);
-      w_sum += w;
-      const float4 x = *reinterpret_cast<const float4*>(o_part + (s * rows_total + row) * MlaTraits::kVd + 4 * threadIdx.x);
-      acc.x += w * x.x;
-      acc.y += w * x.y;
-      acc.z += w * x.z;
-      acc.w += w * x.w;
-    }
-  }
-  const float inv = w_sum > 0.f ? 1.f / w_sum : 0.f;
-  *reinterpret_cast<float4*>(o + row * MlaTraits::kVd + 4 * threadIdx.x) =
-      make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-  if (threadIdx.x == 0) lse[row] = w_sum > 0.f ? L + logf(w_sum) : -INFINITY;
+  merge_split_states<MlaTraits::kVd, kMlaMergeThreads>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
+                                                       o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
+                                                       -INFINITY, rows_total * MlaTraits::kVd, rows_total);
 }
 
 }  // namespace decode_bench::device
