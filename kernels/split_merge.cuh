@@ -5,9 +5,10 @@
 // merge) and by the stand-alone merge kernel that tuning probes compare it with.
 //   partial_o: (n, dims) fp32, partial_lse: (n) natural-log lse, -inf for an empty split (o = 0)
 //   o: (dims) fp32, 16-byte aligned; lse: one float
-// o_stride, lse_stride: the distance (in floats) from one split's state to the next; 0 and 1 (the
-// defaults) are the packed (n, dims) and (n) above. The MLA kernels keep split-major partials
-// ((n, rows, dims) and (n, rows)), so their merge passes rows x dims and rows.
+// kStrided: o_stride and lse_stride (floats) are the distances from one split's state to the next
+// (the MLA kernels keep split-major partials, (n, rows, dims) and (n, rows): rows x dims and rows);
+// otherwise they are unused and the states are packed as above (the code the row and split-K
+// kernels always had).
 // dims is the runtime head dim (a multiple of 4, at most the compiled D): threads of columns past
 // it take part in the barriers but load and write nothing.
 // Deterministic: every thread folds a fixed subset of splits in a fixed order.
@@ -18,7 +19,7 @@
 
 namespace decode_bench::device {
 
-template <int D, int kThreads, bool kSink = false>
+template <int D, int kThreads, bool kSink = false, bool kStrided = false>
 __device__ __forceinline__ void merge_split_states(const float* partial_o, const float* partial_lse, int n, float* o,
                                                    float* lse, int dims, float sink = -INFINITY,
                                                    std::int64_t o_stride = 0, std::int64_t lse_stride = 1) {
@@ -38,7 +39,7 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   // below then kept only two loads in flight and was slow for 264 splits (ncu, H100;
   // docs/history/kernel-notes.md, "Commit bd98083: fused merge, and a shared-memory alignment defect").
   float m = -INFINITY;
-  for (int i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, partial_lse[i * lse_stride]);
+  for (int i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, partial_lse[kStrided ? i * lse_stride : i]);
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
   if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
@@ -49,7 +50,6 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
 
   const int col = threadIdx.x % kCols, lane = threadIdx.x / kCols;
   const int cols = dims / 4;  // float4 columns of a row; those past it are the masked tail
-  const std::int64_t stride4 = (o_stride != 0 ? o_stride : dims) / 4;
   const float4* rows = reinterpret_cast<const float4*>(partial_o);
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   float sum = 0.f;
@@ -62,8 +62,13 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const int i = min(first + b * kLanes, n - 1);  // unpredicated loads; rows past n weigh 0 below
-        batch_lse[b] = partial_lse[i * lse_stride];
-        batch_o[b] = rows[i * stride4 + col];
+        if constexpr (kStrided) {
+          batch_lse[b] = partial_lse[i * lse_stride];
+          batch_o[b] = rows[i * (o_stride / 4) + col];
+        } else {
+          batch_lse[b] = partial_lse[i];
+          batch_o[b] = rows[static_cast<std::int64_t>(i) * cols + col];
+        }
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {

@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kMlaMergeThreads)
     mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
                             float* o, float* lse) {
   const std::int64_t row = blockIdx.x;
-  merge_split_states<MlaTraits::kVd, kMlaMergeThreads>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
+  merge_split_states<MlaTraits::kVd, kMlaMergeThreads, false, true>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
                                                        o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
                                                        -INFINITY, rows_total * MlaTraits::kVd, rows_total);
 }
