@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -290,6 +291,62 @@ TEST(MlaDecodePlan, NarrowPlanFieldsAndSplits) {
   EXPECT_EQ(forced.num_splits, 2);
   EXPECT_EQ(forced.split_tiles, 1);
   EXPECT_EQ(forced.workspace_bytes, 2u * 16 * 513 * 4);
+}
+
+// The split merge alone (run_mla_merge_splits) against a float64 fold of the same split-major
+// partials: split counts from 2 to 129 (several batches of each fold group, and a last batch
+// partly past the end), empty splits (lse -inf, o 0) among full ones, and a row with no token at
+// all (o = 0, lse = -inf).
+TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
+  DB_REQUIRE_GPU();
+  std::mt19937 rng(20261127);
+  std::uniform_real_distribution<float> value(-1.f, 1.f), logit(-6.f, 6.f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int splits : {2, 5, 33, 64, 129}) {
+    MlaDecodePlan plan;
+    plan.batch = 2;
+    plan.rows = 3;
+    plan.num_splits = splits;
+    const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
+    std::vector<float> part(static_cast<std::size_t>(splits * rows_total * (kMlaKernelRank + 1)));
+    float* const o_part = part.data();
+    float* const lse_part = part.data() + splits * rows_total * kMlaKernelRank;
+    for (int s = 0; s < splits; ++s)
+      for (std::int64_t r = 0; r < rows_total; ++r) {
+        // Row 4 has no token; rows 1 and 2 have every third split empty.
+        const bool empty = r == 4 || (r % 3 != 0 && s % 3 == 1);
+        lse_part[s * rows_total + r] = empty ? -inf : logit(rng);
+        for (int c = 0; c < kMlaKernelRank; ++c)
+          o_part[(s * rows_total + r) * kMlaKernelRank + c] = empty ? 0.f : value(rng);
+      }
+    DeviceBuffer<float> d_part(part);
+    DeviceBuffer<float> d_o(static_cast<std::size_t>(rows_total * kMlaKernelRank));
+    DeviceBuffer<float> d_lse(static_cast<std::size_t>(rows_total));
+    d_o.upload(std::vector<float>(static_cast<std::size_t>(rows_total * kMlaKernelRank), std::nanf("")));
+    d_lse.upload(std::vector<float>(static_cast<std::size_t>(rows_total), std::nanf("")));
+    ASSERT_EQ(run_mla_merge_splits(plan, d_part.get(), d_o.get(), d_lse.get(), nullptr), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<float> o = d_o.download(), lse = d_lse.download();
+    for (std::int64_t r = 0; r < rows_total; ++r) {
+      double m = -inf;
+      for (int s = 0; s < splits; ++s) m = std::max(m, static_cast<double>(lse_part[s * rows_total + r]));
+      if (m == -inf) {
+        EXPECT_EQ(lse[r], -inf) << splits << " splits, row " << r;
+        for (int c = 0; c < kMlaKernelRank; ++c) ASSERT_EQ(o[r * kMlaKernelRank + c], 0.f) << splits << " " << r;
+        continue;
+      }
+      double w_sum = 0.0;
+      std::vector<double> acc(kMlaKernelRank, 0.0);
+      for (int s = 0; s < splits; ++s) {
+        const double w = std::exp(static_cast<double>(lse_part[s * rows_total + r]) - m);
+        w_sum += w;
+        for (int c = 0; c < kMlaKernelRank; ++c) acc[c] += w * o_part[(s * rows_total + r) * kMlaKernelRank + c];
+      }
+      EXPECT_NEAR(lse[r], m + std::log(w_sum), 1e-5 * (1.0 + std::abs(m))) << splits << " splits, row " << r;
+      for (int c = 0; c < kMlaKernelRank; ++c)
+        ASSERT_NEAR(o[r * kMlaKernelRank + c], acc[c] / w_sum, 1e-5) << splits << " splits, row " << r << ", col " << c;
+    }
+  }
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
   MlaDecodeGpu.NarrowStorageTypesAndSplits
   MlaDecodeWgmmaGpu.Small
+  MlaMergeSplitsGpu.FoldsSplitMajorPartialsAsFloat64Does
   ShortDecodeGpu.Small
   ShortDecodeLongGpu.Small
   ShortDecodeVariantGpu.Small

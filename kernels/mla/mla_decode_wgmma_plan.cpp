@@ -60,13 +60,12 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
     // count its coarser twin does not, so the two tilings' runs would differ in more than the
     // tile); among the counts with at least kMlaWgmmaMinSplitTokens tokens a split (at most 64),
     // the fewest whose cost is within a tenth of the least (each split adds its partials and the
-    // merge's traffic). At most max(64, SMs) splits: a single sequence of one row block then
-    // fills every SM (1 x 32K at 16 rows: 128 splits of 4 tiles), not half of them.
+    // merge's traffic).
     const std::int64_t units = std::max<std::int64_t>(1, (max_len + kMlaWgmmaSplitUnit - 1) / kMlaWgmmaSplitUnit);
     const std::int64_t blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * p.row_blocks);
     const std::int64_t sms = std::max(1, sm_count);
-    const std::int64_t most = std::clamp<std::int64_t>(units * kMlaWgmmaSplitUnit / kMlaWgmmaMinSplitTokens, 1,
-                                                       std::max<std::int64_t>(64, sms));
+    const std::int64_t most =
+        std::clamp<std::int64_t>(units * kMlaWgmmaSplitUnit / kMlaWgmmaMinSplitTokens, 1, 64);
     const auto cost = [&](std::int64_t s) { return ((blocks * s + sms - 1) / sms) * ((units + s - 1) / s); };
     std::int64_t least = cost(1);
     for (std::int64_t s = 2; s <= most; ++s) least = std::min(least, cost(s));
