@@ -154,7 +154,8 @@ class DecodeBenchBackend final : public Backend {
     // The narrow kernel at 32 rows or fewer; the warpgroup-MMA kernel where it runs (Hopper, FP16 /
     // BF16, 64 rows or more), in the tiling DECODE_BENCH_MLA_TILE names; else the 64-row mma.sync
     // kernel.
-    mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile);
+    mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile,
+                                           p.tuning.merge_pdl);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
     const auto* q = static_cast<const float*>(p.q);
     auto* o = static_cast<float*>(p.o);

@@ -147,6 +147,10 @@ struct RowAttentionPlan {
   // block per row, instead of the last split block of each row block (kernels/row_merge_model.hpp
   // weighs the two; DECODE_BENCH_ROW_MERGE pins it).
   bool separate_merge = false;
+  // That second kernel launched as a programmatic dependent of the attention kernel
+  // (kernels/dependent_launch.cuh): on compute capability 9.0 and later, unless
+  // DECODE_BENCH_MERGE_PDL=off.
+  bool dependent_merge = false;
 };
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

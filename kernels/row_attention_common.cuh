@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/block_timeline.cuh"
+#include "kernels/dependent_launch.cuh"  // allow_dependent_grid (the row kernels), dependent_grid_wait
 #include "kernels/cp_async.cuh"
 #include "kernels/row_attention_fp8.cuh"
 #include "kernels/row_attention.hpp"

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/block_timeline.cuh"
+#include "kernels/dependent_launch.cuh"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_merge_model.hpp"
 #include "kernels/split_merge.cuh"
@@ -21,6 +22,7 @@ namespace decode_bench::device {
 // grid = (num_rows), block = kThreads (separate_merge_threads: 128, or 512 for many splits).
 template <int D, int kThreads>
 __global__ void __launch_bounds__(kThreads) row_merge_kernel(const RowAttentionArgs args) {
+  dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   mark_block(args.timeline, BlockMark::start);
   const std::int64_t row = blockIdx.x;
   const std::int64_t first = row * args.splits;

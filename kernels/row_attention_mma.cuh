@@ -799,6 +799,7 @@ template <class KV, int D, int kWarpsT = 4, int kMT = 1, bool kPacked = false, b
 __global__ void __launch_bounds__(32 * kWarpsT, 1) row_attention_mma_kernel(const KV kv, const RowAttentionArgs args,
                                                                           const FastDivmod page_div,
                                                                           const int steal_static_1024) {
+  allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
   row_attention_mma_body<KV, D, kWarpsT, kMT, kPacked, kSteal, false>(kv, args, page_div, steal_static_1024,
                                                                       RowAttentionVariant{});
 }

@@ -38,6 +38,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
   using T = typename Tr::T;
   constexpr int kTile = Tr::kTile, kChunks = Tr::kChunks, kElems = Tr::kElems, kR = Tr::kRowsPerWarp;
   extern __shared__ __align__(128) unsigned char smem[];
+  allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
   mark_block(args.timeline, BlockMark::start);
 
   const RowBlockWork work = locate_block_work<kTile>(args);  // the uniform grid or a work-list entry

@@ -146,6 +146,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
   constexpr int kTile = Tr::kTile, kStages = Tr::kStages, kSteps = D / 16, kColBlocks = D / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
   mark_block(args.timeline, BlockMark::start);
 
   const RowBlockWork work = locate_block_work<kTile>(args);

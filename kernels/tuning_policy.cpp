@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 18> kKnobs{{
+const std::array<TuningKnob, 19> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -174,6 +174,14 @@ const std::array<TuningKnob, 18> kKnobs{{
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
                          std::pair{std::string_view("32"), 32}},
                      p.mla_tile);
+     }},
+    {"DECODE_BENCH_MERGE_PDL", "auto | off", "auto",
+     "the second kernel of a split plan (the MLA split merge, the row attention's separate merge) as a "
+     "programmatic dependent launch of the attention kernel, its launch overlapped with that kernel's tail "
+     "(kernels/dependent_launch.cuh); auto: on compute capability 9.0 and later; off: stream-ordered",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.merge_pdl);
      }},
     {"DECODE_BENCH_CARVEOUT", "default | max", "default",
      "max sets the preferred shared-memory carveout of the row-attention and flash-decode kernels to the most "

@@ -53,6 +53,7 @@ struct TuningPolicy {
   bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
   ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM
   int mla_tile = 0;  // DECODE_BENCH_MLA_TILE: the warpgroup-MMA MLA kernel's tile, 64 or 32; 0: auto
+  bool merge_pdl = true;  // DECODE_BENCH_MERGE_PDL (off: false): split merges as dependent launches
   // Not a knob: the run's measured DRAM read ceiling (ceilings.dram_read) in bytes/s, set by the
   // sweep for each point (sweeps/point_pipeline.cpp); 0: none measured.
   double measured_dram_read_bytes_per_s = 0;

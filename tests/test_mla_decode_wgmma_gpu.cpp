@@ -172,6 +172,41 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
+// The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
+// (MlaDecodePlan::dependent_merge, DECODE_BENCH_MERGE_PDL), on this kernel and on the narrow one:
+// both verify, at split counts that leave splits empty, beside an empty sequence. The device
+// planner sets the flag only for split plans, and not when asked not to.
+TEST(MlaDecodeWgmmaGpu, DependentAndStreamOrderedMerge) {
+  DB_REQUIRE_MLA_WGMMA();
+  const auto planner = [](bool wgmma, bool dependent) {
+    return [wgmma, dependent](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+      MlaDecodePlan p = wgmma ? plan_mla_decode_wgmma(s, d, batch, len, sms, splits, 64)
+                              : plan_mla_decode(s, d, batch, len, sms, splits);
+      p.dependent_merge = dependent && p.num_splits > 1;
+      return p;
+    };
+  };
+  for (const bool wgmma : {true, false})
+    for (const int splits : {2, 7, 64}) {
+      MlaDecodeCase c;
+      c.heads_q = 16;
+      c.lengths = {4100, 0, 65};
+      c.splits = splits;
+      const std::vector<MlaDecodePlan> plans =
+          testing::run_mla_decode_case(c, {planner(wgmma, true), planner(wgmma, false)});
+      ASSERT_EQ(plans.size(), 2u);
+      EXPECT_EQ(plans[0].kernel, wgmma ? MlaKernel::wgmma : MlaKernel::mma_narrow);
+      EXPECT_TRUE(plans[0].dependent_merge) << splits;
+      EXPECT_FALSE(plans[1].dependent_merge) << splits;
+      EXPECT_EQ(plans[0].to_json()["dependent_merge"], true);
+    }
+  MlaShape h16;
+  h16.heads_q = 16;
+  EXPECT_TRUE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0).dependent_merge);
+  EXPECT_FALSE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0, 0, 0, false).dependent_merge);
+  EXPECT_FALSE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0, 1).dependent_merge);  // one split
+}
+
 // plan_mla_decode_for_device takes this kernel where it runs and is preferred: Hopper, FP16 or
 // BF16, more than 16 rows, or 16 over 32K tokens or more; the mma.sync kernels otherwise (fewer
 // rows or tokens: the narrow one; FP8: by rows). Both plans run through run_mla_decode.

@@ -8,6 +8,7 @@
 // two warpgroups, the second holding 7 rows). Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ std::string describe(DType dtype, const testing::DecodeCase& c) {
   std::string s = std::string(dtype_name(dtype)) + " Hq=" + std::to_string(c.shape.heads_q) +
                   " Hkv=" + std::to_string(c.shape.heads_kv) + " D=" + std::to_string(c.shape.head_dim) +
                   " page=" + std::to_string(c.page_size) + " splits=" + std::to_string(c.splits) +
-                  " merge=" + merge_name(c.tuning.row_merge) + " lengths";
+                  " merge=" + merge_name(c.tuning.row_merge) + (c.tuning.merge_pdl ? "" : " pdl=off") + " lengths";
   for (int len : c.lengths) s += " " + std::to_string(len);
   return s;
 }
@@ -64,6 +65,13 @@ testing::DecodeCaseResult expect_verified(DType dtype, const testing::DecodeCase
   } else if (pinned_separate) {
     EXPECT_TRUE(r.plan.rows.separate_merge) << describe(dtype, c);
   }
+  // A separate merge launches as a programmatic dependent on compute capability 9.0 and later,
+  // unless DECODE_BENCH_MERGE_PDL=off (kernels/dependent_launch.cuh).
+  int dev = 0, major = 0;
+  EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  EXPECT_EQ(r.plan.rows.dependent_merge, r.plan.rows.separate_merge && c.tuning.merge_pdl && major >= 9)
+      << describe(dtype, c);
   return r;
 }
 
@@ -76,7 +84,9 @@ TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int page : {0, 16})
       for (int splits : {0, 8, 128, 300})
-        for (RowMergeMode merge : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
+        // The merge by the model, fused, separate, and separate stream-ordered (DECODE_BENCH_MERGE_PDL=off).
+        for (const auto& [merge, pdl] : {std::pair{RowMergeMode::automatic, true}, std::pair{RowMergeMode::fused, true},
+                                         std::pair{RowMergeMode::separate, true}, std::pair{RowMergeMode::separate, false}}) {
           testing::DecodeCase c;
           c.shape = {71, 1, 64};
           c.lengths = {8229, 5, 0};
@@ -84,6 +94,7 @@ TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
           c.splits = splits;
           c.path = DecodePath::tensor_core;
           c.tuning.row_merge = merge;
+          c.tuning.merge_pdl = pdl;
           c.launches = 2;
           c.seed = ++seed;
           const auto r = expect_verified(dtype, c);

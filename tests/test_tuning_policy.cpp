@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 18u);
+  EXPECT_EQ(names.size(), 19u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -99,6 +99,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "32").mla_tile, 32);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "64").mla_tile, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "auto").mla_tile, 0);
+  EXPECT_FALSE(parsed("DECODE_BENCH_MERGE_PDL", "off").merge_pdl);
+  EXPECT_TRUE(parsed("DECODE_BENCH_MERGE_PDL", "auto").merge_pdl);
   // Nothing but the knob named moves.
   TuningPolicy only_tiling;
   only_tiling.row_tiling = RowAttentionTiling::wide;
@@ -124,7 +126,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_SP_PREFIX_SHARE", {"0", "1.01", "half"}},
       {"DECODE_BENCH_SP_SHARE_DRAM", {"ceiling", "Measured"}},
       {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
-      {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}}};
+      {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}},
+      {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {
       const std::vector<std::string> problems = refusal({{name, value}});

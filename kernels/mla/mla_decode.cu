@@ -40,7 +40,8 @@ nlohmann::json MlaDecodePlan::to_json() const {
           {"stages", stages},
           {"threads", threads},
           {"shared_bytes", shared_bytes},
-          {"workspace_bytes", workspace_bytes}};
+          {"workspace_bytes", workspace_bytes},
+          {"dependent_merge", dependent_merge}};
   if (kernel == MlaKernel::wgmma) j["warpgroups"] = warpgroups;
   return j;
 }
@@ -205,9 +206,9 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   const MlaPartials part = mla_partials(plan, workspace);
-  device::mla_merge_splits_kernel<<<static_cast<unsigned>(rows_total), device::kMlaMergeThreads, 0, stream>>>(
-      part.o, part.lse, plan.num_splits, rows_total, o, lse);
-  return cudaGetLastError();
+  return launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel, dim3(static_cast<unsigned>(rows_total)),
+                             dim3(device::kMlaMergeThreads), stream, static_cast<const float*>(part.o),
+                             static_cast<const float*>(part.lse), plan.num_splits, rows_total, o, lse);
 }
 
 #define DECODE_BENCH_MLA_DECODE(KV)                                                                                   \

@@ -29,6 +29,7 @@
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
+#include "kernels/dependent_launch.cuh"   // allow_dependent_grid, dependent_grid_wait
 #include "kernels/split_merge.cuh"        // merge_split_states
 
 namespace decode_bench::device {
@@ -54,6 +55,7 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
   constexpr bool kFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
   using Ops = MmaStorage<std::conditional_t<kFp8, __half, T>>;
   extern __shared__ __align__(128) unsigned char smem[];
+  allow_dependent_grid();  // the split merge may launch (kernels/dependent_launch.cuh)
   // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
   // share its tiles through L2), and x holds any batch (z would stop at 65535).
   const int row_blocks = (args.rows + MlaTraits::kRows - 1) / MlaTraits::kRows;
@@ -242,6 +244,7 @@ inline constexpr int kMlaMergeThreads = 512;
 __global__ void __launch_bounds__(kMlaMergeThreads)
     mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
                             float* o, float* lse) {
+  dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
   merge_split_states<MlaTraits::kVd, kMlaMergeThreads, false, true>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
                                                        o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,

@@ -57,6 +57,10 @@ struct MlaDecodePlan {
   std::size_t shared_bytes = 0;
   std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row); 0 without splits
   int warpgroups = 0;               // wgmma: 128-thread warpgroups per block; 0 for the mma.sync kernels
+  // The split merge launched as a programmatic dependent of the attention kernel
+  // (kernels/dependent_launch.cuh): splits > 1 on compute capability 9.0 and later, unless
+  // DECODE_BENCH_MERGE_PDL=off. Set by plan_mla_decode_for_device; the other planners leave it false.
+  bool dependent_merge = false;
   nlohmann::json to_json() const;
 };
 

@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
   using Ops = MmaStorage<std::conditional_t<kFp8, __half, T>>;
   constexpr int kS = kFp8 ? Tr::kRawStages : Tr::kStages;  // copy stages
   extern __shared__ __align__(128) unsigned char smem[];
+  allow_dependent_grid();  // the split merge may launch (kernels/dependent_launch.cuh)
   // blockIdx.x = sequence x row_blocks + row block (one row block at h_q x q_len <= 32; kept
   // general), blockIdx.y = split.
   const int row_blocks = (args.rows + Tr::kRows - 1) / Tr::kRows;

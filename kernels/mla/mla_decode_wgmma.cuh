@@ -60,6 +60,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cp_async.cuh"
+#include "kernels/dependent_launch.cuh"  // allow_dependent_grid
 #include "kernels/kv_accessor.hpp"        // kv_scale
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
@@ -247,6 +248,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   static_assert(std::is_same_v<typename KV::value_type, T>, "the cache holds T");
   using Ops = MmaStorage<T>;
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  allow_dependent_grid();  // the split merge may launch (kernels/dependent_launch.cuh)
 
   // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
   // share its tiles through L2). blockIdx.y = the split.

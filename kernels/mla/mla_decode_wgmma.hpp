@@ -84,8 +84,10 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
 // 9.0); else plan_mla_decode's (rows <= kMlaNarrowMaxRows the narrow kernel, else the 64-row one).
 // wgmma_tile: the warpgroup-MMA kernel's tile where it is taken (plan_mla_decode_wgmma's
 // tile_tokens; DECODE_BENCH_MLA_TILE through TuningPolicy::mla_tile).
+// dependent_merge: whether a split plan may launch its merge as a programmatic dependent
+// (MlaDecodePlan::dependent_merge; DECODE_BENCH_MERGE_PDL through TuningPolicy::merge_pdl).
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits = 0, int wgmma_tile = 0);
+                                         int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan

@@ -87,14 +87,17 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 }
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits, int wgmma_tile) {
-  int sm_count = 0;
+                                         int device, int splits, int wgmma_tile, bool dependent_merge) {
+  int sm_count = 0, major = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) major = 0;
   // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
   // picks between the two mma.sync kernels.
-  if (mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device))
-    return plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile);
-  return plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
+  MlaDecodePlan p = mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device)
+                        ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile)
+                        : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
+  p.dependent_merge = dependent_merge && p.num_splits > 1 && major >= 9;
+  return p;
 }
 
 }  // namespace decode_bench
