@@ -206,9 +206,16 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   const MlaPartials part = mla_partials(plan, workspace);
-  return launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel, dim3(static_cast<unsigned>(rows_total)),
-                             dim3(device::kMlaMergeThreads), stream, static_cast<const float*>(part.o),
-                             static_cast<const float*>(part.lse), plan.num_splits, rows_total, o, lse);
+  const dim3 grid(static_cast<unsigned>(rows_total));
+  const auto* part_o = static_cast<const float*>(part.o);
+  const auto* part_lse = static_cast<const float*>(part.lse);
+  return mla_merge_threads(plan.num_splits) == kMlaMergeThreadsMany
+             ? launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel<kMlaMergeThreadsMany>, grid,
+                                   dim3(kMlaMergeThreadsMany), stream, part_o, part_lse, plan.num_splits, rows_total, o,
+                                   lse)
+             : launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel<kMlaMergeThreadsFew>, grid,
+                                   dim3(kMlaMergeThreadsFew), stream, part_o, part_lse, plan.num_splits, rows_total, o,
+                                   lse);
 }
 
 #define DECODE_BENCH_MLA_DECODE(KV)                                                                                   \

@@ -237,18 +237,20 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 
 // Combines the splits of each row by their log-sum-exp: o = sum_s exp(lse_s - L) o_s / W with
 // L = max lse_s and W the sum of the weights; lse = L + log W (-inf and o = 0 with no token).
-// Block: one row, kMlaMergeThreads threads (merge_split_states, kernels/split_merge.cuh: 4 groups
-// of 128 threads fold every fourth split, 8 splits' loads in flight each, so 128 splits are 4
-// batches of loads, not the 32 dependent round trips of a one-split-at-a-time walk).
-inline constexpr int kMlaMergeThreads = 512;
-__global__ void __launch_bounds__(kMlaMergeThreads)
+// Block: one row, kThreads threads (merge_split_states, kernels/split_merge.cuh): groups of 128
+// threads fold splits side by side, 8 splits' loads in flight each. Many splits (a long sequence:
+// 64 at 1 x 32K) take 4 groups, so 64 splits are 2 batches of loads, not the 16 dependent round
+// trips of a one-split-at-a-time walk; few splits (large batches: 2-4) take one group, as 4 would
+// leave 3 idle in each of thousands of blocks (mla_merge_threads).
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
     mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
                             float* o, float* lse) {
   dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
-  merge_split_states<MlaTraits::kVd, kMlaMergeThreads, false, true>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
-                                                       o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
-                                                       -INFINITY, rows_total * MlaTraits::kVd, rows_total);
+  merge_split_states<MlaTraits::kVd, kThreads, false, true>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
+                                                            o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
+                                                            -INFINITY, rows_total * MlaTraits::kVd, rows_total);
 }
 
 }  // namespace decode_bench::device
