@@ -210,10 +210,10 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   const auto* part_o = static_cast<const float*>(part.o);
   const auto* part_lse = static_cast<const float*>(part.lse);
   return mla_merge_threads(plan.num_splits) == kMlaMergeThreadsMany
-             ? launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel<kMlaMergeThreadsMany>, grid,
+             ? launch_merge_kernel(plan.dependent_merge, device::mla_merge_many_splits_kernel, grid,
                                    dim3(kMlaMergeThreadsMany), stream, part_o, part_lse, plan.num_splits, rows_total, o,
                                    lse)
-             : launch_merge_kernel(plan.dependent_merge, device::mla_merge_splits_kernel<kMlaMergeThreadsFew>, grid,
+             : launch_merge_kernel(plan.dependent_merge, device::mla_merge_few_splits_kernel, grid,
                                    dim3(kMlaMergeThreadsFew), stream, part_o, part_lse, plan.num_splits, rows_total, o,
                                    lse);
 }

@@ -237,20 +237,54 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 
 // Combines the splits of each row by their log-sum-exp: o = sum_s exp(lse_s - L) o_s / W with
 // L = max lse_s and W the sum of the weights; lse = L + log W (-inf and o = 0 with no token).
-// Block: one row, kThreads threads (merge_split_states, kernels/split_merge.cuh): groups of 128
-// threads fold splits side by side, 8 splits' loads in flight each. Many splits (a long sequence:
-// 64 at 1 x 32K) take 4 groups, so 64 splits are 2 batches of loads, not the 16 dependent round
-// trips of a one-split-at-a-time walk; few splits (large batches: 2-4) take one group, as 4 would
-// leave 3 idle in each of thousands of blocks (mla_merge_threads).
-template <int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    mla_merge_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
-                            float* o, float* lse) {
+// Two kernels, by the split count (mla_merge_threads, kernels/mla/mla_decode.hpp):
+//
+// Few splits (large batches: 2-4): one block of 128 threads a row, each thread 4 columns walking
+// the row's splits itself, 8 at a time: one or two batches of loads, no shared memory and no
+// barrier, over the thousands of rows of such a batch.
+__global__ void __launch_bounds__(kMlaMergeThreadsFew)
+    mla_merge_few_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
+                                float* o, float* lse) {
+  static_assert(kMlaMergeThreadsFew * 4 == MlaTraits::kVd, "a thread a float4 column");
   dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
-  merge_split_states<MlaTraits::kVd, kThreads, false, true>(o_part + row * MlaTraits::kVd, lse_part + row, splits,
-                                                            o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
-                                                            -INFINITY, rows_total * MlaTraits::kVd, rows_total);
+  float L = -INFINITY;
+#pragma unroll 8
+  for (int s = 0; s < splits; ++s) L = fmaxf(L, lse_part[s * rows_total + row]);
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  float w_sum = 0.f;
+  if (L != -INFINITY) {
+    // Branch-free, so that the unrolled loads of several splits are in flight together: an empty
+    // range's lse is -inf, its weight exp(-inf) = 0 and its o 0, so it adds exact zeros.
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) {
+      const float w = expf(lse_part[s * rows_total + row] - L);
+      w_sum += w;
+      const float4 x = *reinterpret_cast<const float4*>(o_part + (s * rows_total + row) * MlaTraits::kVd + 4 * threadIdx.x);
+      acc.x += w * x.x;
+      acc.y += w * x.y;
+      acc.z += w * x.z;
+      acc.w += w * x.w;
+    }
+  }
+  const float inv = w_sum > 0.f ? 1.f / w_sum : 0.f;
+  *reinterpret_cast<float4*>(o + row * MlaTraits::kVd + 4 * threadIdx.x) =
+      make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+  if (threadIdx.x == 0) lse[row] = w_sum > 0.f ? L + logf(w_sum) : -INFINITY;
+}
+
+// Many splits (a long sequence: 64 at 1 x 32K): one block of 512 threads a row
+// (merge_split_states, kernels/split_merge.cuh): 4 groups of 128 fold every fourth split, 8
+// splits' loads in flight each, so 64 splits are 2 batches of loads, not the 16 dependent round
+// trips of the walk above.
+__global__ void __launch_bounds__(kMlaMergeThreadsMany)
+    mla_merge_many_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
+                                 float* o, float* lse) {
+  dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
+  const std::int64_t row = blockIdx.x;
+  merge_split_states<MlaTraits::kVd, kMlaMergeThreadsMany, false, true>(
+      o_part + row * MlaTraits::kVd, lse_part + row, splits, o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
+      -INFINITY, rows_total * MlaTraits::kVd, rows_total);
 }
 
 }  // namespace decode_bench::device

@@ -91,8 +91,8 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
 // layout run_mla_decode writes) into o and lse by their log-sum-exp. The warpgroup-MMA kernel's
 // launch shares it.
 cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream);
-// The merge's block size: one group of 128 threads (a column of 4 values each) up to 8 splits, four
-// groups above (kernels/mla/mla_decode.cuh, mla_merge_splits_kernel).
+// The merge's block size: 128 threads of 4 columns each walking every split up to 8 splits, four
+// groups of 128 folding splits side by side above (kernels/mla/mla_decode.cuh).
 inline constexpr int kMlaMergeThreadsFew = 128;
 inline constexpr int kMlaMergeThreadsMany = 512;
 constexpr int mla_merge_threads(int splits) { return splits > 8 ? kMlaMergeThreadsMany : kMlaMergeThreadsFew; }
