@@ -76,6 +76,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeGpu.NarrowStorageTypesAndSplits
   MlaDecodeWgmmaGpu.Small
   MlaMergeSplitsGpu.FoldsSplitMajorPartialsAsFloat64Does
+  MlaDecodeWgmmaGpu.DependentAndStreamOrderedMerge
   ShortDecodeGpu.Small
   ShortDecodeLongGpu.Small
   ShortDecodeVariantGpu.Small
