@@ -29,9 +29,12 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
   constexpr int kCols = D / 4;
   static_assert(D % 4 == 0 && kThreads % kCols == 0 && kThreads % 32 == 0, "threads tile the row");
   constexpr int kLanes = kThreads / kCols;
-  // One group (kLanes 1) is not used: under compute-sanitizer racecheck the MLA merge built that
-  // way (D 512, 128 threads; a3d785a) reported hazards between the reads of warp_max and the write
-  // of lane_sum, with every output verified; not understood (docs/kernels/mla.md, "The split merge").
+  // One group (kLanes 1) is not used. lane_sum is then one float and warp_max starts 4 bytes past a
+  // 16-byte boundary; ptxas reads warp_max with an aligned LDS.128 that also covers lane_sum (its
+  // value unused), so compute-sanitizer racecheck saw every thread read lane_sum's address while
+  // thread 0 wrote it (the MLA merge at D 512 and 128 threads, a3d785a: 16 hazards, outputs
+  // verified; its SASS read with nvdisasm). With two groups or more lane_sum fills the 16 bytes.
+  // A __align__(16) warp_max would lift the limit; no caller needs it.
   static_assert(kLanes >= 2, "at least two groups of column threads");
   __shared__ float4 lane_acc[kLanes][kCols];
   __shared__ float lane_sum[kLanes];
