@@ -10,4 +10,11 @@ namespace decode_bench {
 // As cudaDeviceGetAttribute; a failed query is returned and not cached.
 cudaError_t cached_device_attribute(int* value, cudaDeviceAttr attr, int device);
 
+// Whether a second kernel may be launched as a programmatic dependent on `device` (compute
+// capability 9.0 and later: kernels/dependent_launch.cuh); false where the query fails.
+inline bool dependent_launch_available(int device) {
+  int major = 0;
+  return cached_device_attribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+}
+
 }  // namespace decode_bench

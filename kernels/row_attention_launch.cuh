@@ -417,10 +417,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                                                   p.shape.head_dim, compiled_head_dim(p.shape.head_dim), k.threads,
                                                   static_cast<std::int64_t>(k.shared_bytes / sizeof(float)));
     plan->separate_merge = merge.separate;
-    int major = 0, dev = 0;
-    if (merge.separate && options.tuning.merge_pdl && cudaGetDevice(&dev) == cudaSuccess &&
-        cached_device_attribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess)
-      plan->dependent_merge = major >= 9;
+    int dev = 0;
+    plan->dependent_merge = merge.separate && options.tuning.merge_pdl && cudaGetDevice(&dev) == cudaSuccess &&
+                            dependent_launch_available(dev);
   }
   size_workspace(p, plan);
   return cudaSuccess;
@@ -496,12 +495,11 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     const dim3 merge_grid(static_cast<unsigned>(p.num_rows));
     const auto launch_merge = [&](auto d) {
       constexpr int D = decltype(d)::value;
+      const int threads = separate_merge_threads(plan.splits, D);
+      const auto kernel = threads == kSeparateMergeThreadsMany ? device::row_merge_kernel<D, kSeparateMergeThreadsMany>
+                                                               : device::row_merge_kernel<D, kSeparateMergeThreadsFew>;
       const device::RowAttentionArgs& merge_args = args;
-      return separate_merge_threads(plan.splits, D) == kSeparateMergeThreadsMany
-                 ? launch_merge_kernel(plan.dependent_merge, device::row_merge_kernel<D, kSeparateMergeThreadsMany>,
-                                       merge_grid, dim3(kSeparateMergeThreadsMany), stream, merge_args)
-                 : launch_merge_kernel(plan.dependent_merge, device::row_merge_kernel<D, kSeparateMergeThreadsFew>,
-                                       merge_grid, dim3(kSeparateMergeThreadsFew), stream, merge_args);
+      return launch_merge_kernel(plan.dependent_merge, kernel, merge_grid, dim3(threads), stream, merge_args);
     };
     switch (compiled_head_dim(p.shape.head_dim)) {
       case 64: DB_RETURN_IF_ERROR(launch_merge(std::integral_constant<int, 64>{})); break;

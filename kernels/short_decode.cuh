@@ -193,6 +193,14 @@ __device__ __forceinline__ float short_finish_score(float dot, float score_scale
   return s;
 }
 
+// Two FP16 pairs of an mma fragment from fp32 values in shared memory: lo = (p[0], p[1]), hi =
+// (p[8], p[9]): q's dims for the scores' B, the probabilities' tokens for P V's A.
+__device__ __forceinline__ void short_pack_pairs(const float* p, std::uint32_t& lo, std::uint32_t& hi) {
+  const float2 a = *reinterpret_cast<const float2*>(p), b = *reinterpret_cast<const float2*>(p + 8);
+  lo = MmaStorage<__half>::pack(a.x, a.y);
+  hi = MmaStorage<__half>::pack(b.x, b.y);
+}
+
 // Scores on tensor cores (FP16 storage), a warp a 16-token tile t0 = 16 warp, + 16 warps, ...:
 // S^T (16 tokens x 8 heads, kMaxHeads / 8 such head tiles) = K Q^T over k-steps of 16 dims.
 //   A  K rows t0 + (lane & 15), chunk 2 kk + lane / 16 (ldmatrix.x4: the 16 rows' chunk 2 kk, then
@@ -224,12 +232,7 @@ __device__ __forceinline__ void short_scores_mma(float* scores, std::uint32_t k_
       for (int nt = 0; nt < kHeadTiles; ++nt) {
         const int h = nt * 8 + g;
         std::uint32_t b0 = 0u, b1 = 0u;
-        if (h < heads) {
-          const float* const q = q_rows + h * args.head_dim + kk * 16 + c2;
-          const float2 lo = *reinterpret_cast<const float2*>(q), hi = *reinterpret_cast<const float2*>(q + 8);
-          b0 = Ops::pack(lo.x, lo.y);
-          b1 = Ops::pack(hi.x, hi.y);
-        }
+        if (h < heads) short_pack_pairs(q_rows + h * args.head_dim + kk * 16 + c2, b0, b1);
         Ops::mma(acc[nt], a, b0, b1);
       }
     }
@@ -261,12 +264,7 @@ __device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const
   // One head row's A registers (r0: tokens c2, c2 + 1; r1: + 8) at step t0, zero past the heads.
   const auto p_pair = [&](int h, int t0, std::uint32_t& r0, std::uint32_t& r1) {
     r0 = r1 = 0u;
-    if (h < heads) {
-      const float* const p = probs + h * l.rows + t0 + c2;
-      const float2 lo = *reinterpret_cast<const float2*>(p), hi = *reinterpret_cast<const float2*>(p + 8);
-      r0 = Ops::pack(lo.x, lo.y);
-      r1 = Ops::pack(hi.x, hi.y);
-    }
+    if (h < heads) short_pack_pairs(probs + h * l.rows + t0 + c2, r0, r1);
   };
   for (int jp = warp; jp < head_dim / 16; jp += kWarps) {
     float acc[2][4];
@@ -302,8 +300,9 @@ __device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const
 // on them is the copies' page tickets (up to 16 rows a thread at the first stage, 8 at the long
 // one, two registers a row when paged); the copies' early exit keeps ptxas from holding them all
 // across the unrolled passes, and the cap is kept rather than losing the eighth block an SM to 65
-// or more registers (docs/kernels/short_decode.md has each instance's count). kMaxHeads bounds the query heads of a block (the launch picks the smallest
-// of 1, 2, 4, 8, 16 that holds the plan's heads), so the per-head accumulators stay in registers.
+// or more registers (docs/kernels/short_decode.md has each instance's count). kMaxHeads bounds the
+// query heads of a block (the launch picks the smallest of 1, 2, 4, 8, 16 that holds the plan's
+// heads), so the per-head accumulators stay in registers.
 // The chunk and token loops are not unrolled: the heads give the FMAs their independent chains,
 // and unrolling only added registers.
 // Args: ShortDecodeArgs for plain decode; ShortDecodeVariantArgs for the variants (kVariant): the

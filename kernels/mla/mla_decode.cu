@@ -209,13 +209,11 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   const dim3 grid(static_cast<unsigned>(rows_total));
   const auto* part_o = static_cast<const float*>(part.o);
   const auto* part_lse = static_cast<const float*>(part.lse);
-  return mla_merge_threads(plan.num_splits) == kMlaMergeThreadsMany
-             ? launch_merge_kernel(plan.dependent_merge, device::mla_merge_many_splits_kernel, grid,
-                                   dim3(kMlaMergeThreadsMany), stream, part_o, part_lse, plan.num_splits, rows_total, o,
-                                   lse)
-             : launch_merge_kernel(plan.dependent_merge, device::mla_merge_few_splits_kernel, grid,
-                                   dim3(kMlaMergeThreadsFew), stream, part_o, part_lse, plan.num_splits, rows_total, o,
-                                   lse);
+  const int threads = mla_merge_threads(plan.num_splits);
+  const auto kernel =
+      threads == kMlaMergeThreadsMany ? device::mla_merge_many_splits_kernel : device::mla_merge_few_splits_kernel;
+  return launch_merge_kernel(plan.dependent_merge, kernel, grid, dim3(threads), stream, part_o, part_lse,
+                             plan.num_splits, rows_total, o, lse);
 }
 
 #define DECODE_BENCH_MLA_DECODE(KV)                                                                                   \

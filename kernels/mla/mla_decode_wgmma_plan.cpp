@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/device_attribute_cache.hpp"  // dependent_launch_available
 #include "kernels/mla/mla_decode_wgmma.hpp"
 
 namespace decode_bench {
@@ -88,15 +89,14 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits, int wgmma_tile, bool dependent_merge) {
-  int sm_count = 0, major = 0;
+  int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) major = 0;
   // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
   // picks between the two mma.sync kernels.
   MlaDecodePlan p = mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device)
                         ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile)
                         : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
-  p.dependent_merge = dependent_merge && p.num_splits > 1 && major >= 9;
+  p.dependent_merge = dependent_merge && p.num_splits > 1 && dependent_launch_available(device);
   return p;
 }
 
