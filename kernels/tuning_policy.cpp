@@ -193,8 +193,8 @@ const std::array<TuningKnob, 19> kKnobs{{
 }};
 
 // The families of knob names: a variable under one of them that is no knob is refused.
-constexpr std::array<std::string_view, 4> kKnobPrefixes{"DECODE_BENCH_FD_", "DECODE_BENCH_ROW_", "DECODE_BENCH_SP_",
-                                                       "DECODE_BENCH_MLA_"};
+constexpr std::array<std::string_view, 5> kKnobPrefixes{"DECODE_BENCH_FD_", "DECODE_BENCH_ROW_", "DECODE_BENCH_SP_",
+                                                       "DECODE_BENCH_MLA_", "DECODE_BENCH_MERGE_"};
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;

@@ -4,7 +4,7 @@
 // The knobs are environment variables, for experiments that must keep every point's id (a
 // `--set blocks=...` changes the ids, so `decode-bench compare` could not pair the points). A sweep
 // parses them once, when it starts (tuning_policy_from_environment; a bad value or an unknown
-// DECODE_BENCH_FD_* / _ROW_* / _SP_* / _MLA_* name is refused, exit 2), and hands the object to the
+// DECODE_BENCH_FD_* / _ROW_* / _SP_* / _MLA_* / _MERGE_* name is refused, exit 2), and hands the object to the
 // planners through their options (DecodeOptions, RowAttentionOptions, SharedPrefixOptions
 // ::tuning); nothing under kernels/ reads the environment. A default-constructed policy is every
 // knob at its default. Sweeps record every DECODE_BENCH_* variable in meta.environment, so a run

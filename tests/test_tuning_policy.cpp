@@ -150,7 +150,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
 // prefixes that are no knob are refused; other DECODE_BENCH_* names are not the policy's.
 TEST(TuningPolicy, UnknownNamesUnderTheKnobPrefixesAreRefused) {
   for (const char* name :
-       {"DECODE_BENCH_FD_TILNG", "DECODE_BENCH_ROW_WGMMA", "DECODE_BENCH_SP_SHARE", "DECODE_BENCH_MLA_TILES"}) {
+       {"DECODE_BENCH_FD_TILNG", "DECODE_BENCH_ROW_WGMMA", "DECODE_BENCH_SP_SHARE", "DECODE_BENCH_MLA_TILES",
+        "DECODE_BENCH_MERGE_PLD"}) {
     const std::vector<std::string> problems = refusal({{name, "1"}});
     ASSERT_EQ(problems.size(), 1u) << name;
     EXPECT_EQ(problems[0], std::string(name) + ": not a planner knob (`decode-bench list knobs` names them)");
