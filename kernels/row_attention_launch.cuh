@@ -86,7 +86,7 @@ struct KernelChoice {
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 // packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
 // steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
-// wgmma: the warpgroup-MMA kernel (FP16 at D 64 and 128, blocks of 64 or 128 rows, its own 3 stages;
+// wgmma: the warpgroup-MMA kernel (FP16 at D 64 and 128, blocks of 64 or 128 rows, its own stages;
 // present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
 // variant: the attention variants' twin of the narrow or wide kernel (kHasVariantKernel).
 template <class KV, int D>
@@ -321,8 +321,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // KiB) was slower on the H100 (shared prefix N = 256, P = 32K; decode-row-probe, commit d17227e;
   // docs/history/kernel-notes.md, "Row attention: tensor-core grouped decode and the shared-prefix
   // phase (2026-11-23)", run 2): the third tile in flight matters more than the second block.
+  // The warpgroup-MMA kernel has one stage count of its own (0 asks for it).
   KernelChoice k;
-  for (int stages = 3; stages >= 2; --stages) {
+  for (int stages = wgmma ? 0 : 3; stages >= (wgmma ? 0 : 2); --stages) {
     const KernelChoice c =
         choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma, variant);
     if (c.kernel == nullptr) continue;
