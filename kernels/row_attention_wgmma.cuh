@@ -162,13 +162,19 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   float* const scratch = reinterpret_cast<float*>(smem_raw + (base - raw));  // the stages, after the loop
   const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
 
+  const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
+                                                          k_stage(s) + Tr::kTileBytes);
+    cp_async_commit();
+  }
+
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wg = warp / 4, g = lane / 4, tq = lane % 4;
   // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
   // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
-  // scaled into the log2 domain, FP16. Padding rows and dims past the head dim are 0. The loads are
-  // issued before the prologue's tile copies, so that q does not queue behind them.
-  float2 x[2][kSteps][2];
+  // scaled into the log2 domain, FP16. Padding rows and dims past the head dim are 0.
+  std::uint32_t q_frag[kSteps][4];
   {
     const int r0 = 64 * wg + 16 * (warp % 4) + g;
 #pragma unroll
@@ -179,32 +185,21 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
         const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r;
         q_row = args.q + qrow * args.head_dim;
       }
+      float2 x[kSteps][2];
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
-          x[h][kk][half] = q_row != nullptr && 16 * kk < args.head_dim
-                               ? *reinterpret_cast<const float2*>(q_row + 16 * kk + 8 * half + 2 * tq)
-                               : make_float2(0.f, 0.f);
+          x[kk][half] = q_row != nullptr && 16 * kk < args.head_dim
+                            ? *reinterpret_cast<const float2*>(q_row + 16 * kk + 8 * half + 2 * tq)
+                            : make_float2(0.f, 0.f);
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
     }
   }
-
-  const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
-                                                          k_stage(s) + Tr::kTileBytes);
-    cp_async_commit();
-  }
-
-  std::uint32_t q_frag[kSteps][4];
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk)
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        q_frag[kk][2 * half + h] =
-            MmaStorage<__half>::pack(x[h][kk][half].x * args.q_scale, x[h][kk][half].y * args.q_scale);
   float o[4 * kColBlocks], s[32];
 #pragma unroll
   for (int i = 0; i < 4 * kColBlocks; ++i) o[i] = 0.f;
