@@ -6,7 +6,14 @@ named by --ops. A count first, before a GPU run (docs/history/kernel-notes.md): 
 counts; this gives what one pass of a loop body holds, including branches it may skip.
 
   nvdisasm kernel.cubin > kernel.sass   (cuobjdump -xelf all object.o extracts the cubin)
-  scripts/sass_loops.py kernel.sass PATTERN [--ops HMMA,LDGSTS] [--min-ops HMMA]
+  scripts/sass_loops.py kernel.sass PATTERN [--ops HMMA,LDGSTS] [--min-ops HMMA] [--check-wgmma-a]
+
+--check-wgmma-a: in each loop, a warpgroup MMA (HGMMA) whose A operand is in registers and is not
+written in the loop before it (a value from before the loop, like Q's fragments) must not have
+those registers written later in the loop either, or the next pass reads the clobbered value. ptxas
+of CUDA 13.0 did that to the row kernel's Q fragments after a reordering of its source
+(docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"). Each finding is printed;
+the exit status is 1 if there is one.
 """
 import argparse
 import collections
@@ -15,7 +22,7 @@ import sys
 
 
 def kernels_of(lines):
-    """Yields (mangled name, [(opcode, operands)], {label: instruction index}) per kernel."""
+    """Yields (mangled name, [(opcode, operands, address)], {label: instruction index}) per kernel."""
     name, ins, labels = None, [], {}
     for line in lines:
         m = re.match(r'^\.text\.(\S+):', line)
@@ -30,15 +37,62 @@ def kernels_of(lines):
         if m:
             labels[m.group(1)] = len(ins)
             continue
-        m = re.search(r'/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*)', line)
+        m = re.search(r'/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)(.*)', line)
         if m:
-            ins.append((m.group(1), m.group(2)))
+            ins.append((m.group(2), m.group(3), m.group(1)))
     if name:
         yield name, ins, labels
 
 
+def written_registers(op, rest):
+    """The registers an instruction writes: its first operand when that is a register (stores,
+    branches and predicate results have none), as many as its width. Widths are read from the
+    opcode: .64 two, .128 four, CS2R and IMAD.WIDE two, HGMMA.64xN .F32 N / 2 and .F16 N / 4, LDSM
+    .x2 / .x4 two / four; one otherwise."""
+    m = re.match(r'\s*R(\d+)\b', rest)
+    if not m:
+        return set()
+    first, width = int(m.group(1)), 1
+    parts = op.split('.')
+    if parts[0] == 'HGMMA':
+        shape = re.match(r'64x(\d+)x\d+', parts[1]) if len(parts) > 1 else None
+        n = int(shape.group(1)) if shape else 8
+        width = n // 2 if 'F32' in parts else n // 4
+    elif '128' in parts:
+        width = 4
+    elif '64' in parts or parts[0] == 'CS2R' or (parts[0] == 'IMAD' and 'WIDE' in parts):
+        width = 2
+    elif parts[0] == 'LDSM':
+        width = 4 if '4' in parts else 2 if '2' in parts else 1
+    return set(range(first, first + width))
+
+
+def register_a_operand(op, rest):
+    """The four registers of an HGMMA's A operand when it is in registers (HGMMA Rd, Ra, gdesc..),
+    else None (A from shared memory: HGMMA Rd, gdesc[..], ..)."""
+    if not op.startswith('HGMMA'):
+        return None
+    m = re.match(r'\s*R\d+\s*,\s*R(\d+)\s*,', rest)
+    return set(range(int(m.group(1)), int(m.group(1)) + 4)) if m else None
+
+
+def clobbered_wgmma_a(body):
+    """Yields (HGMMA address, A registers, address and opcode of the later write) for each HGMMA of
+    the loop body whose register A operand the body does not write before it but writes after it."""
+    for j, (op, rest, addr) in enumerate(body):
+        a = register_a_operand(op, rest)
+        if not a:
+            continue
+        if any(written_registers(o, r) & a for o, r, _ in body[:j]):
+            continue  # defined in the loop before its use: a value of this pass (P), not a clobber
+        for o, r, w in body[j + 1:]:
+            if written_registers(o, r) & a:
+                yield addr, a, w, o
+                break
+
+
 def loops_of(ins, labels):
-    for i, (op, rest) in enumerate(ins):
+    for i, (op, rest, _) in enumerate(ins):
         m = re.search(r'`\((\.L_x_\d+)\)', rest)
         if op.startswith('BRA') and m and labels.get(m.group(1), i) < i:  # not a branch to itself
             yield ins[labels[m.group(1)]:i + 1]
@@ -50,9 +104,12 @@ def main():
     ap.add_argument('pattern')
     ap.add_argument('--ops', default='HMMA,MUFU,SHFL,FMNMX,FADD,FMUL,LDSM,LDGSTS')
     ap.add_argument('--min-ops', default='', help='list only loops holding this opcode')
+    ap.add_argument('--check-wgmma-a', action='store_true',
+                    help='report HGMMA register A operands that their loop clobbers (exit status 1)')
     a = ap.parse_args()
     ops = [o for o in a.ops.split(',') if o]
     found = False
+    clobbers = 0
     try:
         f = open(a.sass)
     except OSError as e:
@@ -64,12 +121,21 @@ def main():
             found = True
             print(f'{name}: {len(ins)} instructions')
             for body in loops_of(ins, labels):
-                count = collections.Counter(op.split('.')[0] for op, _ in body)
+                count = collections.Counter(op.split('.')[0] for op, _, _ in body)
                 if a.min_ops and not count[a.min_ops]:
                     continue
                 print(f'  loop: {len(body)} instructions; ' + ', '.join(f'{o} {count[o]}' for o in ops))
+                if a.check_wgmma_a:
+                    for addr, regs, w_addr, w_op in clobbered_wgmma_a(body):
+                        clobbers += 1
+                        print(f'    CLOBBERED in {name}: HGMMA at {addr} reads A from R{min(regs)}-R{max(regs)}, which the '
+                              f'loop does not write before it but writes at {w_addr} ({w_op}): the next pass reads that value')
     if not found:
         sys.exit(f'no kernel name contains {a.pattern!r}')
+    if a.check_wgmma_a:
+        print(f'wgmma A operands: {clobbers} clobbered')
+        if clobbers:
+            sys.exit(1)
 
 
 if __name__ == '__main__':

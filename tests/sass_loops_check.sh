@@ -2,7 +2,9 @@
 # ctest: scripts/sass_loops.py on a synthetic nvdisasm listing of two kernels: the kernel filter,
 # the instruction count, a loop (label .. branch back) with its opcode counts, a forward branch and
 # a branch to itself that are no loops, predicated instructions, a pattern that names nothing and a
-# missing listing.
+# missing listing; --check-wgmma-a on a loop whose HGMMA reads A registers the loop writes only after
+# it (a clobber, exit status 1), one whose A registers are written before it in the loop (P of this
+# pass) and one whose A comes from shared memory (neither is a finding).
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -37,4 +39,46 @@ grep -q '_Z5otherv' <<<"$got" && fail "the pattern picked the other kernel"
 expect_refused "$out/none.txt" "no kernel name contains 'nosuch'" "a pattern that names no kernel" -- \
   python3 "$src/scripts/sass_loops.py" "$out/k.sass" nosuch
 expect_refused "$out/missing.txt" "cannot read" "a missing listing" -- python3 "$src/scripts/sass_loops.py" "$out/missing.sass" x
+
+# --check-wgmma-a. _Z7clobberv: Q's fragments R88-R91 packed before the loop, S reads them, then the
+# softmax writes R89 (the defect of ptxas 13.0); the P V HGMMA reads R24-R27, written in the loop
+# first (F2FP), and a wide write (CS2R R90) counts two registers. _Z5cleanv: the same without the
+# clobber, and an HGMMA with A in shared memory.
+cat >"$out/w.sass" <<'SASS'
+	.section	.text._Z7clobberv,"ax",@progbits
+.text._Z7clobberv:
+        /*0000*/                   F2FP.F16.F32.PACK_AB R88, R1, R2 ;
+.L_x_7:
+        /*0010*/                   WARPGROUP.ARRIVE ;
+        /*0020*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
+        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0040*/                   FMNMX R89, R26, -INF , !PT ;
+        /*0050*/                   F2FP.F16.F32.PACK_AB R24, R27, R26 ;
+        /*0060*/                   HGMMA.64x64x16.F32 R56, R24, gdesc[UR4].tnspB, R56, gsb0 ;
+        /*0070*/              @!P1 BRA `(.L_x_7) ;
+        /*0080*/                   EXIT ;
+	.section	.text._Z5cleanv,"ax",@progbits
+.text._Z5cleanv:
+        /*0000*/                   F2FP.F16.F32.PACK_AB R88, R1, R2 ;
+.L_x_8:
+        /*0010*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
+        /*0020*/                   HGMMA.64x256x16.F32.BF16 R120, gdesc[UR8], R120 ;
+        /*0030*/                   CS2R R100, SRZ ;
+        /*0040*/                   F2FP.F16.F32.PACK_AB R24, R27, R26 ;
+        /*0050*/                   HGMMA.64x64x16.F32 R56, R24, gdesc[UR4].tnspB, R56, gsb0 ;
+        /*0060*/                   CS2R R86, SRZ ;
+        /*0070*/                   MOV R92, RZ ;
+        /*0080*/              @!P1 BRA `(.L_x_8) ;
+        /*0090*/                   EXIT ;
+SASS
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" clobber --check-wgmma-a) && fail "a clobber exits 0"
+echo "$got"
+grep -q 'CLOBBERED in _Z7clobberv: HGMMA at 0020 reads A from R88-R91, which the loop does not write before it but writes at 0040 (FMNMX)' \
+  <<<"$got" || fail "the clobbered Q fragments"
+[ "$(grep -c CLOBBERED <<<"$got")" = 1 ] || fail "P, written before its HGMMA in the loop, is no clobber"
+grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "the clobber count"
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a) || fail "a clean loop: exit status $?"
+echo "$got"
+grep -q CLOBBERED <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a clobber"
+grep -qx 'wgmma A operands: 0 clobbered' <<<"$got" || fail "the clean count"
 echo "sass_loops: ok"
