@@ -27,7 +27,7 @@ find_nvdisasm() {
   local found
   found=$(find "$out/nvdisasm" -name nvdisasm -type f 2>/dev/null | head -1)
   if [ -z "$found" ]; then
-    python3 -m pip download --no-deps --quiet nvidia-cuda-nvdisasm -d "$out/nvdisasm" >&2 &&
+    python3 -m pip download --no-deps --quiet --timeout 15 --retries 1 nvidia-cuda-nvdisasm -d "$out/nvdisasm" >&2 &&
       python3 -c 'import sys, zipfile; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in sys.argv[2:]]' \
         "$out/nvdisasm" "$out"/nvdisasm/*.whl >&2
     found=$(find "$out/nvdisasm" -name nvdisasm -type f 2>/dev/null | head -1)
