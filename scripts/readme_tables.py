@@ -9,6 +9,9 @@ Regions of README.md, each between `<!-- generated:NAME begin -->` and `<!-- gen
             h100.json, peer.json, paper.json), each with its median, GB/s and fractions of its
             run's DRAM read ceiling and read floor, as the JSON records them
   ceilings  the pinned set's measured ceilings and read floor (results/reference/h100/ceilings.json)
+  models    the models preset's decode-bench points (results/reference/h100/models.json) by model:
+            head layout, points, their fractions of the read floor (least, most, how many at 0.90
+            or more) and the plan families that ran them
   presets   the presets table, from configs/*.json
   backends  (only with --exe) the peer preset run with every backend
             (results/reference/h100/peer.json): `decode-bench show --by-backend`, each
@@ -58,7 +61,9 @@ HEADLINE = [
 ]
 CEILINGS = [("dram_read", "DRAM read"), ("dram_copy", "DRAM copy"), ("l2_read", "L2 read"),
             ("l1_shared", "L1 / shared"), ("fp32_fma", "FP32 FMA"), ("fp16_fma", "FP16 FMA"),
-            ("fp16_tensor", "FP16 tensor (mma.sync)")]
+            ("fp16_tensor", "FP16 tensor (mma.sync)"), ("fp16_tensor_wgmma", "FP16 tensor (wgmma)"),
+            ("bf16_tensor_wgmma", "BF16 tensor (wgmma)"), ("fp8_e4m3_tensor_wgmma", "FP8 E4M3 tensor (wgmma)")]
+MODELS_FLOOR = 0.90  # issue 34's bar for every models point
 DRY_RUN_LINES, CAPACITY_SECTIONS = 8, 1
 PATH_RE = re.compile(r"(?<![\w/.-])((?:results|docs|scripts|configs|plots|tests|kernels|pools|sweeps|harness|cmake|"
                      r"\.github)/[\w./<>*-]*[\w/])")
@@ -145,6 +150,46 @@ def ceilings():
     return text
 
 
+def models():
+    path = f"{PINNED}/models.json"
+    doc = load(path)
+    sha, device = run_of(doc, path)
+    groups = {}
+    for p in doc.get("points", []):
+        q = p.get("parameters") or {}
+        if q.get("backend", "decode-bench") != "decode-bench" or p.get("status") != "ok":
+            continue
+        frac = (p.get("achieved") or {}).get("fraction_of_read_floor")
+        if frac is None:
+            raise BadInput(f"{path}: {p.get('id')}: no achieved.fraction_of_read_floor (a run without the read floor)")
+        g = groups.setdefault(p.get("experiment"), {"q": q, "fracs": [], "families": [], "heads_q": []})
+        g["fracs"].append(frac)
+        if q.get("heads_q") not in g["heads_q"]:
+            g["heads_q"].append(q.get("heads_q"))
+        family = (p.get("plan") or {}).get("family", "?")
+        if family not in g["families"]:
+            g["families"].append(family)
+    if not groups:
+        raise BadInput(f"{path}: no verified decode-bench point")
+    rows = ["| model | heads (q / KV, head dim) | dtype | points | of read floor, least - most | at 0.90 or more | plan families |",
+            "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    total = reached = 0
+    for name, g in groups.items():
+        q, fracs = g["q"], g["fracs"]
+        heads_q = " and ".join(str(h) for h in sorted(g["heads_q"]))
+        heads = (f"MLA: {heads_q} / latent {q.get('kv_lora_rank')} + rope {q.get('rope_dim')}"
+                 if q.get("attention") == "mla" else f"{heads_q} / {q.get('heads_kv')}, {q.get('head_dim')}")
+        at = sum(f >= MODELS_FLOOR for f in fracs)
+        total, reached = total + len(fracs), reached + at
+        rows.append(f"| `{name}` | {heads} | {q.get('dtype')} | {len(fracs)} | {min(fracs):.3f} - {max(fracs):.3f} | "
+                    f"{at} | {', '.join(g['families'])} |")
+    intro = (f"{device}; `{path}` ({sha}): decode-bench's points of the models preset (batch x context 1 x 32K, "
+             "16 x 4K, 64 x 1K, 128 x 512, contiguous and paged; the MLA models at their own shapes), each verified. "
+             "Fraction of the read floor: the time the read ceiling's kernels take over the point's minimum bytes, "
+             f"over the point's time. {reached} of {total} points reach {MODELS_FLOOR:.2f}.")
+    return intro + "\n\n" + "\n".join(rows)
+
+
 def presets():
     rows = ["| preset | what | experiments |", "| --- | --- | --- |"]
     for f in sorted((ROOT / "configs").glob("*.json")):
@@ -208,7 +253,7 @@ def backends(exe):
 
 
 def regions(exe):
-    out = {"headline": headline(), "ceilings": ceilings(), "presets": presets()}
+    out = {"headline": headline(), "ceilings": ceilings(), "models": models(), "presets": presets()}
     if exe:
         out["backends"] = backends(exe)
         out["dry-run"] = command_output(exe, ["sweep", "--dry-run"], lambda ls: ls[:DRY_RUN_LINES])
