@@ -77,6 +77,19 @@ grep -q 'CLOBBERED in _Z7clobberv: HGMMA at 0020 reads A from R88-R91, which the
   <<<"$got" || fail "the clobbered Q fragments"
 [ "$(grep -c CLOBBERED <<<"$got")" = 1 ] || fail "P, written before its HGMMA in the loop, is no clobber"
 grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "the clobber count"
+# _Z4shflv: a shuffle's result (its second operand) lands on R90 after the HGMMA: a clobber.
+cat >>"$out/w.sass" <<'SASS'
+	.section	.text._Z4shflv,"ax",@progbits
+.text._Z4shflv:
+.L_x_9:
+        /*0000*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
+        /*0010*/                   SHFL.BFLY PT, R90, R26, 0x1, 0x1f ;
+        /*0020*/              @!P1 BRA `(.L_x_9) ;
+        /*0030*/                   EXIT ;
+SASS
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 4shfl --check-wgmma-a) && fail "a shuffle's clobber exits 0"
+grep -q 'CLOBBERED in _Z4shflv: HGMMA at 0000 reads A from R88-R91, which the loop does not write before it but writes at 0010 (SHFL.BFLY)' \
+  <<<"$got" || fail "a shuffle writes its second operand: $got"
 got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a) || fail "a clean loop: exit status $?"
 echo "$got"
 grep -q CLOBBERED <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a clobber"
