@@ -46,9 +46,9 @@ def kernels_of(lines):
 
 def written_registers(op, rest):
     """The registers an instruction writes: its first operand when that is a register (stores,
-    branches and predicate results have none; SHFL's is its second), as many as its width. Widths are read from the
-    opcode: .64 two, .128 four, CS2R and IMAD.WIDE two, HGMMA.64xN .F32 N / 2 and .F16 N / 4, LDSM
-    .x2 / .x4 two / four; one otherwise."""
+    branches and predicate results have none; SHFL's is its second), as many as its width. Widths
+    are read from the opcode: .64 two, .128 four, CS2R and IMAD.WIDE two, HGMMA.64xN .F32 N / 2 and
+    .F16 N / 4, LDSM .2 / .4 two / four; one otherwise."""
     m = re.match(r'\s*R(\d+)\b', rest)
     if op.startswith('SHFL'):  # SHFL.BFLY PT, R9, R8, ..: a predicate, then the register written
         m = re.match(r'\s*!?U?P\w+\s*,\s*R(\d+)\b', rest)
