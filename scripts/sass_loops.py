@@ -8,12 +8,13 @@ counts; this gives what one pass of a loop body holds, including branches it may
   nvdisasm kernel.cubin > kernel.sass   (cuobjdump -xelf all object.o extracts the cubin)
   scripts/sass_loops.py kernel.sass PATTERN [--ops HMMA,LDGSTS] [--min-ops HMMA] [--check-wgmma-a]
 
---check-wgmma-a: in each loop, a warpgroup MMA (HGMMA) whose A operand is in registers and is not
-written in the loop before it (a value from before the loop, like Q's fragments) must not have
-those registers written later in the loop either, or the next pass reads the clobbered value. ptxas
-of CUDA 13.0 did that to the row kernel's Q fragments after a reordering of its source
-(docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"). Each finding is printed;
-the exit status is 1 if there is one.
+--check-wgmma-a: a warpgroup MMA (HGMMA) whose A operand is in registers must find them intact.
+CLOBBERED: in a loop, A registers not written before the HGMMA in the loop (a value from before the
+loop, like Q's fragments) must not be written later in the loop either, or the next pass reads the
+clobbered value; ptxas of CUDA 13.0 did that to the row kernel's Q fragments after a reordering of
+its source (docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"). IN FLIGHT:
+no instruction may write them between the HGMMA and the next warpgroup wait, while the MMA may
+still read them. Each finding is printed; the exit status is 1 if there is one.
 """
 import argparse
 import collections
@@ -93,6 +94,30 @@ def clobbered_wgmma_a(body):
                 break
 
 
+def written_in_flight(ins, labels):
+    """Yields (HGMMA address, A registers, address and opcode of the write) for each HGMMA with a
+    register A operand whose registers are written before the next warpgroup wait
+    (WARPGROUP.DEPBAR): the MMA may still be reading them. The walk follows the fall-through path,
+    and once the branch of a loop back to its top; it ends at the wait or at EXIT."""
+    for j, (op, rest, addr) in enumerate(ins):
+        a = register_a_operand(op, rest)
+        if not a:
+            continue
+        k, wrapped = j + 1, False
+        while k < len(ins) and k != j:
+            o, r, w = ins[k]
+            if o.startswith('WARPGROUP.DEPBAR') or o.startswith('EXIT'):
+                break
+            if written_registers(o, r) & a:
+                yield addr, a, w, o
+                break
+            m = re.search(r'`\((\.L_x_\d+)\)', r)
+            if o.startswith('BRA') and m and labels.get(m.group(1), k) <= j and not wrapped:
+                k, wrapped = labels[m.group(1)], True  # the next pass of the loop, from its top
+                continue
+            k += 1
+
+
 def loops_of(ins, labels):
     for i, (op, rest, _) in enumerate(ins):
         m = re.search(r'`\((\.L_x_\d+)\)', rest)
@@ -132,10 +157,15 @@ def main():
                         clobbers += 1
                         print(f'    CLOBBERED in {name}: HGMMA at {addr} reads A from R{min(regs)}-R{max(regs)}, which the '
                               f'loop does not write before it but writes at {w_addr} ({w_op}): the next pass reads that value')
+            if a.check_wgmma_a:
+                for addr, regs, w_addr, w_op in written_in_flight(ins, labels):
+                    clobbers += 1
+                    print(f'    IN FLIGHT in {name}: HGMMA at {addr} reads A from R{min(regs)}-R{max(regs)}, written at '
+                          f'{w_addr} ({w_op}) before the next warpgroup wait: the MMA may still be reading them')
     if not found:
         sys.exit(f'no kernel name contains {a.pattern!r}')
     if a.check_wgmma_a:
-        print(f'wgmma A operands: {clobbers} clobbered')
+        print(f'wgmma A operands: {clobbers} clobbered')  # both kinds of finding
         if clobbers:
             sys.exit(1)
 

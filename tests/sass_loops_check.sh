@@ -4,7 +4,8 @@
 # a branch to itself that are no loops, predicated instructions, a pattern that names nothing and a
 # missing listing; --check-wgmma-a on a loop whose HGMMA reads A registers the loop writes only after
 # it (a clobber, exit status 1), one whose A registers are written before it in the loop (P of this
-# pass) and one whose A comes from shared memory (neither is a finding).
+# pass) and one whose A comes from shared memory (neither is a finding), a shuffle's result, and a
+# write between an HGMMA and the next warpgroup wait (in flight).
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -49,6 +50,7 @@ cat >"$out/w.sass" <<'SASS'
 .text._Z7clobberv:
         /*0000*/                   F2FP.F16.F32.PACK_AB R88, R1, R2 ;
 .L_x_7:
+        /*0008*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
         /*0010*/                   WARPGROUP.ARRIVE ;
         /*0020*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
         /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
@@ -61,8 +63,10 @@ cat >"$out/w.sass" <<'SASS'
 .text._Z5cleanv:
         /*0000*/                   F2FP.F16.F32.PACK_AB R88, R1, R2 ;
 .L_x_8:
+        /*0008*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
         /*0010*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
         /*0020*/                   HGMMA.64x256x16.F32.BF16 R120, gdesc[UR8], R120 ;
+        /*0028*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
         /*0030*/                   CS2R R100, SRZ ;
         /*0040*/                   F2FP.F16.F32.PACK_AB R24, R27, R26 ;
         /*0050*/                   HGMMA.64x64x16.F32 R56, R24, gdesc[UR4].tnspB, R56, gsb0 ;
@@ -83,6 +87,7 @@ cat >>"$out/w.sass" <<'SASS'
 .text._Z4shflv:
 .L_x_9:
         /*0000*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR16], RZ, !UPT ;
+        /*0008*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
         /*0010*/                   SHFL.BFLY PT, R90, R26, 0x1, 0x1f ;
         /*0020*/              @!P1 BRA `(.L_x_9) ;
         /*0030*/                   EXIT ;
@@ -90,8 +95,28 @@ SASS
 got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 4shfl --check-wgmma-a) && fail "a shuffle's clobber exits 0"
 grep -q 'CLOBBERED in _Z4shflv: HGMMA at 0000 reads A from R88-R91, which the loop does not write before it but writes at 0010 (SHFL.BFLY)' \
   <<<"$got" || fail "a shuffle writes its second operand: $got"
+# _Z6flightv: P is packed in the pass (no loop clobber), but R25 is written after its HGMMA and
+# before the next warpgroup wait: IN FLIGHT. _Z5cleanv's P V is waited for at the loop's top before
+# the next pass rewrites its operand.
+cat >>"$out/w.sass" <<'SASS'
+	.section	.text._Z6flightv,"ax",@progbits
+.text._Z6flightv:
+.L_x_10:
+        /*0000*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0010*/                   F2FP.F16.F32.PACK_AB R24, R27, R26 ;
+        /*0020*/                   HGMMA.64x64x16.F32 R56, R24, gdesc[UR4].tnspB, R56, gsb0 ;
+        /*0030*/                   MOV R25, RZ ;
+        /*0040*/              @!P1 BRA `(.L_x_10) ;
+        /*0050*/                   EXIT ;
+SASS
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 6flight --check-wgmma-a) && fail "a write in flight exits 0"
+echo "$got"
+grep -q 'IN FLIGHT in _Z6flightv: HGMMA at 0020 reads A from R24-R27, written at 0030 (MOV) before the next warpgroup wait' \
+  <<<"$got" || fail "the write while the MMA may read"
+grep -q CLOBBERED <<<"$got" && fail "P, packed in the pass, is no loop clobber"
+grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "the in-flight count"
 got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a) || fail "a clean loop: exit status $?"
 echo "$got"
-grep -q CLOBBERED <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a clobber"
+grep -qE 'CLOBBERED|IN FLIGHT' <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a finding"
 grep -qx 'wgmma A operands: 0 clobbered' <<<"$got" || fail "the clean count"
 echo "sass_loops: ok"
