@@ -321,9 +321,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // KiB) was slower on the H100 (shared prefix N = 256, P = 32K; decode-row-probe, commit d17227e;
   // docs/history/kernel-notes.md, "Row attention: tensor-core grouped decode and the shared-prefix
   // phase (2026-11-23)", run 2): the third tile in flight matters more than the second block.
-  // The warpgroup-MMA kernel has one stage count of its own (0 asks for it).
+  // The warpgroup-MMA kernel has one stage count of its own, which 0 asks for.
+  const int most_stages = wgmma ? 0 : 3, fewest_stages = wgmma ? 0 : 2;
   KernelChoice k;
-  for (int stages = wgmma ? 0 : 3; stages >= (wgmma ? 0 : 2); --stages) {
+  for (int stages = most_stages; stages >= fewest_stages; --stages) {
     const KernelChoice c =
         choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma, variant);
     if (c.kernel == nullptr) continue;

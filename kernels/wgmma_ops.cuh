@@ -42,7 +42,8 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 // DB_WGMMA_D<count>_OPERANDS(d) (one "+f"(d[i]) a register): generated text, shared by every
 // wgmma wrapper (kernels/row_attention_wgmma.cuh, kernels/mla/mla_decode_wgmma.cuh), so the
 // accumulators are always operands 0 .. count - 1 and the instruction's other operands follow.
-// Sixteen registers a piece: DB_WGMMA_R<k> is "%16k, ..., %16k+15", DB_WGMMA_F<k>(d) their operands.
+// Sixteen registers a piece: DB_WGMMA_R<k> is "%16k, ..., %16k+15" (string literals, so one a
+// piece), DB_WGMMA_F(d, k) their operands d[16 k] .. d[16 k + 15].
 #define DB_WGMMA_R0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define DB_WGMMA_R1 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define DB_WGMMA_R2 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
@@ -51,40 +52,23 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 #define DB_WGMMA_R5 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
 #define DB_WGMMA_R6 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
 #define DB_WGMMA_R7 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define DB_WGMMA_F0(d) \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-#define DB_WGMMA_F1(d) \
-  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define DB_WGMMA_F2(d) \
-  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-#define DB_WGMMA_F3(d) \
-  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define DB_WGMMA_F4(d) \
-  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
-#define DB_WGMMA_F5(d) \
-  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-#define DB_WGMMA_F6(d) \
-  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-  "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
-#define DB_WGMMA_F7(d) \
-  "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define DB_WGMMA_F(d, k) \
+  "+f"(d[16 * (k) + 0]), "+f"(d[16 * (k) + 1]), "+f"(d[16 * (k) + 2]), "+f"(d[16 * (k) + 3]), \
+  "+f"(d[16 * (k) + 4]), "+f"(d[16 * (k) + 5]), "+f"(d[16 * (k) + 6]), "+f"(d[16 * (k) + 7]), \
+  "+f"(d[16 * (k) + 8]), "+f"(d[16 * (k) + 9]), "+f"(d[16 * (k) + 10]), "+f"(d[16 * (k) + 11]), \
+  "+f"(d[16 * (k) + 12]), "+f"(d[16 * (k) + 13]), "+f"(d[16 * (k) + 14]), "+f"(d[16 * (k) + 15])
 #define DB_WGMMA_D16_LIST "{" DB_WGMMA_R0 "}"
-#define DB_WGMMA_D16_OPERANDS(d) DB_WGMMA_F0(d)
+#define DB_WGMMA_D16_OPERANDS(d) DB_WGMMA_F(d, 0)
 #define DB_WGMMA_D32_LIST "{" DB_WGMMA_R0 ", " DB_WGMMA_R1 "}"
-#define DB_WGMMA_D32_OPERANDS(d) DB_WGMMA_F0(d), DB_WGMMA_F1(d)
+#define DB_WGMMA_D32_OPERANDS(d) DB_WGMMA_F(d, 0), DB_WGMMA_F(d, 1)
 #define DB_WGMMA_D64_LIST "{" DB_WGMMA_R0 ", " DB_WGMMA_R1 ", " DB_WGMMA_R2 ", " DB_WGMMA_R3 "}"
-#define DB_WGMMA_D64_OPERANDS(d) DB_WGMMA_F0(d), DB_WGMMA_F1(d), DB_WGMMA_F2(d), DB_WGMMA_F3(d)
-#define DB_WGMMA_D128_LIST \
-  "{" DB_WGMMA_R0 ", " DB_WGMMA_R1 ", " DB_WGMMA_R2 ", " DB_WGMMA_R3 ", " DB_WGMMA_R4 ", " DB_WGMMA_R5 ", " DB_WGMMA_R6 ", " DB_WGMMA_R7 "}"
-#define DB_WGMMA_D128_OPERANDS(d) \
-  DB_WGMMA_F0(d), DB_WGMMA_F1(d), DB_WGMMA_F2(d), DB_WGMMA_F3(d), DB_WGMMA_F4(d), DB_WGMMA_F5(d), DB_WGMMA_F6(d), DB_WGMMA_F7(d)
+#define DB_WGMMA_D64_OPERANDS(d) DB_WGMMA_F(d, 0), DB_WGMMA_F(d, 1), DB_WGMMA_F(d, 2), DB_WGMMA_F(d, 3)
+#define DB_WGMMA_D128_LIST                                                                                   \
+  "{" DB_WGMMA_R0 ", " DB_WGMMA_R1 ", " DB_WGMMA_R2 ", " DB_WGMMA_R3 ", " DB_WGMMA_R4 ", " DB_WGMMA_R5 ", " \
+      DB_WGMMA_R6 ", " DB_WGMMA_R7 "}"
+#define DB_WGMMA_D128_OPERANDS(d)                                                                        \
+  DB_WGMMA_F(d, 0), DB_WGMMA_F(d, 1), DB_WGMMA_F(d, 2), DB_WGMMA_F(d, 3), DB_WGMMA_F(d, 4), DB_WGMMA_F(d, 5), \
+      DB_WGMMA_F(d, 6), DB_WGMMA_F(d, 7)
 
 // d (64 x 256, FP32) (+)= A (64 x K) B (K x 256), both K-major in shared memory (descriptors), K = 16
 // for f16 / bf16 and 32 for e4m3 (32 bytes of a 128-byte swizzled row either way). accumulate 0

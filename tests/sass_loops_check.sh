@@ -5,7 +5,7 @@
 # missing listing; --check-wgmma-a on a loop whose HGMMA reads A registers the loop writes only after
 # it (a clobber, exit status 1), one whose A registers are written before it in the loop (P of this
 # pass) and one whose A comes from shared memory (neither is a finding), a shuffle's result, and a
-# write between an HGMMA and the next warpgroup wait (in flight).
+# write between an HGMMA and the next warpgroup wait (in flight); wgmma_sass_check.sh's refusals.
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -75,12 +75,18 @@ cat >"$out/w.sass" <<'SASS'
         /*0080*/              @!P1 BRA `(.L_x_8) ;
         /*0090*/                   EXIT ;
 SASS
-got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" clobber --check-wgmma-a) && fail "a clobber exits 0"
-echo "$got"
-grep -q 'CLOBBERED in _Z7clobberv: HGMMA at 0020 reads A from R88-R91, which the loop does not write before it but writes at 0040 (FMNMX)' \
-  <<<"$got" || fail "the clobbered Q fragments"
-[ "$(grep -c CLOBBERED <<<"$got")" = 1 ] || fail "P, written before its HGMMA in the loop, is no clobber"
-grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "the clobber count"
+# one_finding PATTERN LINE WHAT: --check-wgmma-a on the kernel PATTERN names exits 1 with LINE as
+# its only finding (CLOBBERED or IN FLIGHT) and the count line "1 clobbered".
+one_finding() {
+  local got
+  got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" "$1" --check-wgmma-a) && fail "$3: exits 0"
+  echo "$got"
+  grep -qF -- "$2" <<<"$got" || fail "$3: no line '$2'"
+  [ "$(grep -cE 'CLOBBERED|IN FLIGHT' <<<"$got")" = 1 ] || fail "$3: not exactly one finding"
+  grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "$3: the count line"
+}
+one_finding clobber 'CLOBBERED in _Z7clobberv: HGMMA at 0020 reads A from R88-R91, which the loop does not write before it but writes at 0040 (FMNMX)' \
+  "the clobbered Q fragments (P, written before its HGMMA in the loop, is no clobber)"
 # _Z4shflv: a shuffle's result (its second operand) lands on R90 after the HGMMA: a clobber.
 cat >>"$out/w.sass" <<'SASS'
 	.section	.text._Z4shflv,"ax",@progbits
@@ -92,9 +98,8 @@ cat >>"$out/w.sass" <<'SASS'
         /*0020*/              @!P1 BRA `(.L_x_9) ;
         /*0030*/                   EXIT ;
 SASS
-got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 4shfl --check-wgmma-a) && fail "a shuffle's clobber exits 0"
-grep -q 'CLOBBERED in _Z4shflv: HGMMA at 0000 reads A from R88-R91, which the loop does not write before it but writes at 0010 (SHFL.BFLY)' \
-  <<<"$got" || fail "a shuffle writes its second operand: $got"
+one_finding 4shfl 'CLOBBERED in _Z4shflv: HGMMA at 0000 reads A from R88-R91, which the loop does not write before it but writes at 0010 (SHFL.BFLY)' \
+  "a shuffle writes its second operand"
 # _Z6flightv: P is packed in the pass (no loop clobber), but R25 is written after its HGMMA and
 # before the next warpgroup wait: IN FLIGHT. _Z5cleanv's P V is waited for at the loop's top before
 # the next pass rewrites its operand.
@@ -109,14 +114,18 @@ cat >>"$out/w.sass" <<'SASS'
         /*0040*/              @!P1 BRA `(.L_x_10) ;
         /*0050*/                   EXIT ;
 SASS
-got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 6flight --check-wgmma-a) && fail "a write in flight exits 0"
-echo "$got"
-grep -q 'IN FLIGHT in _Z6flightv: HGMMA at 0020 reads A from R24-R27, written at 0030 (MOV) before the next warpgroup wait' \
-  <<<"$got" || fail "the write while the MMA may read"
-grep -q CLOBBERED <<<"$got" && fail "P, packed in the pass, is no loop clobber"
-grep -qx 'wgmma A operands: 1 clobbered' <<<"$got" || fail "the in-flight count"
+one_finding 6flight 'IN FLIGHT in _Z6flightv: HGMMA at 0020 reads A from R24-R27, written at 0030 (MOV) before the next warpgroup wait' \
+  "the write while the MMA may read (P, packed in the pass, is no loop clobber)"
 got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a) || fail "a clean loop: exit status $?"
 echo "$got"
 grep -qE 'CLOBBERED|IN FLIGHT' <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a finding"
 grep -qx 'wgmma A operands: 0 clobbered' <<<"$got" || fail "the clean count"
+# scripts/wgmma_sass_check.sh's refusals: a second argument (exit 2, the usage line), and a
+# compiler that is not there (skipped: exit 77 with the reason), both before anything compiles.
+bash "$src/scripts/wgmma_sass_check.sh" "$out/a" "$out/b" >"$out/usage.txt" 2>&1
+[ $? = 2 ] || fail "wgmma_sass_check.sh with two arguments: exit status not 2"
+grep -qF "usage: wgmma_sass_check.sh [OUT_DIR]" "$out/usage.txt" || fail "wgmma_sass_check.sh: no usage line"
+NVCC="$out/no-such-nvcc" bash "$src/scripts/wgmma_sass_check.sh" "$out/wsc" >"$out/skip.txt" 2>&1
+[ $? = 77 ] || fail "wgmma_sass_check.sh without a compiler: exit status not 77"
+grep -qF "skipped: no CUDA compiler ($out/no-such-nvcc)" "$out/skip.txt" || fail "wgmma_sass_check.sh: no skip reason"
 echo "sass_loops: ok"
