@@ -13,7 +13,7 @@
 // m16n8k16 and reads its B operand from shared memory itself: no ldmatrix, no per-fragment addresses.
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
-// and streams every tile of the block's token range (3 cp.async stages of 64 tokens). Per tile, at
+// and streams every tile of the block's token range (cp.async stages of 64 tokens). Per tile, at
 // the compiled head dim D:
 //   S (64 x 64) = Q K^T       D / 16 wgmma m64n64k16, Q from registers, K from shared memory (K-major)
 //   online softmax on S       the accumulator layout is mma.sync's: warp w % 4 holds rows 16 (w % 4)
@@ -29,9 +29,15 @@
 //     k16 step kk starts at half (kk / 4) plus (kk % 4) x 32 bytes inside the swizzled row.
 //   MN-major (V as B of P V, tokens = K): leading byte offset 8192 (dims 0-63 to 64-127), stride
 //     byte offset 1024 (8 tokens to the next 8); the k16 step c starts at c x 2048.
+// The order of a tile j's work (kOverlap, every block but one warpgroup's at d 128): S(j), then
+// P V(j - 1) with the P kept from the previous tile, both issued before the softmax of j, which
+// then runs while the tensor cores do P V(j - 1) (FlashAttention-3's intra-warpgroup overlap); O's
+// rescale by tile j's factor waits for that P V. Without the overlap P V(j) follows the softmax of j.
 // Synchronisation: a stage is refilled only after the block barrier that follows every
 // warpgroup's wait for its P V of the stage's last tile; each thread's cp.async data reach the
-// async proxy that wgmma reads through by its fence.proxy.async before that barrier.
+// async proxy that wgmma reads through by its fence.proxy.async before that barrier. With the
+// overlap the stages of tiles j and j - 1 are in use during tile j, so kStages - 2 tiles are in
+// flight (kAhead), against kStages - 1 without.
 // Q and P are the register A operands: their fragment layout per warp is mma.sync's m16n8k16 A.
 #include <cstddef>
 #include <cstdint>
@@ -49,8 +55,14 @@ template <int kWG, int D = 128>
 struct RowWgmmaTraits {
   static_assert(D == 64 || D == 128, "compiled for head dims 64 and 128");
   static constexpr int kD = D;
-  static constexpr int kTile = 64;     // tokens per stage
-  static constexpr int kStages = 3;
+  static constexpr int kTile = 64;  // tokens per stage
+  // P V of tile j - 1 issued behind S of tile j, so the softmax of j runs while the tensor cores
+  // do P V (header: "Per tile"). Not for one-warpgroup blocks at d 128, which keep two blocks an SM
+  // at 3 stages: the overlap holds two stages in use and would need a fourth for the same tiles in
+  // flight.
+  static constexpr bool kOverlap = !(kWG == 1 && D == 128);
+  static constexpr int kStages = kOverlap ? 4 : 3;
+  static constexpr int kAhead = kOverlap ? kStages - 2 : kStages - 1;  // tiles copied ahead of those in use
   static constexpr int kThreads = 128 * kWG;
   static constexpr int kRows = 64 * kWG;  // rows per block
   static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB at d 128, 8 KiB at d 64
@@ -147,7 +159,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < Tr::kAhead; ++s) {
     if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
                                                           k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
@@ -191,21 +203,33 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   for (int i = 0; i < 32; ++i) s[i] = 0.f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
-  for (int tile = 0; tile < num_tiles; ++tile) {
-    cp_async_wait<kStages - 2>();
-    fence_proxy_async_shared();  // this thread's tile copies visible to wgmma
-    wgmma_wait<0>();             // this warpgroup's P V of the last tile is done with its stage
-    __syncthreads();
-    {
-      const int next = tile + kStages - 1;  // into the stage of tile - 1, free after the barrier
-      if (next < num_tiles)
-        stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
-                                           k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
-      cp_async_commit();
+  // O += P V over the 4 k16 steps of 16 tokens of the tile staged at vs (P: its A fragments).
+  const auto pv = [&](std::uint32_t vs, std::uint32_t (&p_frag)[4][4]) {
+    fence_registers(o);
+    wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const std::uint64_t v_desc = sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024);
+      if constexpr (D == 64)
+        wgmma_m64n64k16_rs<1>(o, p_frag[c], v_desc, 1);
+      else
+        wgmma_m64n128k16_rs(o, p_frag[c], v_desc, 1);
     }
-    const std::uint32_t ks = k_stage(tile % kStages), vs = ks + Tr::kTileBytes;
-
-    // S = Q K^T over the head dim, D / 16 k16 steps.
+    wgmma_commit();
+  };
+  const auto v_stage = [&](int tile) { return k_stage(tile % kStages) + Tr::kTileBytes; };
+  // The tile's copies in, visible to every thread's wgmma, and the stage refilled below free.
+  const auto begin_tile = [&]() {
+    cp_async_wait<Tr::kAhead - 1>();
+    fence_proxy_async_shared();  // this thread's tile copies visible to wgmma
+    // Without the overlap the last tile's P V read the stage refilled below (with it, the P V
+    // before, waited for at the last tile's end).
+    if constexpr (!Tr::kOverlap) wgmma_wait<0>();
+    __syncthreads();
+  };
+  // S = Q K^T over the head dim, D / 16 k16 steps.
+  const auto issue_s = [&](int tile) {
+    const std::uint32_t ks = k_stage(tile % kStages);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
@@ -213,13 +237,21 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
       wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
     }
     wgmma_commit();
-    wgmma_wait<0>();
-    fence_registers(s);
-    fence_registers(o);
-
-    // Online softmax in the log2 domain (as in row_attention_mma.cuh: a reference max that moves
-    // only when a score exceeds it by more than 2^8, so O is rarely rescaled; FP16 P holds weights
-    // up to 256 as exactly as weights up to 1). Tokens past the range score -inf.
+  };
+  // The tile kAhead ahead into the stage freed before the barrier; issued after the tile's wgmma,
+  // so the copies' address work runs while the tensor cores do.
+  const auto refill = [&](int tile) {
+    const int next = tile + Tr::kAhead;
+    if (next < num_tiles)
+      stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
+                                                      k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
+    cp_async_commit();
+  };
+  // Online softmax in the log2 domain over S (waited for): the weights in place of the scores, l,
+  // and O's rescale factors (as in row_attention_mma.cuh: a reference max that moves only when a
+  // score exceeds it by more than 2^8, so O is rarely rescaled; FP16 P holds weights up to 256 as
+  // exactly as weights up to 1). Tokens past the range score -inf.
+  const auto softmax = [&](int tile, float (&alpha)[2]) {
     const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
     const bool partial_tile = tile_t0 + kTile > t_end;
     float mx[2] = {-INFINITY, -INFINITY};
@@ -231,9 +263,30 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
         mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
       }
     constexpr float kSlack = 8.f;
-    float base_m[2], alpha[2];
+    float base_m[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      s[i] = fast_exp2(s[i] - base_m[(i >> 1) & 1]);
+      l_run[(i >> 1) & 1] += s[i];
+    }
+  };
+  // The weights as the A operand of P V's k16 step c (tokens 16 c .. 16 c + 15: n8 blocks 2 c and
+  // 2 c + 1). With the overlap this waits for the P V before it, which reads a until then: ptxas
+  // serialises every wgmma of a kernel that defines a wgmma's register input while one is in
+  // flight (warning C7513).
+  const auto pack_p = [&](std::uint32_t (&a)[4][4]) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      a[c][0] = MmaStorage<__half>::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1
+      a[c][1] = MmaStorage<__half>::pack(s[8 * c + 2], s[8 * c + 3]);  // row g + 8
+      a[c][2] = MmaStorage<__half>::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1
+      a[c][3] = MmaStorage<__half>::pack(s[8 * c + 6], s[8 * c + 7]);  // row g + 8
+      fence_fragments(a[c]);  // written before the fence
+    }
+  };
+  const auto rescale = [&](const float (&alpha)[2]) {
     if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
       for (int n = 0; n < kColBlocks; ++n) {
@@ -243,36 +296,51 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
         o[4 * n + 3] *= alpha[1];
       }
     }
-    // P as the A operand of the k16 step c (tokens 16 c .. 16 c + 15: n8 blocks 2 c and 2 c + 1).
-    std::uint32_t a[4][4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      float p[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        p[e] = fast_exp2(s[8 * c + e] - base_m[(e >> 1) & 1]);
-        l_run[(e >> 1) & 1] += p[e];
-      }
-      a[c][0] = MmaStorage<__half>::pack(p[0], p[1]);  // row g,     tokens 2 tq, + 1
-      a[c][1] = MmaStorage<__half>::pack(p[2], p[3]);  // row g + 8
-      a[c][2] = MmaStorage<__half>::pack(p[4], p[5]);  // row g,     tokens 8 + 2 tq, + 1
-      a[c][3] = MmaStorage<__half>::pack(p[6], p[7]);  // row g + 8
-#pragma unroll
-      for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
-    }
+  };
 
-    // O += P V, 4 k16 steps of 16 tokens; waited for at the next tile's top (or after the loop).
-    fence_registers(o);
-    wgmma_fence();
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const std::uint64_t v_desc = sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024);
-      if constexpr (D == 64)
-        wgmma_m64n64k16_rs<1>(o, a[c], v_desc, 1);
-      else
-        wgmma_m64n128k16_rs(o, a[c], v_desc, 1);
+  std::uint32_t a[4][4];  // P's A fragments (with the overlap: the previous tile's, until its P V's wait)
+  float alpha[2];
+  if constexpr (Tr::kOverlap) {
+    // Tile 0 alone (no P V behind its S), then each tile's S with the previous tile's P V behind.
+    if (num_tiles > 0) {
+      begin_tile();
+      issue_s(0);
+      refill(0);
+      wgmma_wait<0>();
+      fence_registers(s);
+      softmax(0, alpha);
+      rescale(alpha);
+      pack_p(a);
     }
-    wgmma_commit();
+    for (int tile = 1; tile < num_tiles; ++tile) {
+      begin_tile();
+      issue_s(tile);
+      pv(v_stage(tile - 1), a);
+      refill(tile);
+      wgmma_wait<1>();  // S; the P V behind it may still run
+      fence_registers(s);
+      softmax(tile, alpha);
+      wgmma_wait<0>();  // the P V: O may be rescaled, and a rewritten
+      fence_registers(o);
+#pragma unroll
+      for (int c = 0; c < 4; ++c) fence_fragments(a[c]);  // kept until the wait
+      rescale(alpha);
+      pack_p(a);
+    }
+    if (num_tiles > 0) pv(v_stage(num_tiles - 1), a);
+  } else {
+    for (int tile = 0; tile < num_tiles; ++tile) {
+      begin_tile();
+      issue_s(tile);
+      refill(tile);
+      wgmma_wait<0>();
+      fence_registers(s);
+      fence_registers(o);
+      softmax(tile, alpha);
+      rescale(alpha);
+      pack_p(a);
+      pv(v_stage(tile), a);  // waited for at the next tile's top (or after the loop)
+    }
   }
   wgmma_wait<0>();
   fence_registers(o);

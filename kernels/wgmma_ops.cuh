@@ -36,6 +36,13 @@ __device__ __forceinline__ void fence_registers(float (&r)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
+// The same for register A fragments (16-bit pairs): defined before this point, and kept in their
+// registers up to it (after a wgmma that reads them, until its wait).
+template <int N>
+__device__ __forceinline__ void fence_fragments(std::uint32_t (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
 
 // The FP32 accumulators of an m64nN instruction (N / 2 registers a thread: 16, 32, 64 or 128) as
 // an inline-assembly operand list, DB_WGMMA_D<count>_LIST ("{%0, ..., %count-1}") with

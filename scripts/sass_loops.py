@@ -12,7 +12,9 @@ counts; this gives what one pass of a loop body holds, including branches it may
 CLOBBERED: in a loop, A registers not written before the HGMMA in the loop (a value from before the
 loop, like Q's fragments) must not be written later in the loop either, or the next pass reads the
 clobbered value; ptxas of CUDA 13.0 did that to the row kernel's Q fragments after a reordering of
-its source (docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"). IN FLIGHT:
+its source (docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"). A fragment
+the loop carries on purpose (P packed at a pass's end for the P V of the next) passes: each of its
+registers is last written by an F2FP pack that no later HGMMA of the same pass reads. IN FLIGHT:
 no instruction may write them between the HGMMA and the next warpgroup wait, while the MMA may
 still read them. Each finding is printed; the exit status is 1 if there is one.
 """
@@ -80,18 +82,37 @@ def register_a_operand(op, rest):
 
 
 def clobbered_wgmma_a(body):
-    """Yields (HGMMA address, A registers, address and opcode of the later write) for each HGMMA of
-    the loop body whose register A operand the body does not write before it but writes after it."""
+    """Yields (HGMMA address, A registers, address and opcode of the offending write) for each
+    HGMMA of the loop body whose register A operand the body does not write before it but writes
+    after it, unless each of the four registers is last written after it by an F2FP pack that no
+    later HGMMA of the pass reads: then the loop carries a fragment it made into the next pass (P
+    of one tile, read by the P V issued behind the next tile's S), and the registers may hold
+    scratch values before the pack."""
     for j, (op, rest, addr) in enumerate(body):
         a = register_a_operand(op, rest)
         if not a:
             continue
         if any(written_registers(o, r) & a for o, r, _ in body[:j]):
             continue  # defined in the loop before its use: a value of this pass (P), not a clobber
-        for o, r, w in body[j + 1:]:
-            if written_registers(o, r) & a:
-                yield addr, a, w, o
-                break
+        first, last = None, {}  # register -> (body index, address, opcode) of its last write
+        for k in range(j + 1, len(body)):
+            o, r, w = body[k]
+            hit = written_registers(o, r) & a
+            if hit:
+                first = first or (w, o)
+                for reg in hit:
+                    last[reg] = (k, w, o)
+        if first is None:
+            continue
+        not_packed = [(w, o) for _, w, o in sorted(last.values()) if not o.startswith('F2FP')]
+        packed_end = max(k for k, _, _ in last.values())
+        # A pack read by an HGMMA later in the same pass is that pass's P, packed over the registers
+        # this HGMMA reads next pass (the form of ptxas 13.0's defect): a clobber.
+        read_in_pass = any((register_a_operand(o, r) or set()) & a for o, r, _ in body[packed_end + 1:])
+        if not_packed:
+            yield addr, a, *not_packed[-1]
+        elif len(last) < len(a) or read_in_pass:
+            yield addr, a, *first
 
 
 def written_in_flight(ins, labels):

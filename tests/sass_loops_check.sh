@@ -4,8 +4,9 @@
 # a branch to itself that are no loops, predicated instructions, a pattern that names nothing and a
 # missing listing; --check-wgmma-a on a loop whose HGMMA reads A registers the loop writes only after
 # it (a clobber, exit status 1), one whose A registers are written before it in the loop (P of this
-# pass) and one whose A comes from shared memory (neither is a finding), a shuffle's result, and a
-# write between an HGMMA and the next warpgroup wait (in flight); wgmma_sass_check.sh's refusals.
+# pass) and one whose A comes from shared memory (neither is a finding), a shuffle's result, a
+# write between an HGMMA and the next warpgroup wait (in flight), a P carried into the next pass
+# (no finding) and two clobbers beside it; wgmma_sass_check.sh's refusals.
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -116,6 +117,58 @@ cat >>"$out/w.sass" <<'SASS'
 SASS
 one_finding 6flight 'IN FLIGHT in _Z6flightv: HGMMA at 0020 reads A from R24-R27, written at 0030 (MOV) before the next warpgroup wait' \
   "the write while the MMA may read (P, packed in the pass, is no loop clobber)"
+# P carried into the next pass (the P V behind the next tile's S): _Z7carriedv's P V reads R24-R27,
+# which the pass uses as scratch after the wait and then packs (F2FP, each register last): no
+# finding. _Z7scratchv writes R26 once more after the packs: a clobber named by that write.
+# _Z8packreadv packs its P over the registers its S reads (ptxas 13.0's defect: the P V of the same
+# pass reads the pack): a clobber, though every last write is a pack.
+cat >>"$out/w.sass" <<'SASS'
+	.section	.text._Z7carriedv,"ax",@progbits
+.text._Z7carriedv:
+.L_x_11:
+        /*0000*/                   HGMMA.64x64x16.F32 R56, R88, gdesc[UR16], RZ, !UPT ;
+        /*0010*/                   HGMMA.64x64x16.F32 R24, R40, gdesc[UR4].tnspB, R24, gsb0 ;
+        /*0020*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0030*/                   SHFL.BFLY PT, R40, R57, 0x1, 0x1f ;
+        /*0040*/                   F2FP.F16.F32.PACK_AB R40, R57, R56 ;
+        /*0050*/                   F2FP.F16.F32.PACK_AB R41, R59, R58 ;
+        /*0060*/                   F2FP.F16.F32.PACK_AB R42, R61, R60 ;
+        /*0070*/                   F2FP.F16.F32.PACK_AB R43, R63, R62 ;
+        /*0080*/              @!P1 BRA `(.L_x_11) ;
+        /*0090*/                   EXIT ;
+	.section	.text._Z7scratchv,"ax",@progbits
+.text._Z7scratchv:
+.L_x_12:
+        /*0000*/                   HGMMA.64x64x16.F32 R24, R40, gdesc[UR4].tnspB, R24, gsb0 ;
+        /*0010*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0020*/                   F2FP.F16.F32.PACK_AB R40, R57, R56 ;
+        /*0030*/                   F2FP.F16.F32.PACK_AB R41, R59, R58 ;
+        /*0040*/                   F2FP.F16.F32.PACK_AB R42, R61, R60 ;
+        /*0050*/                   F2FP.F16.F32.PACK_AB R43, R63, R62 ;
+        /*0060*/                   FADD R42, R42, R1 ;
+        /*0070*/              @!P1 BRA `(.L_x_12) ;
+        /*0080*/                   EXIT ;
+	.section	.text._Z8packreadv,"ax",@progbits
+.text._Z8packreadv:
+.L_x_13:
+        /*0000*/                   HGMMA.64x64x16.F32 R56, R88, gdesc[UR16], RZ, !UPT, gsb0 ;
+        /*0010*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0020*/                   F2FP.F16.F32.PACK_AB R88, R57, R56 ;
+        /*0030*/                   F2FP.F16.F32.PACK_AB R89, R59, R58 ;
+        /*0040*/                   F2FP.F16.F32.PACK_AB R90, R61, R60 ;
+        /*0050*/                   F2FP.F16.F32.PACK_AB R91, R63, R62 ;
+        /*0060*/                   HGMMA.64x64x16.F32 R24, R88, gdesc[UR4].tnspB, R24, gsb0 ;
+        /*0070*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0080*/              @!P1 BRA `(.L_x_13) ;
+        /*0090*/                   EXIT ;
+SASS
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 7carried --check-wgmma-a) || fail "a carried P: exit status $?"
+echo "$got"
+grep -qx 'wgmma A operands: 0 clobbered' <<<"$got" || fail "a P packed at the pass's end for the next pass is a finding"
+one_finding 7scratch 'CLOBBERED in _Z7scratchv: HGMMA at 0000 reads A from R40-R43, which the loop does not write before it but writes at 0060 (FADD)' \
+  "a write after the carried packs"
+one_finding 8packread 'CLOBBERED in _Z8packreadv: HGMMA at 0000 reads A from R88-R91, which the loop does not write before it but writes at 0020 (F2FP.F16.F32.PACK_AB)' \
+  "a pack that the same pass's P V reads, over the registers S reads next pass"
 got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a) || fail "a clean loop: exit status $?"
 echo "$got"
 grep -qE 'CLOBBERED|IN FLIGHT' <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a finding"
