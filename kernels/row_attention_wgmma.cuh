@@ -298,6 +298,13 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
     }
   };
 
+  // Timeline only (kernels/block_timeline.hpp): when the first tile has arrived; the loop's own
+  // wait then finds it there (a mark inside the loop costs a branch a tile with the timeline off).
+  if (args.timeline != nullptr && num_tiles > 0) {
+    cp_async_wait<Tr::kAhead - 1>();
+    __syncthreads();
+    mark_block(args.timeline, BlockMark::first_tile);
+  }
   std::uint32_t a[4][4];  // P's A fragments (with the overlap: the previous tile's, until its P V's wait)
   float alpha[2];
   if constexpr (Tr::kOverlap) {
