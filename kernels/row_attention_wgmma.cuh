@@ -158,6 +158,19 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   float* const scratch = reinterpret_cast<float*>(smem_raw + (base - raw));  // the stages, after the loop
   const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
 
+  // Q's rows in FP32 (kRows x D; rows past nrows and dims past the head dim zero), copied first,
+  // as a cp.async group of their own, into the stages the prologue leaves free: loaded by each
+  // thread after the tiles' copies, q queued behind them, and the block's first S waited for both.
+  static_assert(Tr::kRows * D * 4 <= (kStages - Tr::kAhead) * 2 * Tr::kTileBytes, "Q fits the free stages");
+  const std::uint32_t q_stage = k_stage(Tr::kAhead);
+  for (int i = static_cast<int>(threadIdx.x); i < Tr::kRows * (D / 4); i += Tr::kThreads) {
+    const int r = i / (D / 4), c = i % (D / 4);
+    const bool valid = r < nrows && 4 * c < args.head_dim;
+    const float* src = args.q;
+    if (valid) src += (args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r) * args.head_dim + 4 * c;
+    cp_async_16B(q_stage + 16 * i, src, valid);
+  }
+  cp_async_commit();
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   for (int s = 0; s < Tr::kAhead; ++s) {
     if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
@@ -169,32 +182,23 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   const int wg = warp / 4, g = lane / 4, tq = lane % 4;
   // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
   // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
-  // scaled into the log2 domain, FP16. Padding rows and dims past the head dim are 0.
+  // scaled into the log2 domain, FP16, from Q's copy (its group in; the tiles' may be pending).
+  // The stage it sits in is refilled only after the loop's first barrier.
   std::uint32_t q_frag[kSteps][4];
+  cp_async_wait<Tr::kAhead>();
+  __syncthreads();
   {
+    const float* q_s = reinterpret_cast<const float*>(smem_raw + (q_stage - raw));
     const int r0 = 64 * wg + 16 * (warp % 4) + g;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = r0 + 8 * h;
-      const float* q_row = nullptr;
-      if (r < nrows) {
-        const std::int64_t qrow = args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r;
-        q_row = args.q + qrow * args.head_dim;
-      }
-      float2 x[kSteps][2];
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
-          x[kk][half] = q_row != nullptr && 16 * kk < args.head_dim
-                            ? *reinterpret_cast<const float2*>(q_row + 16 * kk + 8 * half + 2 * tq)
-                            : make_float2(0.f, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < kSteps; ++kk)
-#pragma unroll
-        for (int half = 0; half < 2; ++half)
-          q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x[kk][half].x * args.q_scale, x[kk][half].y * args.q_scale);
-    }
+        for (int half = 0; half < 2; ++half) {
+          const float2 x = *reinterpret_cast<const float2*>(q_s + (r0 + 8 * h) * D + 16 * kk + 8 * half + 2 * tq);
+          q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x.x * args.q_scale, x.y * args.q_scale);
+        }
   }
   float o[4 * kColBlocks], s[32];
 #pragma unroll
