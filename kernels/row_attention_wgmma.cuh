@@ -158,9 +158,10 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   float* const scratch = reinterpret_cast<float*>(smem_raw + (base - raw));  // the stages, after the loop
   const auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(s) * 2u * Tr::kTileBytes; };
 
-  // Q's rows in FP32 (kRows x D; rows past nrows and dims past the head dim zero), copied first,
-  // as a cp.async group of their own, into the stages the prologue leaves free: loaded by each
-  // thread after the tiles' copies, q queued behind them, and the block's first S waited for both.
+  // Q's rows in FP32 (kRows x D; rows past nrows and dims past the head dim zero-filled), copied
+  // first, as a cp.async group of their own, into the stages the prologue leaves free. Read with
+  // plain loads issued after the tiles' copies, q queued behind them and the block's first S
+  // waited for both.
   static_assert(Tr::kRows * D * 4 <= (kStages - Tr::kAhead) * 2 * Tr::kTileBytes, "Q fits the free stages");
   const std::uint32_t q_stage = k_stage(Tr::kAhead);
   for (int i = static_cast<int>(threadIdx.x); i < Tr::kRows * (D / 4); i += Tr::kThreads) {
@@ -183,7 +184,8 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
   // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
   // scaled into the log2 domain, FP16, from Q's copy (its group in; the tiles' may be pending).
-  // The stage it sits in is refilled only after the loop's first barrier.
+  // Padding rows and dims past the head dim are 0. The stage Q sits in is refilled only after the
+  // loop's first barrier.
   std::uint32_t q_frag[kSteps][4];
   cp_async_wait<Tr::kAhead>();
   __syncthreads();
