@@ -169,6 +169,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& problem, const RowAtte
 cudaError_t init_row_attention_workspace(const RowAttentionPlan& plan, void* workspace, cudaStream_t stream);
 // Bytes of a work-list plan's entries in the workspace (after the counters), padded to 256.
 std::size_t row_work_entries_bytes(const RowAttentionPlan& plan);
+// The block timeline's kernel name of the row kernel a plan launches (kernels/block_timeline.hpp):
+// row_wgmma (warpgroup MMA), row_mma (mma.sync) or row_simt.
+const char* row_attention_timeline_name(const RowAttentionPlan& plan);
 
 template <class KV>
 cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& problem, const RowAttentionPlan& plan,

@@ -482,8 +482,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   }
   const dim3 grid = work_list ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
                               : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
-  args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y,
-                                      plan.path == RowAttentionPath::tensor_core ? "row_mma" : "row_simt");
+  args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y, row_attention_timeline_name(plan));
   const FastDivmod div = page_divider(kv);
   // The static share of a stealing plan in 1/1024ths (the twin kernel's fourth argument; the other
   // kernels take three and ignore it), then the variants (the fifth argument of

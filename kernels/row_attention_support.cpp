@@ -55,6 +55,11 @@ std::size_t row_work_entries_bytes(const RowAttentionPlan& plan) {
   return (plan.work_entries.size() * sizeof(RowWorkEntry) + 255) / 256 * 256;
 }
 
+const char* row_attention_timeline_name(const RowAttentionPlan& plan) {
+  if (plan.path != RowAttentionPath::tensor_core) return "row_simt";
+  return plan.wgmma ? "row_wgmma" : "row_mma";
+}
+
 cudaError_t init_row_attention_workspace(const RowAttentionPlan& plan, void* workspace, cudaStream_t stream) {
   const std::size_t entries_bytes = plan.work_entries.size() * sizeof(RowWorkEntry);
   if (plan.workspace_init_bytes == 0 && entries_bytes == 0) return cudaSuccess;

@@ -15,6 +15,7 @@
 #include "harness/device_buffer.hpp"
 #include "kernels/block_timeline.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/row_attention.hpp"
 #include "tests/gpu_test_support.hpp"
 
 namespace decode_bench {
@@ -47,6 +48,18 @@ TEST(BlockTimeline, SlicesAreTakenInOrderUntilTheCapacityIsUsed) {
 }
 
 // A file that cannot be opened is refused by name (nothing taken: no device copy needed).
+// The row kernels' launches are named by the kernel the plan runs, so a timeline of a Falcon-7B
+// point (warpgroup MMA on Hopper) does not read as the mma.sync kernel's.
+TEST(BlockTimeline, RowKernelsAreNamedByThePlansKernel) {
+  RowAttentionPlan plan;
+  plan.path = RowAttentionPath::simt;
+  EXPECT_STREQ(row_attention_timeline_name(plan), "row_simt");
+  plan.path = RowAttentionPath::tensor_core;
+  EXPECT_STREQ(row_attention_timeline_name(plan), "row_mma");
+  plan.wgmma = true;
+  EXPECT_STREQ(row_attention_timeline_name(plan), "row_wgmma");
+}
+
 TEST(BlockTimeline, UnwritableFileIsRefusedByName) {
   TimelineGuard guard;
   std::string error;
