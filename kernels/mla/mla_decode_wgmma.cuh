@@ -306,9 +306,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   // waited for at the next tile's top (or after the loop).
   const auto pv = [&](std::uint32_t st, std::uint32_t (&a)[Tr::kKSteps][4]) {
 #pragma unroll
-    for (int c = 0; c < Tr::kKSteps; ++c)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[c][i])::"memory");  // written before the fence
+    for (int c = 0; c < Tr::kKSteps; ++c) fence_fragments(a[c]);  // written before the fence
     fence_registers(o);
     wgmma_fence();
     const std::uint64_t v_desc = sw128_descriptor(st + v_offset, Tr::kStagePanelBytes, 1024);
