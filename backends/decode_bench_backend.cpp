@@ -236,11 +236,14 @@ class DecodeBenchBackend final : public Backend {
     std::vector<std::int32_t> pages_per_seq;
     if (p.layout == KvLayoutKind::paged)
       for (auto len : p.host_seq_lens) pages_per_seq.push_back((len + p.paged.page_size - 1) / p.paged.page_size);
+    // A cluster merge keeps the split states in shared memory: no partials cross the bus.
+    const bool cluster = plan_.path == DecodePath::tensor_core && plan_.rows.cluster_merge;
     model_ = BackendTrafficModel{
-        decode_traffic_model(kernel, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, plan_.num_splits),
-        kernel == DecodeKernel::baseline     ? "decode_min_bytes+baseline_scores"
-        : plan_.path == DecodePath::short_seq ? "decode_min_bytes"  // one block a (sequence, KV head): no partials
-                                              : "decode_min_bytes+splitk_partials"};
+        decode_traffic_model(kernel, p.shape, p.kv_dtype, p.host_seq_lens, pages_per_seq, cluster ? 1 : plan_.num_splits),
+        kernel == DecodeKernel::baseline                  ? "decode_min_bytes+baseline_scores"
+        : plan_.path == DecodePath::short_seq || cluster ? "decode_min_bytes"  // no partials: one block a
+                                                                                // (sequence, KV head), or a cluster
+                                                           : "decode_min_bytes+splitk_partials"};
     if (!p.variant.plain()) {
       // The variants' minimum (a window's tokens only, q_len rows of q and o) and the split
       // partials of q_len rows a query head (none on the short path: one block a sequence and KV head).

@@ -151,7 +151,16 @@ struct RowAttentionPlan {
   // (kernels/dependent_launch.cuh): on compute capability 9.0 and later, unless
   // DECODE_BENCH_MERGE_PDL=off.
   bool dependent_merge = false;
+  // The uniform grid's split items of the warpgroup-MMA kernel, 2 to kClusterMergeMaxSplits splits:
+  // the splits of each (item, row block) launched as one thread-block cluster, which merges their
+  // states through distributed shared memory (kernels/row_cluster_merge.cuh) instead of partials
+  // in global memory; compute capability 9.0, unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or
+  // DECODE_BENCH_ROW_MERGE pins a merge.
+  bool cluster_merge = false;
 };
+
+// The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.
+inline constexpr int kClusterMergeMaxSplits = 8;
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
 // pointers are not looked at: a caller may plan from counts and bounds alone, before the arrays

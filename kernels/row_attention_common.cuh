@@ -37,8 +37,10 @@ struct RowAttentionArgs {
   int stages;                      // tensor-core path: K/V tiles in shared memory (2 or 3)
   int fused_merge;                 // 1: the last split block merges (merge_if_last); 0: the split
                                    // blocks only write partials, a second kernel merges them
-                                   // (kernels/row_attention_merge.cuh). Fills the padding before
-                                   // `entries`: the struct keeps its size.
+                                   // (kernels/row_attention_merge.cuh); kClusterMerge: the split
+                                   // blocks of a cluster merge through shared memory (the
+                                   // warpgroup-MMA kernel, row_cluster_merge.cuh). Fills the
+                                   // padding before `entries`: the struct keeps its size.
   const RowWorkEntry* entries;     // work list: block x is entry x / row_blocks (grid.y = 1); nullptr: uniform
   float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
   float* partial_lse;              // (states)
@@ -47,6 +49,9 @@ struct RowAttentionArgs {
                                    // (item, row block) the next tile of its pool (steal_counter)
   BlockEvent* timeline;            // one per block (kernels/block_timeline.hpp); nullptr: off
 };
+
+// RowAttentionArgs::fused_merge of a cluster-launched grid (RowAttentionPlan::cluster_merge).
+inline constexpr int kClusterMerge = 2;
 
 struct ItemView {
   int seq, kv_head, row_begin, row_end;

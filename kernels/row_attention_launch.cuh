@@ -223,6 +223,35 @@ inline void size_workspace(const RowAttentionProblem& p, RowAttentionPlan* plan)
                           static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
 }
 
+// The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks.
+inline cudaLaunchConfig_t cluster_launch_config(const KernelChoice& c, dim3 grid, cudaStream_t stream,
+                                                cudaLaunchAttribute* attribute) {
+  *attribute = cudaLaunchAttribute{};
+  attribute->id = cudaLaunchAttributeClusterDimension;
+  attribute->val.clusterDim.x = 1;
+  attribute->val.clusterDim.y = grid.y;
+  attribute->val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(c.threads);
+  config.dynamicSmemBytes = c.shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Whether at least one cluster of grid.y blocks of kernel c fits the device (its shared-memory
+// limit already set by prepare_kernel).
+inline cudaError_t cluster_merge_fits(const KernelChoice& c, dim3 grid, bool* fits) {
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_launch_config(c, grid, nullptr, &attribute);
+  int clusters = 0;
+  DB_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, c.kernel, &config));
+  *fits = clusters > 0;
+  return cudaSuccess;
+}
+
 // The work-list plan of a ragged decode batch (kernels/row_attention_balance.hpp) into a plan whose
 // path and tiling fields are set; partial states only when some item is split.
 inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<const std::int32_t> lens,
@@ -423,6 +452,18 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     plan->dependent_merge = merge.separate && options.tuning.merge_pdl && cudaGetDevice(&dev) == cudaSuccess &&
                             dependent_launch_available(dev);
   }
+  // The warpgroup-MMA kernel's splits merge in a cluster where they fit one (2-8 splits), unless a
+  // merge is pinned: no partials in global memory, no counter, no second kernel.
+  if (splits > 1 && splits <= kClusterMergeMaxSplits && wgmma && p.items == nullptr && !variant &&
+      options.tuning.row_cluster_merge && options.tuning.row_merge == RowMergeMode::automatic) {
+    bool fits = false;
+    DB_RETURN_IF_ERROR(cluster_merge_fits(k, dim3(static_cast<unsigned>(blocks_per_split), splits), &fits));
+    if (fits) {
+      plan->cluster_merge = true;
+      plan->separate_merge = plan->dependent_merge = false;
+      plan->partial_states = 0;
+    }
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -470,7 +511,12 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||
                     plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
     return cudaErrorInvalidValue;  // a work list is planned for decode items only
-  if (work_list || plan.splits > 1) {
+  if (plan.cluster_merge) {  // a plan for the warpgroup-MMA kernel's uniform grid of 2-8 splits
+    if (!plan.wgmma || work_list || variant || p.items != nullptr || plan.splits < 2 ||
+        plan.splits > kClusterMergeMaxSplits || steal || separate_merge)
+      return cudaErrorInvalidValue;
+    args.fused_merge = device::kClusterMerge;
+  } else if (work_list || plan.splits > 1) {
     if (workspace == nullptr) return cudaErrorInvalidValue;
     char* const base = static_cast<char*>(workspace);
     args.counters = reinterpret_cast<unsigned*>(base);
@@ -490,7 +536,13 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
   RowAttentionVariant variant_arg = p.variant;
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024, &variant_arg};
-  DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
+  if (plan.cluster_merge) {
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config = cluster_launch_config(k, grid, stream, &attribute);
+    DB_RETURN_IF_ERROR(cudaLaunchKernelExC(&config, k.kernel, params));
+  } else {
+    DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));
+  }
   if (separate_merge) {
     args.timeline = take_block_timeline(p.num_rows, "row_merge");
     const dim3 merge_grid(static_cast<unsigned>(p.num_rows));

@@ -47,6 +47,7 @@
 
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2, advance_row_max
+#include "kernels/row_cluster_merge.cuh"
 #include "kernels/wgmma_ops.cuh"  // descriptors, fences, commit and wait
 
 namespace decode_bench::device {
@@ -362,6 +363,10 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   mark_block(args.timeline, BlockMark::loop_end);
 
   // Each thread's rows: 64 wg + 16 (warp % 4) + g (h = 0) and + 8 (h = 1), columns 8 n + 2 tq, + 1.
+  // Their states go to the output (one split), the partials (the fused or separate merge), or this
+  // block's shared memory, where the blocks of its cluster merge them (row_cluster_merge.cuh).
+  const bool in_cluster = args.fused_merge == kClusterMerge;
+  static_assert((Tr::kRows * D + Tr::kRows) * 4 <= Tr::kPipeBytes, "a cluster merge's state fits the stages");
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
@@ -370,14 +375,19 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
     if (r >= nrows) continue;
     const float l = l_run[h];
     const float inv = l > 0.f ? 1.f / l : 0.f;
-    float* dst = state_o(args, work, row0 + r, args.head_dim);
+    float* dst = in_cluster ? scratch + r * D : state_o(args, work, row0 + r, args.head_dim);
 #pragma unroll
     for (int n = 0; n < kColBlocks; ++n)
       if (8 * n < args.head_dim)
         *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    if (tq == 0) *state_lse(args, work, row0 + r) = l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    if (tq == 0)
+      *(in_cluster ? scratch + Tr::kRows * D + r : state_lse(args, work, row0 + r)) =
+          l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
-  merge_if_last<Tr::kD, Tr::kThreads>(args, work, row0, nrows, scratch, Tr::kPipeBytes / static_cast<int>(sizeof(float)));
+  if (in_cluster)
+    merge_rows_in_cluster<D, Tr::kRows, Tr::kThreads>(args, row0, nrows, scratch);
+  else
+    merge_if_last<Tr::kD, Tr::kThreads>(args, work, row0, nrows, scratch, Tr::kPipeBytes / static_cast<int>(sizeof(float)));
   mark_block(args.timeline, BlockMark::end);
 #else
   __trap();  // compiled for sm_90a only; the planner never launches it elsewhere (wgmma_row_kernel)

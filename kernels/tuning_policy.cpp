@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 19> kKnobs{{
+const std::array<TuningKnob, 20> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -149,6 +149,14 @@ const std::array<TuningKnob, 19> kKnobs{{
                       std::pair{std::string_view("fused"), RowMergeMode::fused},
                       std::pair{std::string_view("separate"), RowMergeMode::separate}},
                      p.row_merge);
+     }},
+    {"DECODE_BENCH_ROW_CLUSTER_MERGE", "auto | off", "auto",
+     "the warpgroup-MMA row kernel's uniform grid of 2-8 splits: each item's splits as one thread-block cluster "
+     "that merges them through shared memory (kernels/row_cluster_merge.cuh); auto: on compute capability 9.0 "
+     "unless DECODE_BENCH_ROW_MERGE pins a merge; off: the merge DECODE_BENCH_ROW_MERGE chooses",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.row_cluster_merge);
      }},
     {"DECODE_BENCH_SP_PREFIX_SHARE", "auto | a number in (0, 1]", "auto",
      "the share of the SMs an overlapped shared-prefix phase is planned for; auto: 1, 0.75 or 0.5 by the rule of "

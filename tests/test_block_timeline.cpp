@@ -146,17 +146,23 @@ TEST(BlockTimelineGpu, EveryBlockOfRealLaunchesIsRecordedInOrder) {
       EXPECT_LT(r.smid, sms);
       EXPECT_GE(r.start, 0);
       EXPECT_GE(r.end, r.start) << "block " << r.block;
-      if (r.first_tile >= 0) EXPECT_GE(r.first_tile, r.start);
+      if (r.first_tile >= 0) {
+        EXPECT_GE(r.first_tile, r.start);
+      }
       if (r.loop_end >= 0) {
         EXPECT_GE(r.loop_end, r.first_tile >= 0 ? r.first_tile : r.start);
         EXPECT_LE(r.loop_end, r.end);
       }
-      if (l == 0) EXPECT_GE(r.first_tile, 0) << "the row kernel marks its first tile";
+      if (l == 0) {
+        EXPECT_GE(r.first_tile, 0) << "the row kernel marks its first tile";
+      }
       earliest = earliest < 0 ? r.start : std::min(earliest, r.start);
     }
     // Every block of the grid, indices 0 .. blocks - 1.
     EXPECT_EQ(static_cast<std::int64_t>(blocks.size()), launches[l].blocks) << launches[l].kernel;
-    if (!blocks.empty()) EXPECT_EQ(*blocks.rbegin(), launches[l].blocks - 1);
+    if (!blocks.empty()) {
+      EXPECT_EQ(*blocks.rbegin(), launches[l].blocks - 1);
+    }
   }
   EXPECT_EQ(earliest, 0);  // times are relative to the point's first start
   std::remove(path.c_str());

@@ -5,7 +5,7 @@
 // DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and one 128-row
 // block an item for short MQA items too (kernels/row_block_rows.hpp): the wide mma.sync tiling, or
 // for FP16 on compute capability 9.0 the warpgroup-MMA kernel (kernels/row_attention_wgmma.cuh,
-// two warpgroups, the second holding 7 rows). Every case
+// two warpgroups, the second holding 7 rows); its splits merged in a thread-block cluster. Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 #include <utility>
@@ -129,6 +129,47 @@ TEST(RowAttentionMqaGpu, OddGroupsAtManySplits) {
             c.seed = ++seed;
             expect_verified(dtype, c);
           }
+}
+
+// The warpgroup-MMA kernel's cluster merge (kernels/row_cluster_merge.cuh): the splits of each
+// (item, row block) launched as one cluster of 2-8 blocks that merge through shared memory. Both
+// compiled head dims and block sizes (71 rows at d 64 and 48, two warpgroups; 48 rows at d 128 over
+// 8K tokens, one; 130 rows at d 128, two row blocks, the second of 2 rows), contiguous and paged,
+// odd split counts, a 5-token and an empty sequence whose splits hold no token. Where the kernel
+// runs the plan takes the cluster merge unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or a pinned
+// merge; 9 splits are past a portable cluster.
+TEST(RowAttentionMqaGpu, ClusterMergeOfTwoToEightSplits) {
+  DB_REQUIRE_GPU();
+  const bool wgmma = wgmma_row_kernel_runs_on(0);
+  std::uint64_t seed = 7400;
+  for (const DecodeShape shape : {DecodeShape{71, 1, 64}, DecodeShape{71, 1, 48}, DecodeShape{48, 1, 128},
+                                  DecodeShape{130, 1, 128}})
+    for (int page : {0, 16})
+      for (int splits : {2, 3, 5, 8, 9})
+        for (const auto& [cluster, merge] : {std::pair{true, RowMergeMode::automatic}, std::pair{false, RowMergeMode::automatic},
+                                             std::pair{true, RowMergeMode::fused}}) {
+          testing::DecodeCase c;
+          c.shape = shape;
+          c.lengths = {8229, 5, 0};
+          c.page_size = page;
+          c.splits = splits;
+          c.path = DecodePath::tensor_core;
+          c.tuning.row_cluster_merge = cluster;
+          c.tuning.row_merge = merge;
+          c.launches = 2;
+          c.seed = ++seed;
+          const auto r = expect_verified(DType::fp16, c);
+          if (r.status != cudaSuccess) continue;
+          const std::string what = describe(DType::fp16, c) + (cluster ? "" : " cluster=off");
+          EXPECT_EQ(r.plan.rows.wgmma, wgmma) << what;
+          EXPECT_EQ(r.plan.rows.splits, splits) << what;
+          const bool expected = wgmma && cluster && merge == RowMergeMode::automatic && splits <= kClusterMergeMaxSplits;
+          EXPECT_EQ(r.plan.rows.cluster_merge, expected) << what;
+          if (expected) {
+            EXPECT_FALSE(r.plan.rows.separate_merge) << what;
+            EXPECT_EQ(r.plan.rows.partial_states, 0) << what;  // no partials in global memory
+          }
+        }
 }
 
 // Short MQA items: one 128-row block an item (kernels/row_block_rows.hpp), one sequence or four

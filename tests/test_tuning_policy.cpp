@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -92,6 +92,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_MERGE", "fused").row_merge, RowMergeMode::fused);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_MERGE", "separate").row_merge, RowMergeMode::separate);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_MERGE", "auto").row_merge, RowMergeMode::automatic);
+  EXPECT_FALSE(parsed("DECODE_BENCH_ROW_CLUSTER_MERGE", "off").row_cluster_merge);
+  EXPECT_TRUE(parsed("DECODE_BENCH_ROW_CLUSTER_MERGE", "auto").row_cluster_merge);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_PREFIX_SHARE", "0.35").sp_prefix_share, 0.35);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_PREFIX_SHARE", "1").sp_prefix_share, 1.0);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_SHARE_DRAM", "measured").sp_share_dram, ShareDramRate::measured);
@@ -123,6 +125,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_ROW_PACKED_SPLIT", {"on", "1"}},
       {"DECODE_BENCH_ROW_STEAL", {"0", "1.5", "-0.25", "on", "quarter"}},
       {"DECODE_BENCH_ROW_MERGE", {"fuse", "Separate", "kernel", "1"}},
+      {"DECODE_BENCH_ROW_CLUSTER_MERGE", {"on", "cluster", "Off", "0"}},
       {"DECODE_BENCH_SP_PREFIX_SHARE", {"0", "1.01", "half"}},
       {"DECODE_BENCH_SP_SHARE_DRAM", {"ceiling", "Measured"}},
       {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
