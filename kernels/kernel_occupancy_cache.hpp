@@ -18,4 +18,13 @@ namespace decode_bench {
 cudaError_t prepared_occupancy(const void* kernel, std::size_t max_shared_bytes, bool carveout_max_shared, int threads,
                                std::size_t shared_bytes, int* blocks_per_sm);
 
+// The most clusters of cluster_blocks blocks (cluster dims (1, cluster_blocks, 1)) of a kernel that
+// prepared_occupancy has prepared, resident at once: at `shared_bytes` a block, or with one block
+// an SM at most (the query asks for all the shared memory a block may opt in to, raising the
+// kernel's limit for the query only). A cluster's blocks sit in one GPC, so this is not the
+// occupancy over the cluster size: a GPC whose free SMs are fewer than a cluster holds none of it.
+// Cached per (device, kernel, threads, shared bytes, cluster blocks, one_block_per_sm).
+cudaError_t prepared_max_active_clusters(const void* kernel, int threads, std::size_t shared_bytes, int cluster_blocks,
+                                         bool one_block_per_sm, int* clusters);
+
 }  // namespace decode_bench

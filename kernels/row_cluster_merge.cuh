@@ -38,6 +38,12 @@ __device__ __forceinline__ unsigned cluster_blocks() {
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+// The same barrier ordering nothing but itself: once past it, every block has finished what it did
+// before (its reads of the others' shared memory). ptxas puts a GPU-scope memory barrier before a
+// releasing arrive, which would wait for this block's output stores to be acknowledged.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;" ::: "memory");
+}
 // The address of the same shared-memory word in block `rank` of the cluster.
 __device__ __forceinline__ std::uint32_t cluster_address(std::uint32_t local, unsigned rank) {
   std::uint32_t remote;
@@ -58,8 +64,10 @@ __device__ __forceinline__ float4 load_cluster_f32x4(std::uint32_t addr) {
 
 // Called by every thread of every block of the cluster, after each has written its state (layout
 // above) for rows [row0, row0 + nrows): folds them into a.o and a.lse. Thread t of block b takes the
-// (row, float4 column) pairs b x kThreads + t, + splits x kThreads, ...; each loads the split LSEs
-// of its row and then the splits' columns, all in flight together.
+// (row, float4 column) pairs b x kThreads + t, + splits x kThreads, ...; each loads every split's
+// LSE of its row and the splits' columns together before using any: loaded one after another
+// (the weight of each split computed between), the loads of a pair were as many cluster round trips
+// as splits, and the fold took longer than the fused merge's L2 round trips (H100, Falcon-7B).
 template <int D, int kRows, int kThreads>
 __device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a, int row0, int nrows, const float* state) {
   const int h = a.head_dim, cols = h / 4;
@@ -69,23 +77,31 @@ __device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a,
   cluster_sync();  // every block's state written
   for (int i = static_cast<int>(rank) * kThreads + static_cast<int>(threadIdx.x); i < nrows * cols; i += n * kThreads) {
     const int r = i / cols, c = i - r * cols;
+    const std::uint32_t lse_addr = lse_base + 4u * r, o_addr = o_base + 4u * (r * D + 4 * c);
+    // Every split's LSE and columns loaded before any is used: one round trip over the cluster.
     float l[kClusterMergeMaxSplits];
-    float m = -INFINITY;
+    float4 v[kClusterMergeMaxSplits];
 #pragma unroll
     for (int s = 0; s < kClusterMergeMaxSplits; ++s) {
-      l[s] = s < n ? load_cluster_f32(cluster_address(lse_base + 4u * r, s)) : -INFINITY;
-      m = fmaxf(m, l[s]);
+      if (s < n) {
+        l[s] = load_cluster_f32(cluster_address(lse_addr, s));
+        v[s] = load_cluster_f32x4(cluster_address(o_addr, s));
+      } else {
+        l[s] = -INFINITY;
+        v[s] = make_float4(0.f, 0.f, 0.f, 0.f);
+      }
     }
+    float m = -INFINITY;
+#pragma unroll
+    for (int s = 0; s < kClusterMergeMaxSplits; ++s) m = fmaxf(m, l[s]);
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
     float sum = 0.f;
     if (m != -INFINITY) {
-      const std::uint32_t o_addr = o_base + 4u * (r * D + 4 * c);
 #pragma unroll
       for (int s = 0; s < kClusterMergeMaxSplits; ++s) {
-        if (s >= n || l[s] == -INFINITY) continue;  // an empty range weighs 0 (its o is never read)
-        const float e = expf(l[s] - m);
-        const float4 v = load_cluster_f32x4(cluster_address(o_addr, s));
-        acc.x = fmaf(e, v.x, acc.x), acc.y = fmaf(e, v.y, acc.y), acc.z = fmaf(e, v.z, acc.z), acc.w = fmaf(e, v.w, acc.w);
+        const float e = expf(l[s] - m);  // an empty range (lse -inf) weighs 0; its o is finite (zeros)
+        acc.x = fmaf(e, v[s].x, acc.x), acc.y = fmaf(e, v[s].y, acc.y), acc.z = fmaf(e, v[s].z, acc.z),
+        acc.w = fmaf(e, v[s].w, acc.w);
         sum += e;
       }
     }
@@ -94,7 +110,7 @@ __device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a,
         make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
     if (c == 0) a.lse[row0 + r] = sum > 0.f ? m + logf(sum) : -INFINITY;
   }
-  cluster_sync();  // no block leaves (its shared memory gone) while another still reads it
+  cluster_sync_relaxed();  // no block leaves (its shared memory gone) while another still reads it
 }
 
 #endif  // __CUDA_ARCH__ >= 900

@@ -133,17 +133,20 @@ TEST(RowAttentionMqaGpu, OddGroupsAtManySplits) {
 
 // The warpgroup-MMA kernel's cluster merge (kernels/row_cluster_merge.cuh): the splits of each
 // (item, row block) launched as one cluster of 2-8 blocks that merge through shared memory. Both
-// compiled head dims and block sizes (71 rows at d 64 and 48, two warpgroups; 48 rows at d 128 over
-// 8K tokens, one; 130 rows at d 128, two row blocks, the second of 2 rows), contiguous and paged,
-// odd split counts, a 5-token and an empty sequence whose splits hold no token. Where the kernel
-// runs the plan takes the cluster merge unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or a pinned
+// compiled head dims and block sizes (71 rows at d 64 and 48 in one block of two warpgroups, and in
+// two blocks of one warpgroup, the second of 7 rows; 48 rows at d 128 over 8K tokens, one
+// warpgroup; 128 rows at d 128, two), contiguous and paged, odd split counts, a 5-token and an
+// empty sequence whose splits hold no token. Where the kernel runs and every cluster fits the GPU
+// at once, the plan takes the cluster merge unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or a pinned
 // merge; 9 splits are past a portable cluster.
 TEST(RowAttentionMqaGpu, ClusterMergeOfTwoToEightSplits) {
   DB_REQUIRE_GPU();
   const bool wgmma = wgmma_row_kernel_runs_on(0);
   std::uint64_t seed = 7400;
-  for (const DecodeShape shape : {DecodeShape{71, 1, 64}, DecodeShape{71, 1, 48}, DecodeShape{48, 1, 128},
-                                  DecodeShape{130, 1, 128}})
+  int clustered = 0;
+  for (const auto& [shape, block_rows] : {std::pair{DecodeShape{71, 1, 64}, 0}, std::pair{DecodeShape{71, 1, 64}, 64},
+                                          std::pair{DecodeShape{71, 1, 48}, 0}, std::pair{DecodeShape{48, 1, 128}, 0},
+                                          std::pair{DecodeShape{128, 1, 128}, 0}})
     for (int page : {0, 16})
       for (int splits : {2, 3, 5, 8, 9})
         for (const auto& [cluster, merge] : {std::pair{true, RowMergeMode::automatic}, std::pair{false, RowMergeMode::automatic},
@@ -156,20 +159,53 @@ TEST(RowAttentionMqaGpu, ClusterMergeOfTwoToEightSplits) {
           c.path = DecodePath::tensor_core;
           c.tuning.row_cluster_merge = cluster;
           c.tuning.row_merge = merge;
+          c.tuning.row_wgmma_rows = block_rows;
           c.launches = 2;
           c.seed = ++seed;
           const auto r = expect_verified(DType::fp16, c);
           if (r.status != cudaSuccess) continue;
-          const std::string what = describe(DType::fp16, c) + (cluster ? "" : " cluster=off");
+          const std::string what = describe(DType::fp16, c) + (cluster ? "" : " cluster=off") +
+                                   (block_rows > 0 ? " wgmma_rows=64" : "");
           EXPECT_EQ(r.plan.rows.wgmma, wgmma) << what;
           EXPECT_EQ(r.plan.rows.splits, splits) << what;
-          const bool expected = wgmma && cluster && merge == RowMergeMode::automatic && splits <= kClusterMergeMaxSplits;
-          EXPECT_EQ(r.plan.rows.cluster_merge, expected) << what;
-          if (expected) {
+          if (!wgmma || !cluster || merge != RowMergeMode::automatic || splits > kClusterMergeMaxSplits) {
+            EXPECT_FALSE(r.plan.rows.cluster_merge) << what;
+          } else if (r.plan.rows.cluster_merge) {  // 3 x row blocks clusters: every one fits an H100
+            ++clustered;
             EXPECT_FALSE(r.plan.rows.separate_merge) << what;
             EXPECT_EQ(r.plan.rows.partial_states, 0) << what;  // no partials in global memory
           }
         }
+  if (wgmma) {
+    EXPECT_EQ(clustered, 5 * 2 * 4) << "every case of 2-8 splits clustered";
+  }
+}
+
+// The cluster merge in a few small cases, for the sanitizers (tests/test_tiers.cmake): each
+// warpgroup-MMA block shape (two warpgroups at d 64, one at d 64 in two row blocks, one at d 128
+// with the tiling pinned), 3 splits of 300 tokens beside a 5-token and an empty sequence.
+TEST(RowAttentionMqaGpu, ClusterMergeSmall) {
+  DB_REQUIRE_GPU();
+  if (!wgmma_row_kernel_runs_on(0)) GTEST_SKIP() << "no warpgroup-MMA row kernel on GPU 0 (compute capability 9.0, sm_90a build)";
+  std::uint64_t seed = 7500;
+  for (const auto& [shape, block_rows] : {std::pair{DecodeShape{71, 1, 64}, 0}, std::pair{DecodeShape{71, 1, 64}, 64},
+                                          std::pair{DecodeShape{40, 1, 128}, 0}})
+    for (int page : {0, 16}) {
+      testing::DecodeCase c;
+      c.shape = shape;
+      c.lengths = {300, 5, 0};
+      c.page_size = page;
+      c.splits = 3;
+      c.path = DecodePath::tensor_core;
+      c.tuning.row_tiling = RowAttentionTiling::wgmma;
+      c.tuning.row_wgmma_rows = block_rows;
+      c.launches = 2;
+      c.seed = ++seed;
+      const auto r = expect_verified(DType::fp16, c);
+      if (r.status != cudaSuccess) continue;
+      EXPECT_TRUE(r.plan.rows.wgmma) << describe(DType::fp16, c);
+      EXPECT_TRUE(r.plan.rows.cluster_merge) << describe(DType::fp16, c);
+    }
 }
 
 // Short MQA items: one 128-row block an item (kernels/row_block_rows.hpp), one sequence or four

@@ -51,7 +51,7 @@ set(DECODE_BENCH_GPU_QUICK
   MlaSweepGpu.BatchDecodeWithForcedSplits)
 # Small kernel tests, also in the quick tier: the 3-kernel baseline and split-K flash-decode on
 # CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits) and its variant twins, the tensor-core
-# row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel, the short-sequence kernel and its variants, both windowed families on a pool released behind the
+# row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel and its cluster merge, the short-sequence kernel and its variants, both windowed families on a pool released behind the
 # window (a read of a released entry, page -1, is out of bounds), the shared-prefix composition with its
 # level merges, masked head-dim tails, MLA decode (both kernels). A few small cases each: the sanitizers slow kernels down
 # 10-100x, and each tool's run over all of them should stay within a couple of minutes.
@@ -63,6 +63,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionGpu.Fp8SplitsAndPages
   RowAttentionGpu.IdentityRowsAndNoItems
   RowAttentionWgmmaGpu.Small
+  RowAttentionMqaGpu.ClusterMergeSmall
   DecodeVariantsGpu.Small
   DecodeVariantsCudaCoreGpu.Small
   DecodeVariantsFp8Gpu.Small
