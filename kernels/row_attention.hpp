@@ -66,6 +66,9 @@ struct RowAttentionProblem {
   DType kv_dtype = DType::fp16;
   int num_items = 0;
   const RowAttentionItem* items = nullptr;  // device
+  // The items are explicit (`items`), also where a problem is planned before its arrays exist
+  // (the shared-prefix phase: items still nullptr). Decode items are implicit: false, items nullptr.
+  bool explicit_items = false;
   int num_rows = 0;
   const std::int32_t* row_q = nullptr;      // device, or nullptr (identity)
   const std::int32_t* seq_lens = nullptr;   // device; only with items == nullptr (decode items)

@@ -130,6 +130,7 @@ RowAttentionProblem prefix_problem(const SharedPrefixProblem& p, const SharedPre
   r.shape = p.shape;
   r.kv_dtype = p.kv_dtype;
   r.num_items = plan.num_items;
+  r.explicit_items = true;
   r.num_rows = plan.num_rows;
   r.max_item_tokens = max_tokens;
   r.max_item_rows = max_rows;
@@ -176,6 +177,7 @@ std::optional<std::string> shared_prefix_unsupported_reason(const SharedPrefixPr
     rows.variant.logits_soft_cap = problem.variant.logits_soft_cap;
     // The problem plan_shared_prefix will hand the planner, less its device pointers.
     rows.num_items = static_cast<int>(layout.levels.size()) * problem.shape.heads_kv;
+    rows.explicit_items = true;
     for (const SharedLevel& level : layout.levels) {
       rows.num_rows += level.num_seqs * problem.shape.heads_q;
       rows.max_item_tokens = std::max(rows.max_item_tokens, level.token_end - level.token_begin);

@@ -229,6 +229,7 @@ TEST(PlannerTuningGpu, RowTilingOfPrefixItemsWgmmaWhereItRunsElseNarrowOrWide) {
     p.num_rows = 32 * rows;
     p.max_item_rows = rows;
     p.max_item_tokens = tokens;
+    p.explicit_items = true;  // prefix items, planned before their array exists
     RowAttentionPlan plan;
     cudaError_t e = cudaErrorInvalidValue;
     if (dtype == DType::fp16) e = plan_row_attention<PagedKV<__half>>(p, options, &plan);
@@ -289,6 +290,7 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
     p.num_rows = items * rows;
     p.max_item_rows = rows;
     p.max_item_tokens = tokens;
+    p.explicit_items = true;  // prefix items, planned before their array exists
     RowAttentionPlan plan;
     EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(p, options, &plan), cudaSuccess);
     return plan;

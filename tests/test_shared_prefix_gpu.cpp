@@ -233,6 +233,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"soft_cap_5_window_sinks_two_levels", {.batch = 10, .prefix_len = 50, .group_prefix_len = 40, .groups = 3, .suffix_len = 9},
              16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 70, .sinks = true, .logits_soft_cap = 5},
              {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
+        // 130 rows an item (FP16 d 128: the warpgroup-MMA prefix kernel on Hopper, two row blocks)
+        // over 16 tiles, one stream: the prefix phase's split rule takes 2-8 splits, where a decode
+        // grid of the same kernel merges in a cluster; the prefix items (planned before their array
+        // exists) must not (RowAttentionProblem::explicit_items; N 256 in the h100 preset failed so).
+        Case{"fp16_rows_130_split_prefix_one_stream", one_level(130, 1024, 16), 16, {8, 8, 128}, DType::fp16,
+             PageOrder::shuffled, false},
         Case{"soft_cap_5_fp16_rows_96", one_level(24, 600, 20), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
              {.logits_soft_cap = 5}},
         Case{"soft_cap_50_window_bf16_long_prefix", one_level(24, 2000, 40), 16, {32, 8, 128}, DType::bf16,
