@@ -234,10 +234,14 @@ INSTANTIATE_TEST_SUITE_P(
              16, {8, 2, 128}, DType::fp16, PageOrder::shuffled, true, {.window = 70, .sinks = true, .logits_soft_cap = 5},
              {0, 1, 2, 30, 0, 5, 40, 0, 16, 17}},
         // 130 rows an item (FP16 d 128: the warpgroup-MMA prefix kernel on Hopper, two row blocks)
-        // over 16 tiles, one stream: the prefix phase's split rule takes 2-8 splits, where a decode
-        // grid of the same kernel merges in a cluster; the prefix items (planned before their array
-        // exists) must not (RowAttentionProblem::explicit_items; N 256 in the h100 preset failed so).
+        // over 16 tiles, one stream, split by the split rule: where a decode grid of the same
+        // kernel merges its 2-8 splits in a cluster, prefix items, planned before their array
+        // exists, must not (RowAttentionProblem::explicit_items: the h100 preset's N 256 points
+        // failed so at 8d21d9e). 8 items x 2 row blocks take 8 splits on an H100 (16 clusters of 8,
+        // more than fit at once), 32 x 2 take 2 (64 clusters of 2, which fit).
         Case{"fp16_rows_130_split_prefix_one_stream", one_level(130, 1024, 16), 16, {8, 8, 128}, DType::fp16,
+             PageOrder::shuffled, false},
+        Case{"fp16_rows_130_two_splits_prefix_one_stream", one_level(130, 1024, 16), 16, {32, 32, 128}, DType::fp16,
              PageOrder::shuffled, false},
         Case{"soft_cap_5_fp16_rows_96", one_level(24, 600, 20), 16, {32, 8, 128}, DType::fp16, PageOrder::shuffled, true,
              {.logits_soft_cap = 5}},
