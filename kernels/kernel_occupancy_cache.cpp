@@ -87,11 +87,7 @@ cudaError_t prepared_max_active_clusters(const void* kernel, int threads, std::s
         e != cudaSuccess)
       return e;
   }
-  cudaLaunchAttribute dims{};
-  dims.id = cudaLaunchAttributeClusterDimension;
-  dims.val.clusterDim.x = 1;
-  dims.val.clusterDim.y = static_cast<unsigned>(cluster_blocks);
-  dims.val.clusterDim.z = 1;
+  cudaLaunchAttribute dims = cluster_dims_along_y(static_cast<unsigned>(cluster_blocks));
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(1, static_cast<unsigned>(cluster_blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));

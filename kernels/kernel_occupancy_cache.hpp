@@ -18,6 +18,17 @@ namespace decode_bench {
 cudaError_t prepared_occupancy(const void* kernel, std::size_t max_shared_bytes, bool carveout_max_shared, int threads,
                                std::size_t shared_bytes, int* blocks_per_sm);
 
+// The launch attribute of clusters of (1, blocks, 1): a grid's y blocks (the splits of a row
+// item) in one cluster.
+inline cudaLaunchAttribute cluster_dims_along_y(unsigned blocks) {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = 1;
+  a.val.clusterDim.y = blocks;
+  a.val.clusterDim.z = 1;
+  return a;
+}
+
 // The most clusters of cluster_blocks blocks (cluster dims (1, cluster_blocks, 1)) of a kernel that
 // prepared_occupancy has prepared, resident at once: at `shared_bytes` a block, or with one block
 // an SM at most (the query asks for all the shared memory a block may opt in to, raising the

@@ -226,11 +226,7 @@ inline void size_workspace(const RowAttentionProblem& p, RowAttentionPlan* plan)
 // The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks.
 inline cudaLaunchConfig_t cluster_launch_config(const KernelChoice& c, dim3 grid, cudaStream_t stream,
                                                 cudaLaunchAttribute* attribute) {
-  *attribute = cudaLaunchAttribute{};
-  attribute->id = cudaLaunchAttributeClusterDimension;
-  attribute->val.clusterDim.x = 1;
-  attribute->val.clusterDim.y = grid.y;
-  attribute->val.clusterDim.z = 1;
+  *attribute = cluster_dims_along_y(grid.y);
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(c.threads);

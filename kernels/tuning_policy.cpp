@@ -141,7 +141,8 @@ const std::array<TuningKnob, 20> kKnobs{{
      }},
     {"DECODE_BENCH_ROW_MERGE", "auto | fused | separate", "auto",
      "where a tensor-core grouped decode's split partials merge: in the last split block of each row block "
-     "(fused) or in a second kernel of one block per row (separate); auto: by the round-trip model of "
+     "(fused) or in a second kernel of one block per row (separate); auto: in a cluster where the warpgroup-MMA "
+     "kernel's clusters fit (DECODE_BENCH_ROW_CLUSTER_MERGE), else by the round-trip model of "
      "kernels/row_merge_model.hpp; shared-prefix items always fused",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
