@@ -444,7 +444,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     // Every cluster resident at once, at the occupancy the split rule planned for (one block an SM
     // for the d 64 kernel): a cluster's blocks share a GPC, so a grid that fills the slots can still
     // leave some clusters without a GPC of free SMs, which then wait for a wave, or double up
-    // on SMs another block streams through (H100, Falcon-7B 16 x 4K: 16 clusters of 8 on 120 SMs).
+    // on SMs another block streams through (H100, Falcon-7B 16 x 4K at 9b2ec24;
+    // results/reference/h100/cluster-merge-8d21d9e/, docs/decisions/cluster-split-merge.md).
     int clusters = 0;
     DB_RETURN_IF_ERROR(prepared_max_active_clusters(k.kernel, k.threads, k.shared_bytes, splits, one_slot_per_sm, &clusters));
     if (static_cast<std::int64_t>(clusters) >= blocks_per_split) {
