@@ -93,6 +93,10 @@ struct RowAttentionProblem {
   RowAttentionVariant variant{};
 };
 
+// Decode items: implicit (one per (sequence, KV head), rows and lengths from the shape and
+// seq_lens), neither given as an array nor announced as explicit.
+inline bool implicit_decode_items(const RowAttentionProblem& p) { return p.items == nullptr && !p.explicit_items; }
+
 enum class RowAttentionPath {
   automatic,    // the planner chooses (and records its choice in the plan)
   simt,         // CUDA cores, any storage type (FP32 storage takes this path)

@@ -439,7 +439,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   }
   // The warpgroup-MMA kernel's splits merge in a cluster where they fit one (2-8 splits), unless a
   // merge is pinned: no partials in global memory, no counter, no second kernel.
-  if (splits > 1 && splits <= kClusterMergeMaxSplits && wgmma && p.items == nullptr && !p.explicit_items && !variant &&
+  if (splits > 1 && splits <= kClusterMergeMaxSplits && wgmma && implicit_decode_items(p) && !variant &&
       options.tuning.row_cluster_merge && options.tuning.row_merge == RowMergeMode::automatic) {
     // Every cluster resident at once, at the occupancy the split rule planned for (one block an SM
     // for the d 64 kernel): a cluster's blocks share a GPC, so a grid that fills the slots can still
@@ -502,7 +502,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
                     plan.work_entries.size() * plan.row_blocks > static_cast<std::size_t>(INT32_MAX)))
     return cudaErrorInvalidValue;  // a work list is planned for decode items only
   if (plan.cluster_merge) {  // a plan for the warpgroup-MMA kernel's uniform grid of 2-8 splits
-    if (!plan.wgmma || work_list || variant || p.items != nullptr || p.explicit_items || plan.splits < 2 ||
+    if (!plan.wgmma || work_list || variant || !implicit_decode_items(p) || plan.splits < 2 ||
         plan.splits > kClusterMergeMaxSplits || steal || separate_merge)
       return cudaErrorInvalidValue;
     args.fused_merge = device::kClusterMerge;

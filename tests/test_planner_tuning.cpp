@@ -13,6 +13,8 @@
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
+#include "harness/device_buffer.hpp"
+
 #include "gpu_test_support.hpp"
 #include "kernels/dtype_dispatch.hpp"
 #include "harness/results_schema.hpp"
@@ -271,6 +273,49 @@ TEST(PlannerTuningGpu, RowTilingOfPrefixItemsWgmmaWhereItRunsElseNarrowOrWide) {
   EXPECT_EQ(tiling_of(DType::fp16, 256, 32768, 128, pinned), "wide 256");
 }
 
+// The cluster merge (RowAttentionPlan::cluster_merge) is planned for decode items only: the same
+// counts announced as explicit items (the shared-prefix planner's, before their array exists) get
+// partials instead; and run_row_attention refuses a cluster plan for explicit items before it
+// launches anything (the pointers below are never read).
+TEST(PlannerTuningGpu, ClusterMergeOnlyForDecodeItemsAndRefusedForExplicitOnes) {
+  DB_REQUIRE_GPU();
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  if (!wgmma_row_kernel_runs_on(dev)) GTEST_SKIP() << "no warpgroup-MMA row kernel in this build or on this GPU";
+  RowAttentionProblem p;
+  p.shape = DecodeShape{71, 1, 64};  // Falcon-7B: one 128-row item a sequence
+  p.kv_dtype = DType::fp16;
+  p.num_items = 4;
+  p.num_rows = 4 * 71;
+  p.max_item_rows = 71;
+  p.max_item_tokens = 4096;
+  RowAttentionOptions two_splits;
+  two_splits.splits = 2;
+  RowAttentionPlan cluster, partials;
+  ASSERT_EQ(plan_row_attention<PagedKV<__half>>(p, two_splits, &cluster), cudaSuccess);
+  EXPECT_TRUE(cluster.wgmma);
+  EXPECT_TRUE(cluster.cluster_merge);
+  EXPECT_EQ(cluster.workspace_bytes, 0u);  // no partials, no counters
+  RowAttentionProblem explicit_items = p;
+  explicit_items.explicit_items = true;
+  ASSERT_EQ(plan_row_attention<PagedKV<__half>>(explicit_items, two_splits, &partials), cudaSuccess);
+  EXPECT_FALSE(partials.cluster_merge);
+  EXPECT_GT(partials.partial_states, 0);
+
+  DeviceBuffer<float> q(1), o(1), lse(1);
+  DeviceBuffer<RowAttentionItem> items(1);
+  DeviceBuffer<std::int32_t> lens(1);
+  explicit_items.q = q.get();
+  explicit_items.o = o.get();
+  explicit_items.lse = lse.get();
+  explicit_items.seq_lens = lens.get();
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, explicit_items, cluster, nullptr, nullptr),
+            cudaErrorInvalidValue);  // announced explicit, array not yet set
+  explicit_items.items = items.get();
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, explicit_items, cluster, nullptr, nullptr),
+            cudaErrorInvalidValue);  // the array given
+}
+
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or the
 // policy's row_steal (DECODE_BENCH_ROW_STEAL) ask, and only where a stealing twin is compiled (kHasStealKernel: FP16 /
 // BF16, D 128, narrow or packed) for split items; grouped decode over paged K/V asks for a quarter
@@ -290,7 +335,6 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
     p.num_rows = items * rows;
     p.max_item_rows = rows;
     p.max_item_tokens = tokens;
-    p.explicit_items = true;  // prefix items, planned before their array exists
     RowAttentionPlan plan;
     EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(p, options, &plan), cudaSuccess);
     return plan;

@@ -9,6 +9,7 @@
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,20 @@ std::string describe(DType dtype, const testing::DecodeCase& c) {
                   " merge=" + merge_name(c.tuning.row_merge) + (c.tuning.merge_pdl ? "" : " pdl=off") + " lengths";
   for (int len : c.lengths) s += " " + std::to_string(len);
   return s;
+}
+
+// A tensor-core decode case launched twice on one workspace; the knobs are the caller's.
+testing::DecodeCase row_case(DecodeShape shape, std::vector<std::int32_t> lengths, int page, int splits,
+                             std::uint64_t seed) {
+  testing::DecodeCase c;
+  c.shape = shape;
+  c.lengths = std::move(lengths);
+  c.page_size = page;
+  c.splits = splits;
+  c.path = DecodePath::tensor_core;
+  c.launches = 2;
+  c.seed = seed;
+  return c;
 }
 
 // Falcon's 71 rows on one KV head take 128-row blocks: of the warpgroup-MMA kernel for FP16 where
@@ -87,16 +102,9 @@ TEST(RowAttentionMqaGpu, FalconShapeAtLargeSplitCounts) {
         // The merge by the model, fused, separate, and separate stream-ordered (DECODE_BENCH_MERGE_PDL=off).
         for (const auto& [merge, pdl] : {std::pair{RowMergeMode::automatic, true}, std::pair{RowMergeMode::fused, true},
                                          std::pair{RowMergeMode::separate, true}, std::pair{RowMergeMode::separate, false}}) {
-          testing::DecodeCase c;
-          c.shape = {71, 1, 64};
-          c.lengths = {8229, 5, 0};
-          c.page_size = page;
-          c.splits = splits;
-          c.path = DecodePath::tensor_core;
+          testing::DecodeCase c = row_case({71, 1, 64}, {8229, 5, 0}, page, splits, ++seed);
           c.tuning.row_merge = merge;
           c.tuning.merge_pdl = pdl;
-          c.launches = 2;
-          c.seed = ++seed;
           const auto r = expect_verified(dtype, c);
           if (r.status != cudaSuccess) continue;
           expect_mqa_block(dtype, c, r.plan);  // 129 tiles: the long-range block
@@ -118,15 +126,8 @@ TEST(RowAttentionMqaGpu, OddGroupsAtManySplits) {
       for (int page : {0, 16})
         for (int splits : {0, 2, 33, 64, 200})
           for (RowMergeMode merge : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
-            testing::DecodeCase c;
-            c.shape = {4 * group, 4, 128};
-            c.lengths = {4133, 77};
-            c.page_size = page;
-            c.splits = splits;
-            c.path = DecodePath::tensor_core;
+            testing::DecodeCase c = row_case({4 * group, 4, 128}, {4133, 77}, page, splits, ++seed);
             c.tuning.row_merge = merge;
-            c.launches = 2;
-            c.seed = ++seed;
             expect_verified(dtype, c);
           }
 }
@@ -151,17 +152,10 @@ TEST(RowAttentionMqaGpu, ClusterMergeOfTwoToEightSplits) {
       for (int splits : {2, 3, 5, 8, 9})
         for (const auto& [cluster, merge] : {std::pair{true, RowMergeMode::automatic}, std::pair{false, RowMergeMode::automatic},
                                              std::pair{true, RowMergeMode::fused}}) {
-          testing::DecodeCase c;
-          c.shape = shape;
-          c.lengths = {8229, 5, 0};
-          c.page_size = page;
-          c.splits = splits;
-          c.path = DecodePath::tensor_core;
+          testing::DecodeCase c = row_case(shape, {8229, 5, 0}, page, splits, ++seed);
           c.tuning.row_cluster_merge = cluster;
           c.tuning.row_merge = merge;
           c.tuning.row_wgmma_rows = block_rows;
-          c.launches = 2;
-          c.seed = ++seed;
           const auto r = expect_verified(DType::fp16, c);
           if (r.status != cudaSuccess) continue;
           const std::string what = describe(DType::fp16, c) + (cluster ? "" : " cluster=off") +
@@ -191,16 +185,9 @@ TEST(RowAttentionMqaGpu, ClusterMergeSmall) {
   for (const auto& [shape, block_rows] : {std::pair{DecodeShape{71, 1, 64}, 0}, std::pair{DecodeShape{71, 1, 64}, 64},
                                           std::pair{DecodeShape{40, 1, 128}, 0}})
     for (int page : {0, 16}) {
-      testing::DecodeCase c;
-      c.shape = shape;
-      c.lengths = {300, 5, 0};
-      c.page_size = page;
-      c.splits = 3;
-      c.path = DecodePath::tensor_core;
+      testing::DecodeCase c = row_case(shape, {300, 5, 0}, page, 3, ++seed);
       c.tuning.row_tiling = RowAttentionTiling::wgmma;
       c.tuning.row_wgmma_rows = block_rows;
-      c.launches = 2;
-      c.seed = ++seed;
       const auto r = expect_verified(DType::fp16, c);
       if (r.status != cudaSuccess) continue;
       EXPECT_TRUE(r.plan.rows.wgmma) << describe(DType::fp16, c);
@@ -219,14 +206,9 @@ TEST(RowAttentionMqaGpu, ShortItemsTakeOne128RowBlock) {
   for (DType dtype : {DType::fp16, DType::bf16})
     for (int page : {0, 16})
       for (int seqs : {1, 4 * sms}) {
-        testing::DecodeCase c;
-        c.shape = {71, 1, 64};
-        c.lengths.assign(static_cast<std::size_t>(seqs), 300);
-        c.lengths[0] = 299;  // not a whole tile or page
-        c.page_size = page;
-        c.path = DecodePath::tensor_core;
-        c.launches = 2;
-        c.seed = ++seed;
+        std::vector<std::int32_t> lengths(static_cast<std::size_t>(seqs), 300);
+        lengths[0] = 299;  // not a whole tile or page
+        testing::DecodeCase c = row_case({71, 1, 64}, std::move(lengths), page, 0, ++seed);
         const auto r = expect_verified(dtype, c);
         if (r.status != cudaSuccess) continue;
         expect_mqa_block(dtype, c, r.plan);
