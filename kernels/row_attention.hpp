@@ -169,6 +169,10 @@ struct RowAttentionPlan {
 // The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.
 inline constexpr int kClusterMergeMaxSplits = 8;
 
+// The tile (tokens) of the warpgroup-MMA kernel's d 64 two-warpgroup blocks where
+// DECODE_BENCH_ROW_WGMMA_TILE is auto (docs/kernels/rows_wgmma.md, "128-token tiles at d 64").
+inline constexpr int kWgmmaD64AutoTile = 64;
+
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
 // pointers are not looked at: a caller may plan from counts and bounds alone, before the arrays
 // exist (the shared-prefix planner sizes one workspace that holds them).

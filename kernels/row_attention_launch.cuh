@@ -91,7 +91,7 @@ struct KernelChoice {
 // variant: the attention variants' twin of the narrow or wide kernel (kHasVariantKernel).
 template <class KV, int D>
 KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
-                           bool steal = false, bool wgmma = false, bool variant = false) {
+                           bool steal = false, bool wgmma = false, bool variant = false, int wgmma_tile = 64) {
   if (variant) {
     if constexpr (kHasVariantKernel<KV, D>) {
       if (path != RowAttentionPath::tensor_core || packed || steal || wgmma) return {};
@@ -114,7 +114,7 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
   }
   if (wgmma) {
     if constexpr (kHasWgmmaKernel<KV, D>) {
-      const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block, D);
+      const WgmmaRowKernel w = wgmma_row_kernel<KV>(rows_per_block, D, wgmma_tile);
       if (path != RowAttentionPath::tensor_core || w.kernel == nullptr || wide || packed || steal ||
           (stages > 0 && stages != w.stages))
         return {};
@@ -171,12 +171,13 @@ KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages
 // The kernel compiled for the head dim that serves head_dim (compiled_head_dim; the tail is masked).
 template <class KV>
 KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_block, int stages, bool wide,
-                           bool packed = false, bool steal = false, bool wgmma = false, bool variant = false) {
+                           bool packed = false, bool steal = false, bool wgmma = false, bool variant = false,
+                           int wgmma_tile = 64) {
   if (!head_dim_supported(head_dim)) return {};
   switch (compiled_head_dim(head_dim)) {
-    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
-    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
-    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant);
+    case 64: return choose_kernel<KV, 64>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant, wgmma_tile);
+    case 128: return choose_kernel<KV, 128>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant, wgmma_tile);
+    case 256: return choose_kernel<KV, 256>(path, rows_per_block, stages, wide, packed, steal, wgmma, variant, wgmma_tile);
     default: return {};
   }
 }
@@ -337,10 +338,16 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // phase (2026-11-23)", run 2): the third tile in flight matters more than the second block.
   // The warpgroup-MMA kernel has one stage count of its own, which 0 asks for.
   const int most_stages = wgmma ? 0 : 3, fewest_stages = wgmma ? 0 : 2;
+  // The tile of the d 64 two-warpgroup kernel (MQA's many heads on one KV head): 64 or 128 tokens
+  // (DECODE_BENCH_ROW_WGMMA_TILE). A 128-token tile runs one tile chain (the barrier, S's wait,
+  // the softmax's reductions, the pack) for the bytes of two. Every other warpgroup-MMA block: 64.
+  const int wgmma_tile = !(wgmma && rows_per_block == 128 && compiled_head_dim(p.shape.head_dim) == 64) ? 64
+                         : options.tuning.row_wgmma_tile > 0 ? options.tuning.row_wgmma_tile
+                                                             : kWgmmaD64AutoTile;
   KernelChoice k;
   for (int stages = most_stages; stages >= fewest_stages; --stages) {
-    const KernelChoice c =
-        choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false, wgmma, variant);
+    const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false,
+                                             wgmma, variant, wgmma_tile);
     if (c.kernel == nullptr) continue;
     int blocks = 0;
     DB_RETURN_IF_ERROR(prepare_kernel(c, options.tuning.carveout_max_shared, &blocks));
@@ -477,7 +484,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   const bool work_list = !plan.work_entries.empty();
   const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks
   const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
-                                           plan.packed, steal, plan.wgmma, variant);
+                                           plan.packed, steal, plan.wgmma, variant, plan.wgmma ? plan.tile_tokens : 64);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   device::RowAttentionArgs args{};

@@ -13,15 +13,15 @@
 // m16n8k16 and reads its B operand from shared memory itself: no ldmatrix, no per-fragment addresses.
 //
 // A block is kWG warpgroups of 128 threads; warpgroup w owns rows [64 w, 64 w + 64) of the block
-// and streams every tile of the block's token range (cp.async stages of 64 tokens). Per tile, at
-// the compiled head dim D:
-//   S (64 x 64) = Q K^T       D / 16 wgmma m64n64k16, Q from registers, K from shared memory (K-major)
+// and streams every tile of the block's token range (cp.async stages of kTile tokens: 64, or 128 in
+// the d 64 two-warpgroup kernel's second tiling). Per tile, at the compiled head dim D:
+//   S (64 x kTile) = Q K^T    D / 16 wgmma m64n{kTile}k16, Q from registers, K from shared memory (K-major)
 //   online softmax on S       the accumulator layout is mma.sync's: warp w % 4 holds rows 16 (w % 4)
 //                             + g and + g + 8 (g = lane / 4), columns 8 j + 2 (lane % 4) + {0, 1}
-//   O (64 x D) += P V         4 wgmma m64nDk16, P from registers (re-packed S), V from shared
+//   O (64 x D) += P V         kTile / 16 wgmma m64nDk16, P from registers (re-packed S), V from shared
 //                             memory (MN-major: V rows are tokens, the reduction dimension)
 // Shared memory holds K and V in the 128-byte swizzle layout wgmma reads: a 64-token x 128-dim
-// FP16 tile is two 8 KiB halves (dims 0-63, 64-127; a d 64 tile is one), token r's 128-byte row of
+// FP16 tile is two 8 KiB halves (dims 0-63, 64-127; a d 64 tile is one, of kTile rows), token r's 128-byte row of
 // a half at r x 128, its 16-byte chunk c at (c ^ (r & 7)) x 16; atoms of 8 rows start on 1 KiB
 // boundaries.
 // Descriptors (PTX ISA, "Matrix Descriptor Format", canonical layouts):
@@ -52,22 +52,28 @@
 
 namespace decode_bench::device {
 
-template <int kWG, int D = 128>
+template <int kWG, int D = 128, int kTileTokens = 64>
 struct RowWgmmaTraits {
   static_assert(D == 64 || D == 128, "compiled for head dims 64 and 128");
+  static_assert(kTileTokens == 64 || (kTileTokens == 128 && kWG == 2 && D == 64),
+                "128-token tiles for the d 64 two-warpgroup kernel only");
   static constexpr int kD = D;
-  static constexpr int kTile = 64;  // tokens per stage
+  static constexpr int kTile = kTileTokens;  // tokens per stage
   // P V of tile j - 1 issued behind S of tile j, so the softmax of j runs while the tensor cores
   // do P V (header: "Per tile"). Not for one-warpgroup blocks at d 128, which keep two blocks an SM
   // at 3 stages: the overlap holds two stages in use and would need a fourth for the same tiles in
   // flight.
   static constexpr bool kOverlap = !(kWG == 1 && D == 128);
-  static constexpr int kStages = kOverlap ? 4 : 3;
+  // 128-token tiles (MQA at d 64: half the tile chains for the same bytes) keep one tile in flight,
+  // the 32 KiB that two 64-token tiles are, so the prologue asks for no more bytes than at 64.
+  static constexpr int kStages = kTile == 128 ? 3 : kOverlap ? 4 : 3;
   static constexpr int kAhead = kOverlap ? kStages - 2 : kStages - 1;  // tiles copied ahead of those in use
   static constexpr int kThreads = 128 * kWG;
   static constexpr int kRows = 64 * kWG;  // rows per block
-  static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB at d 128, 8 KiB at d 64
+  static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB at d 128, 8 KiB at d 64 (64 tokens)
   static constexpr int kHalfBytes = kTile * 128;     // dims 0-63 or 64-127 of a tile
+  static constexpr int kScores = kTile / 2;          // S's accumulators a thread (64 rows x kTile, FP32)
+  static constexpr int kPvSteps = kTile / 16;        // k16 steps of P V (and P's A fragments)
   static constexpr int kChunks = kD / 8;             // 16-byte chunks of a row
   static constexpr int kPipeBytes = kStages * 2 * kTileBytes;
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
@@ -92,38 +98,42 @@ __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::ui
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
 }
 
-// d (64 x 128, FP32) += A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
-// B MN-major in shared memory.
+// d (64 x 128, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
+// B in shared memory, K-major (kTransB 0: K of Q K^T over a 128-token tile) or MN-major (1: V of
+// P V at d 128).
+template <int kTransB>
 __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::uint32_t (&a)[4],
                                                     std::uint64_t b_desc, int accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " DB_WGMMA_D64_LIST ", "
-      "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
       : DB_WGMMA_D64_OPERANDS(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
 }
 
-// Where 16-byte chunk c (0-15; 0-7 at d 64) of tile row r (0-63) sits in a 64 x D FP16 tile (header).
+// Where 16-byte chunk c (0-15; 0-7 at d 64) of tile row r (0 to kTile - 1) sits in a kTile x D FP16
+// tile whose dims 0-63 and 64-127 are halves of kHalfBytes (header).
+template <int kHalfBytes>
 __device__ __forceinline__ std::uint32_t sw128_chunk(int r, int c) {
-  return static_cast<std::uint32_t>((c >> 3) * (64 * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+  return static_cast<std::uint32_t>((c >> 3) * kHalfBytes + r * 128 + (((c & 7) ^ (r & 7)) << 4));
 }
 
-// Stages tokens [t0, t0 + 64) of K and V (those >= t_end and dims >= the head dim zero-filled) in
-// the swizzled layout: with kChunks = D / 8 chunks a row, thread x copies chunk x % kChunks of rows
-// x / kChunks + p kThreads / kChunks.
-template <class KV, int kThreads, int kChunks>
+// Stages tokens [t0, t0 + kTile) of K and V (those >= t_end and dims >= the head dim zero-filled)
+// in the swizzled layout: with kChunks = D / 8 chunks a row, thread x copies chunk x % kChunks of
+// rows x / kChunks + p kThreads / kChunks.
+template <class KV, int kTile, int kThreads, int kChunks>
 __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                                  std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
   const int c = static_cast<int>(threadIdx.x % kChunks);
   const bool in_dim = c * 8 < loc.head_dim;
 #pragma unroll
-  for (int p = 0; p < 64 * kChunks / kThreads; ++p) {
+  for (int p = 0; p < kTile * kChunks / kThreads; ++p) {
     const int r = static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
     const std::int64_t t = t0 + r;
     const bool in_range = t < t_end;
     const std::int64_t off = loc.offset(loc.fetch(in_range ? t : t0)) + (in_dim ? c * 8 : 0);
-    const std::uint32_t dst = sw128_chunk(r, c);
+    const std::uint32_t dst = sw128_chunk<kTile * 128>(r, c);
     cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
     cp_async_16B(v_smem + dst, kv.v + off, in_range && in_dim);
   }
@@ -134,12 +144,13 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 // The kernel's parameters are the mma.sync kernels' (run_row_attention launches any of them
 // alike); the fourth (work stealing's static share) is unused: this kernel does not steal.
 // At d 64 (O 32 accumulators a thread instead of 64) two blocks fit an SM's registers; the bound
-// asks ptxas to keep them there.
-template <class KV, int kWG, int D = 128>
-__global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
+// asks ptxas to keep them there. 128-token tiles (S 64 accumulators a thread) run one block an SM,
+// as the split rule plans every d 64 block of this kernel.
+template <class KV, int kWG, int D = 128, int kTileTokens = 64>
+__global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 1)
     row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div, const int) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tr = RowWgmmaTraits<kWG, D>;
+  using Tr = RowWgmmaTraits<kWG, D, kTileTokens>;
   static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
   constexpr int kTile = Tr::kTile, kStages = Tr::kStages, kSteps = D / 16, kColBlocks = D / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -175,7 +186,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   cp_async_commit();
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
   for (int s = 0; s < Tr::kAhead; ++s) {
-    if (s < num_tiles) stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
+    if (s < num_tiles) stage_tile_sw128<KV, kTile, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
                                                           k_stage(s) + Tr::kTileBytes);
     cp_async_commit();
   }
@@ -203,24 +214,24 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
           q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x.x * args.q_scale, x.y * args.q_scale);
         }
   }
-  float o[4 * kColBlocks], s[32];
+  float o[4 * kColBlocks], s[Tr::kScores];
 #pragma unroll
   for (int i = 0; i < 4 * kColBlocks; ++i) o[i] = 0.f;
 #pragma unroll
-  for (int i = 0; i < 32; ++i) s[i] = 0.f;
+  for (int i = 0; i < Tr::kScores; ++i) s[i] = 0.f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
-  // O += P V over the 4 k16 steps of 16 tokens of the tile staged at vs (P: its A fragments).
-  const auto pv = [&](std::uint32_t vs, std::uint32_t (&p_frag)[4][4]) {
+  // O += P V over the kPvSteps k16 steps of 16 tokens of the tile staged at vs (P: its A fragments).
+  const auto pv = [&](std::uint32_t vs, std::uint32_t (&p_frag)[Tr::kPvSteps][4]) {
     fence_registers(o);
     wgmma_fence();
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < Tr::kPvSteps; ++c) {
       const std::uint64_t v_desc = sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024);
       if constexpr (D == 64)
         wgmma_m64n64k16_rs<1>(o, p_frag[c], v_desc, 1);
       else
-        wgmma_m64n128k16_rs(o, p_frag[c], v_desc, 1);
+        wgmma_m64n128k16_rs<1>(o, p_frag[c], v_desc, 1);
     }
     wgmma_commit();
   };
@@ -234,14 +245,18 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
     if constexpr (!Tr::kOverlap) wgmma_wait<0>();
     __syncthreads();
   };
-  // S = Q K^T over the head dim, D / 16 k16 steps.
+  // S = Q K^T over the head dim, D / 16 k16 steps (n = the tile's tokens; K-major K rows are
+  // 128 bytes apart at either tile, so the descriptor is the same).
   const auto issue_s = [&](int tile) {
     const std::uint32_t ks = k_stage(tile % kStages);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       const std::uint32_t step = static_cast<std::uint32_t>((kk >> 2) * Tr::kHalfBytes + (kk & 3) * 32);
-      wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
+      if constexpr (kTile == 64)
+        wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
+      else
+        wgmma_m64n128k16_rs<0>(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
@@ -250,7 +265,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   const auto refill = [&](int tile) {
     const int next = tile + Tr::kAhead;
     if (next < num_tiles)
-      stage_tile_sw128<KV, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
+      stage_tile_sw128<KV, kTile, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + static_cast<std::int64_t>(next) * kTile, t_end,
                                                       k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
     cp_async_commit();
   };
@@ -263,7 +278,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
     const bool partial_tile = tile_t0 + kTile > t_end;
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         if (partial_tile && tile_t0 + 8 * j + 2 * tq + (e & 1) >= t_end) s[4 * j + e] = -INFINITY;
@@ -274,7 +289,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
 #pragma unroll
     for (int h = 0; h < 2; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < Tr::kScores; ++i) {
       s[i] = fast_exp2(s[i] - base_m[(i >> 1) & 1]);
       l_run[(i >> 1) & 1] += s[i];
     }
@@ -283,9 +298,9 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
   // 2 c + 1). With the overlap this waits for the P V before it, which reads a until then: ptxas
   // serialises every wgmma of a kernel that defines a wgmma's register input while one is in
   // flight (warning C7513).
-  const auto pack_p = [&](std::uint32_t (&a)[4][4]) {
+  const auto pack_p = [&](std::uint32_t (&a)[Tr::kPvSteps][4]) {
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < Tr::kPvSteps; ++c) {
       a[c][0] = MmaStorage<__half>::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1
       a[c][1] = MmaStorage<__half>::pack(s[8 * c + 2], s[8 * c + 3]);  // row g + 8
       a[c][2] = MmaStorage<__half>::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1
@@ -312,7 +327,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
     __syncthreads();
     mark_block(args.timeline, BlockMark::first_tile);
   }
-  std::uint32_t a[4][4];  // P's A fragments (with the overlap: the previous tile's, until its P V's wait)
+  std::uint32_t a[Tr::kPvSteps][4];  // P's A fragments (with the overlap: the previous tile's, until its P V's wait)
   float alpha[2];
   if constexpr (Tr::kOverlap) {
     // Tile 0 alone (no P V behind its S), then each tile's S with the previous tile's P V behind.
@@ -337,7 +352,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 ? 2 : 1)
       wgmma_wait<0>();  // the P V: O may be rescaled, and a rewritten
       fence_registers(o);
 #pragma unroll
-      for (int c = 0; c < 4; ++c) fence_fragments(a[c]);  // kept until the wait
+      for (int c = 0; c < Tr::kPvSteps; ++c) fence_fragments(a[c]);  // kept until the wait
       rescale(alpha);
       pack_p(a);
     }

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 20> kKnobs{{
+const std::array<TuningKnob, 21> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -112,6 +112,13 @@ const std::array<TuningKnob, 20> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
                      p.row_wgmma_rows);
+     }},
+    {"DECODE_BENCH_ROW_WGMMA_TILE", "auto | 64 | 128", "auto",
+     "tokens per tile of the warpgroup-MMA kernel's d 64 blocks of two warpgroups (MQA's many query heads on one "
+     "KV head, Falcon-7B's 71); every other warpgroup-MMA block takes 64; auto: 64",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
+                     p.row_wgmma_tile);
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "

@@ -5,7 +5,8 @@
 // DECODE_BENCH_ROW_MERGE and chosen by the model (kernels/row_merge_model.hpp); and one 128-row
 // block an item for short MQA items too (kernels/row_block_rows.hpp): the wide mma.sync tiling, or
 // for FP16 on compute capability 9.0 the warpgroup-MMA kernel (kernels/row_attention_wgmma.cuh,
-// two warpgroups, the second holding 7 rows); its splits merged in a thread-block cluster. Every case
+// two warpgroups, the second holding 7 rows, over 64- or 128-token tiles); its splits merged in a
+// thread-block cluster. Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 #include <utility>
@@ -60,7 +61,7 @@ void expect_mqa_block(DType dtype, const testing::DecodeCase& c, const DecodePla
     int dev = 0, sms = 0;
     ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
     ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-    EXPECT_GE(plan.rows.blocks_per_sm, 2) << describe(dtype, c);
+    EXPECT_GE(plan.rows.blocks_per_sm, plan.rows.tile_tokens == 64 ? 2 : 1) << describe(dtype, c);
     EXPECT_EQ(plan.rows.slots, sms) << describe(dtype, c);
   }
 }
@@ -192,6 +193,60 @@ TEST(RowAttentionMqaGpu, ClusterMergeSmall) {
       if (r.status != cudaSuccess) continue;
       EXPECT_TRUE(r.plan.rows.wgmma) << describe(DType::fp16, c);
       EXPECT_TRUE(r.plan.rows.cluster_merge) << describe(DType::fp16, c);
+    }
+}
+
+// 128-token tiles (DECODE_BENCH_ROW_WGMMA_TILE=128: the d 64 two-warpgroup kernel, one block an
+// SM, 3 stages): Falcon's 71 rows, 71 rows at d 48 (dims past the head dim zero-filled) and a full
+// 128-row block, over a long sequence and lengths at the tile's edges (1, 127, 128, 129) beside an
+// empty one; unsplit, a cluster merge (3), a merge by the model and a pinned fused one (9: past a
+// cluster), and more splits than tiles (128 of 66 tiles), contiguous and paged. Where the kernel
+// does not run, the knob has no kernel to pick and the plan keeps the mma.sync tiling.
+TEST(RowAttentionMqaGpu, Tiles128AgainstTheReference) {
+  DB_REQUIRE_GPU();
+  const bool wgmma = wgmma_row_kernel_runs_on(0);
+  std::uint64_t seed = 7600;
+  for (const DecodeShape& shape : {DecodeShape{71, 1, 64}, DecodeShape{71, 1, 48}, DecodeShape{128, 1, 64}})
+    for (const std::vector<std::int32_t>& lengths : {std::vector<std::int32_t>{8229, 5, 0},
+                                                     std::vector<std::int32_t>{129, 128, 127, 1, 0}})
+      for (int page : {0, 16})
+        for (const auto& [splits, merge] : {std::pair{0, RowMergeMode::automatic}, std::pair{1, RowMergeMode::automatic},
+                                            std::pair{3, RowMergeMode::automatic}, std::pair{9, RowMergeMode::automatic},
+                                            std::pair{9, RowMergeMode::fused}, std::pair{128, RowMergeMode::automatic}}) {
+          testing::DecodeCase c = row_case(shape, lengths, page, splits, ++seed);
+          c.tuning.row_wgmma_tile = 128;
+          c.tuning.row_merge = merge;
+          const auto r = expect_verified(DType::fp16, c);
+          if (r.status != cudaSuccess) continue;
+          const std::string what = describe(DType::fp16, c) + " tile=128";
+          EXPECT_EQ(r.plan.rows.wgmma, wgmma) << what;
+          EXPECT_EQ(r.plan.rows.rows_per_block, 128) << what;
+          EXPECT_EQ(r.plan.rows.tile_tokens, wgmma ? 128 : 64) << what;
+          if (wgmma) {
+            EXPECT_EQ(r.plan.rows.stages, 3) << what;
+            EXPECT_EQ(r.plan.rows.blocks_per_sm, 1) << what;
+          }
+          if (splits > 0) {
+            EXPECT_EQ(r.plan.rows.splits, splits) << what;
+          }
+        }
+}
+
+// 128-token tiles in a few small cases, for the sanitizers (tests/test_tiers.cmake): unsplit and in
+// a 3-block cluster, 300 tokens (two whole tiles and a partial one) beside a 5-token and an empty
+// sequence, contiguous and paged.
+TEST(RowAttentionMqaGpu, Tiles128Small) {
+  DB_REQUIRE_GPU();
+  if (!wgmma_row_kernel_runs_on(0)) GTEST_SKIP() << "no warpgroup-MMA row kernel on GPU 0 (compute capability 9.0, sm_90a build)";
+  std::uint64_t seed = 7700;
+  for (int page : {0, 16})
+    for (int splits : {1, 3}) {
+      testing::DecodeCase c = row_case({71, 1, 64}, {300, 5, 0}, page, splits, ++seed);
+      c.tuning.row_wgmma_tile = 128;
+      const auto r = expect_verified(DType::fp16, c);
+      if (r.status != cudaSuccess) continue;
+      EXPECT_EQ(r.plan.rows.tile_tokens, 128) << describe(DType::fp16, c);
+      EXPECT_EQ(r.plan.rows.cluster_merge, splits == 3) << describe(DType::fp16, c);
     }
 }
 

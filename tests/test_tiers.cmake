@@ -64,6 +64,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionGpu.IdentityRowsAndNoItems
   RowAttentionWgmmaGpu.Small
   RowAttentionMqaGpu.ClusterMergeSmall
+  RowAttentionMqaGpu.Tiles128Small
   DecodeVariantsGpu.Small
   DecodeVariantsCudaCoreGpu.Small
   DecodeVariantsFp8Gpu.Small

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 20u);
+  EXPECT_EQ(names.size(), 21u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -83,6 +83,9 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_TILING", "wgmma").row_tiling, RowAttentionTiling::wgmma);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_ROWS", "64").row_wgmma_rows, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_ROWS", "128").row_wgmma_rows, 128);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "64").row_wgmma_tile, 64);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "128").row_wgmma_tile, 128);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "auto").row_wgmma_tile, 0);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "sms").row_decode_splits, RowDecodeSplits::sms);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "slots").row_decode_splits, RowDecodeSplits::slots);
   EXPECT_FALSE(parsed("DECODE_BENCH_ROW_PACKED_SPLIT", "off").row_packed_split);
@@ -121,6 +124,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_FD_VARIANT_PATH", {"cuda_core", "rows", "Tensor_core"}},
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
+      {"DECODE_BENCH_ROW_WGMMA_TILE", {"32", "256", "0", "96", "128 "}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},
       {"DECODE_BENCH_ROW_PACKED_SPLIT", {"on", "1"}},
       {"DECODE_BENCH_ROW_STEAL", {"0", "1.5", "-0.25", "on", "quarter"}},

@@ -1,5 +1,6 @@
 // The warpgroup-MMA row-attention kernels (sm_90a only: kernels/CMakeLists.txt), FP16 K/V at head
-// dims 64 and 128, contiguous and paged, blocks of one and two warpgroups.
+// dims 64 and 128, contiguous and paged, blocks of one and two warpgroups; at d 64 two-warpgroup
+// blocks also over 128-token tiles.
 #include <cuda_fp16.h>
 
 #include "kernels/kv_accessor.hpp"
@@ -11,26 +12,31 @@ namespace decode_bench {
 namespace {
 
 template <class KV, int D>
-WgmmaRowKernel wgmma_row_kernel_at(int rows_per_block) {
+WgmmaRowKernel wgmma_row_kernel_at(int rows_per_block, int tile) {
   const auto pick = [](auto traits, const void* kernel) {
     using Tr = decltype(traits);
     return WgmmaRowKernel{kernel, Tr::shared_bytes(), Tr::kThreads, Tr::kTile, Tr::kStages};
   };
-  if (rows_per_block == device::RowWgmmaTraits<1, D>::kRows)
+  if (tile == 64 && rows_per_block == device::RowWgmmaTraits<1, D>::kRows)
     return pick(device::RowWgmmaTraits<1, D>{},
                 reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 1, D>));
-  if (rows_per_block == device::RowWgmmaTraits<2, D>::kRows)
+  if (tile == 64 && rows_per_block == device::RowWgmmaTraits<2, D>::kRows)
     return pick(device::RowWgmmaTraits<2, D>{},
                 reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D>));
+  // 128-token tiles: the d 64 two-warpgroup kernel only (MQA's many heads on one KV head).
+  if constexpr (D == 64)
+    if (tile == 128 && rows_per_block == device::RowWgmmaTraits<2, D, 128>::kRows)
+      return pick(device::RowWgmmaTraits<2, D, 128>{},
+                  reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D, 128>));
   return {};
 }
 
 }  // namespace
 
 template <class KV>
-WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d) {
-  if (d == 64) return wgmma_row_kernel_at<KV, 64>(rows_per_block);
-  if (d == 128) return wgmma_row_kernel_at<KV, 128>(rows_per_block);
+WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile) {
+  if (d == 64) return wgmma_row_kernel_at<KV, 64>(rows_per_block, tile);
+  if (d == 128) return wgmma_row_kernel_at<KV, 128>(rows_per_block, tile);
   return {};
 }
 
@@ -42,7 +48,7 @@ bool wgmma_row_kernel_runs_on(int device) {
   return major == 9 && minor == 0;
 }
 
-template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int);
-template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int);
+template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int);
+template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int, int);
 
 }  // namespace decode_bench
