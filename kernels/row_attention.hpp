@@ -75,7 +75,9 @@ struct RowAttentionProblem {
   // Host copy of seq_lens (num_items / H_kv), decode items only: with lengths that differ the
   // planner lays out a work list (RowAttentionPlan::work_entries) whose entries carry these
   // lengths, so the device seq_lens must equal them at every run of that plan (replan when lengths
-  // change); nullptr: the uniform grid, which reads seq_lens at run time.
+  // change); nullptr: the uniform grid, which reads seq_lens at run time. With lengths all equal
+  // the uniform grid takes that length from the plan (RowAttentionPlan::uniform_len): replan
+  // when they change there too.
   const std::int32_t* host_seq_lens = nullptr;
   // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
   std::int64_t max_item_tokens = 0;
@@ -164,14 +166,26 @@ struct RowAttentionPlan {
   // in global memory; compute capability 9.0, unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or
   // DECODE_BENCH_ROW_MERGE pins a merge.
   bool cluster_merge = false;
+  // The uniform grid over plain decode items whose host lengths (host_seq_lens) are all this
+  // length (> 0): the kernels take it from their arguments, so no block waits for a load of
+  // seq_lens before it can address its first tiles (a dependent round trip to DRAM at every
+  // block's start). 0: every block loads seq_lens (no host lengths, lengths that differ, a
+  // variant, explicit items, or DECODE_BENCH_ROW_HOST_LENGTH=off).
+  std::int32_t uniform_len = 0;
 };
 
 // The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.
 inline constexpr int kClusterMergeMaxSplits = 8;
 
 // The tile (tokens) of the warpgroup-MMA kernel's d 64 two-warpgroup blocks where
-// DECODE_BENCH_ROW_WGMMA_TILE is auto (docs/kernels/rows_wgmma.md, "128-token tiles at d 64").
-inline constexpr int kWgmmaD64AutoTile = 64;
+// DECODE_BENCH_ROW_WGMMA_TILE is auto: 128 over paged K/V where an SM's share of the tokens
+// (items x the longest item's tokens / SMs) is at least three 128-token tiles, else 64. Measured
+// on Falcon-7B's points (H100; docs/kernels/rows_wgmma.md, "128-token tiles at d 64"): paged
+// 16 x 4K, 64 x 1K and 128 x 512 (496 tokens an SM) faster at 128, paged 1 x 32K (248) and
+// every contiguous point faster at 64.
+inline int wgmma_d64_auto_tile(bool paged, std::int64_t tokens_per_sm) {
+  return paged && tokens_per_sm >= 3 * 128 ? 128 : 64;
+}
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
 // pointers are not looked at: a caller may plan from counts and bounds alone, before the arrays

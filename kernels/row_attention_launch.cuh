@@ -343,7 +343,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // the softmax's reductions, the pack) for the bytes of two. Every other warpgroup-MMA block: 64.
   const int wgmma_tile = !(wgmma && rows_per_block == 128 && compiled_head_dim(p.shape.head_dim) == 64) ? 64
                          : options.tuning.row_wgmma_tile > 0 ? options.tuning.row_wgmma_tile
-                                                             : kWgmmaD64AutoTile;
+                                                             : wgmma_d64_auto_tile(is_paged_accessor<KV>::value,
+                                                                                   p.max_item_tokens * p.num_items / sms);
   KernelChoice k;
   for (int stages = most_stages; stages >= fewest_stages; --stages) {
     const KernelChoice c = choose_kernel<KV>(p.shape.head_dim, path, rows_per_block, stages, wide, packed, false,
@@ -378,6 +379,17 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       return cudaErrorInvalidValue;  // host lengths describe decode items only
     const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
     if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
+  }
+  // Host lengths all equal: the kernels take the length from their arguments instead of loading
+  // seq_lens at every block's start, the load the first tile's addresses waited for (H100,
+  // Falcon-7B: the block timeline's ramp; docs/kernels/rows_wgmma.md, "The length in the
+  // arguments").
+  if (!variant && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length) {
+    const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
+    if (seqs > 0 && seqs * p.shape.heads_kv == p.num_items) {
+      const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
+      if (!lengths_are_ragged(lens) && lens[0] > 0 && lens[0] <= p.max_item_tokens) plan->uniform_len = lens[0];
+    }
   }
   const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
   // The split rule's slots: every resident block, except for the d 64 warpgroup-MMA kernel, where
@@ -503,6 +515,10 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
+  // A length from the plan serves the uniform grid of plain decode items only (uniform_len).
+  if (plan.uniform_len > 0 && (work_list || !implicit_decode_items(p) || variant || plan.uniform_len > p.max_item_tokens))
+    return cudaErrorInvalidValue;
+  args.uniform_len = plan.uniform_len;
   const bool separate_merge = plan.separate_merge && !work_list && plan.splits > 1 && p.items == nullptr;
   args.fused_merge = separate_merge ? 0 : 1;
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||

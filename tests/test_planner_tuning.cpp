@@ -99,6 +99,19 @@ TEST(PlannerTuning, MeasuredDramCanMoveTheH100CascadeN64P4KShare) {
   EXPECT_EQ(shared_prefix_auto_share(suffix_bytes, prefix_flops, measured, 64), 0.5);
 }
 
+// The d 64 two-warpgroup blocks' tile under auto (wgmma_d64_auto_tile) at the points it was
+// measured on (Falcon-7B, 132 SMs: 496 tokens an SM at 16 x 4K, 64 x 1K and 128 x 512, 248 at
+// 1 x 32K): 128 over paged K/V from three 128-token tiles an SM, 64 below and over contiguous K/V.
+TEST(PlannerTuning, WgmmaD64AutoTileAtTheMeasuredPoints) {
+  EXPECT_EQ(wgmma_d64_auto_tile(true, 16 * 4096 / 132), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, 128 * 512 / 132), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, 32768 / 132), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, 3 * 128), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, 3 * 128 - 1), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(false, 16 * 4096 / 132), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(false, 1 << 20), 64);
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env("DECODE_BENCH_FD_SPLIT_SCALE", "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");
@@ -314,6 +327,64 @@ TEST(PlannerTuningGpu, ClusterMergeOnlyForDecodeItemsAndRefusedForExplicitOnes) 
   explicit_items.items = items.get();
   EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, explicit_items, cluster, nullptr, nullptr),
             cudaErrorInvalidValue);  // the array given
+}
+
+// A decode batch's length in the kernels' arguments (RowAttentionPlan::uniform_len): planned where
+// the host lengths are all equal (Falcon-7B on the warpgroup-MMA kernel where it runs, 32 / 8 heads
+// on mma.sync), not for lengths that differ, without host lengths, for explicit items or under
+// DECODE_BENCH_ROW_HOST_LENGTH=off; and run_row_attention refuses such a plan for a problem it
+// does not describe before it launches anything (the pointers below are never read).
+TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOfDecodeItems) {
+  DB_REQUIRE_GPU();
+  for (const DecodeShape& shape : {DecodeShape{71, 1, 64}, DecodeShape{32, 8, 128}}) {
+    const std::vector<std::int32_t> equal(4, 1000), differ = {1000, 999, 1000, 1000};
+    RowAttentionProblem p;
+    p.shape = shape;
+    p.kv_dtype = DType::fp16;
+    p.num_items = 4 * shape.heads_kv;
+    p.num_rows = 4 * shape.heads_q;
+    p.max_item_rows = shape.group();
+    p.max_item_tokens = 1000;
+    const auto uniform_len = [](RowAttentionProblem problem, const std::vector<std::int32_t>* host,
+                                RowAttentionOptions options = {}) {
+      problem.host_seq_lens = host != nullptr ? host->data() : nullptr;
+      RowAttentionPlan plan;
+      EXPECT_EQ(plan_row_attention<PagedKV<__half>>(problem, options, &plan), cudaSuccess);
+      return plan.uniform_len;
+    };
+    SCOPED_TRACE(shape.heads_q);
+    EXPECT_EQ(uniform_len(p, &equal), 1000);
+    EXPECT_EQ(uniform_len(p, &differ), 0);  // a work list
+    RowAttentionOptions no_balance;
+    no_balance.balance = false;
+    EXPECT_EQ(uniform_len(p, &differ, no_balance), 0);  // the uniform grid, lengths loaded
+    EXPECT_EQ(uniform_len(p, nullptr), 0);
+    RowAttentionOptions off;
+    off.tuning.row_host_length = false;
+    EXPECT_EQ(uniform_len(p, &equal, off), 0);
+    RowAttentionProblem explicit_items = p;
+    explicit_items.explicit_items = true;
+    EXPECT_EQ(uniform_len(explicit_items, &equal), 0);
+
+    RowAttentionPlan plan;
+    p.host_seq_lens = equal.data();
+    ASSERT_EQ(plan_row_attention<PagedKV<__half>>(p, {}, &plan), cudaSuccess);
+    ASSERT_EQ(plan.uniform_len, 1000);
+    DeviceBuffer<float> q(1), o(1), lse(1);
+    DeviceBuffer<std::int32_t> lens(1);
+    DeviceBuffer<RowAttentionItem> items(1);
+    RowAttentionProblem other = p;
+    other.q = q.get();
+    other.o = o.get();
+    other.lse = lse.get();
+    other.seq_lens = lens.get();
+    other.max_item_tokens = 999;  // the length past the bounds the problem announces
+    EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, other, plan, nullptr, nullptr), cudaErrorInvalidValue);
+    other.max_item_tokens = 1000;
+    other.items = items.get();  // explicit items
+    other.explicit_items = true;
+    EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, other, plan, nullptr, nullptr), cudaErrorInvalidValue);
+  }
 }
 
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or the
