@@ -75,9 +75,7 @@ struct RowAttentionProblem {
   // Host copy of seq_lens (num_items / H_kv), decode items only: with lengths that differ the
   // planner lays out a work list (RowAttentionPlan::work_entries) whose entries carry these
   // lengths, so the device seq_lens must equal them at every run of that plan (replan when lengths
-  // change); nullptr: the uniform grid, which reads seq_lens at run time. With lengths all equal
-  // the uniform grid takes that length from the plan (RowAttentionPlan::uniform_len): replan
-  // when they change there too.
+  // change); nullptr: the uniform grid, which reads seq_lens at run time.
   const std::int32_t* host_seq_lens = nullptr;
   // Host-known bounds over the items (size grids and workspaces; the planner trusts them).
   std::int64_t max_item_tokens = 0;
@@ -166,12 +164,6 @@ struct RowAttentionPlan {
   // in global memory; compute capability 9.0, unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or
   // DECODE_BENCH_ROW_MERGE pins a merge.
   bool cluster_merge = false;
-  // The uniform grid over plain decode items whose host lengths (host_seq_lens) are all this
-  // length (> 0): the kernels take it from their arguments, so no block waits for a load of
-  // seq_lens before it can address its first tiles (a dependent round trip to DRAM at every
-  // block's start). 0: every block loads seq_lens (no host lengths, lengths that differ, a
-  // variant, explicit items, or DECODE_BENCH_ROW_HOST_LENGTH=off).
-  std::int32_t uniform_len = 0;
 };
 
 // The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.

@@ -41,8 +41,6 @@ struct RowAttentionArgs {
                                    // blocks of a cluster merge through shared memory (the
                                    // warpgroup-MMA kernel, row_cluster_merge.cuh). Fills the
                                    // padding before `entries`: the struct keeps its size.
-  int uniform_len;                 // > 0: every decode item's length (RowAttentionPlan::uniform_len),
-                                   // so no block loads seq_lens before its first copies; 0: load it
   const RowWorkEntry* entries;     // work list: block x is entry x / row_blocks (grid.y = 1); nullptr: uniform
   float* partial_o;                // (states, h): uniform (num_rows, splits); work list per RowWorkEntry
   float* partial_lse;              // (states)
@@ -67,7 +65,7 @@ __device__ __forceinline__ ItemView load_item(const RowAttentionArgs& a, int i) 
   }
   const int seq = i / a.heads_kv, h = i - seq * a.heads_kv;
   const int first = seq * a.heads_q + h * a.group;
-  return {seq, h, first, first + a.group, 0, a.uniform_len > 0 ? a.uniform_len : a.seq_lens[seq]};
+  return {seq, h, first, first + a.group, 0, a.seq_lens[seq]};
 }
 
 // Split s of `splits` takes tokens [begin, end) of the item: row_chunk_range's cut

@@ -380,17 +380,6 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
     if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
   }
-  // Host lengths all equal: the kernels take the length from their arguments instead of loading
-  // seq_lens at every block's start, the load the first tile's addresses waited for (H100,
-  // Falcon-7B: the block timeline's ramp; docs/kernels/rows_wgmma.md, "The length in the
-  // arguments").
-  if (!variant && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length) {
-    const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
-    if (seqs > 0 && seqs * p.shape.heads_kv == p.num_items) {
-      const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
-      if (!lengths_are_ragged(lens) && lens[0] > 0 && lens[0] <= p.max_item_tokens) plan->uniform_len = lens[0];
-    }
-  }
   const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
   // The split rule's slots: every resident block, except for the d 64 warpgroup-MMA kernel, where
   // two blocks fit an SM but a second one streams the SM's share no faster, so splitting an item
@@ -515,10 +504,6 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;
   args.stages = k.stages;
-  // A length from the plan serves the uniform grid of plain decode items only (uniform_len).
-  if (plan.uniform_len > 0 && (work_list || !implicit_decode_items(p) || variant || plan.uniform_len > p.max_item_tokens))
-    return cudaErrorInvalidValue;
-  args.uniform_len = plan.uniform_len;
   const bool separate_merge = plan.separate_merge && !work_list && plan.splits > 1 && p.items == nullptr;
   args.fused_merge = separate_merge ? 0 : 1;
   if (work_list && (p.items != nullptr || p.seq_lens == nullptr ||

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 22> kKnobs{{
+const std::array<TuningKnob, 21> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -165,13 +165,6 @@ const std::array<TuningKnob, 22> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.row_cluster_merge);
-     }},
-    {"DECODE_BENCH_ROW_HOST_LENGTH", "auto | off", "auto",
-     "a plain decode batch whose host lengths are all equal hands that length to the row-attention kernels in "
-     "their arguments, so no block loads seq_lens before addressing its first tiles; off: every block loads it",
-     [](TuningPolicy& p, std::string_view t) {
-       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
-                     p.row_host_length);
      }},
     {"DECODE_BENCH_SP_PREFIX_SHARE", "auto | a number in (0, 1]", "auto",
      "the share of the SMs an overlapped shared-prefix phase is planned for; auto: 1, 0.75 or 0.5 by the rule of "

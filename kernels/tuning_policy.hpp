@@ -51,7 +51,6 @@ struct TuningPolicy {
   std::optional<double> row_steal;  // DECODE_BENCH_ROW_STEAL: 0 off, (0, 1] a share; unset: the planner's
   RowMergeMode row_merge = RowMergeMode::automatic;                   // DECODE_BENCH_ROW_MERGE
   bool row_cluster_merge = true;  // DECODE_BENCH_ROW_CLUSTER_MERGE (off: false): split merges in a cluster
-  bool row_host_length = true;    // DECODE_BENCH_ROW_HOST_LENGTH (off: false): a uniform batch's length in the arguments
   double sp_prefix_share = 0;       // DECODE_BENCH_SP_PREFIX_SHARE: (0, 1]; 0: the rule decides
   bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
   ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM

@@ -329,64 +329,6 @@ TEST(PlannerTuningGpu, ClusterMergeOnlyForDecodeItemsAndRefusedForExplicitOnes) 
             cudaErrorInvalidValue);  // the array given
 }
 
-// A decode batch's length in the kernels' arguments (RowAttentionPlan::uniform_len): planned where
-// the host lengths are all equal (Falcon-7B on the warpgroup-MMA kernel where it runs, 32 / 8 heads
-// on mma.sync), not for lengths that differ, without host lengths, for explicit items or under
-// DECODE_BENCH_ROW_HOST_LENGTH=off; and run_row_attention refuses such a plan for a problem it
-// does not describe before it launches anything (the pointers below are never read).
-TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOfDecodeItems) {
-  DB_REQUIRE_GPU();
-  for (const DecodeShape& shape : {DecodeShape{71, 1, 64}, DecodeShape{32, 8, 128}}) {
-    const std::vector<std::int32_t> equal(4, 1000), differ = {1000, 999, 1000, 1000};
-    RowAttentionProblem p;
-    p.shape = shape;
-    p.kv_dtype = DType::fp16;
-    p.num_items = 4 * shape.heads_kv;
-    p.num_rows = 4 * shape.heads_q;
-    p.max_item_rows = shape.group();
-    p.max_item_tokens = 1000;
-    const auto uniform_len = [](RowAttentionProblem problem, const std::vector<std::int32_t>* host,
-                                RowAttentionOptions options = {}) {
-      problem.host_seq_lens = host != nullptr ? host->data() : nullptr;
-      RowAttentionPlan plan;
-      EXPECT_EQ(plan_row_attention<PagedKV<__half>>(problem, options, &plan), cudaSuccess);
-      return plan.uniform_len;
-    };
-    SCOPED_TRACE(shape.heads_q);
-    EXPECT_EQ(uniform_len(p, &equal), 1000);
-    EXPECT_EQ(uniform_len(p, &differ), 0);  // a work list
-    RowAttentionOptions no_balance;
-    no_balance.balance = false;
-    EXPECT_EQ(uniform_len(p, &differ, no_balance), 0);  // the uniform grid, lengths loaded
-    EXPECT_EQ(uniform_len(p, nullptr), 0);
-    RowAttentionOptions off;
-    off.tuning.row_host_length = false;
-    EXPECT_EQ(uniform_len(p, &equal, off), 0);
-    RowAttentionProblem explicit_items = p;
-    explicit_items.explicit_items = true;
-    EXPECT_EQ(uniform_len(explicit_items, &equal), 0);
-
-    RowAttentionPlan plan;
-    p.host_seq_lens = equal.data();
-    ASSERT_EQ(plan_row_attention<PagedKV<__half>>(p, {}, &plan), cudaSuccess);
-    ASSERT_EQ(plan.uniform_len, 1000);
-    DeviceBuffer<float> q(1), o(1), lse(1);
-    DeviceBuffer<std::int32_t> lens(1);
-    DeviceBuffer<RowAttentionItem> items(1);
-    RowAttentionProblem other = p;
-    other.q = q.get();
-    other.o = o.get();
-    other.lse = lse.get();
-    other.seq_lens = lens.get();
-    other.max_item_tokens = 999;  // the length past the bounds the problem announces
-    EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, other, plan, nullptr, nullptr), cudaErrorInvalidValue);
-    other.max_item_tokens = 1000;
-    other.items = items.get();  // explicit items
-    other.explicit_items = true;
-    EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, other, plan, nullptr, nullptr), cudaErrorInvalidValue);
-  }
-}
-
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or the
 // policy's row_steal (DECODE_BENCH_ROW_STEAL) ask, and only where a stealing twin is compiled (kHasStealKernel: FP16 /
 // BF16, D 128, narrow or packed) for split items; grouped decode over paged K/V asks for a quarter

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 22u);
+  EXPECT_EQ(names.size(), 21u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -97,8 +97,6 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_MERGE", "auto").row_merge, RowMergeMode::automatic);
   EXPECT_FALSE(parsed("DECODE_BENCH_ROW_CLUSTER_MERGE", "off").row_cluster_merge);
   EXPECT_TRUE(parsed("DECODE_BENCH_ROW_CLUSTER_MERGE", "auto").row_cluster_merge);
-  EXPECT_FALSE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "off").row_host_length);
-  EXPECT_TRUE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "auto").row_host_length);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_PREFIX_SHARE", "0.35").sp_prefix_share, 0.35);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_PREFIX_SHARE", "1").sp_prefix_share, 1.0);
   EXPECT_EQ(parsed("DECODE_BENCH_SP_SHARE_DRAM", "measured").sp_share_dram, ShareDramRate::measured);
@@ -132,7 +130,6 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_ROW_STEAL", {"0", "1.5", "-0.25", "on", "quarter"}},
       {"DECODE_BENCH_ROW_MERGE", {"fuse", "Separate", "kernel", "1"}},
       {"DECODE_BENCH_ROW_CLUSTER_MERGE", {"on", "cluster", "Off", "0"}},
-      {"DECODE_BENCH_ROW_HOST_LENGTH", {"on", "Off", "1", "device"}},
       {"DECODE_BENCH_SP_PREFIX_SHARE", {"0", "1.01", "half"}},
       {"DECODE_BENCH_SP_SHARE_DRAM", {"ceiling", "Measured"}},
       {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
