@@ -170,13 +170,14 @@ struct RowAttentionPlan {
 inline constexpr int kClusterMergeMaxSplits = 8;
 
 // The tile (tokens) of the warpgroup-MMA kernel's d 64 two-warpgroup blocks where
-// DECODE_BENCH_ROW_WGMMA_TILE is auto: 128 over paged K/V where an SM's share of the tokens
-// (items x the longest item's tokens / SMs) is at least three 128-token tiles, else 64. Measured
-// on Falcon-7B's points (H100; docs/kernels/rows_wgmma.md, "128-token tiles at d 64"): paged
-// 16 x 4K, 64 x 1K and 128 x 512 (496 tokens an SM) faster at 128, paged 1 x 32K (248) and
-// every contiguous point faster at 64.
-inline int wgmma_d64_auto_tile(bool paged, std::int64_t tokens_per_sm) {
-  return paged && tokens_per_sm >= 3 * 128 ? 128 : 64;
+// DECODE_BENCH_ROW_WGMMA_TILE is auto: 128 for decode items over paged K/V where an SM's share of
+// the tokens (items x the longest item's tokens / SMs) is at least three 128-token tiles, else 64.
+// Measured on Falcon-7B's decode points (H100; docs/kernels/rows_wgmma.md, "128-token tiles at
+// d 64"): paged 16 x 4K, 64 x 1K and 128 x 512 (496 tokens an SM) faster at 128, paged 1 x 32K
+// (248) and every contiguous point faster at 64. Explicit items (a shared prefix's levels) were
+// not measured: 64, as before the second tiling.
+inline int wgmma_d64_auto_tile(bool paged, bool decode_items, std::int64_t tokens_per_sm) {
+  return paged && decode_items && tokens_per_sm >= 3 * 128 ? 128 : 64;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

@@ -344,6 +344,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const int wgmma_tile = !(wgmma && rows_per_block == 128 && compiled_head_dim(p.shape.head_dim) == 64) ? 64
                          : options.tuning.row_wgmma_tile > 0 ? options.tuning.row_wgmma_tile
                                                              : wgmma_d64_auto_tile(is_paged_accessor<KV>::value,
+                                                                                   implicit_decode_items(p),
                                                                                    p.max_item_tokens * p.num_items / sms);
   KernelChoice k;
   for (int stages = most_stages; stages >= fewest_stages; --stages) {

@@ -115,8 +115,9 @@ const std::array<TuningKnob, 21> kKnobs{{
      }},
     {"DECODE_BENCH_ROW_WGMMA_TILE", "auto | 64 | 128", "auto",
      "tokens per tile of the warpgroup-MMA kernel's d 64 blocks of two warpgroups (MQA's many query heads on one "
-     "KV head, Falcon-7B's 71); every other warpgroup-MMA block takes 64; auto: 128 over paged K/V where an SM's share "
-     "of the tokens is at least three 128-token tiles, else 64 (kernels/row_attention.hpp, wgmma_d64_auto_tile)",
+     "KV head, Falcon-7B's 71); every other warpgroup-MMA block takes 64; auto: 128 for decode items over paged K/V "
+     "where an SM's share of the tokens is at least three 128-token tiles, else 64 (kernels/row_attention.hpp, "
+     "wgmma_d64_auto_tile)",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
                      p.row_wgmma_tile);

@@ -100,16 +100,47 @@ TEST(PlannerTuning, MeasuredDramCanMoveTheH100CascadeN64P4KShare) {
 }
 
 // The d 64 two-warpgroup blocks' tile under auto (wgmma_d64_auto_tile) at the points it was
-// measured on (Falcon-7B, 132 SMs: 496 tokens an SM at 16 x 4K, 64 x 1K and 128 x 512, 248 at
-// 1 x 32K): 128 over paged K/V from three 128-token tiles an SM, 64 below and over contiguous K/V.
+// measured on (Falcon-7B's decode items, 132 SMs: 496 tokens an SM at 16 x 4K, 64 x 1K and
+// 128 x 512, 248 at 1 x 32K): 128 over paged K/V from three 128-token tiles an SM, 64 below, over
+// contiguous K/V and for explicit items (not measured).
 TEST(PlannerTuning, WgmmaD64AutoTileAtTheMeasuredPoints) {
-  EXPECT_EQ(wgmma_d64_auto_tile(true, 16 * 4096 / 132), 128);
-  EXPECT_EQ(wgmma_d64_auto_tile(true, 128 * 512 / 132), 128);
-  EXPECT_EQ(wgmma_d64_auto_tile(true, 32768 / 132), 64);
-  EXPECT_EQ(wgmma_d64_auto_tile(true, 3 * 128), 128);
-  EXPECT_EQ(wgmma_d64_auto_tile(true, 3 * 128 - 1), 64);
-  EXPECT_EQ(wgmma_d64_auto_tile(false, 16 * 4096 / 132), 64);
-  EXPECT_EQ(wgmma_d64_auto_tile(false, 1 << 20), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, true, 16 * 4096 / 132), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, true, 128 * 512 / 132), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, true, 32768 / 132), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, true, 3 * 128), 128);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, true, 3 * 128 - 1), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(false, true, 16 * 4096 / 132), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(false, true, 1 << 20), 64);
+  EXPECT_EQ(wgmma_d64_auto_tile(true, false, 1 << 20), 64);
+}
+
+// A warpgroup-MMA plan over a tile no kernel is compiled for (only 64, and 128 at d 64 in blocks
+// of 128 rows) is refused with cudaErrorInvalidValue before anything is launched or read (the
+// pointers are never dereferenced: no GPU needed).
+TEST(PlannerTuning, RunRefusesAWgmmaPlanOfATileNotCompiled) {
+  float host_value = 0.f;
+  std::int32_t host_len = 1;
+  RowAttentionProblem p;
+  p.shape = DecodeShape{71, 1, 64};
+  p.kv_dtype = DType::fp16;
+  p.num_items = 1;
+  p.num_rows = 71;
+  p.max_item_rows = 71;
+  p.max_item_tokens = 1;
+  p.q = p.o = p.lse = &host_value;
+  p.seq_lens = &host_len;
+  for (const auto& [rows_per_block, tile] : {std::pair{128, 96}, std::pair{128, 256}, std::pair{64, 128}}) {
+    RowAttentionPlan plan;
+    plan.path = RowAttentionPath::tensor_core;
+    plan.wgmma = true;
+    plan.rows_per_block = rows_per_block;
+    plan.row_blocks = rows_per_block == 64 ? 2 : 1;
+    plan.tile_tokens = tile;
+    plan.stages = 3;
+    plan.splits = 1;
+    EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, p, plan, nullptr, nullptr), cudaErrorInvalidValue)
+        << rows_per_block << " rows, tile " << tile;
+  }
 }
 
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
