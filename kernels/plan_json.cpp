@@ -28,6 +28,7 @@ nlohmann::json to_json(const DecodePlan& plan) {
           {"fused_merge", plan.fused_merge},
           {"dependent_merge", rows && plan.rows.dependent_merge},
           {"cluster_merge", rows && plan.rows.cluster_merge},
+          {"uniform_len", rows ? plan.rows.uniform_len : 0},
           {"blocks_per_sm", plan.blocks_per_sm},
           {"workspace_bytes", plan.workspace_bytes},
           {"tiling", std::string(decode_tiling_name(plan.tiling))},

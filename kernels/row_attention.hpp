@@ -164,6 +164,11 @@ struct RowAttentionPlan {
   // in global memory; compute capability 9.0, unless DECODE_BENCH_ROW_CLUSTER_MERGE=off or
   // DECODE_BENCH_ROW_MERGE pins a merge.
   bool cluster_merge = false;
+  // The length of every decode item of a uniform grid, from equal host lengths (host_seq_lens),
+  // handed to the warpgroup-MMA kernel's host-length twin (d 64 blocks of two warpgroups), which
+  // then reads no seq_lens: the device seq_lens must equal it at every run of this plan, as a work
+  // list's lengths must. 0: the kernel reads seq_lens. DECODE_BENCH_ROW_HOST_LENGTH=off keeps 0.
+  int uniform_len = 0;
 };
 
 // The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.

@@ -122,6 +122,24 @@ __device__ __forceinline__ RowBlockWork locate_block_work(const RowAttentionArgs
   return w;
 }
 
+// The uniform grid of decode items whose lengths are all `len` (RowAttentionPlan::uniform_len,
+// the host's lengths): locate_block_work's uniform branch without reading seq_lens, a dependent
+// global round trip at every block's start before its first tile can be addressed.
+template <int kTile>
+__device__ __forceinline__ RowBlockWork locate_block_work_of_length(const RowAttentionArgs& a, int len) {
+  RowBlockWork w;
+  w.item_index = blockIdx.x / a.row_blocks;
+  w.row_block = blockIdx.x - w.item_index * a.row_blocks;
+  const int seq = w.item_index / a.heads_kv, h = w.item_index - seq * a.heads_kv;
+  const int first = seq * a.heads_q + h * a.group;
+  w.item = {seq, h, first, first + a.group, 0, len};
+  w.split = blockIdx.y;
+  w.splits = a.splits;
+  w.partial = static_cast<std::int64_t>(first) * a.splits;
+  split_range<kTile>(w.item, w.split, w.splits, w.t_begin, w.t_end);
+  return w;
+}
+
 // Where 16-byte chunk c of tile row r sits within the row (kChunks per row). 2- and 4-byte
 // storage: c ^ (r & 7), so the 8 rows an ldmatrix (or 8 lanes reading one chunk column) touch land
 // in distinct banks. FP8: the pattern its fragment loads need (fp8_chunk_slot, row_attention_fp8.cuh).

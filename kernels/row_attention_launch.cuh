@@ -182,6 +182,14 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
   }
 }
 
+// The warpgroup-MMA kernel's host-length twin (RowAttentionPlan::uniform_len) for blocks of
+// rows_per_block rows over `tile`-token tiles at d 64, or none (nullptr kernel).
+template <class KV>
+WgmmaRowKernel host_length_twin(int rows_per_block, int tile) {
+  if constexpr (kHasWgmmaKernel<KV, 64>) return wgmma_row_kernel<KV>(rows_per_block, 64, tile, true);
+  return {};
+}
+
 // Readies a kernel for planning and launch: its opt-in limit on dynamic shared memory (and the
 // most shared memory when carveout_max_shared: DECODE_BENCH_CARVEOUT), then its resident blocks
 // per SM at this choice.
@@ -463,6 +471,24 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       plan->partial_states = 0;
     }
   }
+  // Decode items of one length, known on the host, on the d 64 two-warpgroup kernel (MQA's many
+  // heads on one KV head): its twin takes the length as an argument, so no block waits for
+  // seq_lens before it can address its first tile (docs/kernels/rows_wgmma.md, "The length as an
+  // argument of a twin kernel"). DECODE_BENCH_ROW_HOST_LENGTH=off reads seq_lens.
+  if (wgmma && rows_per_block == 128 && compiled_head_dim(p.shape.head_dim) == 64 && implicit_decode_items(p) &&
+      p.host_seq_lens != nullptr && options.tuning.row_host_length) {
+    const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
+    const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(std::max(seqs, 0)));
+    const WgmmaRowKernel twin = host_length_twin<KV>(rows_per_block, k.tile);
+    if (seqs > 0 && seqs * p.shape.heads_kv == p.num_items && !lengths_are_ragged(lens) && lens[0] > 0 &&
+        lens[0] <= p.max_item_tokens && twin.kernel != nullptr) {
+      int twin_per_sm = 0;
+      DB_RETURN_IF_ERROR(prepare_kernel({twin.kernel, twin.shared_bytes, twin.shared_bytes, twin.tile, twin.stages,
+                                         twin.threads},
+                                        options.tuning.carveout_max_shared, &twin_per_sm));
+      if (twin_per_sm >= per_sm) plan->uniform_len = lens[0];
+    }
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -485,10 +511,20 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     return cudaErrorInvalidValue;
   const bool work_list = !plan.work_entries.empty();
   const bool steal = plan.steal_pool > 0 && !work_list && plan.splits > 1;  // a work list is its chunks
-  const KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
-                                           plan.packed, steal, plan.wgmma, variant, plan.wgmma ? plan.tile_tokens : 64);
+  KernelChoice k = choose_kernel<KV>(p.shape.head_dim, plan.path, plan.rows_per_block, plan.stages, plan.wide,
+                                     plan.packed, steal, plan.wgmma, variant, plan.wgmma ? plan.tile_tokens : 64);
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
+  if (plan.uniform_len != 0) {  // the host-length twin: decode items on the uniform grid only
+    const WgmmaRowKernel twin = plan.wgmma && compiled_head_dim(p.shape.head_dim) == 64
+                                    ? host_length_twin<KV>(plan.rows_per_block, plan.tile_tokens)
+                                    : WgmmaRowKernel{};
+    if (twin.kernel == nullptr || twin.shared_bytes != k.shared_bytes || twin.threads != k.threads ||
+        plan.uniform_len < 0 || plan.uniform_len > p.max_item_tokens || !implicit_decode_items(p) || work_list ||
+        variant)
+      return cudaErrorInvalidValue;
+    k.kernel = twin.kernel;
+  }
   device::RowAttentionArgs args{};
   args.items = p.items;
   args.seq_lens = p.seq_lens;
@@ -529,12 +565,12 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
                               : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
   args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y, row_attention_timeline_name(plan));
   const FastDivmod div = page_divider(kv);
-  // The static share of a stealing plan in 1/1024ths (the twin kernel's fourth argument; the other
-  // kernels take three and ignore it), then the variants (the fifth argument of
-  // row_attention_mma_variant_kernel only).
-  int steal_static_1024 = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : 0;
+  // The fourth argument: the static share of a stealing plan in 1/1024ths (the stealing twin's), or
+  // the uniform length (the warpgroup-MMA host-length twin's); the other kernels ignore it. Then
+  // the variants (the fifth argument of row_attention_mma_variant_kernel only).
+  int fourth = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : plan.uniform_len;
   RowAttentionVariant variant_arg = p.variant;
-  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &steal_static_1024, &variant_arg};
+  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &fourth, &variant_arg};
   if (plan.cluster_merge) {
     cudaLaunchAttribute attribute;
     const cudaLaunchConfig_t config = cluster_launch_config(k, grid, stream, &attribute);

@@ -142,13 +142,19 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // The kernel's parameters are the mma.sync kernels' (run_row_attention launches any of them
-// alike); the fourth (work stealing's static share) is unused: this kernel does not steal.
+// alike); the fourth (work stealing's static share there) is unused: this kernel does not steal.
+// Its twin kHostLength (the d 64 two-warpgroup blocks, RowAttentionPlan::uniform_len) takes in it
+// the length of every sequence of a uniform grid of decode items and reads no seq_lens. The
+// length is an argument of its own, not a RowAttentionArgs field: a field read by every row
+// kernel changed every warpgroup-MMA kernel's code (docs/kernels/rows_wgmma.md, "The length in
+// the arguments").
 // At d 64 (O 32 accumulators a thread instead of 64) two blocks fit an SM's registers; the bound
 // asks ptxas to keep them there. 128-token tiles (S 64 accumulators a thread) run one block an SM,
 // as the split rule plans every d 64 block of this kernel.
-template <class KV, int kWG, int D = 128, int kTileTokens = 64>
+template <class KV, int kWG, int D = 128, int kTileTokens = 64, bool kHostLength = false>
 __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 1)
-    row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div, const int) {
+    row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                               const int host_len) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tr = RowWgmmaTraits<kWG, D, kTileTokens>;
   static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
@@ -157,7 +163,8 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
   mark_block(args.timeline, BlockMark::start);
 
-  const RowBlockWork work = locate_block_work<kTile>(args);
+  const RowBlockWork work =
+      kHostLength ? locate_block_work_of_length<kTile>(args, host_len) : locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);

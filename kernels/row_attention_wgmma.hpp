@@ -19,8 +19,10 @@ struct WgmmaRowKernel {
 // The FP16 kernel compiled for head dim d (64 or 128) for blocks of rows_per_block (64: one
 // warpgroup, 128: two) rows over tiles of `tile` tokens (64; 128 only at d 64 in blocks of 128
 // rows), over KV = ContiguousKV<__half> or PagedKV<__half> (the explicit instantiations).
+// host_length: its twin that takes a uniform grid's sequence length as its fourth argument and
+// reads no seq_lens (RowAttentionPlan::uniform_len; d 64 blocks of 128 rows only).
 template <class KV>
-WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile = 64);
+WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile = 64, bool host_length = false);
 
 // Whether this build carries the kernel and `device` runs it (compute capability 9.0: H100, H200).
 bool wgmma_row_kernel_runs_on(int device);

@@ -8,13 +8,13 @@
 namespace decode_bench {
 
 template <class KV>
-WgmmaRowKernel wgmma_row_kernel(int, int, int) {
+WgmmaRowKernel wgmma_row_kernel(int, int, int, bool) {
   return {};
 }
 
 bool wgmma_row_kernel_runs_on(int) { return false; }
 
-template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int);
-template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int, int);
+template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int, bool);
+template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int, int, bool);
 
 }  // namespace decode_bench

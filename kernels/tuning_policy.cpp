@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 21> kKnobs{{
+const std::array<TuningKnob, 22> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -121,6 +121,14 @@ const std::array<TuningKnob, 21> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
                      p.row_wgmma_tile);
+     }},
+    {"DECODE_BENCH_ROW_HOST_LENGTH", "auto | off", "auto",
+     "the warpgroup-MMA kernel's d 64 blocks of two warpgroups over a uniform grid of decode items whose host "
+     "lengths are equal: the length as a kernel argument (the kernel's twin that reads no seq_lens); off: the "
+     "length read from seq_lens by every block",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.row_host_length);
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "

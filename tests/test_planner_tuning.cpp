@@ -2,11 +2,13 @@
 // rule (host), the knobs recorded in meta.environment, and on a GPU each planner honouring the
 // policy it is handed (DecodeOptions / RowAttentionOptions ::tuning), and planning alike with no
 // policy and with every knob set to its default text.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -141,6 +143,60 @@ TEST(PlannerTuning, RunRefusesAWgmmaPlanOfATileNotCompiled) {
     EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, p, plan, nullptr, nullptr), cudaErrorInvalidValue)
         << rows_per_block << " rows, tile " << tile;
   }
+}
+
+// A plan carrying a uniform length (RowAttentionPlan::uniform_len) runs only on the warpgroup-MMA
+// kernel's host-length twin (d 64, blocks of 128 rows) over implicit decode items, with a length in
+// [0, max_item_tokens]: run_row_attention refuses anything else with cudaErrorInvalidValue before it
+// launches or reads anything (no GPU needed).
+TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
+  float host_value = 0.f;
+  std::int32_t host_len = 64;
+  RowAttentionItem host_item{};
+  const auto problem = [&](DecodeShape shape) {
+    RowAttentionProblem p;
+    p.shape = shape;
+    p.kv_dtype = DType::fp16;
+    p.num_items = 1;
+    p.num_rows = shape.heads_q;
+    p.max_item_rows = shape.heads_q;
+    p.max_item_tokens = 64;
+    p.q = p.o = p.lse = &host_value;
+    p.seq_lens = &host_len;
+    return p;
+  };
+  const auto plan = [](int rows_per_block, bool wgmma, int uniform_len) {
+    RowAttentionPlan out;
+    out.path = RowAttentionPath::tensor_core;
+    out.wgmma = wgmma;
+    out.wide = !wgmma;
+    out.rows_per_block = rows_per_block;
+    out.row_blocks = 1;
+    out.tile_tokens = 64;
+    out.stages = wgmma ? 4 : 3;
+    out.splits = 1;
+    out.uniform_len = uniform_len;
+    return out;
+  };
+  const RowAttentionProblem falcon = problem({71, 1, 64});
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, falcon, plan(128, true, 65), nullptr, nullptr),
+            cudaErrorInvalidValue);  // longer than max_item_tokens
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, falcon, plan(128, true, -1), nullptr, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, falcon, plan(128, false, 64), nullptr, nullptr),
+            cudaErrorInvalidValue);  // the wide mma.sync tiling
+  RowAttentionProblem explicit_items = falcon;
+  explicit_items.explicit_items = true;
+  explicit_items.items = &host_item;
+  EXPECT_EQ(run_row_attention<PagedKV<__half>>(PagedKV<__half>{}, explicit_items, plan(128, true, 64), nullptr, nullptr),
+            cudaErrorInvalidValue);
+  const RowAttentionProblem d128 = problem({128, 1, 128});
+  EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, d128, plan(128, true, 64), nullptr, nullptr),
+            cudaErrorInvalidValue);  // no twin at d 128
+  const RowAttentionProblem one_warpgroup = problem({48, 1, 64});
+  EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, one_warpgroup, plan(64, true, 64), nullptr,
+                                                    nullptr),
+            cudaErrorInvalidValue);  // no twin for blocks of one warpgroup
 }
 
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
@@ -360,6 +416,53 @@ TEST(PlannerTuningGpu, ClusterMergeOnlyForDecodeItemsAndRefusedForExplicitOnes) 
             cudaErrorInvalidValue);  // the array given
 }
 
+// The uniform length (RowAttentionPlan::uniform_len, the host-length twin's argument) is planned
+// only where the warpgroup-MMA kernel runs, for FP16 d 64 decode items in blocks of two warpgroups
+// whose host lengths are given, equal and not 0, and DECODE_BENCH_ROW_HOST_LENGTH is not off;
+// contiguous and paged alike, at either tile.
+TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOnTheTwin) {
+  DB_REQUIRE_GPU();
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  const bool wgmma = wgmma_row_kernel_runs_on(dev);
+  const auto uniform_len = [](DecodeShape shape, DType dtype, std::vector<std::int32_t> lens, bool host_lengths,
+                              bool paged, TuningPolicy tuning) {
+    DecodeProblem p;
+    p.shape = shape;
+    p.kv_dtype = dtype;
+    p.num_seqs = static_cast<int>(lens.size());
+    p.max_len = *std::max_element(lens.begin(), lens.end());
+    if (host_lengths) p.host_seq_lens = lens.data();
+    DecodePlan out;
+    const DecodeOptions options{.path = DecodePath::tensor_core, .tuning = tuning};
+    cudaError_t e = cudaErrorInvalidValue;
+    with_storage_type(dtype, [&]<class T>(std::type_identity<T>) {
+      e = paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, p, options, &out)
+                : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, p, options, &out);
+    });
+    EXPECT_EQ(e, cudaSuccess);
+    return out.rows.uniform_len;
+  };
+  const DecodeShape falcon{71, 1, 64};
+  const std::vector<std::int32_t> equal(16, 4096), ragged{4096, 4095, 4096}, empty(4, 0);
+  for (bool paged : {false, true})
+    for (int tile : {0, 64, 128}) {
+      TuningPolicy tuning;
+      tuning.row_wgmma_tile = tile;
+      const std::string what = std::string(paged ? "paged" : "contiguous") + " tile " + std::to_string(tile);
+      EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, true, paged, tuning), wgmma ? 4096 : 0) << what;
+      EXPECT_EQ(uniform_len({142, 2, 48}, DType::fp16, {300, 300}, true, paged, tuning), wgmma ? 300 : 0) << what;
+      EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, false, paged, tuning), 0) << what;  // no host lengths
+      EXPECT_EQ(uniform_len(falcon, DType::fp16, ragged, true, paged, tuning), 0) << what;  // the work list
+      EXPECT_EQ(uniform_len(falcon, DType::fp16, empty, true, paged, tuning), 0) << what;
+      EXPECT_EQ(uniform_len(falcon, DType::bf16, equal, true, paged, tuning), 0) << what;   // the wide tiling
+      EXPECT_EQ(uniform_len({128, 1, 128}, DType::fp16, equal, true, paged, tuning), 0) << what;  // d 128
+      EXPECT_EQ(uniform_len({48, 1, 64}, DType::fp16, {9000}, true, paged, tuning), 0) << what;  // one warpgroup
+      tuning.row_host_length = false;
+      EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, true, paged, tuning), 0) << what;
+    }
+}
+
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or the
 // policy's row_steal (DECODE_BENCH_ROW_STEAL) ask, and only where a stealing twin is compiled (kHasStealKernel: FP16 /
 // BF16, D 128, narrow or packed) for split items; grouped decode over paged K/V asks for a quarter
@@ -481,7 +584,8 @@ TEST(PlannerTuningGpu, DefaultPolicyPlansAsNoPolicy) {
   with_ceiling.measured_dram_read_bytes_per_s = 1e12;  // far from any clock estimate
   const std::vector<std::int32_t> ragged{4096, 17, 0, 1500, 65, 900, 3, 2048};
   for (const DecodeShape& shape : {DecodeShape{32, 32, 128}, DecodeShape{32, 8, 128}, DecodeShape{28, 4, 128},
-                                   DecodeShape{16, 16, 256}, DecodeShape{8, 8, 64}, DecodeShape{1, 1, 128}})
+                                   DecodeShape{16, 16, 256}, DecodeShape{8, 8, 64}, DecodeShape{1, 1, 128},
+                                   DecodeShape{71, 1, 64}})
     for (const auto& [seqs, len] : {std::pair{1, 65536}, std::pair{16, 4096}, std::pair{64, 256}, std::pair{8, 0}})
       for (bool host_lengths : {false, true})
         for (DecodePath path : {DecodePath::automatic, DecodePath::tensor_core})

@@ -6,7 +6,7 @@
 // block an item for short MQA items too (kernels/row_block_rows.hpp): the wide mma.sync tiling, or
 // for FP16 on compute capability 9.0 the warpgroup-MMA kernel (kernels/row_attention_wgmma.cuh,
 // two warpgroups, the second holding 7 rows, over 64- or 128-token tiles); its splits merged in a
-// thread-block cluster. Every case
+// thread-block cluster; its twin that takes equal host lengths as an argument. Every case
 // launches twice on one workspace (the counters reset) with poisoned outputs and partials.
 #include <string>
 #include <utility>
@@ -248,6 +248,64 @@ TEST(RowAttentionMqaGpu, Tiles128Small) {
       EXPECT_EQ(r.plan.rows.tile_tokens, 128) << describe(DType::fp16, c);
       EXPECT_EQ(r.plan.rows.cluster_merge, splits == 3) << describe(DType::fp16, c);
     }
+}
+
+// The host-length twin (RowAttentionPlan::uniform_len: the d 64 two-warpgroup kernel taking the
+// length of every sequence as an argument, reading no seq_lens), with the lengths given on the host
+// too: Falcon's 71 rows, 71 rows at d 48 and full 128-row blocks, one and two KV heads, one long
+// sequence and batches of one length at and beside the tile's edges (1, 128, 129, 300),
+// 64- and 128-token tiles, contiguous and paged, unsplit, in a cluster (3), merged by the model
+// and fused (9), and more splits than tiles (128). Where the kernel runs the plan takes the twin
+// unless DECODE_BENCH_ROW_HOST_LENGTH=off.
+TEST(RowAttentionMqaGpu, HostLengthTwinAgainstTheReference) {
+  DB_REQUIRE_GPU();
+  const bool wgmma = wgmma_row_kernel_runs_on(0);
+  std::uint64_t seed = 7800;
+  for (const DecodeShape& shape : {DecodeShape{71, 1, 64}, DecodeShape{71, 1, 48}, DecodeShape{256, 2, 64}})
+    for (const std::vector<std::int32_t>& lengths :
+         {std::vector<std::int32_t>{8229}, std::vector<std::int32_t>{300, 300, 300}, std::vector<std::int32_t>(5, 129),
+          std::vector<std::int32_t>(2, 128), std::vector<std::int32_t>(3, 1)})
+      for (int page : {0, 16})
+        for (int tile : {64, 128})
+          for (const auto& [splits, merge] : {std::pair{0, RowMergeMode::automatic}, std::pair{1, RowMergeMode::automatic},
+                                              std::pair{3, RowMergeMode::automatic}, std::pair{9, RowMergeMode::fused},
+                                              std::pair{128, RowMergeMode::automatic}})
+            for (bool host_length : {true, false}) {
+              if (!host_length && (splits != 3 || lengths.size() != 3)) continue;  // the knob off: a few cases
+              testing::DecodeCase c = row_case(shape, lengths, page, splits, ++seed);
+              c.host_lengths = true;
+              c.tuning.row_wgmma_tile = tile;
+              c.tuning.row_merge = merge;
+              c.tuning.row_host_length = host_length;
+              const auto r = expect_verified(DType::fp16, c);
+              if (r.status != cudaSuccess) continue;
+              const std::string what = describe(DType::fp16, c) + " tile=" + std::to_string(tile) +
+                                       (host_length ? "" : " host_length=off");
+              EXPECT_EQ(r.plan.rows.wgmma, wgmma) << what;
+              EXPECT_EQ(r.plan.rows.rows_per_block, 128) << what;
+              EXPECT_EQ(r.plan.rows.uniform_len, wgmma && host_length ? lengths[0] : 0) << what;
+              if (wgmma) EXPECT_EQ(r.plan.rows.tile_tokens, tile) << what;
+              if (splits > 0) EXPECT_EQ(r.plan.rows.splits, splits) << what;
+            }
+}
+
+// The host-length twin in a few small cases, for the sanitizers (tests/test_tiers.cmake): both
+// tiles, unsplit and in a 3-block cluster, three sequences of 300 tokens, contiguous and paged.
+TEST(RowAttentionMqaGpu, HostLengthTwinSmall) {
+  DB_REQUIRE_GPU();
+  if (!wgmma_row_kernel_runs_on(0)) GTEST_SKIP() << "no warpgroup-MMA row kernel on GPU 0 (compute capability 9.0, sm_90a build)";
+  std::uint64_t seed = 7900;
+  for (int page : {0, 16})
+    for (int tile : {64, 128})
+      for (int splits : {1, 3}) {
+        testing::DecodeCase c = row_case({71, 1, 64}, {300, 300, 300}, page, splits, ++seed);
+        c.host_lengths = true;
+        c.tuning.row_wgmma_tile = tile;
+        const auto r = expect_verified(DType::fp16, c);
+        if (r.status != cudaSuccess) continue;
+        EXPECT_EQ(r.plan.rows.uniform_len, 300) << describe(DType::fp16, c);
+        EXPECT_EQ(r.plan.rows.cluster_merge, splits == 3) << describe(DType::fp16, c);
+      }
 }
 
 // Short MQA items: one 128-row block an item (kernels/row_block_rows.hpp), one sequence or four

@@ -65,6 +65,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionWgmmaGpu.Small
   RowAttentionMqaGpu.ClusterMergeSmall
   RowAttentionMqaGpu.Tiles128Small
+  RowAttentionMqaGpu.HostLengthTwinSmall
   DecodeVariantsGpu.Small
   DecodeVariantsCudaCoreGpu.Small
   DecodeVariantsFp8Gpu.Small

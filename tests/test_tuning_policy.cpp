@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.size(), 22u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -86,6 +86,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "64").row_wgmma_tile, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "128").row_wgmma_tile, 128);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "auto").row_wgmma_tile, 0);
+  EXPECT_FALSE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "off").row_host_length);
+  EXPECT_TRUE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "auto").row_host_length);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "sms").row_decode_splits, RowDecodeSplits::sms);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "slots").row_decode_splits, RowDecodeSplits::slots);
   EXPECT_FALSE(parsed("DECODE_BENCH_ROW_PACKED_SPLIT", "off").row_packed_split);
@@ -125,6 +127,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_ROW_TILING", {"wider", "WIDE"}},
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_WGMMA_TILE", {"32", "256", "0", "96", "128 "}},
+      {"DECODE_BENCH_ROW_HOST_LENGTH", {"on", "1", "Off", "uniform"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},
       {"DECODE_BENCH_ROW_PACKED_SPLIT", {"on", "1"}},
       {"DECODE_BENCH_ROW_STEAL", {"0", "1.5", "-0.25", "on", "quarter"}},
