@@ -451,7 +451,7 @@ TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOnTheTwin) {
       tuning.row_wgmma_tile = tile;
       const std::string what = std::string(paged ? "paged" : "contiguous") + " tile " + std::to_string(tile);
       EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, true, paged, tuning), wgmma ? 4096 : 0) << what;
-      EXPECT_EQ(uniform_len({142, 2, 48}, DType::fp16, {300, 300}, true, paged, tuning), wgmma ? 300 : 0) << what;
+      EXPECT_EQ(uniform_len({71, 1, 48}, DType::fp16, {300, 300}, true, paged, tuning), wgmma ? 300 : 0) << what;
       EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, false, paged, tuning), 0) << what;  // no host lengths
       EXPECT_EQ(uniform_len(falcon, DType::fp16, ragged, true, paged, tuning), 0) << what;  // the work list
       EXPECT_EQ(uniform_len(falcon, DType::fp16, empty, true, paged, tuning), 0) << what;
