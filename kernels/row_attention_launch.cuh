@@ -182,11 +182,14 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
   }
 }
 
-// The warpgroup-MMA kernel's host-length twin (RowAttentionPlan::uniform_len) for blocks of
-// rows_per_block rows over `tile`-token tiles at d 64, or none (nullptr kernel).
+// The warpgroup-MMA kernel's host-length twin (RowAttentionPlan::uniform_len) serving head_dim in
+// blocks of rows_per_block rows over `tile`-token tiles, or none (nullptr kernel): compiled for
+// d 64 blocks of 128 rows only.
 template <class KV>
-WgmmaRowKernel host_length_twin(int rows_per_block, int tile) {
-  if constexpr (kHasWgmmaKernel<KV, 64>) return wgmma_row_kernel<KV>(rows_per_block, 64, tile, true);
+WgmmaRowKernel host_length_twin(int head_dim, int rows_per_block, int tile) {
+  if constexpr (kHasWgmmaKernel<KV, 64>)
+    if (head_dim_supported(head_dim))
+      return wgmma_row_kernel<KV>(rows_per_block, compiled_head_dim(head_dim), tile, true);
   return {};
 }
 
@@ -386,7 +389,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
     if (seqs * p.shape.heads_kv != p.num_items || p.num_rows != seqs * p.shape.heads_q)
       return cudaErrorInvalidValue;  // host lengths describe decode items only
-    const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(seqs));
+    const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(std::max(seqs, 0)));
     if (lengths_are_ragged(lens)) return plan_row_work_list(p, lens, static_cast<std::int64_t>(sms) * per_sm, plan);
   }
   const std::int64_t tiles = (std::max<std::int64_t>(p.max_item_tokens, 1) + k.tile - 1) / k.tile;
@@ -475,13 +478,15 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // heads on one KV head): its twin takes the length as an argument, so no block waits for
   // seq_lens before it can address its first tile (docs/kernels/rows_wgmma.md, "The length as an
   // argument of a twin kernel"). DECODE_BENCH_ROW_HOST_LENGTH=off reads seq_lens.
-  if (wgmma && rows_per_block == 128 && compiled_head_dim(p.shape.head_dim) == 64 && implicit_decode_items(p) &&
-      p.host_seq_lens != nullptr && options.tuning.row_host_length) {
+  const WgmmaRowKernel twin =
+      wgmma && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length
+          ? host_length_twin<KV>(p.shape.head_dim, rows_per_block, k.tile)
+          : WgmmaRowKernel{};
+  if (twin.kernel != nullptr) {
     const int seqs = p.shape.heads_kv > 0 ? p.num_items / p.shape.heads_kv : 0;
     const std::span<const std::int32_t> lens(p.host_seq_lens, static_cast<std::size_t>(std::max(seqs, 0)));
-    const WgmmaRowKernel twin = host_length_twin<KV>(rows_per_block, k.tile);
     if (seqs > 0 && seqs * p.shape.heads_kv == p.num_items && !lengths_are_ragged(lens) && lens[0] > 0 &&
-        lens[0] <= p.max_item_tokens && twin.kernel != nullptr) {
+        lens[0] <= p.max_item_tokens) {
       int twin_per_sm = 0;
       DB_RETURN_IF_ERROR(prepare_kernel({twin.kernel, twin.shared_bytes, twin.shared_bytes, twin.tile, twin.stages,
                                          twin.threads},
@@ -516,14 +521,12 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   if (k.kernel == nullptr || (plan.path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>))
     return cudaErrorInvalidValue;
   if (plan.uniform_len != 0) {  // the host-length twin: decode items on the uniform grid only
-    const WgmmaRowKernel twin = plan.wgmma && compiled_head_dim(p.shape.head_dim) == 64
-                                    ? host_length_twin<KV>(plan.rows_per_block, plan.tile_tokens)
-                                    : WgmmaRowKernel{};
-    if (twin.kernel == nullptr || twin.shared_bytes != k.shared_bytes || twin.threads != k.threads ||
-        plan.uniform_len < 0 || plan.uniform_len > p.max_item_tokens || !implicit_decode_items(p) || work_list ||
-        variant)
+    const WgmmaRowKernel twin =
+        plan.wgmma ? host_length_twin<KV>(p.shape.head_dim, plan.rows_per_block, plan.tile_tokens) : WgmmaRowKernel{};
+    if (twin.kernel == nullptr || plan.uniform_len < 0 || plan.uniform_len > p.max_item_tokens ||
+        !implicit_decode_items(p) || work_list || variant)
       return cudaErrorInvalidValue;
-    k.kernel = twin.kernel;
+    k.kernel = twin.kernel;  // its launch shape is the plain kernel's (the kernel table's host test)
   }
   device::RowAttentionArgs args{};
   args.items = p.items;

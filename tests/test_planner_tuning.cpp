@@ -199,6 +199,47 @@ TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
             cudaErrorInvalidValue);  // no twin for blocks of one warpgroup
 }
 
+// The warpgroup-MMA kernel table (wgmma_row_kernel; no GPU needed: it hands out pointers): where
+// the build carries the kernels, blocks of 64 and 128 rows at d 64 and 128 over 64-token tiles,
+// 128-token tiles only for d 64 blocks of 128 rows, and the host-length twins only for d 64 blocks
+// of 128 rows at either tile, each a kernel of its own with its plain kernel's launch shape; in a
+// build without them, nothing.
+template <class KV>
+void expect_wgmma_kernel_table() {
+  const bool compiled = wgmma_row_kernel<KV>(64, 64, 64).kernel != nullptr;
+  const auto has = [](int rows, int d, int tile, bool twin) {
+    return wgmma_row_kernel<KV>(rows, d, tile, twin).kernel != nullptr;
+  };
+  for (int d : {64, 128})
+    for (int rows : {64, 128}) {
+      EXPECT_EQ(has(rows, d, 64, false), compiled) << rows << " rows, d " << d;
+      EXPECT_EQ(has(rows, d, 128, false), compiled && d == 64 && rows == 128) << rows << " rows, d " << d;
+      for (int tile : {64, 128}) {
+        const std::string what = std::to_string(rows) + " rows, d " + std::to_string(d) + ", tile " +
+                                 std::to_string(tile) + ", twin";
+        const bool twin = compiled && d == 64 && rows == 128;
+        EXPECT_EQ(has(rows, d, tile, true), twin) << what;
+        if (!twin) continue;
+        const WgmmaRowKernel plain = wgmma_row_kernel<KV>(rows, d, tile), host = wgmma_row_kernel<KV>(rows, d, tile, true);
+        EXPECT_NE(host.kernel, plain.kernel) << what;
+        EXPECT_EQ(host.shared_bytes, plain.shared_bytes) << what;
+        EXPECT_EQ(host.threads, plain.threads) << what;
+        EXPECT_EQ(host.tile, tile) << what;
+        EXPECT_EQ(host.stages, plain.stages) << what;
+      }
+    }
+  for (bool twin : {false, true}) {
+    EXPECT_FALSE(has(128, 64, 96, twin));
+    EXPECT_FALSE(has(32, 64, 64, twin));
+    EXPECT_FALSE(has(128, 256, 64, twin));
+  }
+}
+
+TEST(PlannerTuning, WgmmaKernelTableHoldsTheHostLengthTwinsOnlyAtD64In128RowBlocks) {
+  expect_wgmma_kernel_table<ContiguousKV<__half>>();
+  expect_wgmma_kernel_table<PagedKV<__half>>();
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env("DECODE_BENCH_FD_SPLIT_SCALE", "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");

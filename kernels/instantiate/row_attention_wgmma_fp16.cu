@@ -1,6 +1,8 @@
 // The warpgroup-MMA row-attention kernels (sm_90a only: kernels/CMakeLists.txt), FP16 K/V at head
 // dims 64 and 128, contiguous and paged, blocks of one and two warpgroups; at d 64 two-warpgroup
 // blocks also over 128-token tiles, and those blocks' host-length twins at either tile.
+#include <type_traits>
+
 #include <cuda_fp16.h>
 
 #include "kernels/kv_accessor.hpp"
@@ -11,35 +13,25 @@ namespace decode_bench {
 
 namespace {
 
-template <class KV, int D>
-WgmmaRowKernel wgmma_row_kernel_at(int rows_per_block, int tile, bool host_length) {
-  const auto pick = [](auto traits, const void* kernel) {
-    using Tr = decltype(traits);
-    return WgmmaRowKernel{kernel, Tr::shared_bytes(), Tr::kThreads, Tr::kTile, Tr::kStages};
+// The plain kernels (kHostLength false) and the host-length twins (true: d 64 only, blocks of two
+// warpgroups, the dispatch below never asks for others): kTile-token tiles in blocks of kWG
+// warpgroups; 128-token tiles only for the d 64 blocks of two warpgroups.
+template <class KV, int D, bool kHostLength>
+WgmmaRowKernel wgmma_row_kernel_at(int rows_per_block, int tile) {
+  const auto pick = [&](auto wg, auto tokens) -> WgmmaRowKernel {
+    constexpr int kWG = decltype(wg)::value, kTile = decltype(tokens)::value;
+    using Tr = device::RowWgmmaTraits<kWG, D, kTile>;
+    if (tile != kTile || rows_per_block != Tr::kRows) return {};
+    return {reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, kWG, D, kTile, kHostLength>),
+            Tr::shared_bytes(), Tr::kThreads, Tr::kTile, Tr::kStages};
   };
-  // The host-length twins: the d 64 two-warpgroup blocks (MQA's many heads on one KV head) only.
-  if (host_length) {
-    if constexpr (D == 64) {
-      if (tile == 64 && rows_per_block == device::RowWgmmaTraits<2, D>::kRows)
-        return pick(device::RowWgmmaTraits<2, D>{},
-                    reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D, 64, true>));
-      if (tile == 128 && rows_per_block == device::RowWgmmaTraits<2, D, 128>::kRows)
-        return pick(device::RowWgmmaTraits<2, D, 128>{},
-                    reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D, 128, true>));
-    }
-    return {};
-  }
-  if (tile == 64 && rows_per_block == device::RowWgmmaTraits<1, D>::kRows)
-    return pick(device::RowWgmmaTraits<1, D>{},
-                reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 1, D>));
-  if (tile == 64 && rows_per_block == device::RowWgmmaTraits<2, D>::kRows)
-    return pick(device::RowWgmmaTraits<2, D>{},
-                reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D>));
-  // 128-token tiles: the d 64 two-warpgroup kernel only (MQA's many heads on one KV head).
-  if constexpr (D == 64)
-    if (tile == 128 && rows_per_block == device::RowWgmmaTraits<2, D, 128>::kRows)
-      return pick(device::RowWgmmaTraits<2, D, 128>{},
-                  reinterpret_cast<const void*>(&device::row_attention_wgmma_kernel<KV, 2, D, 128>));
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  using T64 = std::integral_constant<int, 64>;
+  if constexpr (!kHostLength)
+    if (const WgmmaRowKernel k = pick(One{}, T64{}); k.kernel != nullptr) return k;
+  if (const WgmmaRowKernel k = pick(Two{}, T64{}); k.kernel != nullptr) return k;
+  if constexpr (D == 64) return pick(Two{}, std::integral_constant<int, 128>{});
   return {};
 }
 
@@ -47,8 +39,10 @@ WgmmaRowKernel wgmma_row_kernel_at(int rows_per_block, int tile, bool host_lengt
 
 template <class KV>
 WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile, bool host_length) {
-  if (d == 64) return wgmma_row_kernel_at<KV, 64>(rows_per_block, tile, host_length);
-  if (d == 128) return wgmma_row_kernel_at<KV, 128>(rows_per_block, tile, host_length);
+  if (d == 64)
+    return host_length ? wgmma_row_kernel_at<KV, 64, true>(rows_per_block, tile)
+                       : wgmma_row_kernel_at<KV, 64, false>(rows_per_block, tile);
+  if (d == 128 && !host_length) return wgmma_row_kernel_at<KV, 128, false>(rows_per_block, tile);
   return {};
 }
 
