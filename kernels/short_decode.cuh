@@ -14,28 +14,31 @@
 //   2. reads the length (and, paged, the block-table row: both loads in flight together), then
 //      every page entry its rows need, then issues the cp.async copies of all its K rows (one
 //      group) and all its V rows (a second group): one wait for K, none between rows;
-//   3. scores every head of the block in one pass over each K row. FP16 storage: on tensor cores,
-//      a warp a 16-token tile, S^T = K Q^T as mma.m16n8k16 (K rows by ldmatrix, q rounded to FP16
-//      as the row family rounds it). BF16 and FP8: on CUDA cores, a lane takes a token and a
-//      quarter (8 tokens a warp pass) or half (16) of the row's 16-byte chunks, so that the
+//   3. scores every head of the block in one pass over each K row. FP16 and BF16 storage: on
+//      tensor cores, a warp a 16-token tile, S^T = K Q^T as mma.m16n8k16 (K rows by ldmatrix, q
+//      rounded to the storage type as the row family rounds it; BF16 splits q hi + lo, two
+//      mmas). FP8: on CUDA cores, a lane takes a token and a quarter (8 tokens a warp pass) or
+//      half (16) of the row's 16-byte chunks, so that the
 //      block's warps cover the sequence in one pass each, even with one head; each K chunk is
 //      loaded and widened once and FMA'd with each head's q chunk (broadcast reads) into per-head
 //      accumulators held in registers (kMaxHeads, a compile-time bound the launch picks); the
 //      lanes of a token are folded by shuffles;
 //   4. softmax a head a warp: max and sum of the head's scores, the probabilities exp2(s - max)
 //      written back in place (0 past the length) and the head's output scale;
-//   5. P V. FP16: on tensor cores, a warp 16 columns at a time, O = P V with the heads as the
-//      16 rows of the A operand (P rounded to FP16) and V by ldmatrix.trans. BF16 and FP8: a
+//   5. P V. FP16 and BF16: on tensor cores, a warp 16 columns at a time, O = P V with the heads
+//      as the 16 rows of the A operand (P rounded to FP16; BF16 splits P hi + lo, the lo parts in
+//      the A rows the heads leave free up to 8 heads) and V by ldmatrix.trans. FP8: a
 //      column a thread: each V element is read and widened once and FMA'd with every head's
 //      probability (broadcast float4 reads, 4 tokens each), so o is written directly, coalesced,
 //      without shuffles. The long stage's 256 threads take a column twice, each half of them every
 //      other 4-token step; the second half's sums meet the first's through shared memory (the q
 //      region, free after the scores) behind one more barrier.
-// Why tensor cores for FP16: the block's work is a few KB, so its time after the data arrive is
-// the instructions its warps issue. On CUDA cores the scores and P V took nearly half of them (the
-// q reads, K widening and FMAs of every head, a column's V elements one at a time); an mma does a
-// 16 x 8 x 16 block of either in one instruction. BF16 would need q and P split hi + lo (the row
-// family's rule, kernels/row_attention_mma.cuh) and FP8 a widening: not built here.
+// Why tensor cores: the block's work is a few KB, so its time after the data arrive is the
+// instructions its warps issue. On CUDA cores the scores and P V took nearly half of them (the q
+// reads, K widening and FMAs of every head, a column's V elements one at a time); an mma does a
+// 16 x 8 x 16 block of either in one instruction. BF16 keeps 8 significant bits, so q and P are
+// split hi + lo (the row family's rule, kernels/row_attention_mma.cuh, "Precision"): twice the
+// scores' mmas, P V's at most 8 heads packed into one. FP8 would need a widening: not built here.
 // No split, no partials in global memory, no merge. Scores are in the log2 domain (q's scale,
 // softmax_scale * log2(e), the K scale of FP8 and Vec16's unit scale are applied to each score);
 // lse is natural-log, the V scale and 1 / sum multiply o. An empty sequence writes o = 0 and
@@ -79,10 +82,10 @@ struct ShortStage {
   // Registers: 64 a thread at most either way (8 blocks of 128 threads, 4 of 256).
   static constexpr int kMinBlocksPerSm = 1024 / kThreads;
 };
-// Whether a storage type's scores and P V run on tensor cores (FP16), and so the staged rows' multiple
+// Whether a storage type's scores and P V run on tensor cores (FP16, BF16), and so the staged rows' multiple
 // (kernels/short_decode_layout.hpp) its plans use.
 template <class T>
-inline constexpr bool kShortMma = std::is_same_v<T, __half>;
+inline constexpr bool kShortMma = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 template <class T>
 inline constexpr int kShortRowMultipleOf = kShortMma<T> ? kShortMmaRowMultiple : kShortRowMultiple;
 inline constexpr float kShortLog2e = 1.4426950408889634f;
@@ -193,27 +196,38 @@ __device__ __forceinline__ float short_finish_score(float dot, float score_scale
   return s;
 }
 
-// Two FP16 pairs of an mma fragment from fp32 values in shared memory: lo = (p[0], p[1]), hi =
-// (p[8], p[9]): q's dims for the scores' B, the probabilities' tokens for P V's A.
-__device__ __forceinline__ void short_pack_pairs(const float* p, std::uint32_t& lo, std::uint32_t& hi) {
+// Two pairs of an mma fragment in storage type T from fp32 values in shared memory: r0 = (p[0],
+// p[1]), r1 = (p[8], p[9]): q's dims for the scores' B, the probabilities' tokens for P V's A.
+// BF16 (MmaStorage::kSplit) also returns the lo parts, x - hi rounded to BF16 (x = hi + lo to 16
+// bits), as the row family splits q and P (kernels/row_attention_mma.cuh, "Precision"); FP16 leaves
+// them untouched.
+template <class T>
+__device__ __forceinline__ void short_pack_pairs(const float* p, std::uint32_t& r0, std::uint32_t& r1,
+                                                 std::uint32_t& r0_lo, std::uint32_t& r1_lo) {
+  using Ops = MmaStorage<T>;
   const float2 a = *reinterpret_cast<const float2*>(p), b = *reinterpret_cast<const float2*>(p + 8);
-  lo = MmaStorage<__half>::pack(a.x, a.y);
-  hi = MmaStorage<__half>::pack(b.x, b.y);
+  r0 = Ops::pack(a.x, a.y);
+  r1 = Ops::pack(b.x, b.y);
+  if constexpr (Ops::kSplit) {
+    const float2 ah = Ops::unpack(r0), bh = Ops::unpack(r1);
+    r0_lo = Ops::pack(a.x - ah.x, a.y - ah.y);
+    r1_lo = Ops::pack(b.x - bh.x, b.y - bh.y);
+  }
 }
 
-// Scores on tensor cores (FP16 storage), a warp a 16-token tile t0 = 16 warp, + 16 warps, ...:
+// Scores on tensor cores (FP16 and BF16 storage), a warp a 16-token tile t0 = 16 warp, + 16 warps, ...:
 // S^T (16 tokens x 8 heads, kMaxHeads / 8 such head tiles) = K Q^T over k-steps of 16 dims.
 //   A  K rows t0 + (lane & 15), chunk 2 kk + lane / 16 (ldmatrix.x4: the 16 rows' chunk 2 kk, then
 //      2 kk + 1); rows past the length are stale, and only their own scores (never written) see them
-//   B  head nt x 8 + g's q at dims 16 kk + c2, +1 and + 8, + 9, rounded to FP16 from the staged
-//      fp32 (rows past the block's heads zero); the 8 rows' reads hit the same banks (4-8 way), a
-//      few loads a k-step
+//   B  head nt x 8 + g's q at dims 16 kk + c2, +1 and + 8, + 9, rounded to T from the staged fp32
+//      (rows past the block's heads zero); the 8 rows' reads hit the same banks (4-8 way), a few
+//      loads a k-step. BF16: q's lo parts are a second B, a second mma into the same accumulators
 //   C  tokens g and g + 8 x heads c2 and c2 + 1 (g = lane / 4, c2 = 2 (lane % 4))
-template <int kMaxHeads, int kWarps, class Args>
+template <class T, int kMaxHeads, int kWarps, class Args>
 __device__ __forceinline__ void short_scores_mma(float* scores, std::uint32_t k_base, const float* q_rows,
                                                  const ShortDecodeLayout& l, int len, int heads, float score_scale,
                                                  const Args& args) {
-  using Ops = MmaStorage<__half>;
+  using Ops = MmaStorage<T>;
   constexpr int kHeadTiles = (kMaxHeads + 7) / 8;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, c2 = (lane & 3) * 2;
@@ -231,9 +245,10 @@ __device__ __forceinline__ void short_scores_mma(float* scores, std::uint32_t k_
 #pragma unroll
       for (int nt = 0; nt < kHeadTiles; ++nt) {
         const int h = nt * 8 + g;
-        std::uint32_t b0 = 0u, b1 = 0u;
-        if (h < heads) short_pack_pairs(q_rows + h * args.head_dim + kk * 16 + c2, b0, b1);
+        std::uint32_t b0 = 0u, b1 = 0u, b0_lo = 0u, b1_lo = 0u;
+        if (h < heads) short_pack_pairs<T>(q_rows + h * args.head_dim + kk * 16 + c2, b0, b1, b0_lo, b1_lo);
         Ops::mma(acc[nt], a, b0, b1);
+        if constexpr (Ops::kSplit) Ops::mma(acc[nt], a, b0_lo, b1_lo);
       }
     }
 #pragma unroll
@@ -246,25 +261,32 @@ __device__ __forceinline__ void short_scores_mma(float* scores, std::uint32_t k_
   }
 }
 
-// P V on tensor cores (FP16 storage), a warp 16 columns (two n-tiles of 8) at a time, column pair
-// jp = warp, + warps, ...: O (16 heads x 16 columns) = P V over k-steps of 16 tokens up to len_rows
-// (a multiple of 16; the probabilities and V rows from the length to there are zero).
+// P V on tensor cores (FP16 and BF16 storage), a warp 16 columns (two n-tiles of 8) at a time,
+// column pair jp = warp, + warps, ...: O (16 heads x 16 columns) = P V over k-steps of 16 tokens up
+// to len_rows (a multiple of 16; the probabilities and V rows from the length to there are zero).
 //   A  P's rows g and g + 8 (heads; zero past the block's) at tokens t0 + c2, +1 and + 8, + 9,
-//      rounded to FP16 from the fp32 probabilities
+//      rounded to T from the fp32 probabilities. BF16 at most 8 heads (kPacked): rows g + 8 hold
+//      head g's lo parts (the row family's packed split), so one mma gives both products and row
+//      g's sum is C's rows g plus g + 8, both held by the same thread; BF16 at 16 heads: the lo
+//      parts are a second A, two more mmas a step
 //   B  V rows t0 + (lane & 7) + 8 ((lane >> 3) & 1), chunk 2 jp + lane / 16 by ldmatrix.trans:
 //      b[0], b[1] the first n-tile's k halves, b[2], b[3] the second's
 //   C  heads g and g + 8 x columns c2 and c2 + 1 of each n-tile, times the head's output scale
-template <int kMaxHeads, int kWarps>
+template <class T, int kMaxHeads, int kWarps>
 __device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const float* stats, std::uint32_t v_base,
                                              const ShortDecodeLayout& l, int len_rows, int heads, int head_dim) {
-  using Ops = MmaStorage<__half>;
+  using Ops = MmaStorage<T>;
+  constexpr bool kPacked = Ops::kSplit && kMaxHeads <= 8;
+  constexpr bool kLoOperand = Ops::kSplit && kMaxHeads > 8;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, c2 = (lane & 3) * 2;
   const std::uint32_t b_row = v_base + ((lane & 7) + ((lane >> 3) & 1) * 8) * l.pitch + (lane >> 4) * 16;
-  // One head row's A registers (r0: tokens c2, c2 + 1; r1: + 8) at step t0, zero past the heads.
-  const auto p_pair = [&](int h, int t0, std::uint32_t& r0, std::uint32_t& r1) {
-    r0 = r1 = 0u;
-    if (h < heads) short_pack_pairs(probs + h * l.rows + t0 + c2, r0, r1);
+  // One head row's A registers (r0: tokens c2, c2 + 1; r1: + 8) at step t0 and their lo parts,
+  // zero past the heads.
+  const auto p_pair = [&](int h, int t0, std::uint32_t& r0, std::uint32_t& r1, std::uint32_t& r0_lo,
+                          std::uint32_t& r1_lo) {
+    r0 = r1 = r0_lo = r1_lo = 0u;
+    if (h < heads) short_pack_pairs<T>(probs + h * l.rows + t0 + c2, r0, r1, r0_lo, r1_lo);
   };
   for (int jp = warp; jp < head_dim / 16; jp += kWarps) {
     float acc[2][4];
@@ -274,23 +296,34 @@ __device__ __forceinline__ void short_pv_mma(float* o, const float* probs, const
       for (int i = 0; i < 4; ++i) acc[n][i] = 0.f;
 #pragma unroll 1
     for (int t0 = 0; t0 < len_rows; t0 += 16) {
-      std::uint32_t a[4] = {0u, 0u, 0u, 0u};
-      p_pair(g, t0, a[0], a[2]);
-      if constexpr (kMaxHeads > 8) p_pair(g + 8, t0, a[1], a[3]);
+      std::uint32_t a[4] = {0u, 0u, 0u, 0u}, a_lo[4] = {0u, 0u, 0u, 0u};
+      if constexpr (kPacked) p_pair(g, t0, a[0], a[2], a[1], a[3]);
+      else p_pair(g, t0, a[0], a[2], a_lo[0], a_lo[2]);
+      if constexpr (kMaxHeads > 8) p_pair(g + 8, t0, a[1], a[3], a_lo[1], a_lo[3]);
       std::uint32_t b[4];
       ldmatrix_x4_trans(b, b_row + t0 * l.pitch + jp * 32);
       Ops::mma(acc[0], a, b[0], b[1]);
       Ops::mma(acc[1], a, b[2], b[3]);
+      if constexpr (kLoOperand) {
+        Ops::mma(acc[0], a_lo, b[0], b[1]);
+        Ops::mma(acc[1], a_lo, b[2], b[3]);
+      }
     }
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
       const int j = jp * 16 + n * 8 + c2;
+      if constexpr (kPacked) {
+        if (g < heads)
+          *reinterpret_cast<float2*>(o + static_cast<std::int64_t>(g) * head_dim + j) =
+              make_float2((acc[n][0] + acc[n][2]) * stats[g], (acc[n][1] + acc[n][3]) * stats[g]);
+      } else {
 #pragma unroll
-      for (int r = 0; r < (kMaxHeads > 8 ? 2 : 1); ++r) {
-        const int h = g + 8 * r;
-        if (h < heads)
-          *reinterpret_cast<float2*>(o + static_cast<std::int64_t>(h) * head_dim + j) =
-              make_float2(acc[n][2 * r] * stats[h], acc[n][2 * r + 1] * stats[h]);
+        for (int r = 0; r < (kMaxHeads > 8 ? 2 : 1); ++r) {
+          const int h = g + 8 * r;
+          if (h < heads)
+            *reinterpret_cast<float2*>(o + static_cast<std::int64_t>(h) * head_dim + j) =
+                make_float2(acc[n][2 * r] * stats[h], acc[n][2 * r + 1] * stats[h]);
+        }
       }
     }
   }
@@ -382,7 +415,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // same chunk of 8 consecutive rows (8 bank groups, the pitch being odd).
   float* const scores = reinterpret_cast<float*>(shared_bytes + l.scores);
   if constexpr (kShortMma<T>) {
-    short_scores_mma<kMaxHeads, kWarps>(scores, base + l.k, reinterpret_cast<const float*>(shared_bytes + l.q), l, len,
+    short_scores_mma<T, kMaxHeads, kWarps>(scores, base + l.k, reinterpret_cast<const float*>(shared_bytes + l.q), l, len,
                                         heads, score_scale, args);
   } else {
     // One pass a warp covers len either way: 8 tokens a pass up to 8 x warps tokens, else 16.
@@ -473,13 +506,13 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   }
   __syncthreads();  // probabilities and scales visible
 
-  // 5. P V: FP16 on tensor cores (short_pv_mma). Otherwise a column j a thread (columns j +
+  // 5. P V: FP16 and BF16 on tensor cores (short_pv_mma). Otherwise a column j a thread (columns j +
   // kShortThreads beyond d 128): each V element read once for every head, 4 tokens at a time (the
   // rows up to len_rows are staged or zero).
   [[maybe_unused]] const T* const v_rows = reinterpret_cast<const T*>(shared_bytes + l.v);
   [[maybe_unused]] const int pitch_elems = l.pitch / static_cast<int>(sizeof(T));
   if constexpr (kShortMma<T>) {
-    short_pv_mma<kMaxHeads, kWarps>(args.o + q_row0 * args.head_dim, scores, stats, base + l.v, l, len_rows, heads,
+    short_pv_mma<T, kMaxHeads, kWarps>(args.o + q_row0 * args.head_dim, scores, stats, base + l.v, l, len_rows, heads,
                                     args.head_dim);
   } else if constexpr (Stage::kPvHalves == 1) {
     for (int j = tid; j < args.head_dim; j += kShortThreads) {

@@ -91,7 +91,7 @@ TEST(ShortDecodeGpu, EveryLengthAndRaggedCapacity) {
         const DecodePlan plan =
             expect_short_verified(dtype, testing::short_decode_case({4 * group, 4, 64}, {33, 31, 5, 1, 0, 2, 30}, page, ++seed));
         EXPECT_EQ(plan.tile_tokens, 33);
-        EXPECT_EQ(plan.short_layout.rows, dtype == DType::fp16 ? 48 : 36);  // tensor-core P V: 16 rows a step
+        EXPECT_EQ(plan.short_layout.rows, dtype == DType::fp16 || dtype == DType::bf16 ? 48 : 36);  // tensor-core P V: 16 rows a step
       }
 }
 
@@ -133,11 +133,12 @@ TEST(ShortDecodeGpu, MqaSplitsTheGroupOverBlocks) {
 
 // Groups of 9-16 heads in one block (the head bound 16, with 11 of them predicated and all 16 used):
 // 64 KV heads over the boundary batch are enough (sequence, KV head) pairs that the planner keeps
-// each group whole on GPUs of up to 256 SMs.
+// each group whole on GPUs of up to 256 SMs. BF16 at 16 heads takes P's lo parts as a second A
+// operand (no free rows to pack them in).
 TEST(ShortDecodeGpu, WholeLargeGroupsInOneBlock) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 1400;
-  for (DType dtype : {DType::fp16, DType::fp8_e4m3})
+  for (DType dtype : {DType::fp16, DType::bf16, DType::fp8_e4m3})
     for (int group : {11, 16})
       for (int page : {0, 7}) {
         const DecodePlan plan = expect_short_verified(dtype, boundary_case({64 * group, 64, 64}, page, ++seed));
@@ -181,6 +182,7 @@ TEST(ShortDecodeGpu, Small) {
   one_head.path = DecodePath::short_seq;  // group 1: asked for (the planner keeps split-K there)
   expect_short_verified(DType::fp16, one_head);
   expect_short_verified(DType::fp8_e4m3, boundary_case({10, 2, 64}, 7, 996));
+  expect_short_verified(DType::bf16, boundary_case({16, 2, 64}, 7, 997));  // BF16's split q and P on tensor cores
 }
 
 }  // namespace

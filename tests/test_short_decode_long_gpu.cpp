@@ -95,7 +95,7 @@ TEST(ShortDecodeLongGpu, HeadDims) {
 // Every length from 0 to 128 in one batch (each block picks its scores' warp passes and P V's
 // steps from its own length), at MHA and groups 4 and 8, every storage type, contiguous and over
 // shuffled pages of 16; and a batch whose longest sequence, 97, is not a multiple of 4 or 16 (the
-// staged rows run to 100, or 112 in FP16, the V rows past each length zeroed by the block).
+// staged rows run to 100, or 112 in FP16 and BF16, the V rows past each length zeroed by the block).
 TEST(ShortDecodeLongGpu, EveryLengthAndRaggedCapacity) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 2200;
@@ -105,7 +105,7 @@ TEST(ShortDecodeLongGpu, EveryLengthAndRaggedCapacity) {
         expect_long_verified(dtype, long_case({4 * group, 4, 128}, testing::every_length_to(kShortMaxLen), page, ++seed));
         const DecodePlan plan = expect_long_verified(dtype, long_case({4 * group, 4, 64}, {97, 31, 65, 1, 0, 96, 66}, page, ++seed));
         EXPECT_EQ(plan.tile_tokens, 97);
-        EXPECT_EQ(plan.short_layout.rows, dtype == DType::fp16 ? 112 : 100);  // tensor-core P V: 16 rows a step
+        EXPECT_EQ(plan.short_layout.rows, dtype == DType::fp16 || dtype == DType::bf16 ? 112 : 100);  // tensor-core P V: 16 rows a step
       }
 }
 
@@ -160,6 +160,7 @@ TEST(ShortDecodeLongGpu, Small) {
   gqa.path = DecodePath::short_seq;
   expect_long_verified(DType::fp16, gqa);
   expect_long_verified(DType::fp8_e4m3, long_case({6, 2, 256}, {128, 65, 1}, 3, 2501));
+  expect_long_verified(DType::bf16, long_case({16, 2, 64}, {128, 65, 1}, 3, 2502));  // BF16's split q and P
 }
 
 }  // namespace
