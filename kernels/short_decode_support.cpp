@@ -59,19 +59,13 @@ std::int64_t short_decode_long_blocks(const DecodeProblem& p, int sms) {
   return items * ((p.shape.group() + heads - 1) / heads);
 }
 
-// Query heads a long-stage block may take for a variant under auto. gpt-oss's sliding layers (d 64,
-// group 8) ran faster there than on the row twins at 4 heads a block (batches 1-8) and slower at 8
-// (batches 16 and up), whatever the block count (docs/kernels/short_decode.md, "Measured: the
-// variants").
-constexpr int kShortVariantLongMaxHeads = 4;
-
-// auto, attention variants at 65-128 tokens: where the tensor-core row twins would run the point
-// (the CUDA-core twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel) and the long
-// stage's blocks take at most kShortVariantLongMaxHeads heads each.
-bool decode_prefers_short_variant_long(const DecodeProblem& p, const TuningPolicy& t, int sms) {
-  if (!decode_prefers_tensor_core(p, t)) return false;
-  const std::int64_t items = static_cast<std::int64_t>(p.num_seqs) * p.shape.heads_kv;
-  return short_decode_long_heads_per_block(p.shape.group(), items, sms) <= kShortVariantLongMaxHeads;
+// auto, attention variants at 65-128 tokens: wherever the tensor-core row twins would run the point
+// (the CUDA-core twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel), at any batch
+// and any heads a block. gpt-oss's sliding layers (d 64, group 8, BF16) ran faster there than on the
+// row twins at every batch from 1 to 128 on both layouts, whole groups of 8 a block included, once
+// BF16 ran on tensor cores (docs/kernels/short_decode.md, "Measured: the variants").
+bool decode_prefers_short_variant_long(const DecodeProblem& p, const TuningPolicy& t) {
+  return decode_prefers_tensor_core(p, t);
 }
 
 }  // namespace
@@ -88,7 +82,7 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   if (tokens <= kShortFirstStageLen) return true;
   // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
   if (t.fd_short_max_len != 0) return tokens <= t.fd_short_max_len;
-  if (!p.variant.plain()) return decode_prefers_short_variant_long(p, t, sms);
+  if (!p.variant.plain()) return decode_prefers_short_variant_long(p, t);
   // auto: only where the row-attention path would run the batch otherwise (MHA and groups 1-2, and
   // FP8 at the CUDA-core groups, keep their paths until measured against it), and there where the
   // long stage measured faster than the row kernel (H100, 32 / 8 heads, d 128, FP16 and BF16,

@@ -20,7 +20,7 @@ namespace decode_bench {
 // decode_prefers_short, the stage, the group's split over blocks, the layout) reads this bound, so
 // a 32K-token sequence with a window of 128 is a 128-token short decode. The long stage's automatic
 // rule for a variant: a decode the tensor-core row twins would otherwise run (not those of the
-// CUDA-core twins at groups 1-2) whose long-stage blocks take at most 4 query heads each.
+// CUDA-core twins at groups 1-2), at any batch.
 inline std::int64_t short_decode_tokens(const DecodeProblem& problem) {
   return variant_item_tokens(problem.max_len, problem.variant);
 }

@@ -224,10 +224,9 @@ TEST(ShortDecodeVariantGpu, GroupsAndHeadBounds) {
 }
 
 // gpt-oss's sliding layers at the models preset's shapes (window 128, sinks; one sequence of 32K
-// and 16 of 4K), contiguous and pages of 16. The automatic route takes the long stage for the one
-// sequence (4 heads a block) and leaves the 16 (8 heads a block) on the tensor-core row twins, which
-// DECODE_BENCH_FD_SHORT_SEQ=off does for both; DECODE_BENCH_FD_SHORT_MAX_LEN=128 sends the 16 to the
-// long stage. Every run verified.
+// and 16 of 4K), contiguous and pages of 16. The automatic route takes the long stage for both (4
+// heads a block for the one sequence, whole groups of 8 for the 16); DECODE_BENCH_FD_SHORT_SEQ=off
+// and DECODE_BENCH_FD_SHORT_MAX_LEN=64 keep them on the tensor-core row twins. Every run verified.
 TEST(ShortDecodeVariantGpu, GptOssSlidingPoints) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 5900;
@@ -243,15 +242,14 @@ TEST(ShortDecodeVariantGpu, GptOssSlidingPoints) {
     for (const std::vector<std::int32_t>& lengths : {std::vector<std::int32_t>{32768}, std::vector<std::int32_t>(16, 4096)}) {
       const bool one = lengths.size() == 1;
       ShortVariantCase c{kGptOss, lengths, page, v, {}, ++seed};
-      if (!one) {
-        expect_row_twins(c, " (automatic)");
-        c.options.tuning.fd_short_max_len = 128;
-      }
-      const DecodePlan plan = expect_short_verified(DType::bf16, c);
+      const DecodePlan plan = expect_short_verified(DType::bf16, c);  // automatic
       EXPECT_EQ(plan.query_heads_per_block, one ? 4 : 8);
       ShortVariantCase off{kGptOss, lengths, page, v, {}, c.seed};
       off.options.tuning.fd_short_seq = false;
       expect_row_twins(off, " DECODE_BENCH_FD_SHORT_SEQ=off");
+      ShortVariantCase closed{kGptOss, lengths, page, v, {}, c.seed};
+      closed.options.tuning.fd_short_max_len = 64;
+      expect_row_twins(closed, " DECODE_BENCH_FD_SHORT_MAX_LEN=64");
     }
 }
 
