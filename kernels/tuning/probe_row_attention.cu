@@ -259,6 +259,7 @@ int main(int argc, char** argv) {
       decode_point(1, 65536, paged, dtype);
       decode_point(16, 4096, paged, dtype);
       decode_point(64, 1024, paged, dtype);
+      decode_point(128, 512, paged, dtype);  // the models preset's largest batch: 1,024 items
       decode_point(64, 32, paged, dtype);  // short sequences: one 32-token tile per item
       decode_point(16, 128, paged, dtype);  // the short-sequence kernel's long stage: 128 blocks
       decode_point(32, 128, paged, dtype);  // 256 blocks: the long stage at two an SM
