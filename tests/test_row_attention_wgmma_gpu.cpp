@@ -3,7 +3,8 @@
 // tail dims zero), blocks of one and two warpgroups, row counts around 64 and 128 (padding rows,
 // padding warpgroups, a second row block), ranges not a multiple of the 64-token tile, starting
 // past 0, shorter than one tile, empty, one and three splits (the fused merge), contiguous and
-// over shuffled pages of 16 and 7. Outputs poisoned first (row_attention_case.hpp). Skipped with
+// over shuffled pages of 16 and 7; grouped decodes through plan_decode (the automatic choice where
+// their items fill the SMs). Outputs poisoned first (row_attention_case.hpp). Skipped with
 // the reason where no GPU exists or the GPU is not compute capability 9.0.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention_wgmma.hpp"
+#include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
 
@@ -100,8 +102,72 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   }
 }
 
+// Grouped decodes whose items alone fill the SMs (kernels/row_attention_launch.cuh,
+// wgmma_grouped_decode): FP16 at d 128, groups 4, 7 and 8, as many sequences as make at least one
+// (sequence, KV head) item an SM, ragged lengths of 0-160 tokens and one of 700 (past the short
+// path's 128), contiguous and over pages of 16, with host lengths (the work list) and without (the
+// uniform grid): the warpgroup-MMA kernel in 64-row blocks, verified against the float64
+// reference. One sequence fewer, BF16, d 64 and DECODE_BENCH_ROW_TILING=narrow keep mma.sync.
+TEST(RowAttentionWgmmaGpu, GroupedDecodeWhoseItemsFillTheSms) {
+  DB_REQUIRE_WGMMA();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  std::uint64_t seed = 9400;
+  for (const DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{28, 4, 128}, DecodeShape{64, 8, 128}}) {
+    const int seqs = (sms + shape.heads_kv - 1) / shape.heads_kv;
+    std::vector<std::int32_t> lengths(static_cast<std::size_t>(seqs));
+    for (int s = 0; s < seqs; ++s) lengths[s] = (s * 37) % 161;
+    lengths[1] = 700;
+    for (int page : {0, 16})
+      for (bool host : {false, true}) {
+        testing::DecodeCase c;
+        c.shape = shape;
+        c.lengths = lengths;
+        c.page_size = page;
+        c.host_lengths = host;
+        c.launches = 2;
+        c.seed = ++seed;
+        const std::string what = std::to_string(shape.heads_q) + "/" + std::to_string(shape.heads_kv) + " x " +
+                                 std::to_string(seqs) + " page " + std::to_string(page) + (host ? " host lengths" : "");
+        const auto r = testing::run_decode_case_as(DType::fp16, c);
+        ASSERT_EQ(r.status, cudaSuccess) << what << ": " << cudaGetErrorString(r.status);
+        EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << what;
+        EXPECT_TRUE(r.plan.rows.wgmma) << what;
+        EXPECT_EQ(r.plan.rows.rows_per_block, 64) << what;
+        EXPECT_EQ(r.plan.rows.work_entries.empty(), !host) << what;
+        EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
+      }
+    testing::DecodeCase fewer;
+    fewer.shape = shape;
+    fewer.lengths.assign(lengths.begin(), lengths.end() - 1);
+    fewer.seed = ++seed;
+    const auto f = testing::run_decode_case_as(DType::fp16, fewer);
+    ASSERT_EQ(f.status, cudaSuccess);
+    EXPECT_FALSE(f.plan.rows.wgmma) << shape.heads_q << "/" << shape.heads_kv << " one sequence fewer";
+    EXPECT_TRUE(f.verification.passed) << f.verification.summary();
+    testing::DecodeCase narrow = fewer;
+    narrow.lengths = lengths;
+    narrow.tuning.row_tiling = RowAttentionTiling::narrow;
+    const auto n = testing::run_decode_case_as(DType::fp16, narrow);
+    ASSERT_EQ(n.status, cudaSuccess);
+    EXPECT_FALSE(n.plan.rows.wgmma) << "DECODE_BENCH_ROW_TILING=narrow";
+    testing::DecodeCase bf16 = narrow;
+    bf16.tuning = {};
+    const auto b = testing::run_decode_case_as(DType::bf16, bf16);
+    ASSERT_EQ(b.status, cudaSuccess);
+    EXPECT_FALSE(b.plan.rows.wgmma) << "BF16";
+    EXPECT_TRUE(b.verification.passed) << b.verification.summary();
+  }
+  testing::DecodeCase d64;
+  d64.shape = {32, 8, 64};
+  d64.lengths.assign(static_cast<std::size_t>((sms + 7) / 8), 300);
+  const auto r64 = testing::run_decode_case_as(DType::fp16, d64);
+  ASSERT_EQ(r64.status, cudaSuccess);
+  EXPECT_FALSE(r64.plan.rows.wgmma) << "d 64";
+}
+
 // Small enough for compute-sanitizer memcheck and racecheck: both block sizes and head dims, three
-// splits, pages.
+// splits, pages; a grouped decode's work list.
 TEST(RowAttentionWgmmaGpu, Small) {
   DB_REQUIRE_WGMMA();
   for (int d : {128, 64})
@@ -121,6 +187,19 @@ TEST(RowAttentionWgmmaGpu, Small) {
       EXPECT_TRUE(r.verification.passed) << describe(c, block_rows) << ": " << r.verification.summary();
       EXPECT_TRUE(r.plan.wgmma);
     }
+  // A grouped decode's work list on 64-row blocks (the tiling pinned: a few items), an empty sequence.
+  testing::DecodeCase grouped;
+  grouped.shape = {16, 4, 128};
+  grouped.lengths = {300, 0, 65, 129};
+  grouped.page_size = 16;
+  grouped.host_lengths = true;
+  grouped.tuning.row_tiling = RowAttentionTiling::wgmma;
+  grouped.seed = 9390;
+  const auto g = testing::run_decode_case_as(DType::fp16, grouped);
+  ASSERT_EQ(g.status, cudaSuccess);
+  EXPECT_TRUE(g.plan.rows.wgmma);
+  EXPECT_FALSE(g.plan.rows.work_entries.empty());
+  EXPECT_TRUE(g.verification.passed) << g.verification.summary();
 }
 
 }  // namespace
