@@ -328,11 +328,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                         wgmma_row_kernel_runs_on(dev);
   // Grouped decodes (decode items of at most 16 rows, FP16 at d 128) whose items alone fill the SMs
   // take it too, in 64-row blocks: one wgmma for S and one for P V a tile free the issue slots the
-  // mma.sync kernel's tile loop spends at one or two blocks an SM. H100, 32 / 8 and 64 / 8 heads,
-  // contiguous and paged, 512 and 1,024 items (64 x 1K, 128 x 512): 4-6% faster than the narrow
-  // tiling; 128 items (16 x 4K) 1-4% faster but left on mma.sync with the one-block-an-SM split rule
-  // it was planned with; 8 items (1 x 32K) level or slower (DECODE_BENCH_ROW_TILING pinned,
-  // results/reference/h100/gqa-wgmma-6ad02f8/). Groups other than 4 and 8 are not measured.
+  // mma.sync kernel's tile loop spends at one or two blocks an SM. Measured faster on the H100 at
+  // 512 and 1,024 items (64 x 1K, 128 x 512) for groups 4, 7 and 8; 128 items (16 x 4K) keep
+  // mma.sync and the one-block-an-SM split rule they were planned with, 8 items (1 x 32K) were level
+  // or slower; other groups not measured (docs/kernels/rows_wgmma.md, "Grouped decodes").
   const bool wgmma_grouped_decode = implicit_decode_items(p) && rows <= 16 && p.shape.head_dim == 128 &&
                                     p.num_items >= sms;
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
