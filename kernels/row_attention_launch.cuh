@@ -62,9 +62,12 @@ template <class KV, int D>
 constexpr bool kHasVariantKernel =
     kHasTensorCorePath<KV> && (D == 128 || (D == 64 && dtype_of<typename KV::value_type>::value == DType::bf16));
 
-// The warpgroup-MMA kernel: FP16 storage at D 64 and 128 (kernels/instantiate/row_attention_wgmma_fp16.cu).
+// The warpgroup-MMA kernel: FP16 and BF16 storage at D 64 and 128
+// (kernels/instantiate/row_attention_wgmma_{fp16,bf16}.cu).
 template <class KV, int D>
-constexpr bool kHasWgmmaKernel = std::is_same_v<typename KV::value_type, __half> && (D == 64 || D == 128);
+constexpr bool kHasWgmmaKernel =
+    (std::is_same_v<typename KV::value_type, __half> || std::is_same_v<typename KV::value_type, __nv_bfloat16>) &&
+    (D == 64 || D == 128);
 
 template <class KV>
 constexpr bool one_block_per_sm_decode(bool packed) {
@@ -86,8 +89,8 @@ struct KernelChoice {
 // tensor-core tiling of 8 warps x 2 row tiles (RowMmaWideTraits; FP16 / BF16 at D <= 128 only).
 // packed: the narrow tiling's packed-split kernel (kHasPackedKernel; 16-row blocks).
 // steal: the work-stealing twin (kHasStealKernel; the narrow and packed tilings only).
-// wgmma: the warpgroup-MMA kernel (FP16 at D 64 and 128, blocks of 64 or 128 rows, its own stages;
-// present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
+// wgmma: the warpgroup-MMA kernel (FP16 at D 64 and 128 in blocks of 64 or 128 rows, BF16 in blocks
+// of 32; its own stages; present only in a build for Hopper: kernels/row_attention_wgmma.hpp).
 // variant: the attention variants' twin of the narrow or wide kernel (kHasVariantKernel).
 template <class KV, int D>
 KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
@@ -323,22 +326,33 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // (git show 9372013:results/reference/29187b1/; docs/history/kernel-notes.md, "The shared-prefix
   // phase on Hopper's warpgroup MMA"). Pinned by the tiling, it takes items of any row count; where
   // it does not run, the rules below decide.
+  // BF16 runs it in blocks of one warpgroup of 32 rows (the packed split, row_attention_wgmma.cuh;
+  // an item of more rows in several), where the grouped-decode rule below takes it or the tiling
+  // pins it; the rules for larger items were measured on FP16 only. DECODE_BENCH_ROW_WGMMA_ROWS
+  // pins FP16 blocks, and leaves BF16 on mma.sync.
+  const bool wgmma_packed = wgmma_warpgroup_rows<typename KV::value_type>() == 32;
+  const int wgmma_rows_pinned = options.tuning.row_wgmma_rows;
+  const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned
+                         : wgmma_packed        ? 32
+                         : rows <= 64          ? 64
+                                               : 128;
   const bool wgmma_ok = !variant && path == RowAttentionPath::tensor_core &&
-                        choose_kernel<KV>(p.shape.head_dim, path, 64, 0, false, false, false, true).kernel != nullptr &&
+                        choose_kernel<KV>(p.shape.head_dim, path, wgmma_rows, 0, false, false, false, true).kernel !=
+                            nullptr &&
                         wgmma_row_kernel_runs_on(dev);
-  // Grouped decodes (decode items of at most 16 rows, FP16 at d 128) whose items alone fill the SMs
-  // take it too, in 64-row blocks: one wgmma for S and one for P V a tile free the issue slots the
-  // mma.sync kernel's tile loop spends at one or two blocks an SM. Measured faster on the H100 at
-  // 512 and 1,024 items (64 x 1K, 128 x 512) for groups 4, 7 and 8; 128 items (16 x 4K) keep
-  // mma.sync and the one-block-an-SM split rule they were planned with, 8 items (1 x 32K) were level
-  // or slower; other groups not measured (docs/kernels/rows_wgmma.md, "Grouped decodes").
+  // Grouped decodes (decode items of at most 16 rows, FP16 and BF16 at d 128) whose items alone
+  // fill the SMs take it too, in one-warpgroup blocks: one wgmma for S and one for P V a tile free
+  // the issue slots the mma.sync kernel's tile loop spends at one or two blocks an SM. Measured
+  // faster on the H100 at 512 and 1,024 items (64 x 1K, 128 x 512) for groups 4, 7 and 8; 128 items
+  // (16 x 4K) keep mma.sync and the one-block-an-SM split rule they were planned with, 8 items
+  // (1 x 32K) were level or slower; other groups not measured (docs/kernels/rows_wgmma.md, "Grouped
+  // decodes").
   const bool wgmma_grouped_decode = implicit_decode_items(p) && rows <= 16 && p.shape.head_dim == 128 &&
                                     p.num_items >= sms;
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
-                                   (rows > 64 || (rows > 32 && item_tiles >= 128) || wgmma_grouped_decode)));
-  const int wgmma_rows_pinned = options.tuning.row_wgmma_rows;
-  const int wgmma_rows = wgmma_rows_pinned > 0 ? wgmma_rows_pinned : rows <= 64 ? 64 : 128;
+                                   ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
+                                    wgmma_grouped_decode)));
   const bool wide = !wgmma && wide_ok && tiling != RowAttentionTiling::narrow && !narrow_long_64 &&
                     (rows > 32 || (tiling == RowAttentionTiling::wide && rows > 16));
   const int rows_per_block = path == RowAttentionPath::simt ? 16

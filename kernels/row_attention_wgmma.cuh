@@ -2,8 +2,10 @@
 // Row attention on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 K/V, compiled for head
 // dims 64 and 128 (the head dims up to each, tail dims zero), the shape of the shared-prefix phase
 // (tens to hundreds of query rows on one KV head's token range) and of MQA's many query heads on
-// one KV head (Falcon-7B: 71 at d 64). Included only by
-// kernels/instantiate/row_attention_wgmma_fp16.cu, compiled for sm_90a alone (kernels/CMakeLists.txt).
+// one KV head (Falcon-7B: 71 at d 64); and BF16 K/V in blocks of one warpgroup with the packed
+// split below (grouped decodes: a few query rows a KV head). Included only by
+// kernels/instantiate/row_attention_wgmma_{fp16,bf16}.cu, compiled for sm_90a alone
+// (kernels/CMakeLists.txt).
 //
 // Why a second tensor-core kernel. The mma.sync kernel (row_attention_mma.cuh) reached well under
 // half the FP16 tensor roof on the prefix phase (N 256, P 32K, H100, commit 5b8dd7b): ncu counted
@@ -39,24 +41,34 @@
 // overlap the stages of tiles j and j - 1 are in use during tile j, so kStages - 2 tiles are in
 // flight (kAhead), against kStages - 1 without.
 // Q and P are the register A operands: their fragment layout per warp is mma.sync's m16n8k16 A.
+// The packed split (BF16, kPacked). BF16 keeps 8 bits of q and of the weights, too few for the 1e-3
+// tolerance, so each is split x = hi + lo (lo = x - hi rounded to BF16: 16 bits together), as the
+// mma.sync kernels do (row_attention_mma.cuh, "Precision"). Here the lo parts cost no instruction:
+// each warp's 16 accumulator rows hold 8 query rows, thread (g, tq) puts query row 8 (warp % 4) + g's
+// hi parts of q in A row g and its lo parts in A row g + 8. S's rows g and g + 8 are then the two
+// halves of one row's scores, which the thread itself holds and adds; the weights go back the same
+// way (hi in row g, lo in row g + 8), so O's rows g and g + 8 are the two halves of one row's
+// output, added once at the end. A warpgroup serves 32 query rows; grouped decodes have 4-16.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/row_attention_common.cuh"
-#include "kernels/row_attention_mma.cuh"  // MmaStorage<__half>::pack, fast_exp2, advance_row_max
+#include "kernels/row_attention_mma.cuh"  // MmaStorage, fast_exp2, advance_row_max
 #include "kernels/row_cluster_merge.cuh"
 #include "kernels/wgmma_ops.cuh"  // descriptors, fences, commit and wait
 
 namespace decode_bench::device {
 
-template <int kWG, int D = 128, int kTileTokens = 64>
+template <int kWG, int D = 128, int kTileTokens = 64, bool kPacked = false>
 struct RowWgmmaTraits {
   static_assert(D == 64 || D == 128, "compiled for head dims 64 and 128");
   static_assert(kTileTokens == 64 || (kTileTokens == 128 && kWG == 2 && D == 64),
                 "128-token tiles for the d 64 two-warpgroup kernel only");
+  static_assert(!kPacked || (kWG == 1 && kTileTokens == 64), "the packed split: one warpgroup, 64-token tiles");
   static constexpr int kD = D;
   static constexpr int kTile = kTileTokens;  // tokens per stage
   // P V of tile j - 1 issued behind S of tile j, so the softmax of j runs while the tensor cores
@@ -69,7 +81,8 @@ struct RowWgmmaTraits {
   static constexpr int kStages = kTile == 128 ? 3 : kOverlap ? 4 : 3;
   static constexpr int kAhead = kOverlap ? kStages - 2 : kStages - 1;  // tiles copied ahead of those in use
   static constexpr int kThreads = 128 * kWG;
-  static constexpr int kRows = 64 * kWG;  // rows per block
+  static constexpr int kWarpRows = kPacked ? 8 : 16;  // query rows a warp serves
+  static constexpr int kRows = 4 * kWarpRows * kWG;   // query rows a block serves
   static constexpr int kTileBytes = kTile * kD * 2;  // one of K, V: 16 KiB at d 128, 8 KiB at d 64 (64 tokens)
   static constexpr int kHalfBytes = kTile * 128;     // dims 0-63 or 64-127 of a tile
   static constexpr int kScores = kTile / 2;          // S's accumulators a thread (64 rows x kTile, FP32)
@@ -85,31 +98,47 @@ struct RowWgmmaTraits {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// d (64 x 64, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 64),
-// B in shared memory, K-major (kTransB 0: K of Q K^T) or MN-major (1: V of P V at d 64).
-template <int kTransB = 0>
+// d (64 x 64, FP32) (+)= A (64 x 16, T registers, mma.sync's A layout per warp) B (16 x 64), B in
+// shared memory, K-major (kTransB 0: K of Q K^T) or MN-major (1: V of P V at d 64); T FP16 or BF16.
+template <class T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_desc,
                                                    int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DB_WGMMA_D32_LIST ", "
-      "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-      : DB_WGMMA_D32_OPERANDS(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DB_WGMMA_D32_LIST ", "
+        "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+        : DB_WGMMA_D32_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " DB_WGMMA_D32_LIST ", "
+        "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+        : DB_WGMMA_D32_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
 }
 
-// d (64 x 128, FP32) (+)= A (64 x 16, FP16 registers, mma.sync's A layout per warp) B (16 x 128),
-// B in shared memory, K-major (kTransB 0: K of Q K^T over a 128-token tile) or MN-major (1: V of
-// P V at d 128).
-template <int kTransB>
+// d (64 x 128, FP32) (+)= A (64 x 16, T registers, mma.sync's A layout per warp) B (16 x 128), B in
+// shared memory, K-major (kTransB 0: K of Q K^T over a 128-token tile) or MN-major (1: V of P V at
+// d 128); T FP16 or BF16.
+template <class T, int kTransB>
 __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::uint32_t (&a)[4],
                                                     std::uint64_t b_desc, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " DB_WGMMA_D64_LIST ", "
-      "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-      : DB_WGMMA_D64_OPERANDS(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " DB_WGMMA_D64_LIST ", "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+        : DB_WGMMA_D64_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " DB_WGMMA_D64_LIST ", "
+        "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+        : DB_WGMMA_D64_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
 }
 
 // Where 16-byte chunk c (0-15; 0-7 at d 64) of tile row r (0 to kTile - 1) sits in a kTile x D FP16
@@ -151,13 +180,20 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 // At d 64 (O 32 accumulators a thread instead of 64) two blocks fit an SM's registers; the bound
 // asks ptxas to keep them there. 128-token tiles (S 64 accumulators a thread) run one block an SM,
 // as the split rule plans every d 64 block of this kernel.
+// BF16 K/V run the packed split (header), in blocks of one warpgroup.
 template <class KV, int kWG, int D = 128, int kTileTokens = 64, bool kHostLength = false>
 __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 1)
     row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
                                const int host_len) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Tr = RowWgmmaTraits<kWG, D, kTileTokens>;
-  static_assert(std::is_same_v<typename KV::value_type, __half>, "FP16 K/V");
+  using T = typename KV::value_type;
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 K/V");
+  constexpr bool kPacked = std::is_same_v<T, __nv_bfloat16>;
+  using Tr = RowWgmmaTraits<kWG, D, kTileTokens, kPacked>;
+  using Ops = MmaStorage<T>;
+  // The accumulator rows a thread holds: h = 0 and 1 are rows g and g + 8 of its warp's 16. Two
+  // query rows, or (packed) one row's hi and lo halves.
+  constexpr int kRowHalves = kPacked ? 1 : 2;
   constexpr int kTile = Tr::kTile, kStages = Tr::kStages, kSteps = D / 16, kColBlocks = D / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
@@ -200,25 +236,38 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wg = warp / 4, g = lane / 4, tq = lane % 4;
+  // The query row of the thread's accumulator rows h (0: g, 1: g + 8 of its warp's 16; packed, one
+  // row for both).
+  const auto query_row = [&](int h) {
+    return kPacked ? Tr::kRows / kWG * wg + Tr::kWarpRows * (warp % 4) + g : 64 * wg + 16 * (warp % 4) + g + 8 * h;
+  };
   // Q as the A operand of S = Q K^T, in registers for the whole range: q_frag[kk] holds rows
-  // r0 = 64 wg + 16 (warp % 4) + g and r0 + 8 at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1,
-  // scaled into the log2 domain, FP16, from Q's copy (its group in; the tiles' may be pending).
-  // Padding rows and dims past the head dim are 0. The stage Q sits in is refilled only after the
-  // loop's first barrier.
+  // query_row(0) and query_row(1) at dims 16 kk + 2 tq, + 1 and 16 kk + 8 + 2 tq, + 1 (packed: the
+  // hi parts, then the lo parts, of one row), scaled into the log2 domain, in T, from Q's copy (its
+  // group in; the tiles' may be pending). Padding rows and dims past the head dim are 0. The stage Q
+  // sits in is refilled only after the loop's first barrier.
   std::uint32_t q_frag[kSteps][4];
   cp_async_wait<Tr::kAhead>();
   __syncthreads();
   {
     const float* q_s = reinterpret_cast<const float*>(smem_raw + (q_stage - raw));
-    const int r0 = 64 * wg + 16 * (warp % 4) + g;
+    const int r0 = query_row(0);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const float2 x = *reinterpret_cast<const float2*>(q_s + (r0 + 8 * h) * D + 16 * kk + 8 * half + 2 * tq);
-          q_frag[kk][2 * half + h] = MmaStorage<__half>::pack(x.x * args.q_scale, x.y * args.q_scale);
+          const float2 x =
+              *reinterpret_cast<const float2*>(q_s + (kPacked ? r0 : r0 + 8 * h) * D + 16 * kk + 8 * half + 2 * tq);
+          if constexpr (kPacked) {
+            const float a = x.x * args.q_scale, b = x.y * args.q_scale;
+            const std::uint32_t hi = Ops::pack(a, b);
+            const float2 hf = Ops::unpack(hi);
+            q_frag[kk][2 * half + h] = h == 0 ? hi : Ops::pack(a - hf.x, b - hf.y);
+          } else {
+            q_frag[kk][2 * half + h] = Ops::pack(x.x * args.q_scale, x.y * args.q_scale);
+          }
         }
   }
   float o[4 * kColBlocks], s[Tr::kScores];
@@ -236,9 +285,9 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
     for (int c = 0; c < Tr::kPvSteps; ++c) {
       const std::uint64_t v_desc = sw128_descriptor(vs + c * 2048u, Tr::kHalfBytes, 1024);
       if constexpr (D == 64)
-        wgmma_m64n64k16_rs<1>(o, p_frag[c], v_desc, 1);
+        wgmma_m64n64k16_rs<T, 1>(o, p_frag[c], v_desc, 1);
       else
-        wgmma_m64n128k16_rs<1>(o, p_frag[c], v_desc, 1);
+        wgmma_m64n128k16_rs<T, 1>(o, p_frag[c], v_desc, 1);
     }
     wgmma_commit();
   };
@@ -261,9 +310,9 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
     for (int kk = 0; kk < kSteps; ++kk) {
       const std::uint32_t step = static_cast<std::uint32_t>((kk >> 2) * Tr::kHalfBytes + (kk & 3) * 32);
       if constexpr (kTile == 64)
-        wgmma_m64n64k16_rs(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
+        wgmma_m64n64k16_rs<T>(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
       else
-        wgmma_m64n128k16_rs<0>(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
+        wgmma_m64n128k16_rs<T, 0>(s, q_frag[kk], sw128_descriptor(ks + step, 16, 1024), kk > 0);
     }
     wgmma_commit();
   };
@@ -279,7 +328,9 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   // Online softmax in the log2 domain over S (waited for): the weights in place of the scores, l,
   // and O's rescale factors (as in row_attention_mma.cuh: a reference max that moves only when a
   // score exceeds it by more than 2^8, so O is rarely rescaled; FP16 P holds weights up to 256 as
-  // exactly as weights up to 1). Tokens past the range score -inf.
+  // exactly as weights up to 1). Tokens past the range score -inf. Packed, a row's scores are its
+  // hi and lo halves' sum (rows g and g + 8): the weights go to the first (s[4 j], s[4 j + 1]), and
+  // rows g and g + 8 of O share its rescale factor.
   const auto softmax = [&](int tile, float (&alpha)[2]) {
     const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
     const bool partial_tile = tile_t0 + kTile > t_end;
@@ -287,16 +338,19 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
+      for (int e = 0; e < 2 * kRowHalves; ++e) {
+        if constexpr (kPacked) s[4 * j + e] += s[4 * j + e + 2];
         if (partial_tile && tile_t0 + 8 * j + 2 * tq + (e & 1) >= t_end) s[4 * j + e] = -INFINITY;
         mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
       }
     constexpr float kSlack = 8.f;
     float base_m[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
+    for (int h = 0; h < kRowHalves; ++h) advance_row_max(mx[h], kSlack, m_run[h], l_run[h], base_m[h], alpha[h]);
+    if constexpr (kPacked) alpha[1] = alpha[0];
 #pragma unroll
     for (int i = 0; i < Tr::kScores; ++i) {
+      if (((i >> 1) & 1) >= kRowHalves) continue;
       s[i] = fast_exp2(s[i] - base_m[(i >> 1) & 1]);
       l_run[(i >> 1) & 1] += s[i];
     }
@@ -305,13 +359,22 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   // 2 c + 1). With the overlap this waits for the P V before it, which reads a until then: ptxas
   // serialises every wgmma of a kernel that defines a wgmma's register input while one is in
   // flight (warning C7513).
+  // Packed: row g + 8 takes the lo parts of row g's weights.
   const auto pack_p = [&](std::uint32_t (&a)[Tr::kPvSteps][4]) {
 #pragma unroll
     for (int c = 0; c < Tr::kPvSteps; ++c) {
-      a[c][0] = MmaStorage<__half>::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1
-      a[c][1] = MmaStorage<__half>::pack(s[8 * c + 2], s[8 * c + 3]);  // row g + 8
-      a[c][2] = MmaStorage<__half>::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1
-      a[c][3] = MmaStorage<__half>::pack(s[8 * c + 6], s[8 * c + 7]);  // row g + 8
+      if constexpr (kPacked) {
+        a[c][0] = Ops::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1: hi
+        a[c][2] = Ops::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1: hi
+        const float2 h0 = Ops::unpack(a[c][0]), h2 = Ops::unpack(a[c][2]);
+        a[c][1] = Ops::pack(s[8 * c] - h0.x, s[8 * c + 1] - h0.y);  // row g + 8: lo
+        a[c][3] = Ops::pack(s[8 * c + 4] - h2.x, s[8 * c + 5] - h2.y);
+      } else {
+        a[c][0] = Ops::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1
+        a[c][1] = Ops::pack(s[8 * c + 2], s[8 * c + 3]);  // row g + 8
+        a[c][2] = Ops::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1
+        a[c][3] = Ops::pack(s[8 * c + 6], s[8 * c + 7]);  // row g + 8
+      }
       fence_fragments(a[c]);  // written before the fence
     }
   };
@@ -384,16 +447,23 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   __syncthreads();  // the stages are free: the split merge's scratch
   mark_block(args.timeline, BlockMark::loop_end);
 
-  // Each thread's rows: 64 wg + 16 (warp % 4) + g (h = 0) and + 8 (h = 1), columns 8 n + 2 tq, + 1.
+  // Each thread's rows: query_row(h), columns 8 n + 2 tq, + 1 (packed: O's hi and lo halves added).
   // Their states go to the output (one split), the partials (the fused or separate merge), or this
   // block's shared memory, where the blocks of its cluster merge them (row_cluster_merge.cuh).
   const bool in_cluster = args.fused_merge == kClusterMerge;
   static_assert((Tr::kRows * D + Tr::kRows) * 4 <= Tr::kPipeBytes, "a cluster merge's state fits the stages");
+  if constexpr (kPacked) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
+    for (int n = 0; n < kColBlocks; ++n) {
+      o[4 * n] += o[4 * n + 2];
+      o[4 * n + 1] += o[4 * n + 3];
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < kRowHalves; ++h) {
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-    const int r = 64 * wg + 16 * (warp % 4) + g + 8 * h;
+    const int r = query_row(h);
     if (r >= nrows) continue;
     const float l = l_run[h];
     const float inv = l > 0.f ? 1.f / l : 0.f;

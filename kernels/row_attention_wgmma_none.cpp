@@ -1,5 +1,6 @@
 // A build without sm_90a (CMAKE_CUDA_ARCHITECTURES without 90): no warpgroup-MMA kernel, so the
 // planner keeps the mma.sync tilings everywhere.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/kv_accessor.hpp"
@@ -16,5 +17,7 @@ bool wgmma_row_kernel_runs_on(int) { return false; }
 
 template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int, bool);
 template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int, int, bool);
+template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__nv_bfloat16>>(int, int, int, bool);
+template WgmmaRowKernel wgmma_row_kernel<PagedKV<__nv_bfloat16>>(int, int, int, bool);
 
 }  // namespace decode_bench

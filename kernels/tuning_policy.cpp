@@ -108,7 +108,8 @@ const std::array<TuningKnob, 22> kKnobs{{
                      p.row_tiling);
      }},
     {"DECODE_BENCH_ROW_WGMMA_ROWS", "auto | 64 | 128", "auto",
-     "rows of a warpgroup-MMA block (64: one warpgroup, 128: two); auto: 64 for items of up to 64 rows, else 128",
+     "rows of an FP16 warpgroup-MMA block (64: one warpgroup, 128: two); auto: 64 for items of up to 64 rows, "
+     "else 128. BF16 blocks are one warpgroup of 32 rows, so a pin leaves BF16 on mma.sync",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64}, std::pair{std::string_view("128"), 128}},
                      p.row_wgmma_rows);

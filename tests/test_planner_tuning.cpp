@@ -240,6 +240,36 @@ TEST(PlannerTuning, WgmmaKernelTableHoldsTheHostLengthTwinsOnlyAtD64In128RowBloc
   expect_wgmma_kernel_table<PagedKV<__half>>();
 }
 
+// BF16 (the packed split, kernels/row_attention_wgmma.cuh): blocks of one warpgroup of 32 rows at
+// d 64 and 128 over 64-token tiles, in a build that carries the FP16 kernels; no other block, tile
+// or twin.
+template <class KV>
+void expect_packed_wgmma_kernel_table() {
+  const bool compiled = wgmma_row_kernel<ContiguousKV<__half>>(64, 64, 64).kernel != nullptr;
+  EXPECT_EQ(wgmma_warpgroup_rows<__nv_bfloat16>(), 32);
+  EXPECT_EQ(wgmma_warpgroup_rows<__half>(), 64);
+  for (int d : {64, 128}) {
+    const WgmmaRowKernel k = wgmma_row_kernel<KV>(32, d, 64);
+    EXPECT_EQ(k.kernel != nullptr, compiled) << "d " << d;
+    if (compiled) {
+      EXPECT_EQ(k.threads, 128) << "d " << d;
+      EXPECT_EQ(k.tile, 64) << "d " << d;
+      EXPECT_EQ(k.stages, d == 64 ? 4 : 3) << "d " << d;  // the overlap's fourth stage at d 64 only
+    }
+    EXPECT_EQ(wgmma_row_kernel<KV>(32, d, 64, true).kernel, nullptr) << "d " << d << " twin";
+    for (bool twin : {false, true}) {
+      for (int rows : {16, 64, 128}) EXPECT_EQ(wgmma_row_kernel<KV>(rows, d, 64, twin).kernel, nullptr) << rows << " rows";
+      EXPECT_EQ(wgmma_row_kernel<KV>(32, d, 128, twin).kernel, nullptr) << "128-token tiles, d " << d;
+    }
+  }
+  EXPECT_EQ(wgmma_row_kernel<KV>(32, 256, 64).kernel, nullptr);
+}
+
+TEST(PlannerTuning, WgmmaKernelTableHoldsBf16InOneWarpgroupBlocksOf32Rows) {
+  expect_packed_wgmma_kernel_table<ContiguousKV<__nv_bfloat16>>();
+  expect_packed_wgmma_kernel_table<PagedKV<__nv_bfloat16>>();
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env("DECODE_BENCH_FD_SPLIT_SCALE", "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");
@@ -268,7 +298,9 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 // plans about one block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16,
 // FP8 and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks
 // than SMs at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group
-// 4 take the packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does.
+// 4 take the packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does. Where
+// the items alone fill the SMs (64 x 1K), FP16 and BF16 take the warpgroup-MMA kernel where it runs
+// (RowAttentionWgmmaGpu.GroupedDecodeWhoseItemsFillTheSms), unsplit either way.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
@@ -320,6 +352,11 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
                 cudaSuccess);
     }
     const std::int64_t b = blocks(one_per_sm, items);
+    const bool wgmma = items >= sms && wgmma_row_kernel_runs_on(dev);
+    EXPECT_EQ(one_per_sm.rows.wgmma, wgmma);
+    EXPECT_EQ(bf16_plan.rows.wgmma, wgmma);
+    EXPECT_EQ(bf16_paged.rows.wgmma, wgmma);
+    EXPECT_EQ(bf16_unpacked.rows.wgmma, wgmma);
     if (items >= sms) {
       EXPECT_EQ(one_per_sm.rows.splits, 1);  // the items alone fill the SMs: no merge
     } else {
@@ -335,8 +372,8 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     EXPECT_EQ(blocks(e4m3_sms, items), b);
     EXPECT_EQ(blocks(paged_sms, items), b);
     EXPECT_EQ(blocks(group16_plan, items), b);  // 16 rows still fill one 16-row block
-    EXPECT_TRUE(bf16_plan.rows.packed);
-    EXPECT_TRUE(bf16_paged.rows.packed);
+    EXPECT_EQ(bf16_plan.rows.packed, !wgmma);
+    EXPECT_EQ(bf16_paged.rows.packed, !wgmma);
     EXPECT_TRUE(e4m3_plan.rows.packed);
     EXPECT_FALSE(bf16_unpacked.rows.packed);
     EXPECT_FALSE(one_per_sm.rows.packed);  // FP16 has no lo parts

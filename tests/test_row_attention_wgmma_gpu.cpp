@@ -1,7 +1,8 @@
 // The warpgroup-MMA row-attention kernel (kernels/row_attention_wgmma.cuh) against the float64
 // reference: FP16 at the head dims it serves (128 and 64, and 96 and 48 on those kernels with the
 // tail dims zero), blocks of one and two warpgroups, row counts around 64 and 128 (padding rows,
-// padding warpgroups, a second row block), ranges not a multiple of the 64-token tile, starting
+// padding warpgroups, a second row block); BF16 (the packed split) in blocks of 32 rows, up to ten
+// row blocks an item; ranges not a multiple of the 64-token tile, starting
 // past 0, shorter than one tile, empty, one and three splits (the fused merge), contiguous and
 // over shuffled pages of 16 and 7; grouped decodes through plan_decode (the automatic choice where
 // their items fill the SMs). Outputs poisoned first (row_attention_case.hpp). Skipped with
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <utility>
 #include <string>
 
 #include "kernels/tuning_policy.hpp"
@@ -30,9 +32,9 @@ using testing::RowCase;
                       "has no sm_90a kernel";                                                   \
   } while (0)
 
-std::string describe(const RowCase& c, int block_rows) {
+std::string describe(const RowCase& c, int block_rows, DType dtype = DType::fp16) {
   std::ostringstream s;
-  s << "D=" << c.shape.head_dim << " page=" << c.page_size << " splits=" << c.splits << " block rows " << block_rows
+  s << dtype_name(dtype) << " D=" << c.shape.head_dim << " page=" << c.page_size << " splits=" << c.splits << " block rows " << block_rows
     << " items";
   for (const auto& it : c.items) s << " (rows " << it.rows << ",[" << it.token_begin << "," << it.token_end << "))";
   return s.str();
@@ -41,7 +43,8 @@ std::string describe(const RowCase& c, int block_rows) {
 TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
   DB_REQUIRE_WGMMA();
   std::uint64_t seed = 9100;
-  for (int block_rows : {64, 128}) {
+  // BF16's blocks are 32 rows whatever the knob: the packed split's one warpgroup.
+  for (const auto& [dtype, block_rows] : {std::pair{DType::fp16, 64}, std::pair{DType::fp16, 128}, std::pair{DType::bf16, 32}}) {
     for (int d : {128, 96, 64, 48})
       for (int rows : {1, 17, 64, 65, 129, 300}) {
         RowCase c;
@@ -53,16 +56,18 @@ TEST(RowAttentionWgmmaGpu, RowsRangesSplitsAndPages) {
         c.splits = rows % 3 == 0 ? 3 : 1;
         c.path = RowAttentionPath::tensor_core;
         c.tiling = RowAttentionTiling::wgmma;
-        c.tuning.row_wgmma_rows = block_rows;
+        c.tuning.row_wgmma_rows = dtype == DType::fp16 ? block_rows : 0;
         c.seed = ++seed;
         // A long item starting past 0, a short one under a tile, an empty one.
         c.items = {{0, 0, rows, 3, len}, {0, 1, 5, 0, 41}, {1, 1, 9, 2, 2}};
-        const auto r = testing::run_row_case_as(DType::fp16, c);
-        ASSERT_EQ(r.status, cudaSuccess) << describe(c, block_rows) << ": " << cudaGetErrorString(r.status);
-        EXPECT_TRUE(r.verification.passed) << describe(c, block_rows) << ": " << r.verification.summary();
-        EXPECT_TRUE(r.plan.wgmma) << describe(c, block_rows);
-        EXPECT_FALSE(r.plan.wide) << describe(c, block_rows);
-        EXPECT_EQ(r.plan.rows_per_block, block_rows) << describe(c, block_rows);
+        const std::string what = describe(c, block_rows, dtype);
+        const auto r = testing::run_row_case_as(dtype, c);
+        ASSERT_EQ(r.status, cudaSuccess) << what << ": " << cudaGetErrorString(r.status);
+        EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
+        EXPECT_TRUE(r.plan.wgmma) << what;
+        EXPECT_FALSE(r.plan.wide) << what;
+        EXPECT_FALSE(r.plan.packed) << what;  // the mma.sync kernel's packed split, not this one's
+        EXPECT_EQ(r.plan.rows_per_block, block_rows) << what;
       }
   }
 }
@@ -103,77 +108,80 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
 }
 
 // Grouped decodes whose items alone fill the SMs (kernels/row_attention_launch.cuh,
-// wgmma_grouped_decode): FP16 at d 128, groups 4, 7 and 8, as many sequences as make at least one
-// (sequence, KV head) item an SM, ragged lengths of 0-160 tokens and one of 700 (past the short
-// path's 128), contiguous and over pages of 16, with host lengths (the work list) and without (the
-// uniform grid): the warpgroup-MMA kernel in 64-row blocks, verified against the float64
-// reference. One sequence fewer, BF16, d 64 and DECODE_BENCH_ROW_TILING=narrow keep mma.sync.
+// wgmma_grouped_decode): FP16 and BF16 at d 128, groups 4, 7, 8 and 16, as many sequences as make
+// at least one (sequence, KV head) item an SM, ragged lengths of 0-160 tokens and one of 700 (past
+// the short path's 128), contiguous and over pages of 16, with host lengths (the work list) and
+// without (the uniform grid): the warpgroup-MMA kernel in one-warpgroup blocks (FP16 64 rows, BF16
+// 32), verified against the float64 reference. One sequence fewer, d 64 and
+// DECODE_BENCH_ROW_TILING=narrow keep mma.sync.
 TEST(RowAttentionWgmmaGpu, GroupedDecodeWhoseItemsFillTheSms) {
   DB_REQUIRE_WGMMA();
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   std::uint64_t seed = 9400;
-  for (const DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{28, 4, 128}, DecodeShape{64, 8, 128}}) {
-    const int seqs = (sms + shape.heads_kv - 1) / shape.heads_kv;
-    std::vector<std::int32_t> lengths(static_cast<std::size_t>(seqs));
-    for (int s = 0; s < seqs; ++s) lengths[s] = (s * 37) % 161;
-    lengths[1] = 700;
-    for (int page : {0, 16})
-      for (bool host : {false, true}) {
-        testing::DecodeCase c;
-        c.shape = shape;
-        c.lengths = lengths;
-        c.page_size = page;
-        c.host_lengths = host;
-        c.launches = 2;
-        c.seed = ++seed;
-        const std::string what = std::to_string(shape.heads_q) + "/" + std::to_string(shape.heads_kv) + " x " +
-                                 std::to_string(seqs) + " page " + std::to_string(page) + (host ? " host lengths" : "");
-        const auto r = testing::run_decode_case_as(DType::fp16, c);
-        ASSERT_EQ(r.status, cudaSuccess) << what << ": " << cudaGetErrorString(r.status);
-        EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << what;
-        EXPECT_TRUE(r.plan.rows.wgmma) << what;
-        EXPECT_EQ(r.plan.rows.rows_per_block, 64) << what;
-        EXPECT_EQ(r.plan.rows.work_entries.empty(), !host) << what;
-        EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
-      }
-    testing::DecodeCase fewer;
-    fewer.shape = shape;
-    fewer.lengths.assign(lengths.begin(), lengths.end() - 1);
-    fewer.seed = ++seed;
-    const auto f = testing::run_decode_case_as(DType::fp16, fewer);
-    ASSERT_EQ(f.status, cudaSuccess);
-    EXPECT_FALSE(f.plan.rows.wgmma) << shape.heads_q << "/" << shape.heads_kv << " one sequence fewer";
-    EXPECT_TRUE(f.verification.passed) << f.verification.summary();
-    testing::DecodeCase narrow = fewer;
-    narrow.lengths = lengths;
-    narrow.tuning.row_tiling = RowAttentionTiling::narrow;
-    const auto n = testing::run_decode_case_as(DType::fp16, narrow);
-    ASSERT_EQ(n.status, cudaSuccess);
-    EXPECT_FALSE(n.plan.rows.wgmma) << "DECODE_BENCH_ROW_TILING=narrow";
-    testing::DecodeCase bf16 = narrow;
-    bf16.tuning = {};
-    const auto b = testing::run_decode_case_as(DType::bf16, bf16);
-    ASSERT_EQ(b.status, cudaSuccess);
-    EXPECT_FALSE(b.plan.rows.wgmma) << "BF16";
-    EXPECT_TRUE(b.verification.passed) << b.verification.summary();
+  for (const DType dtype : {DType::fp16, DType::bf16}) {
+    for (const DecodeShape shape :
+         {DecodeShape{32, 8, 128}, DecodeShape{28, 4, 128}, DecodeShape{64, 8, 128}, DecodeShape{128, 8, 128}}) {
+      const int seqs = (sms + shape.heads_kv - 1) / shape.heads_kv;
+      std::vector<std::int32_t> lengths(static_cast<std::size_t>(seqs));
+      for (int s = 0; s < seqs; ++s) lengths[s] = (s * 37) % 161;
+      lengths[1] = 700;
+      for (int page : {0, 16})
+        for (bool host : {false, true}) {
+          testing::DecodeCase c;
+          c.shape = shape;
+          c.lengths = lengths;
+          c.page_size = page;
+          c.host_lengths = host;
+          c.launches = 2;
+          c.seed = ++seed;
+          const std::string what = std::string(dtype_name(dtype)) + " " + std::to_string(shape.heads_q) + "/" +
+                                   std::to_string(shape.heads_kv) + " x " + std::to_string(seqs) + " page " +
+                                   std::to_string(page) + (host ? " host lengths" : "");
+          const auto r = testing::run_decode_case_as(dtype, c);
+          ASSERT_EQ(r.status, cudaSuccess) << what << ": " << cudaGetErrorString(r.status);
+          EXPECT_EQ(r.plan.path, DecodePath::tensor_core) << what;
+          EXPECT_TRUE(r.plan.rows.wgmma) << what;
+          EXPECT_EQ(r.plan.rows.rows_per_block, dtype == DType::fp16 ? 64 : 32) << what;
+          EXPECT_EQ(r.plan.rows.work_entries.empty(), !host) << what;
+          EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
+        }
+      testing::DecodeCase fewer;
+      fewer.shape = shape;
+      fewer.lengths.assign(lengths.begin(), lengths.end() - 1);
+      fewer.seed = ++seed;
+      const auto f = testing::run_decode_case_as(dtype, fewer);
+      ASSERT_EQ(f.status, cudaSuccess);
+      EXPECT_FALSE(f.plan.rows.wgmma) << dtype_name(dtype) << " " << shape.heads_q << "/" << shape.heads_kv
+                                      << " one sequence fewer";
+      EXPECT_TRUE(f.verification.passed) << f.verification.summary();
+      testing::DecodeCase narrow = fewer;
+      narrow.lengths = lengths;
+      narrow.tuning.row_tiling = RowAttentionTiling::narrow;
+      const auto n = testing::run_decode_case_as(dtype, narrow);
+      ASSERT_EQ(n.status, cudaSuccess);
+      EXPECT_FALSE(n.plan.rows.wgmma) << dtype_name(dtype) << " DECODE_BENCH_ROW_TILING=narrow";
+    }
   }
-  testing::DecodeCase d64;
-  d64.shape = {32, 8, 64};
-  d64.lengths.assign(static_cast<std::size_t>((sms + 7) / 8), 300);
-  const auto r64 = testing::run_decode_case_as(DType::fp16, d64);
-  ASSERT_EQ(r64.status, cudaSuccess);
-  EXPECT_FALSE(r64.plan.rows.wgmma) << "d 64";
+  for (const DType dtype : {DType::fp16, DType::bf16}) {
+    testing::DecodeCase d64;
+    d64.shape = {32, 8, 64};
+    d64.lengths.assign(static_cast<std::size_t>((sms + 7) / 8), 300);
+    const auto r64 = testing::run_decode_case_as(dtype, d64);
+    ASSERT_EQ(r64.status, cudaSuccess);
+    EXPECT_FALSE(r64.plan.rows.wgmma) << dtype_name(dtype) << " d 64";
+  }
 }
 
 // Small enough for compute-sanitizer memcheck and racecheck: both block sizes and head dims, three
-// splits, pages; a grouped decode's work list.
+// splits, pages, and BF16's 32-row blocks; a grouped decode's work list in FP16 and BF16.
 TEST(RowAttentionWgmmaGpu, Small) {
   DB_REQUIRE_WGMMA();
   for (int d : {128, 64})
-    for (int block_rows : {64, 128}) {
+    for (int block_rows : {64, 128, 32}) {
+      const DType dtype = block_rows == 32 ? DType::bf16 : DType::fp16;
       RowCase c;
-      c.tuning.row_wgmma_rows = block_rows;
+      c.tuning.row_wgmma_rows = dtype == DType::fp16 ? block_rows : 0;
       c.shape = {8, 2, d};
       c.lengths = {300, 3};
       c.page_size = 16;
@@ -182,24 +190,28 @@ TEST(RowAttentionWgmmaGpu, Small) {
       c.tiling = RowAttentionTiling::wgmma;
       c.seed = 9300 + block_rows + d;
       c.items = {{0, 0, 100, 5, 300}, {0, 1, 7, 0, 63}};
-      const auto r = testing::run_row_case_as(DType::fp16, c);
-      ASSERT_EQ(r.status, cudaSuccess) << describe(c, block_rows);
-      EXPECT_TRUE(r.verification.passed) << describe(c, block_rows) << ": " << r.verification.summary();
+      const auto r = testing::run_row_case_as(dtype, c);
+      ASSERT_EQ(r.status, cudaSuccess) << describe(c, block_rows, dtype);
+      EXPECT_TRUE(r.verification.passed) << describe(c, block_rows, dtype) << ": " << r.verification.summary();
       EXPECT_TRUE(r.plan.wgmma);
+      EXPECT_EQ(r.plan.rows_per_block, block_rows);
     }
-  // A grouped decode's work list on 64-row blocks (the tiling pinned: a few items), an empty sequence.
-  testing::DecodeCase grouped;
-  grouped.shape = {16, 4, 128};
-  grouped.lengths = {300, 0, 65, 129};
-  grouped.page_size = 16;
-  grouped.host_lengths = true;
-  grouped.tuning.row_tiling = RowAttentionTiling::wgmma;
-  grouped.seed = 9390;
-  const auto g = testing::run_decode_case_as(DType::fp16, grouped);
-  ASSERT_EQ(g.status, cudaSuccess);
-  EXPECT_TRUE(g.plan.rows.wgmma);
-  EXPECT_FALSE(g.plan.rows.work_entries.empty());
-  EXPECT_TRUE(g.verification.passed) << g.verification.summary();
+  // A grouped decode's work list on one-warpgroup blocks (the tiling pinned: a few items), an empty
+  // sequence.
+  for (const DType dtype : {DType::fp16, DType::bf16}) {
+    testing::DecodeCase grouped;
+    grouped.shape = {16, 4, 128};
+    grouped.lengths = {300, 0, 65, 129};
+    grouped.page_size = 16;
+    grouped.host_lengths = true;
+    grouped.tuning.row_tiling = RowAttentionTiling::wgmma;
+    grouped.seed = 9390;
+    const auto g = testing::run_decode_case_as(dtype, grouped);
+    ASSERT_EQ(g.status, cudaSuccess) << dtype_name(dtype);
+    EXPECT_TRUE(g.plan.rows.wgmma) << dtype_name(dtype);
+    EXPECT_FALSE(g.plan.rows.work_entries.empty()) << dtype_name(dtype);
+    EXPECT_TRUE(g.verification.passed) << dtype_name(dtype) << ": " << g.verification.summary();
+  }
 }
 
 }  // namespace
