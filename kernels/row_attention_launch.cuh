@@ -340,15 +340,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                         choose_kernel<KV>(p.shape.head_dim, path, wgmma_rows, 0, false, false, false, true).kernel !=
                             nullptr &&
                         wgmma_row_kernel_runs_on(dev);
-  // Grouped decodes (decode items of at most 16 rows, FP16 and BF16 at d 128) whose items alone
-  // fill the SMs take it too, in one-warpgroup blocks: one wgmma for S and one for P V a tile free
-  // the issue slots the mma.sync kernel's tile loop spends at one or two blocks an SM. Measured
-  // faster on the H100 at 512 and 1,024 items (64 x 1K, 128 x 512) for groups 4, 7 and 8; 128 items
-  // (16 x 4K) keep mma.sync and the one-block-an-SM split rule they were planned with, 8 items
-  // (1 x 32K) were level or slower; other groups not measured (docs/kernels/rows_wgmma.md, "Grouped
-  // decodes").
-  const bool wgmma_grouped_decode = implicit_decode_items(p) && rows <= 16 && p.shape.head_dim == 128 &&
-                                    p.num_items >= sms;
+  // Grouped decodes (decode items of at most 16 rows, FP16 and BF16 at d 128) take it too, in
+  // one-warpgroup blocks: one wgmma for S and one for P V a tile free the issue slots the mma.sync
+  // kernel's tile loop spends at one or two blocks an SM. Measured on the H100 against mma.sync
+  // pinned, groups 4, 7, 8 and 16 at 1 x 32K to 128 x 512, FP16 and BF16: faster or level at every
+  // point (docs/kernels/rows_wgmma.md, "Grouped decodes").
+  const bool wgmma_grouped_decode = implicit_decode_items(p) && rows <= 16 && p.shape.head_dim == 128;
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
                                    ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
@@ -436,13 +433,16 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // faster (one_block_per_sm_decode: not BF16 unpacked or FP8, whose hi + lo mma outran one
   // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
-  const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128;
+  // The warpgroup-MMA kernel's grouped decodes were measured on the slots rule, which they keep by
+  // default; the knob's sms takes them too.
+  const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && !wgmma;
   const RowDecodeSplits decode_splits =
       options.tuning.row_decode_splits != RowDecodeSplits::automatic ? options.tuning.row_decode_splits
       : one_per_sm_default                                            ? RowDecodeSplits::sms
                                                                       : RowDecodeSplits::slots;
+  const bool grouped_blocks = rows_per_block == 16 || (wgmma && implicit_decode_items(p) && rows <= 16);
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
-      rows_per_block == 16 && decode_splits == RowDecodeSplits::sms) {
+      grouped_blocks && decode_splits == RowDecodeSplits::sms) {
     const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
   }

@@ -133,7 +133,7 @@ const std::array<TuningKnob, 22> kKnobs{{
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "
-     "auto: sms where measured faster (FP16, packed BF16, contiguous K/V, d 128)",
+     "auto: sms where measured faster (FP16, packed BF16, contiguous K/V, d 128, on mma.sync), else slots",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
                      {std::pair{std::string_view("auto"), RowDecodeSplits::automatic},

@@ -294,18 +294,21 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   EXPECT_EQ(explicit_plan.num_splits, 8);
 }
 
-// A grouped FP16 (group <= 16) or packed BF16 (group <= 8) decode at d 128 over contiguous K/V
-// plans about one block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16,
-// FP8 and DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks
-// than SMs at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group
-// 4 take the packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does. Where
-// the items alone fill the SMs (64 x 1K), FP16 and BF16 take the warpgroup-MMA kernel where it runs
-// (RowAttentionWgmmaGpu.GroupedDecodeWhoseItemsFillTheSms), unsplit either way.
+// Where the warpgroup-MMA kernel does not run (no sm_90a in the build, or another GPU): a grouped
+// FP16 (group <= 16) or packed BF16 (group <= 8) decode at d 128 over contiguous K/V plans about
+// one block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16, FP8 and
+// DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than SMs
+// at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take the
+// packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does. Where it runs,
+// FP16 and BF16 grouped decodes take it at every shape (RowAttentionWgmmaGpu.GroupedDecodes), on
+// the every-slot rule by default and one block per SM under =sms; FP8 is planned as elsewhere.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  const bool wgmma = wgmma_row_kernel_runs_on(dev);
+  SCOPED_TRACE(wgmma ? "the wgmma kernel runs on this GPU" : "no wgmma kernel in this build or on this GPU");
   const auto blocks = [](const DecodePlan& plan, int items) {
     EXPECT_EQ(plan.path, DecodePath::tensor_core);
     return static_cast<std::int64_t>(plan.rows.splits) * items * plan.rows.row_blocks;
@@ -321,66 +324,73 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     e4m3.kv_dtype = DType::fp8_e4m3;
     group16.shape = DecodeShape{128, 8, 128};
     const int items = seqs * 8;
+    // The one-block-an-SM rule's grid: unsplit where the items alone fill the SMs, else the most
+    // splits that keep to one block an SM, at least three quarters of the SMs busy.
+    const auto expect_one_per_sm = [&](const DecodePlan& plan, const char* what) {
+      const std::int64_t b = blocks(plan, items);
+      if (items >= sms) {
+        EXPECT_EQ(plan.rows.splits, 1) << what;
+      } else {
+        EXPECT_LE(b, sms) << what;
+        EXPECT_GE(4 * b, 3 * sms) << what;
+        EXPECT_EQ(plan.rows.splits, sms / items) << what;
+      }
+    };
     DecodeOptions tc;  // FP8 decodes on CUDA cores unless the path is pinned
     tc.path = DecodePath::tensor_core;
-    DecodePlan one_per_sm, paged, bf16_plan, bf16_paged, e4m3_plan, group16_plan, slots_plan, e4m3_sms, paged_sms,
+    DecodeOptions slots;
+    slots.tuning.row_decode_splits = RowDecodeSplits::slots;
+    DecodeOptions unpacked;
+    unpacked.tuning.row_packed_split = false;
+    DecodeOptions forced = tc;
+    forced.tuning.row_decode_splits = RowDecodeSplits::sms;
+    DecodePlan fp16_plan, paged, bf16_plan, bf16_paged, e4m3_plan, group16_plan, slots_plan, e4m3_sms, paged_sms,
         bf16_unpacked;
-    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &one_per_sm), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &fp16_plan), cudaSuccess);
     ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, {}, &paged), cudaSuccess);
     ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_plan), cudaSuccess);
     ASSERT_EQ(plan_decode<PagedKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, {}, &bf16_paged), cudaSuccess);
     ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, tc, &e4m3_plan),
               cudaSuccess);
     ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, group16, {}, &group16_plan), cudaSuccess);
-    {
-      DecodeOptions slots;
-      slots.tuning.row_decode_splits = RowDecodeSplits::slots;
-      ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, slots, &slots_plan), cudaSuccess);
-    }
-    {
-      DecodeOptions forced = tc;
-      forced.tuning.row_decode_splits = RowDecodeSplits::sms;
-      ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, forced, &e4m3_sms),
-                cudaSuccess);
-      forced.path = DecodePath::automatic;
-      ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, forced, &paged_sms), cudaSuccess);
-    }
-    {
-      DecodeOptions off;
-      off.tuning.row_packed_split = false;
-      ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, off, &bf16_unpacked),
-                cudaSuccess);
-    }
-    const std::int64_t b = blocks(one_per_sm, items);
-    const bool wgmma = items >= sms && wgmma_row_kernel_runs_on(dev);
-    EXPECT_EQ(one_per_sm.rows.wgmma, wgmma);
-    EXPECT_EQ(bf16_plan.rows.wgmma, wgmma);
-    EXPECT_EQ(bf16_paged.rows.wgmma, wgmma);
-    EXPECT_EQ(bf16_unpacked.rows.wgmma, wgmma);
-    if (items >= sms) {
-      EXPECT_EQ(one_per_sm.rows.splits, 1);  // the items alone fill the SMs: no merge
-    } else {
-      EXPECT_LE(b, sms);
-      EXPECT_GE(4 * b, 3 * sms);
-      EXPECT_EQ(one_per_sm.rows.splits, sms / items);
-    }
+    ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, fp16, slots, &slots_plan), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__nv_fp8_e4m3>>(DecodeKernel::flash_decode, e4m3, forced, &e4m3_sms),
+              cudaSuccess);
+    ASSERT_EQ(plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, fp16, forced, &paged_sms), cudaSuccess);
+    ASSERT_EQ(plan_decode<ContiguousKV<__nv_bfloat16>>(DecodeKernel::flash_decode, bf16, unpacked, &bf16_unpacked),
+              cudaSuccess);
+    for (const auto& [plan, what] : {std::pair{&fp16_plan, "fp16"}, std::pair{&paged, "fp16 paged"},
+                                     std::pair{&bf16_plan, "bf16"}, std::pair{&bf16_paged, "bf16 paged"},
+                                     std::pair{&bf16_unpacked, "bf16 unpacked"}, std::pair{&group16_plan, "group 16"},
+                                     std::pair{&slots_plan, "slots"}, std::pair{&paged_sms, "fp16 paged sms"}})
+      EXPECT_EQ(plan->rows.wgmma, wgmma) << what;
+    EXPECT_FALSE(e4m3_plan.rows.wgmma);
+    EXPECT_FALSE(e4m3_sms.rows.wgmma);
     const std::int64_t slots_blocks = blocks(slots_plan, items);
-    EXPECT_EQ(blocks(paged, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_plan, items), b);
-    EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
-    EXPECT_EQ(blocks(e4m3_sms, items), b);
-    EXPECT_EQ(blocks(paged_sms, items), b);
-    EXPECT_EQ(blocks(group16_plan, items), b);  // 16 rows still fill one 16-row block
-    EXPECT_EQ(bf16_plan.rows.packed, !wgmma);
-    EXPECT_EQ(bf16_paged.rows.packed, !wgmma);
+    expect_one_per_sm(e4m3_sms, "fp8 sms");
+    expect_one_per_sm(paged_sms, "fp16 paged sms");
     EXPECT_TRUE(e4m3_plan.rows.packed);
     EXPECT_FALSE(bf16_unpacked.rows.packed);
-    EXPECT_FALSE(one_per_sm.rows.packed);  // FP16 has no lo parts
+    EXPECT_FALSE(fp16_plan.rows.packed);  // FP16 has no lo parts
     EXPECT_FALSE(group16_plan.rows.packed);
-    if (items < 2 * sms) {
-      EXPECT_GT(blocks(slots_plan, items), sms);  // the rules differ here
-      EXPECT_GT(blocks(e4m3_plan, items), sms);
+    EXPECT_EQ(blocks(paged, items), slots_blocks);
+    EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
+    EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
+    if (items < 2 * sms) EXPECT_GT(blocks(e4m3_plan, items), sms);  // the rules differ here
+    if (wgmma) {
+      // The every-slot rule by default, the same grid for FP16 and BF16 blocks.
+      EXPECT_EQ(blocks(fp16_plan, items), slots_blocks);
+      EXPECT_EQ(blocks(bf16_plan, items), slots_blocks);
+      EXPECT_EQ(blocks(group16_plan, items), slots_blocks);
+      EXPECT_FALSE(bf16_plan.rows.packed);
+      EXPECT_FALSE(bf16_paged.rows.packed);
+    } else {
+      expect_one_per_sm(fp16_plan, "fp16");
+      expect_one_per_sm(bf16_plan, "bf16");
+      expect_one_per_sm(group16_plan, "group 16");  // 16 rows still fill one 16-row block
+      EXPECT_TRUE(bf16_plan.rows.packed);
+      EXPECT_TRUE(bf16_paged.rows.packed);
+      if (items < 2 * sms) EXPECT_GT(slots_blocks, sms);
     }
   }
 }
@@ -544,7 +554,8 @@ TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOnTheTwin) {
 // Work stealing (RowAttentionPlan::steal_pool): row attention steals only where options or the
 // policy's row_steal (DECODE_BENCH_ROW_STEAL) ask, and only where a stealing twin is compiled (kHasStealKernel: FP16 /
 // BF16, D 128, narrow or packed) for split items; grouped decode over paged K/V asks for a quarter
-// by default, over contiguous K/V for none.
+// by default, over contiguous K/V for none. The grouped decodes pin the narrow tiling: where the
+// warpgroup-MMA kernel runs, they take it by default, and it does not steal.
 TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
   DB_REQUIRE_GPU();
   int dev = 0;
@@ -564,22 +575,27 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
     EXPECT_EQ(plan_row_attention<ContiguousKV<__half>>(p, options, &plan), cudaSuccess);
     return plan;
   };
-  const RowAttentionOptions half{.steal_pool = 0.5};
+  const RowAttentionOptions narrow{.tiling = RowAttentionTiling::narrow};
+  const RowAttentionOptions half{.tiling = RowAttentionTiling::narrow, .steal_pool = 0.5};
   {
-    const RowAttentionPlan grouped = plan_of(4, 8, 65536);  // 32 / 8 heads, 1 x 64K: split 16 ways
+    const RowAttentionPlan on_wgmma = plan_of(4, 8, 65536, {.steal_pool = 0.5});
+    EXPECT_EQ(on_wgmma.wgmma, wgmma_runs);
+    if (wgmma_runs) EXPECT_EQ(on_wgmma.steal_pool, 0.0);
+    const RowAttentionPlan grouped = plan_of(4, 8, 65536, narrow);  // 32 / 8 heads, 1 x 64K: split 16 ways
     EXPECT_GT(grouped.splits, 1);
     EXPECT_FALSE(grouped.wide);
     EXPECT_EQ(grouped.steal_pool, 0.0);  // not asked
     const RowAttentionPlan asked = plan_of(4, 8, 65536, half);
     EXPECT_EQ(asked.splits, grouped.splits);
     EXPECT_EQ(asked.steal_pool, 0.5);
-    EXPECT_EQ(plan_of(4, 8, 65536, {.steal_pool = 1.5}).steal_pool, 1.0);  // clamped to the whole item
+    EXPECT_EQ(plan_of(4, 8, 65536, {.tiling = RowAttentionTiling::narrow, .steal_pool = 1.5}).steal_pool,
+              1.0);  // clamped to the whole item
     RowAttentionOptions unsplit = half;
     unsplit.splits = 1;
     EXPECT_EQ(plan_of(4, 8, 65536, unsplit).steal_pool, 0.0);
     // A shared prefix of 64 x 4 rows: the wgmma kernel where it runs, else the wide tiling; neither
     // has a stealing twin. The wide tiling pinned, on every GPU.
-    const RowAttentionPlan prefix = plan_of(256, 8, 32768, half);
+    const RowAttentionPlan prefix = plan_of(256, 8, 32768, {.steal_pool = 0.5});
     EXPECT_EQ(prefix.wgmma, wgmma_runs);
     EXPECT_EQ(prefix.wide, !wgmma_runs);
     EXPECT_GT(prefix.splits, 1);
@@ -597,7 +613,7 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
     EXPECT_EQ(plan_of(4, 8, 65536, half, 64).steal_pool, 0.0);
   }
   {
-    RowAttentionOptions pinned;
+    RowAttentionOptions pinned = narrow;
     pinned.tuning.row_steal = 0.5;
     EXPECT_EQ(plan_of(4, 8, 65536, pinned).steal_pool, 0.5);
     pinned.steal_pool = 0;
@@ -607,7 +623,8 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
   DecodeProblem problem;
   problem.shape = DecodeShape{32, 8, 128};
   problem.max_len = 65536;
-  const auto decode_pool = [&](bool paged, DType dtype, const DecodeOptions& options = {}) {
+  const auto decode_pool = [&](bool paged, DType dtype, DecodeOptions options = {}) {
+    options.tuning.row_tiling = RowAttentionTiling::narrow;
     problem.kv_dtype = dtype;
     DecodePlan plan;
     cudaError_t e = cudaErrorInvalidValue;

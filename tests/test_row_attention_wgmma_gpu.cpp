@@ -107,14 +107,14 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
   }
 }
 
-// Grouped decodes whose items alone fill the SMs (kernels/row_attention_launch.cuh,
-// wgmma_grouped_decode): FP16 and BF16 at d 128, groups 4, 7, 8 and 16, as many sequences as make
-// at least one (sequence, KV head) item an SM, ragged lengths of 0-160 tokens and one of 700 (past
-// the short path's 128), contiguous and over pages of 16, with host lengths (the work list) and
-// without (the uniform grid): the warpgroup-MMA kernel in one-warpgroup blocks (FP16 64 rows, BF16
-// 32), verified against the float64 reference. One sequence fewer, d 64 and
-// DECODE_BENCH_ROW_TILING=narrow keep mma.sync.
-TEST(RowAttentionWgmmaGpu, GroupedDecodeWhoseItemsFillTheSms) {
+// Grouped decodes (kernels/row_attention_launch.cuh, wgmma_grouped_decode): FP16 and BF16 at d 128,
+// groups 4, 7, 8 and 16, as many sequences as make at least one (sequence, KV head) item an SM,
+// ragged lengths of 0-160 tokens and one of 700 (past the short path's 128), contiguous and over
+// pages of 16, with host lengths (the work list) and without (the uniform grid); and two sequences
+// of 5000 and 3000 tokens (split items): the warpgroup-MMA kernel in one-warpgroup blocks (FP16 64
+// rows, BF16 32), verified against the float64 reference. d 64 and DECODE_BENCH_ROW_TILING=narrow
+// keep mma.sync.
+TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
   DB_REQUIRE_WGMMA();
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
@@ -146,21 +146,29 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodeWhoseItemsFillTheSms) {
           EXPECT_EQ(r.plan.rows.work_entries.empty(), !host) << what;
           EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
         }
-      testing::DecodeCase fewer;
-      fewer.shape = shape;
-      fewer.lengths.assign(lengths.begin(), lengths.end() - 1);
-      fewer.seed = ++seed;
-      const auto f = testing::run_decode_case_as(dtype, fewer);
-      ASSERT_EQ(f.status, cudaSuccess);
-      EXPECT_FALSE(f.plan.rows.wgmma) << dtype_name(dtype) << " " << shape.heads_q << "/" << shape.heads_kv
-                                      << " one sequence fewer";
-      EXPECT_TRUE(f.verification.passed) << f.verification.summary();
-      testing::DecodeCase narrow = fewer;
+      const std::string shape_name =
+          std::string(dtype_name(dtype)) + " " + std::to_string(shape.heads_q) + "/" + std::to_string(shape.heads_kv);
+      for (bool paged : {false, true}) {
+        testing::DecodeCase two;
+        two.shape = shape;
+        two.lengths = {5000, 3000};
+        two.page_size = paged ? 16 : 0;
+        two.seed = ++seed;
+        const auto t = testing::run_decode_case_as(dtype, two);
+        ASSERT_EQ(t.status, cudaSuccess) << shape_name << " two sequences";
+        EXPECT_TRUE(t.plan.rows.wgmma) << shape_name << " two sequences";
+        EXPECT_GT(t.plan.rows.splits, 1) << shape_name << " two sequences";
+        EXPECT_TRUE(t.verification.passed) << shape_name << " two sequences: " << t.verification.summary();
+      }
+      testing::DecodeCase narrow;
+      narrow.shape = shape;
       narrow.lengths = lengths;
+      narrow.seed = ++seed;
       narrow.tuning.row_tiling = RowAttentionTiling::narrow;
       const auto n = testing::run_decode_case_as(dtype, narrow);
       ASSERT_EQ(n.status, cudaSuccess);
-      EXPECT_FALSE(n.plan.rows.wgmma) << dtype_name(dtype) << " DECODE_BENCH_ROW_TILING=narrow";
+      EXPECT_FALSE(n.plan.rows.wgmma) << shape_name << " DECODE_BENCH_ROW_TILING=narrow";
+      EXPECT_TRUE(n.verification.passed) << shape_name << " narrow: " << n.verification.summary();
     }
   }
   for (const DType dtype : {DType::fp16, DType::bf16}) {
