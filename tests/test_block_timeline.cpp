@@ -94,8 +94,9 @@ std::vector<Row> read_rows(const std::string& path, const std::string& point) {
   return rows;
 }
 
-// A grouped decode on the tensor-core row kernel (split: the last block merges) and an MHA decode
-// on the CUDA-core flash decode, both timed into one point.
+// A grouped decode on a tensor-core row kernel (split: the last block, or the cluster, merges; the
+// warpgroup-MMA kernel where it runs, else mma.sync) and an MHA decode on the CUDA-core flash
+// decode, both timed into one point.
 TEST(BlockTimelineGpu, EveryBlockOfRealLaunchesIsRecordedInOrder) {
   DB_REQUIRE_GPU();
   TimelineGuard guard;
@@ -106,6 +107,7 @@ TEST(BlockTimelineGpu, EveryBlockOfRealLaunchesIsRecordedInOrder) {
   ASSERT_EQ(cudaMemset(events.get(), 0, events.size() * sizeof(BlockEvent)), cudaSuccess);
   set_block_timeline(events.get(), static_cast<std::int64_t>(events.size()));
   std::vector<std::int64_t> launch_blocks;
+  std::vector<std::string> want_kernels;
   for (const DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{8, 8, 128}}) {
     const std::size_t elems = static_cast<std::size_t>(seqs) * shape.heads_kv * len * shape.head_dim;
     DeviceBuffer<__half> k(std::vector<__half>(elems, __float2half(0.25f))), v(std::vector<__half>(elems, __float2half(-0.5f)));
@@ -125,6 +127,8 @@ TEST(BlockTimelineGpu, EveryBlockOfRealLaunchesIsRecordedInOrder) {
               cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(block_timeline_launches().size(), before + 1);  // one kernel, merge fused
+    want_kernels.push_back(plan.path == DecodePath::tensor_core ? (plan.rows.wgmma ? "row_wgmma" : "row_mma")
+                                                                 : "flash_decode");
   }
   const std::string path = ::testing::TempDir() + "block_timeline_test.csv";
   std::remove(path.c_str());
@@ -133,7 +137,8 @@ TEST(BlockTimelineGpu, EveryBlockOfRealLaunchesIsRecordedInOrder) {
   const std::vector<Row> rows = read_rows(path, "grouped; then mha");
   const auto& launches = block_timeline_launches();
   ASSERT_EQ(launches.size(), 2u);
-  EXPECT_EQ(launches[0].kernel, "row_mma");
+  EXPECT_EQ(launches[0].kernel, want_kernels[0]);
+  EXPECT_NE(launches[0].kernel, "flash_decode");  // the grouped decode runs on a row kernel
   EXPECT_EQ(launches[1].kernel, "flash_decode");
   long long earliest = -1;
   for (std::size_t l = 0; l < launches.size(); ++l) {
