@@ -98,47 +98,39 @@ struct RowWgmmaTraits {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
+// One register-A wgmma (the RS form) of storage type T, FP16 or BF16: SHAPE ("m64nNk16"), the
+// accumulators d (DLIST and DOPS: DB_WGMMA_D<N / 2>_LIST and _OPERANDS), A the fragments a[0..3],
+// B the shared-memory descriptor b_desc, accumulate 0 overwriting d, kTransB B's transpose
+// immediate; PRED and TAIL number the operands after the accumulators, whose operand list (DOPS)
+// comes last.
+#define DB_WGMMA_RS_ASM(TY, SHAPE, PRED, DLIST, TAIL, ...)                                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n"                                 \
+               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TY "." TY " " DLIST ", " TAIL ";\n}\n" \
+               : __VA_ARGS__                                                                      \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB))
+#define DB_WGMMA_RS(...)                                 \
+  if constexpr (std::is_same_v<T, __half>)               \
+    DB_WGMMA_RS_ASM("f16", __VA_ARGS__);                 \
+  else                                                   \
+    DB_WGMMA_RS_ASM("bf16", __VA_ARGS__)
+
 // d (64 x 64, FP32) (+)= A (64 x 16, T registers, mma.sync's A layout per warp) B (16 x 64), B in
-// shared memory, K-major (kTransB 0: K of Q K^T) or MN-major (1: V of P V at d 64); T FP16 or BF16.
+// shared memory, K-major (kTransB 0: K of Q K^T) or MN-major (1: V of P V at d 64).
 template <class T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b_desc,
                                                    int accumulate) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " DB_WGMMA_D32_LIST ", "
-        "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-        : DB_WGMMA_D32_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
-  else
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " DB_WGMMA_D32_LIST ", "
-        "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-        : DB_WGMMA_D32_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  DB_WGMMA_RS("m64n64k16", "%37", DB_WGMMA_D32_LIST, "{%32, %33, %34, %35}, %36, p, 1, 1, %38",
+              DB_WGMMA_D32_OPERANDS(d));
 }
 
 // d (64 x 128, FP32) (+)= A (64 x 16, T registers, mma.sync's A layout per warp) B (16 x 128), B in
 // shared memory, K-major (kTransB 0: K of Q K^T over a 128-token tile) or MN-major (1: V of P V at
-// d 128); T FP16 or BF16.
+// d 128).
 template <class T, int kTransB>
 __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const std::uint32_t (&a)[4],
                                                     std::uint64_t b_desc, int accumulate) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " DB_WGMMA_D64_LIST ", "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-        : DB_WGMMA_D64_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
-  else
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " DB_WGMMA_D64_LIST ", "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-        : DB_WGMMA_D64_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(kTransB));
+  DB_WGMMA_RS("m64n128k16", "%69", DB_WGMMA_D64_LIST, "{%64, %65, %66, %67}, %68, p, 1, 1, %70",
+              DB_WGMMA_D64_OPERANDS(d));
 }
 
 // Where 16-byte chunk c (0-15; 0-7 at d 64) of tile row r (0 to kTile - 1) sits in a kTile x D FP16
