@@ -376,7 +376,9 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     EXPECT_EQ(blocks(paged, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
     EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
-    if (items < 2 * sms) EXPECT_GT(blocks(e4m3_plan, items), sms);  // the rules differ here
+    if (items < 2 * sms) {
+      EXPECT_GT(blocks(e4m3_plan, items), sms);  // the rules differ here
+    }
     if (wgmma) {
       // The every-slot rule by default, the same grid for FP16 and BF16 blocks.
       EXPECT_EQ(blocks(fp16_plan, items), slots_blocks);
@@ -390,7 +392,9 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       expect_one_per_sm(group16_plan, "group 16");  // 16 rows still fill one 16-row block
       EXPECT_TRUE(bf16_plan.rows.packed);
       EXPECT_TRUE(bf16_paged.rows.packed);
-      if (items < 2 * sms) EXPECT_GT(slots_blocks, sms);
+      if (items < 2 * sms) {
+        EXPECT_GT(slots_blocks, sms);
+      }
     }
   }
 }
@@ -580,7 +584,9 @@ TEST(PlannerTuningGpu, RowStealPoolOnlyWhereAskedAndCompiled) {
   {
     const RowAttentionPlan on_wgmma = plan_of(4, 8, 65536, {.steal_pool = 0.5});
     EXPECT_EQ(on_wgmma.wgmma, wgmma_runs);
-    if (wgmma_runs) EXPECT_EQ(on_wgmma.steal_pool, 0.0);
+    if (wgmma_runs) {
+      EXPECT_EQ(on_wgmma.steal_pool, 0.0);
+    }
     const RowAttentionPlan grouped = plan_of(4, 8, 65536, narrow);  // 32 / 8 heads, 1 x 64K: split 16 ways
     EXPECT_GT(grouped.splits, 1);
     EXPECT_FALSE(grouped.wide);
