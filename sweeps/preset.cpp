@@ -98,7 +98,11 @@ void list_generator(const json& spec, const std::string& path, std::vector<json>
     errors.push_back({path, "a value generator has exactly one key, range or pow2; got " + spec.dump()});
     return;
   }
-  const auto& [key, args] = *spec.items().begin();
+  // The iterator names the object's one member; a structured binding over *spec.items().begin()
+  // would bind to a temporary iterator that is gone before the binding is read.
+  const json::const_iterator member = spec.begin();
+  const std::string& key = member.key();
+  const json& args = member.value();
   const std::size_t before = out.size();
   if (key == "range") {
     list_range(args, path + ".range", out, errors);

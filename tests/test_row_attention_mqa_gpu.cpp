@@ -285,8 +285,12 @@ TEST(RowAttentionMqaGpu, HostLengthTwinAgainstTheReference) {
               EXPECT_EQ(r.plan.rows.wgmma, wgmma) << what;
               EXPECT_EQ(r.plan.rows.rows_per_block, 128) << what;
               EXPECT_EQ(r.plan.rows.uniform_len, wgmma && host_length ? lengths[0] : 0) << what;
-              if (wgmma) EXPECT_EQ(r.plan.rows.tile_tokens, tile) << what;
-              if (splits > 0) EXPECT_EQ(r.plan.rows.splits, splits) << what;
+              if (wgmma) {
+                EXPECT_EQ(r.plan.rows.tile_tokens, tile) << what;
+              }
+              if (splits > 0) {
+                EXPECT_EQ(r.plan.rows.splits, splits) << what;
+              }
             }
 }
 
