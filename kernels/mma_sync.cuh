@@ -67,6 +67,14 @@ struct MmaStorageFp8 : MmaStorage<__half> {
 template <> struct MmaStorage<__nv_fp8_e4m3> : MmaStorageFp8 {};
 template <> struct MmaStorage<__nv_fp8_e5m2> : MmaStorageFp8 {};
 
+// The lo pair of a hi + lo split (MmaStorage::kSplit): (a, b) less their hi pair `hi` (Ops::pack(a,
+// b)), rounded to the same storage type, so that hi + lo holds (a, b) to about twice the bits.
+template <class Ops>
+__device__ __forceinline__ std::uint32_t split_lo(float a, float b, std::uint32_t hi) {
+  const float2 h = Ops::unpack(hi);
+  return Ops::pack(a - h.x, b - h.y);
+}
+
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

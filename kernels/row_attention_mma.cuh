@@ -316,8 +316,7 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
       for (int j = 0; j < 4; ++j) {
         const float u = x[b][2 * j] * q_mul, w = x[b][2 * j + 1] * q_mul;
         hi[j] = Ops::pack(u, w);
-        const float2 h = Ops::unpack(hi[j]);
-        lo[j] = Ops::pack(u - h.x, w - h.y);
+        lo[j] = split_lo<Ops>(u, w, hi[j]);
       }
       const std::uint32_t dst = q_smem + static_cast<std::uint32_t>(r * kChunks + (c ^ (r & 7))) * 16u;
       if (kPacked && r >= 8) continue;  // rows 8..15 hold the lo parts of rows 0..7 (same swizzle: r & 7)
@@ -619,15 +618,13 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
               // Rows g + 8 (registers 1 and 3) carry row g's lo parts.
 #pragma unroll
               for (int j = 0; j < 2; ++j) {
-                const float2 h = Ops::unpack(a[mt][2 * j]);
-                a[mt][2 * j + 1] = Ops::pack(p[j][0] - h.x, p[j][1] - h.y);
+                a[mt][2 * j + 1] = split_lo<Ops>(p[j][0], p[j][1], a[mt][2 * j]);
               }
             } else if constexpr (Ops::kSplit) {
 #pragma unroll
               for (int w = 0; w < 4; ++w) {
-                const float2 h = Ops::unpack(a[mt][w]);
                 const int j = w >> 1, e = (w & 1) * 2;
-                a_lo[mt][w] = Ops::pack(p[j][e] - h.x, p[j][e + 1] - h.y);
+                a_lo[mt][w] = split_lo<Ops>(p[j][e], p[j][e + 1], a[mt][w]);
               }
             }
           }

@@ -255,8 +255,7 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
           if constexpr (kPacked) {
             const float a = x.x * args.q_scale, b = x.y * args.q_scale;
             const std::uint32_t hi = Ops::pack(a, b);
-            const float2 hf = Ops::unpack(hi);
-            q_frag[kk][2 * half + h] = h == 0 ? hi : Ops::pack(a - hf.x, b - hf.y);
+            q_frag[kk][2 * half + h] = h == 0 ? hi : split_lo<Ops>(a, b, hi);
           } else {
             q_frag[kk][2 * half + h] = Ops::pack(x.x * args.q_scale, x.y * args.q_scale);
           }
@@ -358,6 +357,8 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
       if constexpr (kPacked) {
         a[c][0] = Ops::pack(s[8 * c], s[8 * c + 1]);      // row g,     tokens 2 tq, + 1: hi
         a[c][2] = Ops::pack(s[8 * c + 4], s[8 * c + 5]);  // row g,     tokens 8 + 2 tq, + 1: hi
+        // split_lo's arithmetic with both hi pairs unpacked first: the order the GPU suite ran
+        // (split_lo itself schedules this kernel differently).
         const float2 h0 = Ops::unpack(a[c][0]), h2 = Ops::unpack(a[c][2]);
         a[c][1] = Ops::pack(s[8 * c] - h0.x, s[8 * c + 1] - h0.y);  // row g + 8: lo
         a[c][3] = Ops::pack(s[8 * c + 4] - h2.x, s[8 * c + 5] - h2.y);

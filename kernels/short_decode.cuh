@@ -209,6 +209,8 @@ __device__ __forceinline__ void short_pack_pairs(const float* p, std::uint32_t& 
   r0 = Ops::pack(a.x, a.y);
   r1 = Ops::pack(b.x, b.y);
   if constexpr (Ops::kSplit) {
+    // split_lo's arithmetic with both hi pairs unpacked first: the order the GPU suite ran (split_lo
+    // itself schedules this kernel differently).
     const float2 ah = Ops::unpack(r0), bh = Ops::unpack(r1);
     r0_lo = Ops::pack(a.x - ah.x, a.y - ah.y);
     r1_lo = Ops::pack(b.x - bh.x, b.y - bh.y);

@@ -59,15 +59,6 @@ std::int64_t short_decode_long_blocks(const DecodeProblem& p, int sms) {
   return items * ((p.shape.group() + heads - 1) / heads);
 }
 
-// auto, attention variants at 65-128 tokens: wherever the tensor-core row twins would run the point
-// (the CUDA-core twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel), at any batch
-// and any heads a block. gpt-oss's sliding layers (d 64, group 8, BF16) ran faster there than on the
-// row twins at every batch from 1 to 128 on both layouts, whole groups of 8 a block included, once
-// BF16 ran on tensor cores (docs/kernels/short_decode.md, "Measured: the variants").
-bool decode_prefers_short_variant_long(const DecodeProblem& p, const TuningPolicy& t) {
-  return decode_prefers_tensor_core(p, t);
-}
-
 }  // namespace
 
 bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, bool paged, int sms) {
@@ -82,7 +73,12 @@ bool decode_prefers_short(const DecodeProblem& p, const DecodeOptions& options, 
   if (tokens <= kShortFirstStageLen) return true;
   // 65-128 tokens (the long stage): DECODE_BENCH_FD_SHORT_MAX_LEN 64 never, 128 wherever it runs.
   if (t.fd_short_max_len != 0) return tokens <= t.fd_short_max_len;
-  if (!p.variant.plain()) return decode_prefers_short_variant_long(p, t);
+  // auto, attention variants: wherever the tensor-core row twins would run the point (the CUDA-core
+  // twins at groups 1-2 keep it, as plain MHA keeps the split-K kernel), at any batch and any heads
+  // a block. gpt-oss's sliding layers (d 64, group 8, BF16) ran faster there than on the row twins
+  // at every batch from 1 to 128 on both layouts, whole groups of 8 a block included, once BF16 ran
+  // on tensor cores (docs/kernels/short_decode.md, "Measured: the variants").
+  if (!p.variant.plain()) return decode_prefers_tensor_core(p, t);
   // auto: only where the row-attention path would run the batch otherwise (MHA and groups 1-2, and
   // FP8 at the CUDA-core groups, keep their paths until measured against it), and there where the
   // long stage measured faster than the row kernel (H100, 32 / 8 heads, d 128, FP16 and BF16,
