@@ -77,6 +77,23 @@ TEST(SweepValidation, EveryClassOfBadInputIsReportedAtOnceWithItsPath) {
   EXPECT_EQ(errors.size(), 20u) << all(errors);  // nothing else, nothing twice
 }
 
+// A value generator object names exactly one known generator: an unknown one is reported at its
+// own key, two keys at the axis; a good one beside them still expands.
+TEST(SweepValidation, ValueGeneratorsOfUnknownNameOrTwoKeysAreRefused) {
+  const json preset = {
+      {"schema_version", 1},
+      {"name", "generators"},
+      {"experiments",
+       {{{"name", "a"}, {"axes", {{"T", {{"linspace", {1, 8}}}}, {"batch", {{"range", {1, 2}}}}}}},
+        {{"name", "b"}, {"axes", {{"T", {{"range", {1, 2}}, {"pow2", {1, 2}}}}}}}}}};
+  const auto errors = plan_errors(preset);
+  EXPECT_NE(message_at(errors, "experiments[0].axes.T.linspace").find("unknown value generator 'linspace'"),
+            std::string::npos)
+      << all(errors);
+  EXPECT_NE(message_at(errors, "experiments[1].axes.T").find("exactly one key"), std::string::npos) << all(errors);
+  EXPECT_EQ(errors.size(), 2u) << all(errors);  // batch's range expands without error
+}
+
 TEST(SweepValidation, MissingRequiredFields) {
   const auto errors = plan_errors(json{{"name", "x"}});
   EXPECT_NE(message_at(errors, "schema_version"), "<none>");
