@@ -95,6 +95,16 @@ struct KernelChoice {
 template <class KV, int D>
 KernelChoice choose_kernel(RowAttentionPath path, int rows_per_block, int stages, bool wide, bool packed,
                            bool steal = false, bool wgmma = false, bool variant = false, int wgmma_tile = 64) {
+  if (variant && wgmma) {  // the warpgroup-MMA kernel's one-token variant twin (wgmma_row_variant_kernel)
+    if constexpr (kHasWgmmaKernel<KV, D>) {
+      const WgmmaRowKernel w = wgmma_row_variant_kernel<KV>(rows_per_block, D);
+      if (path != RowAttentionPath::tensor_core || w.kernel == nullptr || wide || packed || steal ||
+          wgmma_tile != w.tile || (stages > 0 && stages != w.stages))
+        return {};
+      return {w.kernel, w.shared_bytes, w.shared_bytes, w.tile, w.stages, w.threads};
+    }
+    return {};
+  }
   if (variant) {
     if constexpr (kHasVariantKernel<KV, D>) {
       if (path != RowAttentionPath::tensor_core || packed || steal || wgmma) return {};
@@ -285,7 +295,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   if (path == RowAttentionPath::automatic)
     path = kHasTensorCorePath<KV> ? RowAttentionPath::tensor_core : RowAttentionPath::simt;
   if (path == RowAttentionPath::tensor_core && !kHasTensorCorePath<KV>) return cudaErrorInvalidValue;
-  // The attention variants: their twins of the narrow and wide kernels only (row_attention_variant.hpp).
+  // The attention variants: their twins of the narrow and wide kernels, and of the warpgroup-MMA
+  // kernel for one query token (row_attention_variant.hpp).
   const bool variant = !p.variant.plain();
   if (variant && path != RowAttentionPath::tensor_core) return cudaErrorInvalidValue;
   const int rows = std::max(p.max_item_rows, 1);
@@ -336,16 +347,24 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
                          : wgmma_packed        ? 32
                          : rows <= 64          ? 64
                                                : 128;
-  const bool wgmma_ok = !variant && path == RowAttentionPath::tensor_core &&
-                        choose_kernel<KV>(p.shape.head_dim, path, wgmma_rows, 0, false, false, false, true).kernel !=
-                            nullptr &&
+  // Attention variants of one query token (a window, a soft-cap, sinks) over decode items take its
+  // variant twin where that is compiled (one-warpgroup blocks: FP16 at d 128, BF16 at d 64), under
+  // the same rules as plain attention.
+  const bool wgmma_variant_ok = !variant || (p.variant.q_len == 1 && implicit_decode_items(p));
+  const bool wgmma_ok = wgmma_variant_ok && path == RowAttentionPath::tensor_core &&
+                        choose_kernel<KV>(p.shape.head_dim, path, wgmma_rows, 0, false, false, false, true, variant)
+                                .kernel != nullptr &&
                         wgmma_row_kernel_runs_on(dev);
   // Grouped decodes (decode items of at most 16 rows, FP16 and BF16 at d 128) take it too, in
   // one-warpgroup blocks: one wgmma for S and one for P V a tile free the issue slots the mma.sync
   // kernel's tile loop spends at one or two blocks an SM. Measured on the H100 against mma.sync
   // pinned, groups 4, 7, 8 and 16 at 1 x 32K to 128 x 512, FP16 and BF16: faster or level at every
-  // point (docs/kernels/rows_wgmma.md, "Grouped decodes").
-  const bool wgmma_grouped_decode = implicit_decode_items(p) && rows <= 16 && p.shape.head_dim == 128;
+  // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 only where the items number
+  // at least the SMs: there it was faster, with fewer items slower over paged K/V
+  // (gpt-oss's 64 / 8 heads, BF16; docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
+  const bool wgmma_grouped_decode =
+      implicit_decode_items(p) && rows <= 16 &&
+      (p.shape.head_dim == 128 || (p.shape.head_dim == 64 && p.num_items >= sms));
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
                                    ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
@@ -433,14 +452,17 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // faster (one_block_per_sm_decode: not BF16 unpacked or FP8, whose hi + lo mma outran one
   // block's share of the stream, nor paged K/V, for a reason not yet profiled);
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms takes it for every grouped decode, slots for none.
-  // The warpgroup-MMA kernel's grouped decodes were measured on the slots rule, which they keep by
-  // default; the knob's sms takes them too.
-  const bool one_per_sm_default = one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && !wgmma;
+  // The warpgroup-MMA kernel's grouped decodes take it too, contiguous and paged: faster than the
+  // every-slot rule at 1 x 32K, 16 x 4K and 16 x 32K, FP16 and BF16, groups 4, 8 and 16, level
+  // at group 7 (docs/kernels/rows_wgmma.md, "Grouped decodes").
+  const bool wgmma_grouped = wgmma && implicit_decode_items(p) && rows <= 16;
+  const bool one_per_sm_default =
+      wgmma_grouped || (one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && !wgmma);
   const RowDecodeSplits decode_splits =
       options.tuning.row_decode_splits != RowDecodeSplits::automatic ? options.tuning.row_decode_splits
       : one_per_sm_default                                            ? RowDecodeSplits::sms
                                                                       : RowDecodeSplits::slots;
-  const bool grouped_blocks = rows_per_block == 16 || (wgmma && implicit_decode_items(p) && rows <= 16);
+  const bool grouped_blocks = rows_per_block == 16 || wgmma_grouped;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
       grouped_blocks && decode_splits == RowDecodeSplits::sms) {
     const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
@@ -502,7 +524,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // seq_lens before it can address its first tile (docs/kernels/rows_wgmma.md, "The length as an
   // argument of a twin kernel"). DECODE_BENCH_ROW_HOST_LENGTH=off reads seq_lens.
   const WgmmaRowKernel twin =
-      wgmma && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length
+      wgmma && !variant && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length
           ? host_length_twin<KV>(p.shape.head_dim, rows_per_block, k.tile)
           : WgmmaRowKernel{};
   if (twin.kernel != nullptr) {
@@ -532,8 +554,11 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   if (p.num_items == 0) return cudaSuccess;
   if (plan.packed && p.max_item_rows > 8) return cudaErrorInvalidValue;  // the packed kernel holds 8 rows a block
   const bool variant = !p.variant.plain();
-  if (variant && (!plan.work_entries.empty() || plan.steal_pool > 0 || plan.packed || plan.wgmma))
-    return cudaErrorInvalidValue;  // a plan made for the plain problem
+  // A plan made for the plain problem, or on the warpgroup-MMA kernel for a variant its twin does
+  // not take (several query tokens, explicit items).
+  if (variant && (!plan.work_entries.empty() || plan.steal_pool > 0 || plan.packed ||
+                  (plan.wgmma && (p.variant.q_len != 1 || !implicit_decode_items(p)))))
+    return cudaErrorInvalidValue;
   // Explicit items take the soft-cap alone (row_attention_unsupported_reason).
   if (variant && p.items != nullptr && (p.variant.q_len != 1 || p.variant.window != 0 || p.variant.sinks != nullptr))
     return cudaErrorInvalidValue;

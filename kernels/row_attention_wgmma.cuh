@@ -173,11 +173,17 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 // asks ptxas to keep them there. 128-token tiles (S 64 accumulators a thread) run one block an SM,
 // as the split rule plans every d 64 block of this kernel.
 // BF16 K/V run the packed split (header), in blocks of one warpgroup.
-template <class KV, int kWG, int D = 128, int kTileTokens = 64, bool kHostLength = false>
-__global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 1)
-    row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
-                               const int host_len) {
+// kVariant: the twin of one-token attention variants (q_len 1: a window, a logits soft-cap,
+// sinks; decode items on the uniform grid), its fifth argument `variant`. A window is the item's
+// token range (every row is the sequence's last token, so no row masks), the cap acts on each
+// score before the softmax, and a sink joins the row's denominator in the epilogue of an unsplit
+// item or in the fused merge of a split one (merge_if_last's VariantRowOutput).
+template <class KV, int kWG, int D, int kTileTokens, bool kHostLength, bool kVariant>
+__device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const RowAttentionArgs& args,
+                                                         const FastDivmod& page_div, int host_len,
+                                                         const RowAttentionVariant& variant) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(!(kHostLength && kVariant), "the host-length twin has no variants");
   using T = typename KV::value_type;
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 K/V");
   constexpr bool kPacked = std::is_same_v<T, __nv_bfloat16>;
@@ -191,8 +197,9 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   allow_dependent_grid();  // a separate split merge may launch (kernels/dependent_launch.cuh)
   mark_block(args.timeline, BlockMark::start);
 
-  const RowBlockWork work =
-      kHostLength ? locate_block_work_of_length<kTile>(args, host_len) : locate_block_work<kTile>(args);
+  const RowBlockWork work = kVariant      ? locate_variant_block_work<kTile>(args, variant)
+                           : kHostLength ? locate_block_work_of_length<kTile>(args, host_len)
+                                         : locate_block_work<kTile>(args);
   const ItemView& item = work.item;
   const int row0 = item.row_begin + work.row_block * args.rows_per_block;
   const int nrows = min(args.rows_per_block, item.row_end - row0);
@@ -322,9 +329,29 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   // exactly as weights up to 1). Tokens past the range score -inf. Packed, a row's scores are its
   // hi and lo halves' sum (rows g and g + 8): the weights go to the first (s[4 j], s[4 j + 1]), and
   // rows g and g + 8 of O share its rescale factor.
+  // The variant twin's soft-cap (log2 domain, row_attention_variant.cuh): 0 when off.
+  const float cap_log2 = kVariant ? variant.logits_soft_cap * 1.4426950408889634f : 0.f;
+  const float inv_cap_log2 = cap_log2 > 0.f ? 1.f / cap_log2 : 0.f;
   const auto softmax = [&](int tile, float (&alpha)[2]) {
     const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
     const bool partial_tile = tile_t0 + kTile > t_end;
+    // The cap in a loop of its own behind one test a tile (row_attention_mma.cuh says why), on
+    // the whole score: packed, the hi and lo halves are added here and the lo half zeroed, so the
+    // loop below adds nothing to it.
+    if constexpr (kVariant) {
+      if (cap_log2 > 0.f) {
+#pragma unroll
+        for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 2 * kRowHalves; ++e) {
+            if constexpr (kPacked) {
+              s[4 * j + e] += s[4 * j + e + 2];
+              s[4 * j + e + 2] = 0.f;
+            }
+            s[4 * j + e] = soft_cap_log2(s[4 * j + e], cap_log2, inv_cap_log2);
+          }
+      }
+    }
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j)
@@ -444,6 +471,10 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
   // Their states go to the output (one split), the partials (the fused or separate merge), or this
   // block's shared memory, where the blocks of its cluster merge them (row_cluster_merge.cuh).
   const bool in_cluster = args.fused_merge == kClusterMerge;
+  // Where the merged rows go and their sinks (identity rows for q_len 1; none in the plain kernels).
+  using Out = std::conditional_t<kVariant, VariantRowOutput, PlainRowOutput>;
+  Out out{};
+  if constexpr (kVariant) out = variant_row_output(args, variant, item);
   static_assert((Tr::kRows * D + Tr::kRows) * 4 <= Tr::kPipeBytes, "a cluster merge's state fits the stages");
   if constexpr (kPacked) {
 #pragma unroll
@@ -458,8 +489,19 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
     const int r = query_row(h);
     if (r >= nrows) continue;
-    const float l = l_run[h];
-    const float inv = l > 0.f ? 1.f / l : 0.f;
+    float l = l_run[h], m = m_run[h], o_mul = 1.f;
+    if constexpr (kVariant) {
+      // An unsplit item's sink (log2 domain) joins the max and the sum (a split item's joins in
+      // the merge); o and l are relative to m until then.
+      const float sink2 = work.splits == 1 ? out.sink(row0 + r) * 1.4426950408889634f : -INFINITY;
+      if (sink2 != -INFINITY) {
+        const float mx = fmaxf(m, sink2);
+        o_mul = exp2f(m - mx);  // 0 for a row that saw no token
+        l = l * o_mul + exp2f(sink2 - mx);
+        m = mx;
+      }
+    }
+    const float inv = l > 0.f ? o_mul / l : 0.f;
     float* dst = in_cluster ? scratch + r * D : state_o(args, work, row0 + r, args.head_dim);
 #pragma unroll
     for (int n = 0; n < kColBlocks; ++n)
@@ -467,16 +509,34 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
         *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     if (tq == 0)
       *(in_cluster ? scratch + Tr::kRows * D + r : state_lse(args, work, row0 + r)) =
-          l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
+          l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
   }
   if (in_cluster)
     merge_rows_in_cluster<D, Tr::kRows, Tr::kThreads>(args, row0, nrows, scratch);
   else
-    merge_if_last<Tr::kD, Tr::kThreads>(args, work, row0, nrows, scratch, Tr::kPipeBytes / static_cast<int>(sizeof(float)));
+    merge_if_last<Tr::kD, Tr::kThreads>(args, work, row0, nrows, scratch, Tr::kPipeBytes / static_cast<int>(sizeof(float)),
+                                        false, out);
   mark_block(args.timeline, BlockMark::end);
 #else
   __trap();  // compiled for sm_90a only; the planner never launches it elsewhere (wgmma_row_kernel)
 #endif
+}
+
+template <class KV, int kWG, int D = 128, int kTileTokens = 64, bool kHostLength = false>
+__global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 1)
+    row_attention_wgmma_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                               const int host_len) {
+  row_attention_wgmma_body<KV, kWG, D, kTileTokens, kHostLength, false>(kv, args, page_div, host_len,
+                                                                        RowAttentionVariant{});
+}
+
+// The one-token attention variants' twin (kVariant above), blocks of one warpgroup over 64-token
+// tiles; the fourth argument unused.
+template <class KV, int D>
+__global__ void __launch_bounds__(128, D == 64 ? 2 : 1)
+    row_attention_wgmma_variant_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                                       const int unused, const RowAttentionVariant variant) {
+  row_attention_wgmma_body<KV, 1, D, 64, false, true>(kv, args, page_div, unused, variant);
 }
 
 }  // namespace decode_bench::device

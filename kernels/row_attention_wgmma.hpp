@@ -28,6 +28,13 @@ struct WgmmaRowKernel {
 template <class KV>
 WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile = 64, bool host_length = false);
 
+// The kernel's twin for attention variants of one query token (a window, a logits soft-cap,
+// sinks; decode items), compiled for blocks of one warpgroup over 64-token tiles where a preset
+// uses it: FP16 at d 128, BF16 at d 64 (gpt-oss); elsewhere none (nullptr kernel).
+// kernels/instantiate/row_attention_wgmma_variant.cu.
+template <class KV>
+WgmmaRowKernel wgmma_row_variant_kernel(int rows_per_block, int d);
+
 // The query rows of a one-warpgroup block of storage type T: 64, or 32 for BF16, whose q and P
 // split hi + lo into the accumulator rows the query rows leave free (the packed split).
 template <class T>

@@ -13,11 +13,20 @@ WgmmaRowKernel wgmma_row_kernel(int, int, int, bool) {
   return {};
 }
 
+template <class KV>
+WgmmaRowKernel wgmma_row_variant_kernel(int, int) {
+  return {};
+}
+
 bool wgmma_row_kernel_runs_on(int) { return false; }
 
 template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int, bool);
 template WgmmaRowKernel wgmma_row_kernel<PagedKV<__half>>(int, int, int, bool);
 template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__nv_bfloat16>>(int, int, int, bool);
 template WgmmaRowKernel wgmma_row_kernel<PagedKV<__nv_bfloat16>>(int, int, int, bool);
+template WgmmaRowKernel wgmma_row_variant_kernel<ContiguousKV<__half>>(int, int);
+template WgmmaRowKernel wgmma_row_variant_kernel<PagedKV<__half>>(int, int);
+template WgmmaRowKernel wgmma_row_variant_kernel<ContiguousKV<__nv_bfloat16>>(int, int);
+template WgmmaRowKernel wgmma_row_variant_kernel<PagedKV<__nv_bfloat16>>(int, int);
 
 }  // namespace decode_bench

@@ -133,7 +133,8 @@ const std::array<TuningKnob, 22> kKnobs{{
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "
-     "auto: sms where measured faster (FP16, packed BF16, contiguous K/V, d 128, on mma.sync), else slots",
+     "auto: sms where measured faster (on the warpgroup-MMA kernel; on mma.sync FP16 and packed BF16 over "
+     "contiguous K/V at d 128), else slots",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
                      {std::pair{std::string_view("auto"), RowDecodeSplits::automatic},

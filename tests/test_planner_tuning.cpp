@@ -270,6 +270,41 @@ TEST(PlannerTuning, WgmmaKernelTableHoldsBf16InOneWarpgroupBlocksOf32Rows) {
   expect_packed_wgmma_kernel_table<PagedKV<__nv_bfloat16>>();
 }
 
+// The one-token variant twins: FP16 at d 128 in blocks of 64 rows, BF16 at d 64 in blocks of 32,
+// one warpgroup over 64-token tiles with the plain kernel's stages, in a build that carries the
+// wgmma kernels; no other storage type, head dim or block.
+template <class KV>
+void expect_variant_wgmma_kernel_table(int d, int rows) {
+  const bool compiled = wgmma_row_kernel<ContiguousKV<__half>>(64, 64, 64).kernel != nullptr;
+  const WgmmaRowKernel k = wgmma_row_variant_kernel<KV>(rows, d);
+  EXPECT_EQ(k.kernel != nullptr, compiled) << "d " << d;
+  if (compiled) {
+    const WgmmaRowKernel plain = wgmma_row_kernel<KV>(rows, d, 64);
+    EXPECT_NE(k.kernel, plain.kernel);
+    EXPECT_EQ(k.threads, 128);
+    EXPECT_EQ(k.tile, 64);
+    EXPECT_EQ(k.stages, plain.stages);
+    EXPECT_EQ(k.shared_bytes, plain.shared_bytes);
+  }
+  for (int other_d : {64, 128, 256}) {
+    if (other_d != d) {
+      EXPECT_EQ(wgmma_row_variant_kernel<KV>(rows, other_d).kernel, nullptr) << "d " << other_d;
+    }
+  }
+  for (int other_rows : {16, 32, 64, 128}) {
+    if (other_rows != rows) {
+      EXPECT_EQ(wgmma_row_variant_kernel<KV>(other_rows, d).kernel, nullptr) << other_rows << " rows";
+    }
+  }
+}
+
+TEST(PlannerTuning, WgmmaVariantTwinsAreFp16AtD128AndBf16AtD64) {
+  expect_variant_wgmma_kernel_table<ContiguousKV<__half>>(128, 64);
+  expect_variant_wgmma_kernel_table<PagedKV<__half>>(128, 64);
+  expect_variant_wgmma_kernel_table<ContiguousKV<__nv_bfloat16>>(64, 32);
+  expect_variant_wgmma_kernel_table<PagedKV<__nv_bfloat16>>(64, 32);
+}
+
 TEST(PlannerTuning, KnobIsRecordedInMetaEnvironment) {
   ScopedEnv env("DECODE_BENCH_FD_SPLIT_SCALE", "0.5");
   const auto meta = make_meta({"decode-bench"}, "ci-smoke");
@@ -300,8 +335,9 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 // DECODE_BENCH_ROW_DECODE_SPLITS=slots keep the every-slot rule, which takes more blocks than SMs
 // at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take the
 // packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does. Where it runs,
-// FP16 and BF16 grouped decodes take it at every shape (RowAttentionWgmmaGpu.GroupedDecodes), on
-// the every-slot rule by default and one block per SM under =sms; FP8 is planned as elsewhere.
+// FP16 and BF16 grouped decodes take it at every shape (RowAttentionWgmmaGpu.GroupedDecodes), one
+// block per SM by default, contiguous and paged, and the every-slot rule under =slots; FP8 is
+// planned as elsewhere.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
@@ -373,20 +409,26 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     EXPECT_FALSE(bf16_unpacked.rows.packed);
     EXPECT_FALSE(fp16_plan.rows.packed);  // FP16 has no lo parts
     EXPECT_FALSE(group16_plan.rows.packed);
-    EXPECT_EQ(blocks(paged, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
-    EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
     if (items < 2 * sms) {
       EXPECT_GT(blocks(e4m3_plan, items), sms);  // the rules differ here
     }
     if (wgmma) {
-      // The every-slot rule by default, the same grid for FP16 and BF16 blocks.
-      EXPECT_EQ(blocks(fp16_plan, items), slots_blocks);
-      EXPECT_EQ(blocks(bf16_plan, items), slots_blocks);
-      EXPECT_EQ(blocks(group16_plan, items), slots_blocks);
+      // One block an SM by default, contiguous and paged, FP16 and BF16 blocks alike.
+      expect_one_per_sm(fp16_plan, "fp16");
+      expect_one_per_sm(paged, "fp16 paged");
+      expect_one_per_sm(bf16_plan, "bf16");
+      expect_one_per_sm(bf16_paged, "bf16 paged");
+      expect_one_per_sm(bf16_unpacked, "bf16 unpacked");  // the packed-split knob is mma.sync's
+      expect_one_per_sm(group16_plan, "group 16");
       EXPECT_FALSE(bf16_plan.rows.packed);
       EXPECT_FALSE(bf16_paged.rows.packed);
+      if (items < 2 * sms) {
+        EXPECT_GT(slots_blocks, sms);
+      }
     } else {
+      EXPECT_EQ(blocks(paged, items), slots_blocks);
+      EXPECT_EQ(blocks(bf16_unpacked, items), slots_blocks);
+      EXPECT_EQ(blocks(bf16_paged, items), slots_blocks);
       expect_one_per_sm(fp16_plan, "fp16");
       expect_one_per_sm(bf16_plan, "bf16");
       expect_one_per_sm(group16_plan, "group 16");  // 16 rows still fill one 16-row block

@@ -4,8 +4,8 @@
 // padding warpgroups, a second row block); BF16 (the packed split) in blocks of 32 rows, up to ten
 // row blocks an item; ranges not a multiple of the 64-token tile, starting
 // past 0, shorter than one tile, empty, one and three splits (the fused merge), contiguous and
-// over shuffled pages of 16 and 7; grouped decodes through plan_decode (the automatic choice where
-// their items fill the SMs). Outputs poisoned first (row_attention_case.hpp). Skipped with
+// over shuffled pages of 16 and 7; grouped decodes through plan_decode (the automatic choice: at
+// d 128 at any batch, at d 64 where their items fill the SMs). Outputs poisoned first (row_attention_case.hpp). Skipped with
 // the reason where no GPU exists or the GPU is not compute capability 9.0.
 #include <gtest/gtest.h>
 
@@ -171,14 +171,22 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
       EXPECT_TRUE(n.verification.passed) << shape_name << " narrow: " << n.verification.summary();
     }
   }
-  for (const DType dtype : {DType::fp16, DType::bf16}) {
-    testing::DecodeCase d64;
-    d64.shape = {32, 8, 64};
-    d64.lengths.assign(static_cast<std::size_t>((sms + 7) / 8), 300);
-    const auto r64 = testing::run_decode_case_as(dtype, d64);
-    ASSERT_EQ(r64.status, cudaSuccess);
-    EXPECT_FALSE(r64.plan.rows.wgmma) << dtype_name(dtype) << " d 64";
-  }
+  // At d 64 only where the items number at least the SMs.
+  for (const DType dtype : {DType::fp16, DType::bf16})
+    for (int seqs : {(sms + 7) / 8, (sms + 7) / 8 - 1})
+      for (int page : {0, 16}) {
+        testing::DecodeCase d64;
+        d64.shape = {64, 8, 64};
+        d64.lengths.assign(static_cast<std::size_t>(seqs), 300);
+        d64.page_size = page;
+        d64.seed = ++seed;
+        const std::string what = std::string(dtype_name(dtype)) + " d 64 x " + std::to_string(seqs) + " page " +
+                                 std::to_string(page);
+        const auto r64 = testing::run_decode_case_as(dtype, d64);
+        ASSERT_EQ(r64.status, cudaSuccess) << what;
+        EXPECT_EQ(r64.plan.rows.wgmma, seqs * 8 >= sms) << what;
+        EXPECT_TRUE(r64.verification.passed) << what << ": " << r64.verification.summary();
+      }
 }
 
 // Small enough for compute-sanitizer memcheck and racecheck: both block sizes and head dims, three

@@ -67,6 +67,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionMqaGpu.Tiles128Small
   RowAttentionMqaGpu.HostLengthTwinSmall
   DecodeVariantsGpu.Small
+  DecodeVariantsWgmmaGpu.Small
   DecodeVariantsCudaCoreGpu.Small
   DecodeVariantsFp8Gpu.Small
   Cases/SharedPrefixGpu.MatchesTheReferenceOverWholeSequences/two_levels_unequal_groups
