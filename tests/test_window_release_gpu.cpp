@@ -24,6 +24,7 @@
 #include "harness/verify.hpp"
 #include "kernels/cpu_reference_variant.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/row_attention_wgmma.hpp"
 #include "pools/memory_backend.hpp"
 #include "pools/paged_pool.hpp"
 #include "pools/windowed_pages.hpp"
@@ -259,6 +260,7 @@ TEST(WindowReleaseSweepGpu, PointsReleaseBehindTheWindowAndVerify) {
        {"batch", 2}, {"T", 300}, {"dtype", "fp16"}, {"sinks", true}, {"timing", "hot"}, {"counters", false}});
   const sweeps::Plan plan = sweeps::testing::plan_of(preset);
   ASSERT_EQ(plan.points.size(), 48u);
+  const bool wgmma = wgmma_row_kernel_runs_on(0);
   auto runner = sweeps::make_kernel_runner(KernelKind::flash_decode);
   for (const sweeps::Point& point : plan.points) {
     SCOPED_TRACE(point.id);
@@ -282,9 +284,11 @@ TEST(WindowReleaseSweepGpu, PointsReleaseBehindTheWindowAndVerify) {
       EXPECT_EQ(r["pool"]["pages_held"], 2 * 19 - (release ? 2 * per_seq : 0));
       EXPECT_EQ(r["pool"]["window_release"], release);
       // One query token: windows of at most 64 tokens on the short path at every group; else MHA
-      // and group 2 on the CUDA-core twins, group 8 and q_len 4 on the row twins.
+      // and group 2 on the CUDA-core twins, group 8 on the warpgroup-MMA kernel's twin where it
+      // runs (else the row twins), q_len 4 on the row twins.
       EXPECT_EQ(r["plan"]["family"], q_len == 1 && w <= 64                 ? "short_decode"
                                      : q_len == 1 && hkv >= 16             ? "splitk_cuda_core"
+                                     : q_len == 1 && wgmma                 ? "rows_wgmma"
                                                                            : "rows_mma");
     }
   }
