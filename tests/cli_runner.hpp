@@ -14,7 +14,12 @@ struct CliResult {
 };
 
 inline CliResult run_decode_bench(const std::string& args) {
-  const std::string cmd = std::string(DECODE_BENCH_EXE) + " " + args + " 2>&1";
+  // Appended in place: GCC 12 warned (-Warray-bounds, in char_traits.h) on the same string built
+  // as one chain of operator+ over temporaries.
+  std::string cmd = DECODE_BENCH_EXE;
+  cmd += ' ';
+  cmd += args;
+  cmd += " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string out;

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/row_attention_wgmma.hpp"
 #include "tests/decode_variant_case.hpp"
 #include "tests/gpu_test_support.hpp"
 
@@ -22,14 +21,6 @@ namespace {
 
 using testing::DecodeVariantCase;
 using testing::DecodeVariantResult;
-
-#define DB_REQUIRE_WGMMA()                                                                      \
-  do {                                                                                          \
-    DB_REQUIRE_GPU();                                                                           \
-    if (!wgmma_row_kernel_runs_on(0))                                                           \
-      GTEST_SKIP() << "wgmma test skipped: GPU 0 is not compute capability 9.0 or this build "  \
-                      "has no sm_90a kernel";                                                   \
-  } while (0)
 
 // The case run and verified; wgmma: whether the plan must be on the warpgroup-MMA kernel. The
 // short path is off (a window of at most 128 tokens plans there otherwise).

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "kernels/tuning_policy.hpp"
-#include "kernels/row_attention_wgmma.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
 #include "tests/row_attention_case.hpp"
@@ -23,14 +22,6 @@ namespace decode_bench {
 namespace {
 
 using testing::RowCase;
-
-#define DB_REQUIRE_WGMMA()                                                                      \
-  do {                                                                                          \
-    DB_REQUIRE_GPU();                                                                           \
-    if (!wgmma_row_kernel_runs_on(0))                                                           \
-      GTEST_SKIP() << "wgmma test skipped: GPU 0 is not compute capability 9.0 or this build "  \
-                      "has no sm_90a kernel";                                                   \
-  } while (0)
 
 std::string describe(const RowCase& c, int block_rows, DType dtype = DType::fp16) {
   std::ostringstream s;
