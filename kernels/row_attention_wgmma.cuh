@@ -323,15 +323,15 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
                                                       k_stage(next % kStages), k_stage(next % kStages) + Tr::kTileBytes);
     cp_async_commit();
   };
+  // The variant twin's soft-cap (log2 domain, row_attention_variant.cuh): 0 when off.
+  const float cap_log2 = kVariant ? variant.logits_soft_cap * 1.4426950408889634f : 0.f;
+  const float inv_cap_log2 = cap_log2 > 0.f ? 1.f / cap_log2 : 0.f;
   // Online softmax in the log2 domain over S (waited for): the weights in place of the scores, l,
   // and O's rescale factors (as in row_attention_mma.cuh: a reference max that moves only when a
   // score exceeds it by more than 2^8, so O is rarely rescaled; FP16 P holds weights up to 256 as
   // exactly as weights up to 1). Tokens past the range score -inf. Packed, a row's scores are its
   // hi and lo halves' sum (rows g and g + 8): the weights go to the first (s[4 j], s[4 j + 1]), and
   // rows g and g + 8 of O share its rescale factor.
-  // The variant twin's soft-cap (log2 domain, row_attention_variant.cuh): 0 when off.
-  const float cap_log2 = kVariant ? variant.logits_soft_cap * 1.4426950408889634f : 0.f;
-  const float inv_cap_log2 = cap_log2 > 0.f ? 1.f / cap_log2 : 0.f;
   const auto softmax = [&](int tile, float (&alpha)[2]) {
     const std::int64_t tile_t0 = t_begin + static_cast<std::int64_t>(tile) * kTile;
     const bool partial_tile = tile_t0 + kTile > t_end;
