@@ -87,7 +87,7 @@ struct RowAttentionProblem {
   // (items == nullptr), group x q_len rows an item (row v: query token v / group, head v % group of
   // the group), q, o and lse (num_seqs, q_len, H_q(, D)); the tensor-core path at FP16 / BF16 and
   // head dim 128, or BF16 and head dim 64 (compiled_head_dim), on the uniform grid (no work list, no stealing, no packed
-  // split, no warpgroup MMA); num_rows, max_item_rows and max_item_tokens as
+  // split; the warpgroup-MMA kernel's twin for one query token only); num_rows, max_item_rows and max_item_tokens as
   // decode_as_row_attention sets them. Or explicit items (a shared prefix's levels) with the
   // soft-cap alone: one query row an item row, q through row_q as in plain row attention.
   RowAttentionVariant variant{};

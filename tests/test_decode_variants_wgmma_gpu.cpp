@@ -9,10 +9,13 @@
 // 9.0 (or the build has no sm_90a kernel).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "harness/device_buffer.hpp"
+#include "kernels/row_attention.hpp"
 #include "tests/decode_variant_case.hpp"
 #include "tests/gpu_test_support.hpp"
 
@@ -94,6 +97,33 @@ TEST(DecodeVariantsWgmmaGpu, TheAutomaticChoice) {
   // The split rule of grouped decodes on this kernel: about one block an SM.
   const DecodeVariantResult one = expect_verified(DType::fp16, {gqa, {32768}, 0, sinks, {}, 8}, true);
   EXPECT_EQ(one.plan.rows.splits, sms / gqa.heads_kv);
+}
+
+// run_row_attention refuses a plan on the twin for a variant the twin does not take (several query
+// tokens, explicit items), before any launch: a plan made for one query token, run with two.
+TEST(DecodeVariantsWgmmaGpu, APlanOnTheTwinIsRefusedForSeveralQueryTokens) {
+  DB_REQUIRE_WGMMA();
+  RowAttentionProblem p;
+  p.shape = DecodeShape{32, 8, 128};
+  p.kv_dtype = DType::fp16;
+  p.num_items = 8;
+  p.num_rows = 32;
+  p.max_item_rows = 4;
+  p.max_item_tokens = 1000;
+  p.variant.window = 100;
+  RowAttentionPlan plan;
+  ASSERT_EQ(plan_row_attention<ContiguousKV<__half>>(p, {}, &plan), cudaSuccess);
+  ASSERT_TRUE(plan.wgmma);
+  DeviceBuffer<float> q(64 * 128), o(64 * 128), lse(64);
+  DeviceBuffer<std::int32_t> lens(1);
+  p.q = q.get();
+  p.o = o.get();
+  p.lse = lse.get();
+  p.seq_lens = lens.get();
+  p.variant.q_len = 2;
+  DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(plan.workspace_bytes, 1));
+  EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, p, plan, workspace.get(), nullptr),
+            cudaErrorInvalidValue);
 }
 
 // Small enough for compute-sanitizer memcheck and racecheck: both compiled twins, unsplit and
