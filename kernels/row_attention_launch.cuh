@@ -359,13 +359,14 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // one-warpgroup blocks: one wgmma for S and one for P V a tile free the issue slots the mma.sync
   // kernel's tile loop spends at one or two blocks an SM. Measured on the H100 against mma.sync
   // pinned, groups 4, 7, 8 and 16 at 1 x 32K to 128 x 512, FP16 and BF16: faster or level at every
-  // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 BF16 only where the items
-  // number at least the SMs: there it was faster, with fewer items slower over paged K/V; FP16 was
-  // slower at one of those points (gpt-oss's 64 / 8 heads; docs/kernels/rows_wgmma.md, "Grouped
-  // decodes at d 64").
+  // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 BF16 only, where the items
+  // number at least the SMs or K/V is contiguous: there it was faster, with fewer items slower over
+  // paged K/V; FP16 was slower at one of those points (gpt-oss's 64 / 8 heads;
+  // docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
   const bool wgmma_grouped_decode =
       implicit_decode_items(p) && rows <= 16 &&
-      (p.shape.head_dim == 128 || (p.shape.head_dim == 64 && wgmma_packed && p.num_items >= sms));
+      (p.shape.head_dim == 128 ||
+       (p.shape.head_dim == 64 && wgmma_packed && (p.num_items >= sms || !is_paged_accessor<KV>::value)));
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
                                    ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
