@@ -359,14 +359,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // one-warpgroup blocks: one wgmma for S and one for P V a tile free the issue slots the mma.sync
   // kernel's tile loop spends at one or two blocks an SM. Measured on the H100 against mma.sync
   // pinned, groups 4, 7, 8 and 16 at 1 x 32K to 128 x 512, FP16 and BF16: faster or level at every
-  // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 BF16 only, where the items
-  // number at least the SMs or K/V is contiguous: there it was faster, with fewer items slower over
-  // paged K/V; FP16 was slower at one of those points (gpt-oss's 64 / 8 heads;
-  // docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
+  // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 BF16 only, at any batch, split
+  // about two blocks an SM (below): faster than mma.sync at gpt-oss's 64 / 8 heads; FP16 was
+  // slower at one of its points (docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
   const bool wgmma_grouped_decode =
       implicit_decode_items(p) && rows <= 16 &&
-      (p.shape.head_dim == 128 ||
-       (p.shape.head_dim == 64 && wgmma_packed && (p.num_items >= sms || !is_paged_accessor<KV>::value)));
+      (p.shape.head_dim == 128 || (p.shape.head_dim == 64 && wgmma_packed));
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
                                    ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
@@ -465,10 +463,22 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       : one_per_sm_default                                            ? RowDecodeSplits::sms
                                                                       : RowDecodeSplits::slots;
   const bool grouped_blocks = rows_per_block == 16 || wgmma_grouped;
+  // Except BF16 at d 64 on the warpgroup-MMA kernel, which automatically takes about two blocks an
+  // SM where two fit: its 16 KB tiles leave one block too few bytes in flight to stream an SM's
+  // share (H100, gpt-oss's 64 / 8 heads with sinks, 1 x 32K and 16 x 4K: 9-22% faster at two
+  // blocks an SM than at one; docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
+  // DECODE_BENCH_ROW_DECODE_SPLITS=sms pins one an SM.
+  const std::int64_t decode_blocks_per_sm =
+      options.tuning.row_decode_splits == RowDecodeSplits::automatic && wgmma_grouped && wgmma_packed &&
+              compiled_head_dim(p.shape.head_dim) == 64
+          ? std::min(2, per_sm)
+          : 1;
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
       grouped_blocks && decode_splits == RowDecodeSplits::sms) {
-    const std::int64_t per_sm = std::clamp<std::int64_t>(sms / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
-    if (blocks_per_split * per_sm * 4 >= 3 * static_cast<std::int64_t>(sms)) splits = static_cast<int>(per_sm);
+    const std::int64_t target = static_cast<std::int64_t>(sms) * decode_blocks_per_sm;
+    const std::int64_t item_splits =
+        std::clamp<std::int64_t>(target / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
+    if (blocks_per_split * item_splits * 4 >= 3 * target) splits = static_cast<int>(item_splits);
   }
   plan->splits = splits;
   // Partial states (num_rows, splits) when the items are split.

@@ -78,8 +78,8 @@ TEST(DecodeVariantsWgmmaGpu, WindowsCapsAndSinksOverSplitsAndPages) {
 }
 
 // What the planner sends to the twin with nothing pinned: one query token at d 128 (FP16) at any
-// batch, and at d 64 (BF16) where the items number at least the SMs or K/V is contiguous; several
-// query tokens, and BF16 at d 128 (no twin compiled), stay on mma.sync.
+// batch, and at d 64 (BF16) at any batch; several query tokens, and BF16 at d 128 (no twin
+// compiled), stay on mma.sync.
 TEST(DecodeVariantsWgmmaGpu, TheAutomaticChoice) {
   DB_REQUIRE_WGMMA();
   int sms = 0;
@@ -93,11 +93,17 @@ TEST(DecodeVariantsWgmmaGpu, TheAutomaticChoice) {
   expect_verified(DType::bf16, {gqa, {4000}, 16, sinks, {}, 5}, false);
   const int fill = (sms + oss.heads_kv - 1) / oss.heads_kv;  // sequences whose items fill the SMs
   expect_verified(DType::bf16, {oss, std::vector<std::int32_t>(fill, 300), 16, sinks, {}, 6}, true);
-  expect_verified(DType::bf16, {oss, std::vector<std::int32_t>(fill - 1, 300), 16, sinks, {}, 7}, false);
+  expect_verified(DType::bf16, {oss, std::vector<std::int32_t>(fill - 1, 300), 16, sinks, {}, 7}, true);
   expect_verified(DType::bf16, {oss, std::vector<std::int32_t>(fill - 1, 300), 0, sinks, {}, 9}, true);
   // The split rule of grouped decodes on this kernel: about one block an SM.
   const DecodeVariantResult one = expect_verified(DType::fp16, {gqa, {32768}, 0, sinks, {}, 8}, true);
   EXPECT_EQ(one.plan.rows.splits, sms / gqa.heads_kv);
+  // BF16 at d 64: about two blocks an SM, or one where DECODE_BENCH_ROW_DECODE_SPLITS pins sms.
+  const DecodeVariantResult two = expect_verified(DType::bf16, {oss, {32768}, 16, sinks, {}, 10}, true);
+  EXPECT_EQ(two.plan.rows.splits, 2 * sms / oss.heads_kv);
+  DecodeVariantCase pinned{oss, {32768}, 16, sinks, {}, 11};
+  pinned.options.tuning.row_decode_splits = RowDecodeSplits::sms;
+  EXPECT_EQ(expect_verified(DType::bf16, pinned, true).plan.rows.splits, sms / oss.heads_kv);
 }
 
 // run_row_attention refuses a plan on the twin for a variant the twin does not take (several query
