@@ -465,8 +465,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   const bool grouped_blocks = rows_per_block == 16 || wgmma_grouped;
   // Except BF16 at d 64 on the warpgroup-MMA kernel, which automatically takes about two blocks an
   // SM where two fit: its 16 KB tiles leave one block too few bytes in flight to stream an SM's
-  // share (H100, gpt-oss's 64 / 8 heads with sinks, 1 x 32K and 16 x 4K: 9-22% faster at two
-  // blocks an SM than at one; docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
+  // share (H100, gpt-oss's 64 / 8 heads at 1 x 32K and 16 x 4K: faster at two blocks an SM than
+  // at one or four; docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
   // DECODE_BENCH_ROW_DECODE_SPLITS=sms pins one an SM.
   const std::int64_t decode_blocks_per_sm =
       options.tuning.row_decode_splits == RowDecodeSplits::automatic && wgmma_grouped && wgmma_packed &&
