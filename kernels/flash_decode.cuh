@@ -36,14 +36,12 @@
 #include "kernels/fast_divmod.hpp"
 #include "kernels/flash_decode_variant_args.cuh"
 #include "kernels/flash_decode_traits.cuh"
+#include "kernels/log2_domain.cuh"
 #include "kernels/row_locator.cuh"
 #include "kernels/split_merge.cuh"
 #include "kernels/vector_load.cuh"
 
 namespace decode_bench::device {
-
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
 
 struct FlashDecodeArgs {
   const float* q;             // (num_seqs, H_q, h), h = head_dim <= D

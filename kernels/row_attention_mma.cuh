@@ -52,6 +52,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/log2_domain.cuh"
 #include "kernels/mma_sync.cuh"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_variant.cuh"
@@ -361,7 +362,7 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
     unmasked_lo = visible_range(item.token_end, variant.q_len, variant.q_len - 1, variant.window).begin;
     unmasked_hi = item.token_end - variant.q_len + 1;
     if (variant.logits_soft_cap > 0.f) {
-      cap_log2 = variant.logits_soft_cap * 1.4426950408889634f;
+      cap_log2 = variant.logits_soft_cap * kLog2e;
       inv_cap_log2 = 1.f / cap_log2;
     }
   }
@@ -742,7 +743,7 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
     // (a split item's sinks join in the merge, merge_if_last).
     float sink2 = -INFINITY;
     if constexpr (kVariant) {
-      if (work.splits == 1) sink2 = out.sink(row0 + r) * 1.4426950408889634f;
+      if (work.splits == 1) sink2 = out.sink(row0 + r) * kLog2e;
       m = fmaxf(m, sink2);
     }
     float sc[4] = {0.f, 0.f, 0.f, 0.f}, l = 0.f;
@@ -761,9 +762,9 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
     for (int w = 0; w < 4; ++w) row_weight[r * 4 + w] = sc[w] * inv;
     if constexpr (kVariant)
       *(work.splits == 1 ? args.lse + out.row(row0 + r) : state_lse(args, work, row0 + r)) =
-          l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
     else
-      *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+      *state_lse(args, work, row0 + r) = l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
   }
   __syncthreads();
   // Only the head dim's columns are written (red_o holds real dims, FP8 included: o_dim_of).

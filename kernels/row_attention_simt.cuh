@@ -10,6 +10,7 @@
 // chunks of the output.
 #include <cstdint>
 
+#include "kernels/log2_domain.cuh"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/vector_load.cuh"
 
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(128) row_attention_simt_kernel(const KV kv, co
         for (int e = 0; e < kElems; ++e) o[c * kElems + e] = acc[r][j][e] * inv;
     }
     if (lane == 0)
-      *state_lse(args, work, row) = l_run[r] > 0.f ? (m_run[r] + log2f(l_run[r])) * 0.69314718055994531f : -INFINITY;
+      *state_lse(args, work, row) = l_run[r] > 0.f ? (m_run[r] + log2f(l_run[r])) * kLn2 : -INFINITY;
   }
   merge_if_last<D, Tr::kThreads>(args, work, row0, nrows, reinterpret_cast<float*>(smem),
                                  static_cast<int>(Tr::kSharedBytes / sizeof(float)));

@@ -56,6 +56,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/log2_domain.cuh"
 #include "kernels/row_attention_common.cuh"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage, fast_exp2, advance_row_max
 #include "kernels/row_cluster_merge.cuh"
@@ -324,7 +325,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
     cp_async_commit();
   };
   // The variant twin's soft-cap (log2 domain, row_attention_variant.cuh): 0 when off.
-  const float cap_log2 = kVariant ? variant.logits_soft_cap * 1.4426950408889634f : 0.f;
+  const float cap_log2 = kVariant ? variant.logits_soft_cap * kLog2e : 0.f;
   const float inv_cap_log2 = cap_log2 > 0.f ? 1.f / cap_log2 : 0.f;
   // Online softmax in the log2 domain over S (waited for): the weights in place of the scores, l,
   // and O's rescale factors (as in row_attention_mma.cuh: a reference max that moves only when a
@@ -493,7 +494,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
     if constexpr (kVariant) {
       // An unsplit item's sink (log2 domain) joins the max and the sum (a split item's joins in
       // the merge); o and l are relative to m until then.
-      const float sink2 = work.splits == 1 ? out.sink(row0 + r) * 1.4426950408889634f : -INFINITY;
+      const float sink2 = work.splits == 1 ? out.sink(row0 + r) * kLog2e : -INFINITY;
       if (sink2 != -INFINITY) {
         const float mx = fmaxf(m, sink2);
         o_mul = exp2f(m - mx);  // 0 for a row that saw no token
@@ -509,7 +510,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
         *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     if (tq == 0)
       *(in_cluster ? scratch + Tr::kRows * D + r : state_lse(args, work, row0 + r)) =
-          l > 0.f ? (m + log2f(l)) * 0.69314718055994531f : -INFINITY;
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
   }
   if (in_cluster)
     merge_rows_in_cluster<D, Tr::kRows, Tr::kThreads>(args, row0, nrows, scratch);

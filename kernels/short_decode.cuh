@@ -56,6 +56,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/decode_launch.hpp"
 #include "kernels/fast_divmod.hpp"
+#include "kernels/log2_domain.cuh"
 #include "kernels/mma_sync.cuh"
 #include "kernels/row_locator.cuh"
 #include "kernels/short_decode_layout.hpp"
@@ -88,8 +89,6 @@ template <class T>
 inline constexpr bool kShortMma = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 template <class T>
 inline constexpr int kShortRowMultipleOf = kShortMma<T> ? kShortMmaRowMultiple : kShortRowMultiple;
-inline constexpr float kShortLog2e = 1.4426950408889634f;
-inline constexpr float kShortLn2 = 0.6931471805599453f;
 
 struct ShortDecodeArgs {
   const float* q;            // (num_seqs, H_q, h)
@@ -486,7 +485,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
     float sink2 = -INFINITY;
     if constexpr (kVariant)
       if (args.sinks != nullptr) {
-        sink2 = args.sinks[kv_head * args.group + head0 + h] * kShortLog2e;
+        sink2 = args.sinks[kv_head * args.group + head0 + h] * kLog2e;
         m = fmaxf(m, sink2);
       }
     float part = 0.f;
@@ -503,7 +502,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
       if (lane + 32 * i < l.rows) s[lane + 32 * i] = e[i];
     if (lane == 0) {
       stats[h] = sum > 0.f ? out_scale / sum : 0.f;
-      args.lse[q_row0 + h] = sum > 0.f ? (m + log2f(sum)) * kShortLn2 : -INFINITY;
+      args.lse[q_row0 + h] = sum > 0.f ? (m + log2f(sum)) * kLn2 : -INFINITY;
     }
   }
   __syncthreads();  // probabilities and scales visible

@@ -167,7 +167,7 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
     args.group = p.shape.group();
     args.heads = heads;
     args.capacity = plan.tile_tokens;
-    args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kShortLog2e;
+    args.q_scale = static_cast<float>(p.shape.softmax_scale()) * device::kLog2e;
     args.page_div = page_divider(kv);
     args.layout = layout;
     const dim3 grid(static_cast<unsigned>(p.num_seqs), static_cast<unsigned>(p.shape.heads_kv),
@@ -179,7 +179,7 @@ cudaError_t run_short_decode(const KV& kv, const DecodeProblem& p, const DecodeP
       static_cast<device::ShortDecodeArgs&>(variant) = args;
       variant.window = p.variant.window;
       // The cap in the scores' log2 domain (the kernel applies c2 x tanh(s2 / c2)).
-      variant.cap_log2 = p.variant.logits_soft_cap > 0 ? p.variant.logits_soft_cap * device::kShortLog2e : 0.f;
+      variant.cap_log2 = p.variant.logits_soft_cap > 0 ? p.variant.logits_soft_cap * device::kLog2e : 0.f;
       variant.inv_cap_log2 = variant.cap_log2 > 0 ? 1.f / variant.cap_log2 : 0.f;
       variant.sinks = p.variant.sinks;
       return with_short_decode_kernel<KV, true>(heads, long_stage, [&](auto kernel) {

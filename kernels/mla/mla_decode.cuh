@@ -26,6 +26,7 @@
 #include <cuda_fp8.h>
 
 #include "kernels/cp_async.cuh"
+#include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
@@ -231,7 +232,7 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 #pragma unroll
     for (int n = 0; n < 32; ++n)
       *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
-    if (ch == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
+    if (ch == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[h] + log2f(l)) * kLn2 : -INFINITY;
   }
 }
 

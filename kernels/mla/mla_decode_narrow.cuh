@@ -45,6 +45,7 @@
 
 #include "kernels/cp_async.cuh"
 #include "kernels/kv_accessor.hpp"    // kv_scale
+#include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_decode.cuh"  // MlaArgs, the split merge
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans
@@ -337,7 +338,7 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
 #pragma unroll
       for (int n = 0; n < Tr::kWarpCols / 8; ++n)
         *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[f][n][2 * h] * inv, o[f][n][2 * h + 1] * inv);
-      if (warp == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[f][h] + log2f(l)) * 0.69314718055994531f : -INFINITY;
+      if (warp == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[f][h] + log2f(l)) * kLn2 : -INFINITY;
     }
 }
 

@@ -62,6 +62,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/dependent_launch.cuh"  // allow_dependent_grid
 #include "kernels/kv_accessor.hpp"        // kv_scale
+#include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
@@ -453,7 +454,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     for (int n = 0; n < 32; ++n)
       *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     if (wg == 0 && tq == 0)
-      args.lse[row] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * 0.69314718055994531f : -INFINITY;
+      args.lse[row] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
   }
 #else
   (void)cache, (void)args;

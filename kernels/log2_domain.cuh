@@ -1,0 +1,11 @@
+#pragma once
+// The softmaxes of every kernel family run in the log2 domain (exp2f): scores, caps and sinks are
+// scaled by log2(e) on the way in, and a row's log-sum-exp by ln(2) on the way out (natural log).
+// One definition, so no kernel carries the literals.
+
+namespace decode_bench::device {
+
+inline constexpr float kLog2e = 1.4426950408889634f;
+inline constexpr float kLn2 = 0.6931471805599453f;
+
+}  // namespace decode_bench::device
