@@ -33,10 +33,16 @@ cudaError_t plan_decode_rows(const DecodeProblem& problem, const DecodeOptions& 
   // Work stealing among an item's splits: paged K/V only, where it measured faster
   // (kRowStealDefault, kernels/tuning_policy.hpp); DECODE_BENCH_ROW_STEAL pins it.
   row_options.steal_pool = options.tuning.row_steal.value_or(is_paged_accessor<KV>::value ? kRowStealDefault : 0.0);
-  DB_RETURN_IF_ERROR(plan_row_attention<KV>(decode_as_row_attention(problem), row_options, &plan->rows));
+  const RowAttentionProblem rows = decode_as_row_attention(problem);
+  DB_RETURN_IF_ERROR(plan_row_attention<KV>(rows, row_options, &plan->rows));
   plan->kernel = DecodeKernel::flash_decode;
   plan->path = DecodePath::tensor_core;
-  plan->num_splits = plan->active_splits = plan->rows.splits;
+  plan->num_splits = plan->rows.splits;
+  // The uniform grid's splits that hold a token of the longest item (a pinned count may end in
+  // empty ones); a work list's chunks are never empty.
+  plan->active_splits = plan->rows.work_entries.empty()
+                            ? nonempty_chunks(rows.max_item_tokens, plan->rows.splits, plan->rows.tile_tokens)
+                            : plan->rows.splits;
   plan->work_items = plan->rows.work_seq_items;  // per-sequence chunks; a block per (chunk, KV head, row block)
   plan->chunk_bound = plan->rows.chunk_bound;
   if (!plan->rows.work_entries.empty()) plan->chunk = plan->rows.chunk_bound;  // each chunk one contiguous range

@@ -74,4 +74,15 @@ DB_HD TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, in
   return {begin, begin + size < len ? begin + size : len};
 }
 
+// How many of row_chunk_range's num_chunks chunks of `len` tokens hold a token (at least 1): the
+// chunks before that count are all non-empty, the ones from it on all empty. Rounding the cut up to
+// whole tiles can leave the last chunks empty: 32,768 tokens in 33 chunks of 64-token tiles are 32
+// chunks of 1,024 tokens and one of none.
+DB_HD int nonempty_chunks(std::int64_t len, int num_chunks, int tile) {
+  if (len <= 0 || num_chunks <= 1) return 1;
+  std::int64_t size = (len + num_chunks - 1) / num_chunks;
+  size = (size + tile - 1) / tile * tile;
+  return static_cast<int>((len + size - 1) / size);
+}
+
 }  // namespace decode_bench

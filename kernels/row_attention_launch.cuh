@@ -14,6 +14,7 @@
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/row_attention_balance.hpp"  // row_chunk_range, nonempty_chunks
 #include "kernels/row_attention_merge.cuh"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
@@ -480,6 +481,12 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
         std::clamp<std::int64_t>(target / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * item_splits * 4 >= 3 * target) splits = static_cast<int>(item_splits);
   }
+  // No split of the longest item left without tokens: an empty split's blocks still run, write
+  // partial states and join the merge. The cut is in whole tiles, so a count that does not divide
+  // the item's tiles can end in empty splits (gpt-oss's 64 / 8 heads at 1 x 32K: 33 splits, the
+  // 33rd empty; H100, 32 splits faster: docs/kernels/rows_wgmma.md, "Empty splits"). A pinned count
+  // is launched as asked.
+  if (options.splits <= 0) splits = nonempty_chunks(p.max_item_tokens, splits, k.tile);
   plan->splits = splits;
   // Partial states (num_rows, splits) when the items are split.
   if (splits > 1) plan->partial_states = static_cast<std::int64_t>(p.num_rows) * splits;

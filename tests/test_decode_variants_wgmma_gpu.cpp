@@ -16,6 +16,7 @@
 
 #include "harness/device_buffer.hpp"
 #include "kernels/row_attention.hpp"
+#include "kernels/row_attention_balance.hpp"  // nonempty_chunks
 #include "tests/decode_variant_case.hpp"
 #include "tests/gpu_test_support.hpp"
 
@@ -98,12 +99,15 @@ TEST(DecodeVariantsWgmmaGpu, TheAutomaticChoice) {
   // The split rule of grouped decodes on this kernel: about one block an SM.
   const DecodeVariantResult one = expect_verified(DType::fp16, {gqa, {32768}, 0, sinks, {}, 8}, true);
   EXPECT_EQ(one.plan.rows.splits, sms / gqa.heads_kv);
-  // BF16 at d 64: about two blocks an SM, or one where DECODE_BENCH_ROW_DECODE_SPLITS pins sms.
+  // BF16 at d 64: about two blocks an SM, or one where DECODE_BENCH_ROW_DECODE_SPLITS pins sms;
+  // either count less the splits the whole-tile cut would leave empty (132 SMs: 33 -> 32).
   const DecodeVariantResult two = expect_verified(DType::bf16, {oss, {32768}, 16, sinks, {}, 10}, true);
-  EXPECT_EQ(two.plan.rows.splits, 2 * sms / oss.heads_kv);
+  EXPECT_EQ(two.plan.rows.splits, nonempty_chunks(32768, 2 * sms / oss.heads_kv, two.plan.rows.tile_tokens));
+  EXPECT_EQ(two.plan.active_splits, two.plan.rows.splits);
   DecodeVariantCase pinned{oss, {32768}, 16, sinks, {}, 11};
   pinned.options.tuning.row_decode_splits = RowDecodeSplits::sms;
-  EXPECT_EQ(expect_verified(DType::bf16, pinned, true).plan.rows.splits, sms / oss.heads_kv);
+  const DecodeVariantResult one_an_sm = expect_verified(DType::bf16, pinned, true);
+  EXPECT_EQ(one_an_sm.plan.rows.splits, nonempty_chunks(32768, sms / oss.heads_kv, one_an_sm.plan.rows.tile_tokens));
 }
 
 // run_row_attention refuses a plan on the twin for a variant the twin does not take (several query

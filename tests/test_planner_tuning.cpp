@@ -22,6 +22,7 @@
 #include "harness/results_schema.hpp"
 #include "kernels/decode_launch.hpp"
 #include "kernels/plan_json.hpp"
+#include "kernels/row_attention_balance.hpp"  // nonempty_chunks
 #include "kernels/shared_prefix.hpp"
 #include "kernels/row_attention_wgmma.hpp"
 #include "kernels/shared_prefix_share.hpp"
@@ -369,7 +370,7 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       } else {
         EXPECT_LE(b, sms) << what;
         EXPECT_GE(4 * b, 3 * sms) << what;
-        EXPECT_EQ(plan.rows.splits, sms / items) << what;
+        EXPECT_EQ(plan.rows.splits, nonempty_chunks(len, sms / items, plan.rows.tile_tokens)) << what;
       }
     };
     DecodeOptions tc;  // FP8 decodes on CUDA cores unless the path is pinned
@@ -438,6 +439,31 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
         EXPECT_GT(slots_blocks, sms);
       }
     }
+  }
+}
+
+// The row-attention split count: the automatic one leaves no split without tokens (the whole-tile
+// cut of 32,768 tokens into 33 splits has an empty 33rd), a pinned one is launched as asked and
+// its empty splits are not counted active.
+TEST(PlannerTuningGpu, NoAutomaticSplitIsEmptyAndAPinnedCountIsLaunchedAsAsked) {
+  DB_REQUIRE_GPU();
+  DecodeProblem p;
+  p.shape = DecodeShape{32, 8, 128};
+  p.num_seqs = 1;
+  p.max_len = 32768;
+  DecodeOptions tc;
+  tc.path = DecodePath::tensor_core;
+  DecodePlan automatic, pinned;
+  ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, tc, &automatic), cudaSuccess);
+  ASSERT_GT(automatic.rows.splits, 1);
+  EXPECT_EQ(nonempty_chunks(p.max_len, automatic.rows.splits, automatic.rows.tile_tokens), automatic.rows.splits);
+  EXPECT_EQ(automatic.active_splits, automatic.num_splits);
+  tc.splits = 33;
+  ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, p, tc, &pinned), cudaSuccess);
+  EXPECT_EQ(pinned.num_splits, 33);
+  EXPECT_EQ(pinned.active_splits, nonempty_chunks(p.max_len, 33, pinned.rows.tile_tokens));
+  if (pinned.rows.tile_tokens == 64) {
+    EXPECT_EQ(pinned.active_splits, 32);
   }
 }
 

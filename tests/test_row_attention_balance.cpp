@@ -163,6 +163,32 @@ TEST(RowAttentionBalance, ChunkRangesAreEqualCutsInWholeTiles) {
   EXPECT_EQ(row_chunk_range(1, 0, 1, 64).end, 1);
 }
 
+// nonempty_chunks against row_chunk_range itself: over lengths, counts and tiles, the chunks before
+// the count hold a token and the ones from it on hold none, and the non-empty ones cover the item.
+TEST(RowAttentionBalance, NonemptyChunksCountsTheChunksThatHoldAToken) {
+  EXPECT_EQ(nonempty_chunks(32768, 33, 64), 32);  // 993 tokens a chunk rounded up to 1,024
+  EXPECT_EQ(nonempty_chunks(32768, 16, 64), 16);
+  EXPECT_EQ(nonempty_chunks(130, 2, 64), 2);
+  EXPECT_EQ(nonempty_chunks(100, 3, 64), 2);  // 34 -> 64: [0, 64), [64, 100), empty
+  EXPECT_EQ(nonempty_chunks(0, 8, 64), 1);
+  EXPECT_EQ(nonempty_chunks(5, 1, 64), 1);
+  for (const int tile : {16, 64, 128})
+    for (const std::int64_t len : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
+                                   std::int64_t{1000}, std::int64_t{4096}, std::int64_t{32768}, std::int64_t{100003}})
+      for (int n = 1; n <= 140; ++n) {
+        const int k = nonempty_chunks(len, n, tile);
+        ASSERT_GE(k, 1);
+        ASSERT_LE(k, n);
+        std::int64_t covered = 0;
+        for (int c = 0; c < n; ++c) {
+          const TokenRange r = row_chunk_range(len, c, n, tile);
+          EXPECT_EQ(r.end > r.begin, c < k) << len << " tokens, " << n << " chunks of " << tile << "-token tiles, chunk " << c;
+          covered += r.end - r.begin;
+        }
+        EXPECT_EQ(covered, len);
+      }
+}
+
 TEST(RowAttentionBalance, BadInputIsRefusedWithTheReason) {
   const std::vector<std::int32_t> neg{5, -1};
   try {
