@@ -513,13 +513,14 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // has no row map or sinks: the variant kernels merge through their own hook); elsewhere fused,
   // whatever the knob.
   if (splits > 1 && p.items == nullptr && !variant) {
+    int dev = 0;
+    const bool dependent =
+        options.tuning.merge_pdl && cudaGetDevice(&dev) == cudaSuccess && dependent_launch_available(dev);
     const RowMergeChoice merge = choose_row_merge(options.tuning.row_merge, std::min(rows, rows_per_block), splits,
                                                   p.shape.head_dim, compiled_head_dim(p.shape.head_dim), k.threads,
-                                                  static_cast<std::int64_t>(k.shared_bytes / sizeof(float)));
+                                                  static_cast<std::int64_t>(k.shared_bytes / sizeof(float)), dependent);
     plan->separate_merge = merge.separate;
-    int dev = 0;
-    plan->dependent_merge = merge.separate && options.tuning.merge_pdl && cudaGetDevice(&dev) == cudaSuccess &&
-                            dependent_launch_available(dev);
+    plan->dependent_merge = merge.separate && dependent;
   }
   // The warpgroup-MMA kernel's splits merge in a cluster where they fit one (2-8 splits), unless a
   // merge is pinned: no partials in global memory, no counter, no second kernel.

@@ -35,11 +35,12 @@ std::int64_t separate_merge_round_trips(int n, int kernel_head_dim) {
 }
 
 RowMergeChoice choose_row_merge(RowMergeMode mode, int rows, int n, int head_dim, int kernel_head_dim, int threads,
-                                std::int64_t scratch_floats) {
+                                std::int64_t scratch_floats, bool dependent_launch) {
   RowMergeChoice c;
   if (n <= 1) return c;
   c.fused_round_trips = fused_merge_round_trips(rows, n, head_dim, kernel_head_dim, threads, scratch_floats);
-  c.separate_round_trips = separate_merge_round_trips(n, kernel_head_dim) + kRowMergeLaunchRoundTrips;
+  c.separate_round_trips = separate_merge_round_trips(n, kernel_head_dim) +
+                           (dependent_launch ? kRowMergeDependentLaunchRoundTrips : kRowMergeLaunchRoundTrips);
   c.separate = mode == RowMergeMode::separate ||
                (mode == RowMergeMode::automatic && c.separate_round_trips < c.fused_round_trips);
   return c;

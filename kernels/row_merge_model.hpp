@@ -59,6 +59,12 @@ enum class RowMergeMode { automatic, fused, separate };  // DECODE_BENCH_ROW_MER
 // model parameter (about 1.5 us against a round trip of about 0.5 us on an H100), not a
 // measurement of this kernel: the lead's sweep checks the choice it makes.
 inline constexpr int kRowMergeLaunchRoundTrips = 3;
+// The same boundary when the merge kernel is a programmatic dependent launch of the attention
+// kernel (kernels/dependent_launch.cuh): its blocks are resident and waiting before the attention
+// kernel ends, so the boundary is counted as nothing. Fitted, not derived: with it the model picks
+// what the H100 measured faster at the 1 x 32K grouped decodes of groups 4, 7, 8 and 16
+// (docs/kernels/rows_wgmma.md, "Empty splits, and the merge after a dependent launch").
+inline constexpr int kRowMergeDependentLaunchRoundTrips = 0;
 
 // Dependent L2 round trips of the fused merge of one row block: rows rows (at most the block's)
 // over n splits at the run's head dim, by a block of `threads` of the kernel compiled for
@@ -74,11 +80,13 @@ std::int64_t separate_merge_round_trips(int n, int kernel_head_dim);
 struct RowMergeChoice {
   bool separate = false;
   std::int64_t fused_round_trips = 0;
-  std::int64_t separate_round_trips = 0;  // with kRowMergeLaunchRoundTrips
+  std::int64_t separate_round_trips = 0;  // with the boundary's
 };
-// The merge of a uniform grid's split items: separate when its round trips (boundary included) are
-// fewer than the fused merge's; mode fused / separate pins it. n <= 1: neither (separate false).
+// The merge of a uniform grid's split items: separate when its round trips (boundary included:
+// kRowMergeDependentLaunchRoundTrips where the merge kernel would be a dependent launch,
+// kRowMergeLaunchRoundTrips where stream-ordered) are fewer than the fused merge's (a tie stays
+// fused); mode fused / separate pins it. n <= 1: neither (separate false).
 RowMergeChoice choose_row_merge(RowMergeMode mode, int rows, int n, int head_dim, int kernel_head_dim, int threads,
-                                std::int64_t scratch_floats);
+                                std::int64_t scratch_floats, bool dependent_launch);
 
 }  // namespace decode_bench

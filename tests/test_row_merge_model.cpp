@@ -19,7 +19,7 @@ TEST(RowMergeModel, NoSplitsNoMerge) {
   EXPECT_EQ(fused_merge_round_trips(0, 8, 64, 64, kWide, kScratch), 0);
   EXPECT_EQ(separate_merge_round_trips(1, 64), 0);
   for (RowMergeMode mode : {RowMergeMode::automatic, RowMergeMode::fused, RowMergeMode::separate}) {
-    const RowMergeChoice c = choose_row_merge(mode, 71, 1, 64, 64, kWide, kScratch);
+    const RowMergeChoice c = choose_row_merge(mode, 71, 1, 64, 64, kWide, kScratch, false);
     EXPECT_FALSE(c.separate);
     EXPECT_EQ(c.fused_round_trips, 0);
     EXPECT_EQ(c.separate_round_trips, 0);
@@ -86,11 +86,12 @@ TEST(RowMergeModel, SeparateOneBlockPerRow) {
   EXPECT_EQ(separate_merge_round_trips(8, 256), 1 + 1);   // 2 lanes of 128 threads: 4 each
 }
 
-// The choice at the model preset's split plans: separate only where its round trips plus the kernel
-// boundary are fewer; a tie stays fused.
+// The choice at the model preset's split plans with a stream-ordered merge kernel
+// (DECODE_BENCH_MERGE_PDL=off, or no dependent launch on the GPU): separate only where its round
+// trips plus the kernel boundary are fewer; a tie stays fused.
 TEST(RowMergeModel, ChoiceAtTheModelPresetShapes) {
   const auto pick = [](int rows, int n, int d, int threads) {
-    return choose_row_merge(RowMergeMode::automatic, rows, n, d, d, threads, kScratch);
+    return choose_row_merge(RowMergeMode::automatic, rows, n, d, d, threads, kScratch, false);
   };
   const RowMergeChoice falcon_32k = pick(71, 128, 64, kWide);
   EXPECT_TRUE(falcon_32k.separate);
@@ -105,8 +106,28 @@ TEST(RowMergeModel, ChoiceAtTheModelPresetShapes) {
   EXPECT_TRUE(pick(7, 64, 128, kNarrow).separate);    // its paged plan: 9 against 5
   EXPECT_FALSE(pick(7, 2, 128, kNarrow).separate);    // 16 x 4K: 2 against 5
   // The knob pins either.
-  EXPECT_FALSE(choose_row_merge(RowMergeMode::fused, 71, 128, 64, 64, kWide, kScratch).separate);
-  EXPECT_TRUE(choose_row_merge(RowMergeMode::separate, 4, 2, 128, 128, kNarrow, kScratch).separate);
+  EXPECT_FALSE(choose_row_merge(RowMergeMode::fused, 71, 128, 64, 64, kWide, kScratch, false).separate);
+  EXPECT_TRUE(choose_row_merge(RowMergeMode::separate, 4, 2, 128, 128, kNarrow, kScratch, false).separate);
+}
+
+// With the merge kernel a dependent launch, the boundary counts kRowMergeDependentLaunchRoundTrips:
+// group 8 and Qwen2.5-7B's group 7 at 32 splits take the second kernel, group 4 stays fused (a tie).
+TEST(RowMergeModel, ChoiceWithADependentLaunch) {
+  const auto pick = [](int rows, int n, int d, int threads) {
+    return choose_row_merge(RowMergeMode::automatic, rows, n, d, d, threads, kScratch, true);
+  };
+  const RowMergeChoice qwen = pick(7, 32, 128, kNarrow);  // Qwen2.5-7B 1 x 32K, 32 splits
+  EXPECT_TRUE(qwen.separate);
+  EXPECT_EQ(qwen.fused_round_trips, 1 + 4);
+  EXPECT_EQ(qwen.separate_round_trips, 2 + kRowMergeDependentLaunchRoundTrips);
+  EXPECT_FALSE(choose_row_merge(RowMergeMode::automatic, 7, 32, 128, 128, kNarrow, kScratch, false).separate);
+  EXPECT_TRUE(pick(8, 16, 128, kNarrow).separate);    // Llama-3-70B, Qwen3-32B 1 x 32K: 3 against 2
+  EXPECT_FALSE(pick(4, 16, 128, kNarrow).separate);   // Llama-3-8B, Mistral-7B 1 x 32K: 2 against 2
+  EXPECT_FALSE(pick(4, 2, 128, kNarrow).separate);    // two splits of 4 rows: 2 against 2
+  EXPECT_FALSE(pick(7, 2, 128, kNarrow).separate);    // Qwen2.5-7B 16 x 4K: 2 against 2
+  EXPECT_TRUE(pick(16, 16, 128, kNarrow).separate);   // Llama-3.1-405B 1 x 32K, as without
+  EXPECT_TRUE(pick(71, 128, 64, kWide).separate);     // Falcon-7B, as without
+  EXPECT_FALSE(choose_row_merge(RowMergeMode::fused, 8, 16, 128, 128, kNarrow, kScratch, true).separate);
 }
 
 // Falcon-7B's 71 rows: one 128-row block an item at any range (64-row blocks would be two, each
