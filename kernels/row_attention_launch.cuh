@@ -484,8 +484,8 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // No split of the longest item left without tokens: an empty split's blocks still run, write
   // partial states and join the merge. The cut is in whole tiles, so a count that does not divide
   // the item's tiles can end in empty splits (gpt-oss's 64 / 8 heads at 1 x 32K: 33 splits, the
-  // 33rd empty; H100, 32 splits faster: docs/kernels/rows_wgmma.md, "Empty splits"). A pinned count
-  // is launched as asked.
+  // 33rd empty; H100, 32 splits faster: docs/kernels/rows_wgmma.md, "Empty splits, and the merge
+  // after a dependent launch"). A pinned count is launched as asked.
   if (options.splits <= 0) splits = nonempty_chunks(p.max_item_tokens, splits, k.tile);
   plan->splits = splits;
   // Partial states (num_rows, splits) when the items are split.
