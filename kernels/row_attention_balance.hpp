@@ -58,17 +58,22 @@ struct RowWorkList {
 RowWorkList balance_row_work(std::span<const std::int32_t> seq_lens, int heads_kv, int group, int row_blocks,
                              int slots, int tile);
 
+struct TokenRange {
+  std::int64_t begin, end;
+};
+// Tokens of each chunk of row_chunk_range's cut (the last may hold fewer): ceil(len / num_chunks)
+// rounded up to whole tiles.
+DB_HD std::int64_t row_chunk_size(std::int64_t len, int num_chunks, int tile) {
+  const std::int64_t size = (len + num_chunks - 1) / num_chunks;
+  return (size + tile - 1) / tile * tile;
+}
 // The tokens chunk c of n of an item of `len` tokens takes, relative to its first: equal cuts
 // rounded up to whole tiles, so only the last chunk has a partial tile (later chunks may be empty);
 // every chunk non-empty and at most C when n = ceil(len / C) and C is whole tiles. The one
 // definition of the cut: the kernels' split_range (kernels/row_attention_common.cuh) calls it.
-struct TokenRange {
-  std::int64_t begin, end;
-};
 DB_HD TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, int tile) {
   len = len > 0 ? len : 0;
-  std::int64_t size = (len + num_chunks - 1) / num_chunks;
-  size = (size + tile - 1) / tile * tile;
+  const std::int64_t size = row_chunk_size(len, num_chunks, tile);
   const std::int64_t at = static_cast<std::int64_t>(chunk) * size;
   const std::int64_t begin = at < len ? at : len;
   return {begin, begin + size < len ? begin + size : len};
@@ -80,8 +85,7 @@ DB_HD TokenRange row_chunk_range(std::int64_t len, int chunk, int num_chunks, in
 // chunks of 1,024 tokens and one of none.
 DB_HD int nonempty_chunks(std::int64_t len, int num_chunks, int tile) {
   if (len <= 0 || num_chunks <= 1) return 1;
-  std::int64_t size = (len + num_chunks - 1) / num_chunks;
-  size = (size + tile - 1) / tile * tile;
+  const std::int64_t size = row_chunk_size(len, num_chunks, tile);
   return static_cast<int>((len + size - 1) / size);
 }
 
