@@ -56,8 +56,8 @@ enum class RowMergeMode { automatic, fused, separate };  // DECODE_BENCH_ROW_MER
 
 // The kernel boundary of the separate merge in round-trip units: the merge kernel's blocks start
 // only once the attention kernel has drained, and their first loads find nothing in flight. A
-// model parameter (about 1.5 us against a round trip of about 0.5 us on an H100), not a
-// measurement of this kernel: the lead's sweep checks the choice it makes.
+// model parameter (the boundary guessed as a few round trips' time), not a measurement of this
+// kernel; the measured choices it makes are in docs/kernels/rows_mma.md and rows_wgmma.md.
 inline constexpr int kRowMergeLaunchRoundTrips = 3;
 // The same boundary when the merge kernel is a programmatic dependent launch of the attention
 // kernel (kernels/dependent_launch.cuh): its blocks are resident and waiting before the attention
