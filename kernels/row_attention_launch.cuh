@@ -363,9 +363,9 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // point (docs/kernels/rows_wgmma.md, "Grouped decodes"). At d 64 BF16 only, at any batch, split
   // about two blocks an SM (below): faster than mma.sync at gpt-oss's 64 / 8 heads; FP16 was
   // slower at one of its points (docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
+  const bool grouped_decode = implicit_decode_items(p) && rows <= 16;  // decode items of at most 16 rows
   const bool wgmma_grouped_decode =
-      implicit_decode_items(p) && rows <= 16 &&
-      (p.shape.head_dim == 128 || (p.shape.head_dim == 64 && wgmma_packed));
+      grouped_decode && (p.shape.head_dim == 128 || (p.shape.head_dim == 64 && wgmma_packed));
   const bool wgmma = wgmma_ok && (tiling == RowAttentionTiling::wgmma ||
                                   (tiling == RowAttentionTiling::automatic &&
                                    ((!wgmma_packed && (rows > 64 || (rows > 32 && item_tiles >= 128))) ||
@@ -456,7 +456,7 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // The warpgroup-MMA kernel's grouped decodes take it too, contiguous and paged: faster than the
   // every-slot rule at 1 x 32K, 16 x 4K and 16 x 32K, FP16 and BF16, groups 4, 8 and 16, level
   // at group 7 (docs/kernels/rows_wgmma.md, "Grouped decodes").
-  const bool wgmma_grouped = wgmma && implicit_decode_items(p) && rows <= 16;
+  const bool wgmma_grouped = wgmma && grouped_decode;
   const bool one_per_sm_default =
       wgmma_grouped || (one_block_per_sm_decode<KV>(packed) && p.shape.head_dim == 128 && !wgmma);
   const RowDecodeSplits decode_splits =
