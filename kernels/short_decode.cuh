@@ -373,6 +373,10 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
 
   // 2. Row offsets (paged: every page entry in flight before the first is used), then K and V.
   // A window stages the tokens [start, start + len): the rows before start are never read.
+  // The locator first: paged, its block-table row start (indptr) is then read beside the length,
+  // not after it (the zero fill below stores through a generic pointer, which the load of indptr
+  // could not be moved above).
+  const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
   const int seq_len = args.lens[seq];
   int start = 0;
   if constexpr (kVariant) start = short_window_start(seq_len, args.window);
@@ -386,7 +390,6 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
     const int t = len + i / l.chunks, c = i - (t - len) * l.chunks;
     *reinterpret_cast<uint4*>(shared_bytes + l.v + t * l.pitch + c * 16) = make_uint4(0u, 0u, 0u, 0u);
   }
-  const RowLocator<KV> loc(kv, seq, kv_head, args.page_div);
   typename RowLocator<KV>::Ticket ticket[kRowsPerThread]{};
   {
     const int r0 = tid >> l.chunk_shift, rows_per_pass = kThreads >> l.chunk_shift;
@@ -406,6 +409,11 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // P V widens V exactly (short_element_to_float), so only the scores carry Vec16's unit scale.
   const float score_scale = args.q_scale * kv_scale(kv.k_scale, kv_head) * V16::kUnitScale;
   const float out_scale = kv_scale(kv.v_scale, kv_head);
+  // The sink of the first head a warp's softmax takes, read now: read there, it was a DRAM round
+  // trip after K had arrived.
+  [[maybe_unused]] float first_sink = -INFINITY;
+  if constexpr (kVariant)
+    if (args.sinks != nullptr && warp < heads) first_sink = args.sinks[kv_head * args.group + head0 + warp];
   cp_async_wait<1>();
   __syncthreads();
   mark_block(args.timeline, BlockMark::first_tile);
@@ -485,7 +493,7 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
     float sink2 = -INFINITY;
     if constexpr (kVariant)
       if (args.sinks != nullptr) {
-        sink2 = args.sinks[kv_head * args.group + head0 + h] * kLog2e;
+        sink2 = (h == warp ? first_sink : args.sinks[kv_head * args.group + head0 + h]) * kLog2e;
         m = fmaxf(m, sink2);
       }
     float part = 0.f;
