@@ -240,11 +240,6 @@ __device__ __forceinline__ void row_attention_mma_body(const KV& kv, const RowAt
   const std::uint32_t q_part_bytes = static_cast<std::uint32_t>(args.rows_per_block) * D * 2;
 
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
-  {  // paged: the table lines of the block's own tiles (a steal's pool tiles lie elsewhere)
-    const std::int64_t own_t0 = tile_start(own_first);
-    loc.prefetch_entries(own_t0, min(t_end, own_t0 + static_cast<std::int64_t>(own) * kTile), static_cast<int>(threadIdx.x),
-                         Tr::kThreads);
-  }
   // Paged rows resolved once per warp (stage_kv_tile) in the narrow tiling up to D 128: at D 256,
   // with the swizzled offsets kept (SwizzledChunks), its registers made ptxas spill 16 bytes.
   constexpr bool kResolveRowsOnce = kWarpsT == 4 && D <= 128;

@@ -228,7 +228,6 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
   }
   cp_async_commit();
   const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
-  loc.prefetch_entries(t_begin, t_end, static_cast<int>(threadIdx.x), Tr::kThreads);  // paged: the range's table lines
   for (int s = 0; s < Tr::kAhead; ++s) {
     if (s < num_tiles) stage_tile_sw128<KV, kTile, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
                                                           k_stage(s) + Tr::kTileBytes);

@@ -3,19 +3,15 @@
 // so the paged case can resolve the block table ahead of the data loads:
 //   Ticket fetch(t)        issues whatever memory read the location needs (page-table entry)
 //   int64 offset(ticket)   finishes the address arithmetic once that read has arrived
-// The split-K and MLA kernels fetch the tickets of tile i+1 while the K/V loads of tile i are in
-// flight, so the page-table latency hides behind the data latency; the row kernels fetch a tile's
-// in front of its copies and ask L1 for their range's table lines first (prefetch_entries). Every
-// row is resolved once per tile, never per element. Contiguous rows need no read at all.
+// Kernels fetch the tickets of tile i+1 while the K/V loads of tile i are in flight, so the
+// page-table latency hides behind the data latency and every row is resolved once per tile,
+// never per element. Contiguous rows need no read at all.
 #include <cstdint>
 
 #include "kernels/fast_divmod.hpp"
 #include "kernels/kv_accessor.hpp"
 
 namespace decode_bench::device {
-
-// Asks L1 for the 128-byte line at p (prefetch.global.L1: no register written, nothing waits).
-__device__ __forceinline__ void prefetch_line_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
 template <class KV> struct RowLocator;
 
@@ -29,8 +25,6 @@ struct RowLocator<ContiguousKV<T>> {
       : base(kv.row_offset(seq, kv_head, 0)), head_dim(kv.head_dim) {}
   __device__ __forceinline__ Ticket fetch(std::int64_t t) const { return base + t * head_dim; }
   __device__ __forceinline__ std::int64_t offset(Ticket ticket) const { return ticket; }
-  // Contiguous rows read no table (RowLocator<PagedKV>::prefetch_entries).
-  __device__ __forceinline__ void prefetch_entries(std::int64_t, std::int64_t, int, int) const {}
 };
 
 template <class T>
@@ -59,21 +53,6 @@ struct RowLocator<PagedKV<T>> {
   }
   __device__ __forceinline__ std::int64_t offset(Ticket ticket) const {
     return ticket.page * page_stride + head_base + static_cast<std::int64_t>(ticket.slot) * head_dim;
-  }
-  // The block-table lines (32 entries each) that the tokens [t_begin, t_end) use, asked of L1 by
-  // `thread` of `threads` (a line a thread, + threads, ...). A tile loop fetches each tile's
-  // entries in front of its copies, in one thread's order: without this, the first tile of every
-  // 32 pages waits for the entry's line to come from DRAM (the L2 is cold at a point's start) and
-  // holds back the copies and the compute behind it; with it, the lines arrive during the ramp.
-  __device__ __forceinline__ void prefetch_entries(std::int64_t t_begin, std::int64_t t_end, int thread,
-                                                   int threads) const {
-    if (t_end <= t_begin) return;
-    const auto entry = [&](std::int64_t t) {
-      return reinterpret_cast<std::uintptr_t>(seq_pages + page_size.div(static_cast<std::uint32_t>(t)));
-    };
-    const std::uintptr_t last = entry(t_end - 1);
-    for (std::uintptr_t line = (entry(t_begin) & ~std::uintptr_t{127}) + 128u * thread; line <= last; line += 128u * threads)
-      prefetch_line_l1(reinterpret_cast<const void*>(line));
   }
 };
 
