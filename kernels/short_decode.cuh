@@ -409,8 +409,9 @@ __global__ void __launch_bounds__(ShortStage<kStageTokens>::kThreads, ShortStage
   // P V widens V exactly (short_element_to_float), so only the scores carry Vec16's unit scale.
   const float score_scale = args.q_scale * kv_scale(kv.k_scale, kv_head) * V16::kUnitScale;
   const float out_scale = kv_scale(kv.v_scale, kv_head);
-  // The sink of the first head a warp's softmax takes, read now: read there, it was a DRAM round
-  // trip after K had arrived.
+  // The sink of the first head a warp's softmax takes, loaded ahead of the softmax: loaded there, it
+  // was a DRAM round trip in front of the head's max. ptxas issues it just after the wait for K
+  // below, so the round trip runs under the scores.
   [[maybe_unused]] float first_sink = -INFINITY;
   if constexpr (kVariant)
     if (args.sinks != nullptr && warp < heads) first_sink = args.sinks[kv_head * args.group + head0 + warp];
