@@ -7,5 +7,8 @@ namespace decode_bench::device {
 
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.6931471805599453f;
+// log2(e) in double, for the launches' softmax_scale x log2(e), taken in double and rounded to
+// float once (the kernels' q scale).
+inline constexpr double kLog2eDouble = 1.4426950408889634;
 
 }  // namespace decode_bench::device

@@ -12,6 +12,7 @@
 #include "kernels/decode_problem.hpp"
 #include "kernels/device_attribute_cache.hpp"
 #include "kernels/kernel_occupancy_cache.hpp"
+#include "kernels/log2_domain.cuh"  // kLog2eDouble
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
 #include "kernels/row_attention_balance.hpp"  // row_chunk_range, nonempty_chunks
@@ -607,7 +608,7 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   args.heads_kv = p.shape.heads_kv;
   args.group = p.shape.group();
   args.head_dim = p.shape.head_dim;
-  args.q_scale = static_cast<float>(p.shape.softmax_scale() * 1.4426950408889634);
+  args.q_scale = static_cast<float>(p.shape.softmax_scale() * device::kLog2eDouble);
   args.splits = plan.splits;
   args.row_blocks = plan.row_blocks;
   args.rows_per_block = plan.rows_per_block;

@@ -5,6 +5,7 @@
 // lse per split), so one merge (run_mla_merge_splits) combines any kernel's splits.
 #include <cstdint>
 
+#include "kernels/log2_domain.cuh"     // kLog2eDouble
 #include "kernels/mla/mla_decode.hpp"  // MlaDecodePlan
 #include "kernels/mla/mla_shape.hpp"
 
@@ -46,7 +47,7 @@ inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan&
   args.heads_q = shape.heads_q;
   args.q_len = shape.q_len;
   args.chunk = plan.split_tiles * plan.tile_tokens;
-  args.scale_log2 = static_cast<float>(shape.softmax_scale * 1.4426950408889634);
+  args.scale_log2 = static_cast<float>(shape.softmax_scale * device::kLog2eDouble);
   args.partial = plan.num_splits > 1;
   const MlaPartials part = mla_partials(plan, workspace);
   args.o = args.partial ? part.o : o;
