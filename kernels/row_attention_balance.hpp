@@ -89,20 +89,4 @@ DB_HD int nonempty_chunks(std::int64_t len, int num_chunks, int tile) {
   return static_cast<int>((len + size - 1) / size);
 }
 
-// The split count, from `splits` up, whose grid's last wave of resident blocks holds at least
-// `min_last_wave` blocks: a grid of blocks_per_split x splits blocks runs in waves of `resident`
-// (SMs x blocks an SM), and a last wave of fewer blocks than stream at the bus's rate leaves the
-// bus part idle for a wave's time. A grid of one wave, or one whose last wave is full, keeps
-// `splits`; where no count up to max_splits fills it, `splits` too.
-inline int fill_last_wave(std::int64_t blocks_per_split, int splits, std::int64_t resident, std::int64_t min_last_wave,
-                          int max_splits) {
-  if (blocks_per_split <= 0 || resident <= 0 || splits < 1) return splits;
-  for (int s = splits; s <= max_splits; ++s) {
-    const std::int64_t blocks = blocks_per_split * s;
-    const std::int64_t last = blocks % resident;
-    if (blocks <= resident || last == 0 || last >= min_last_wave) return s;
-  }
-  return splits;
-}
-
 }  // namespace decode_bench

@@ -15,7 +15,7 @@
 #include "kernels/log2_domain.cuh"  // kLog2eDouble
 #include "kernels/tuning_policy.hpp"
 #include "kernels/row_attention.hpp"
-#include "kernels/row_attention_balance.hpp"  // row_chunk_range, nonempty_chunks, fill_last_wave
+#include "kernels/row_attention_balance.hpp"  // row_chunk_range, nonempty_chunks
 #include "kernels/row_attention_merge.cuh"
 #include "kernels/row_attention_mma.cuh"
 #include "kernels/row_attention_simt.cuh"
@@ -481,14 +481,6 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     const std::int64_t item_splits =
         std::clamp<std::int64_t>(target / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * item_splits * 4 >= 3 * target) splits = static_cast<int>(item_splits);
-    // Where one block an SM streams too little (BF16 at d 64, above), a grid of more than one wave
-    // whose last wave holds fewer than two blocks an SM runs that wave below the bus's rate: gpt-oss's
-    // 64 / 8 heads at 64 x 1K are 512 items on 3 x 132 resident blocks, a last wave of 116. More
-    // splits until the last wave holds two an SM (docs/kernels/rows_wgmma.md, "The last wave").
-    if (decode_blocks_per_sm > 1)
-      splits = fill_last_wave(blocks_per_split, splits, static_cast<std::int64_t>(sms) * per_sm,
-                              static_cast<std::int64_t>(sms) * decode_blocks_per_sm,
-                              static_cast<int>(std::min<std::int64_t>(tiles, 4 * std::int64_t{splits})));
   }
   // No split of the longest item left without tokens: an empty split's blocks still run, write
   // partial states and join the merge. The cut is in whole tiles, so a count that does not divide

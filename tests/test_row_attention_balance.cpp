@@ -189,37 +189,6 @@ TEST(RowAttentionBalance, NonemptyChunksCountsTheChunksThatHoldAToken) {
       }
 }
 
-TEST(RowAttentionBalance, FillLastWaveTakesTheFewestSplitsWhoseLastWaveHoldsTheMinimum) {
-  // 512 items on 396 resident blocks: last waves of 116 (1 split), 232 (2), 348 (3).
-  EXPECT_EQ(fill_last_wave(512, 1, 396, 264, 16), 3);
-  EXPECT_EQ(fill_last_wave(512, 1, 396, 198, 16), 2);
-  EXPECT_EQ(fill_last_wave(512, 1, 396, 264, 2), 1);  // none up to the cap: as asked
-  EXPECT_EQ(fill_last_wave(128, 2, 396, 264, 16), 2);  // one wave
-  EXPECT_EQ(fill_last_wave(792, 1, 396, 264, 16), 1);  // a full last wave
-  EXPECT_EQ(fill_last_wave(0, 4, 396, 264, 16), 4);
-  // Against the definition: the first count from `splits` up whose grid is one wave, ends in a full
-  // wave or holds the minimum in its last, else `splits`.
-  for (std::int64_t bps : {1, 7, 100, 131, 132, 133, 263, 397, 512, 1000, 1024})
-    for (std::int64_t resident : {132, 264, 396})
-      for (std::int64_t min_last : {1, 132, 264, 396})
-        for (int splits = 1; splits <= 5; ++splits)
-          for (int cap = splits; cap <= splits + 6; ++cap) {
-            const auto fits = [&](int s) {
-              const std::int64_t blocks = bps * s;
-              return blocks <= resident || blocks % resident == 0 || blocks % resident >= min_last;
-            };
-            int want = splits;
-            for (int s = splits; s <= cap; ++s)
-              if (fits(s)) {
-                want = s;
-                break;
-              }
-            ASSERT_EQ(fill_last_wave(bps, splits, resident, min_last, cap), want)
-                << bps << " blocks a split, " << resident << " resident, " << min_last << " at least, from " << splits
-                << " to " << cap;
-          }
-}
-
 TEST(RowAttentionBalance, BadInputIsRefusedWithTheReason) {
   const std::vector<std::int32_t> neg{5, -1};
   try {
