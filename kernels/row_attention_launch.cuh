@@ -199,10 +199,10 @@ KernelChoice choose_kernel(int head_dim, RowAttentionPath path, int rows_per_blo
 
 // The warpgroup-MMA kernel's host-length twin (RowAttentionPlan::uniform_len) serving head_dim in
 // blocks of rows_per_block rows over `tile`-token tiles, or none (nullptr kernel): compiled for
-// d 64 blocks of 128 rows only.
+// the blocks kernels/row_attention_wgmma_table.cuh lists.
 template <class KV>
 WgmmaRowKernel host_length_twin(int head_dim, int rows_per_block, int tile) {
-  if constexpr (kHasWgmmaKernel<KV, 64>)
+  if constexpr (kHasWgmmaKernel<KV, 64> || kHasWgmmaKernel<KV, 128>)
     if (head_dim_supported(head_dim))
       return wgmma_row_kernel<KV>(rows_per_block, compiled_head_dim(head_dim), tile, true);
   return {};
@@ -540,10 +540,11 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       plan->partial_states = 0;
     }
   }
-  // Decode items of one length, known on the host, on the d 64 two-warpgroup kernel (MQA's many
-  // heads on one KV head): its twin takes the length as an argument, so no block waits for
-  // seq_lens before it can address its first tile (docs/kernels/rows_wgmma.md, "The length as an
-  // argument of a twin kernel"). DECODE_BENCH_ROW_HOST_LENGTH=off reads seq_lens.
+  // Decode items of one length, known on the host, on a block the twin is compiled for (the d 64
+  // two-warpgroup kernel of MQA's many heads on one KV head; the grouped decodes' one-warpgroup
+  // blocks): the twin takes the length as an argument, so no block waits for seq_lens before it
+  // can address its first tile (docs/kernels/rows_wgmma.md, "The length as an argument of a twin
+  // kernel"). DECODE_BENCH_ROW_HOST_LENGTH=off reads seq_lens.
   const WgmmaRowKernel twin =
       wgmma && !variant && implicit_decode_items(p) && p.host_seq_lens != nullptr && options.tuning.row_host_length
           ? host_length_twin<KV>(p.shape.head_dim, rows_per_block, k.tile)

@@ -165,7 +165,8 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 
 // The kernel's parameters are the mma.sync kernels' (run_row_attention launches any of them
 // alike); the fourth (work stealing's static share there) is unused: this kernel does not steal.
-// Its twin kHostLength (the d 64 two-warpgroup blocks, RowAttentionPlan::uniform_len) takes in it
+// Its twin kHostLength (RowAttentionPlan::uniform_len; the blocks row_attention_wgmma_table.cuh
+// compiles it for: MQA's d 64 two-warpgroup blocks, the grouped decodes' one-warpgroup ones) takes in it
 // the length of every sequence of a uniform grid of decode items and reads no seq_lens. The
 // length is an argument of its own, not a RowAttentionArgs field: a field read by every row
 // kernel changed every warpgroup-MMA kernel's code (docs/kernels/rows_wgmma.md, "The length in

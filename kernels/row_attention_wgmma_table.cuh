@@ -3,8 +3,10 @@
 // over one storage type's kernels: included by kernels/instantiate/row_attention_wgmma_fp16.cu and
 // row_attention_wgmma_bf16.cu, each compiling its own type's kernels for sm_90a.
 //   FP16: blocks of one and two warpgroups (64, 128 rows) at d 64 and 128, 64-token tiles; at d 64
-//         two-warpgroup blocks also over 128-token tiles, and those blocks' host-length twins.
-//   BF16: blocks of one warpgroup (32 rows: the packed split) at d 64 and 128, 64-token tiles.
+//         two-warpgroup blocks also over 128-token tiles. Host-length twins: the d 64 two-warpgroup
+//         blocks (both tiles) and the one-warpgroup blocks at d 128 (the grouped decodes).
+//   BF16: blocks of one warpgroup (32 rows: the packed split) at d 64 and 128, 64-token tiles, and
+//         their host-length twins.
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -14,8 +16,10 @@
 
 namespace decode_bench::wgmma_table {
 
-// The plain kernels (kHostLength false) and the host-length twins (true: FP16 d 64 only, blocks of
-// two warpgroups, the dispatch below never asks for others).
+// The plain kernels (kHostLength false) and the host-length twins (true: the blocks that run decode
+// items on the uniform grid, where a block's first copies would otherwise wait for seq_lens: MQA's
+// d 64 two-warpgroup blocks, the grouped decodes' one-warpgroup blocks at d 128, FP16 and BF16, and
+// BF16's at d 64).
 template <class KV, int D, bool kHostLength>
 WgmmaRowKernel kernel_at(int rows_per_block, int tile) {
   constexpr bool kPacked = std::is_same_v<typename KV::value_type, __nv_bfloat16>;
@@ -29,9 +33,8 @@ WgmmaRowKernel kernel_at(int rows_per_block, int tile) {
   using One = std::integral_constant<int, 1>;
   using Two = std::integral_constant<int, 2>;
   using T64 = std::integral_constant<int, 64>;
-  if constexpr (kPacked) {
-    if constexpr (!kHostLength) return pick(One{}, T64{});
-    return {};
+  if constexpr (kPacked || (kHostLength && D == 128)) {
+    return pick(One{}, T64{});
   } else {
     if constexpr (!kHostLength)
       if (const WgmmaRowKernel k = pick(One{}, T64{}); k.kernel != nullptr) return k;
@@ -45,7 +48,8 @@ template <class KV>
 WgmmaRowKernel kernel(int rows_per_block, int d, int tile, bool host_length) {
   if (d == 64)
     return host_length ? kernel_at<KV, 64, true>(rows_per_block, tile) : kernel_at<KV, 64, false>(rows_per_block, tile);
-  if (d == 128 && !host_length) return kernel_at<KV, 128, false>(rows_per_block, tile);
+  if (d == 128)
+    return host_length ? kernel_at<KV, 128, true>(rows_per_block, tile) : kernel_at<KV, 128, false>(rows_per_block, tile);
   return {};
 }
 

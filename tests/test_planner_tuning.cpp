@@ -146,8 +146,9 @@ TEST(PlannerTuning, RunRefusesAWgmmaPlanOfATileNotCompiled) {
   }
 }
 
-// A plan carrying a uniform length (RowAttentionPlan::uniform_len) runs only on the warpgroup-MMA
-// kernel's host-length twin (d 64, blocks of 128 rows) over implicit decode items, with a length in
+// A plan carrying a uniform length (RowAttentionPlan::uniform_len) runs only on a warpgroup-MMA
+// kernel's host-length twin (FP16: d 64 in blocks of 128 rows, d 128 in blocks of 64) over implicit
+// decode items, with a length in
 // [0, max_item_tokens]: run_row_attention refuses anything else with cudaErrorInvalidValue before it
 // launches or reads anything (no GPU needed).
 TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
@@ -193,18 +194,18 @@ TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
             cudaErrorInvalidValue);
   const RowAttentionProblem d128 = problem({128, 1, 128});
   EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, d128, plan(128, true, 64), nullptr, nullptr),
-            cudaErrorInvalidValue);  // no twin at d 128
+            cudaErrorInvalidValue);  // no twin at d 128 in blocks of two warpgroups
   const RowAttentionProblem one_warpgroup = problem({48, 1, 64});
   EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, one_warpgroup, plan(64, true, 64), nullptr,
                                                     nullptr),
-            cudaErrorInvalidValue);  // no twin for blocks of one warpgroup
+            cudaErrorInvalidValue);  // no twin for blocks of one warpgroup at d 64
 }
 
 // The warpgroup-MMA kernel table (wgmma_row_kernel; no GPU needed: it hands out pointers): where
 // the build carries the kernels, blocks of 64 and 128 rows at d 64 and 128 over 64-token tiles,
 // 128-token tiles only for d 64 blocks of 128 rows, and the host-length twins only for d 64 blocks
-// of 128 rows at either tile, each a kernel of its own with its plain kernel's launch shape; in a
-// build without them, nothing.
+// of 128 rows at either tile and d 128 blocks of 64 rows (the grouped decodes) over 64-token tiles,
+// each a kernel of its own with its plain kernel's launch shape; in a build without them, nothing.
 template <class KV>
 void expect_wgmma_kernel_table() {
   const bool compiled = wgmma_row_kernel<KV>(64, 64, 64).kernel != nullptr;
@@ -218,7 +219,7 @@ void expect_wgmma_kernel_table() {
       for (int tile : {64, 128}) {
         const std::string what = std::to_string(rows) + " rows, d " + std::to_string(d) + ", tile " +
                                  std::to_string(tile) + ", twin";
-        const bool twin = compiled && d == 64 && rows == 128;
+        const bool twin = compiled && ((d == 64 && rows == 128) || (d == 128 && rows == 64 && tile == 64));
         EXPECT_EQ(has(rows, d, tile, true), twin) << what;
         if (!twin) continue;
         const WgmmaRowKernel plain = wgmma_row_kernel<KV>(rows, d, tile), host = wgmma_row_kernel<KV>(rows, d, tile, true);
@@ -236,14 +237,14 @@ void expect_wgmma_kernel_table() {
   }
 }
 
-TEST(PlannerTuning, WgmmaKernelTableHoldsTheHostLengthTwinsOnlyAtD64In128RowBlocks) {
+TEST(PlannerTuning, WgmmaKernelTableHoldsTheHostLengthTwinsAtD64In128RowBlocksAndD128In64) {
   expect_wgmma_kernel_table<ContiguousKV<__half>>();
   expect_wgmma_kernel_table<PagedKV<__half>>();
 }
 
 // BF16 (the packed split, kernels/row_attention_wgmma.cuh): blocks of one warpgroup of 32 rows at
-// d 64 and 128 over 64-token tiles, in a build that carries the FP16 kernels; no other block, tile
-// or twin.
+// d 64 and 128 over 64-token tiles and their host-length twins (a kernel of its own, the plain
+// kernel's launch shape), in a build that carries the FP16 kernels; no other block or tile.
 template <class KV>
 void expect_packed_wgmma_kernel_table() {
   const bool compiled = wgmma_row_kernel<ContiguousKV<__half>>(64, 64, 64).kernel != nullptr;
@@ -257,7 +258,15 @@ void expect_packed_wgmma_kernel_table() {
       EXPECT_EQ(k.tile, 64) << "d " << d;
       EXPECT_EQ(k.stages, d == 64 ? 4 : 3) << "d " << d;  // the overlap's fourth stage at d 64 only
     }
-    EXPECT_EQ(wgmma_row_kernel<KV>(32, d, 64, true).kernel, nullptr) << "d " << d << " twin";
+    const WgmmaRowKernel twin = wgmma_row_kernel<KV>(32, d, 64, true);
+    EXPECT_EQ(twin.kernel != nullptr, compiled) << "d " << d << " twin";
+    if (compiled) {
+      EXPECT_NE(twin.kernel, k.kernel) << "d " << d << " twin";
+      EXPECT_EQ(twin.shared_bytes, k.shared_bytes) << "d " << d << " twin";
+      EXPECT_EQ(twin.threads, k.threads) << "d " << d << " twin";
+      EXPECT_EQ(twin.tile, k.tile) << "d " << d << " twin";
+      EXPECT_EQ(twin.stages, k.stages) << "d " << d << " twin";
+    }
     for (bool twin : {false, true}) {
       for (int rows : {16, 64, 128}) EXPECT_EQ(wgmma_row_kernel<KV>(rows, d, 64, twin).kernel, nullptr) << rows << " rows";
       EXPECT_EQ(wgmma_row_kernel<KV>(32, d, 128, twin).kernel, nullptr) << "128-token tiles, d " << d;
@@ -577,9 +586,10 @@ TEST(PlannerTuningGpu, ClusterMergeOnlyForDecodeItemsAndRefusedForExplicitOnes) 
 }
 
 // The uniform length (RowAttentionPlan::uniform_len, the host-length twin's argument) is planned
-// only where the warpgroup-MMA kernel runs, for FP16 d 64 decode items in blocks of two warpgroups
-// whose host lengths are given, equal and not 0, and DECODE_BENCH_ROW_HOST_LENGTH is not off;
-// contiguous and paged alike, at either tile.
+// only where the warpgroup-MMA kernel runs, for decode items in blocks its twin is compiled for
+// (FP16 d 64 in two warpgroups; the grouped decodes' one-warpgroup blocks: FP16 and BF16 at d 128,
+// BF16 at d 64) whose host lengths are given, equal and not 0, and DECODE_BENCH_ROW_HOST_LENGTH is
+// not off; contiguous and paged alike, at either tile.
 TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOnTheTwin) {
   DB_REQUIRE_GPU();
   int dev = 0;
@@ -618,8 +628,16 @@ TEST(PlannerTuningGpu, UniformLengthOnlyForEqualHostLengthsOnTheTwin) {
       EXPECT_EQ(uniform_len(falcon, DType::bf16, equal, true, paged, tuning), 0) << what;   // the wide tiling
       EXPECT_EQ(uniform_len({128, 1, 128}, DType::fp16, equal, true, paged, tuning), 0) << what;  // d 128
       EXPECT_EQ(uniform_len({48, 1, 64}, DType::fp16, {9000}, true, paged, tuning), 0) << what;  // one warpgroup
+      for (const DType dtype : {DType::fp16, DType::bf16}) {  // the grouped decodes
+        EXPECT_EQ(uniform_len({32, 8, 128}, dtype, equal, true, paged, tuning), wgmma ? 4096 : 0) << what;
+        EXPECT_EQ(uniform_len({28, 4, 128}, dtype, {300, 300}, true, paged, tuning), wgmma ? 300 : 0) << what;
+        EXPECT_EQ(uniform_len({64, 8, 64}, dtype, equal, true, paged, tuning), wgmma && dtype == DType::bf16 ? 4096 : 0)
+            << what;  // FP16 at d 64: mma.sync
+        EXPECT_EQ(uniform_len({32, 8, 128}, dtype, ragged, true, paged, tuning), 0) << what;
+      }
       tuning.row_host_length = false;
       EXPECT_EQ(uniform_len(falcon, DType::fp16, equal, true, paged, tuning), 0) << what;
+      EXPECT_EQ(uniform_len({32, 8, 128}, DType::bf16, equal, true, paged, tuning), 0) << what;
     }
 }
 

@@ -140,6 +140,26 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
         }
       const std::string shape_name =
           std::string(dtype_name(dtype)) + " " + std::to_string(shape.heads_q) + "/" + std::to_string(shape.heads_kv);
+      // Equal host lengths: the uniform grid on the host-length twin (RowAttentionPlan::uniform_len),
+      // unsplit (a sequence an item) and split (two sequences), launched twice on one plan.
+      for (const std::vector<std::int32_t>& equal : {std::vector<std::int32_t>(static_cast<std::size_t>(seqs), 333),
+                                                     std::vector<std::int32_t>{4099, 4099}})
+        for (bool paged : {false, true}) {
+          testing::DecodeCase uniform;
+          uniform.shape = shape;
+          uniform.lengths = equal;
+          uniform.page_size = paged ? 16 : 0;
+          uniform.host_lengths = true;
+          uniform.launches = 2;
+          uniform.seed = ++seed;
+          const std::string what = shape_name + " " + std::to_string(equal.size()) + " x " + std::to_string(equal[0]) +
+                                   (paged ? " paged" : "") + " host lengths";
+          const auto u = testing::run_decode_case_as(dtype, uniform);
+          ASSERT_EQ(u.status, cudaSuccess) << what;
+          EXPECT_TRUE(u.plan.rows.wgmma) << what;
+          EXPECT_EQ(u.plan.rows.uniform_len, equal[0]) << what;
+          EXPECT_TRUE(u.verification.passed) << what << ": " << u.verification.summary();
+        }
       for (bool paged : {false, true}) {
         testing::DecodeCase two;
         two.shape = shape;
@@ -163,7 +183,8 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
       EXPECT_TRUE(n.verification.passed) << shape_name << " narrow: " << n.verification.summary();
     }
   }
-  // At d 64 BF16 only, at any batch; with fewer items than SMs split about two blocks an SM.
+  // At d 64 BF16 only, at any batch; with fewer items than SMs split about two blocks an SM; with
+  // the (equal) host lengths given, on the host-length twin.
   for (const DType dtype : {DType::fp16, DType::bf16})
     for (int seqs : {(sms + 7) / 8, (sms + 7) / 8 - 1})
       for (int page : {0, 16}) {
@@ -171,12 +192,14 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
         d64.shape = {64, 8, 64};
         d64.lengths.assign(static_cast<std::size_t>(seqs), 300);
         d64.page_size = page;
+        d64.host_lengths = page == 16;
         d64.seed = ++seed;
         const std::string what = std::string(dtype_name(dtype)) + " d 64 x " + std::to_string(seqs) + " page " +
-                                 std::to_string(page);
+                                 std::to_string(page) + (d64.host_lengths ? " host lengths" : "");
         const auto r64 = testing::run_decode_case_as(dtype, d64);
         ASSERT_EQ(r64.status, cudaSuccess) << what;
         EXPECT_EQ(r64.plan.rows.wgmma, dtype == DType::bf16) << what;
+        EXPECT_EQ(r64.plan.rows.uniform_len, dtype == DType::bf16 && d64.host_lengths ? 300 : 0) << what;
         if (dtype == DType::bf16 && seqs * 8 < sms) {
           const std::int64_t blocks = static_cast<std::int64_t>(r64.plan.rows.splits) * seqs * 8;
           EXPECT_GT(blocks, sms) << what;
