@@ -124,9 +124,9 @@ const std::array<TuningKnob, 22> kKnobs{{
                      p.row_wgmma_tile);
      }},
     {"DECODE_BENCH_ROW_HOST_LENGTH", "auto | off", "auto",
-     "the warpgroup-MMA kernel's d 64 blocks of two warpgroups over a uniform grid of decode items whose host "
-     "lengths are equal: the length as a kernel argument (the kernel's twin that reads no seq_lens); off: the "
-     "length read from seq_lens by every block",
+     "the warpgroup-MMA kernel's blocks over a uniform grid of decode items whose host lengths are equal (MQA's "
+     "d 64 blocks of two warpgroups, the grouped decodes' blocks of one): the length as a kernel argument (the "
+     "kernel's twin that reads no seq_lens); off: the length read from seq_lens by every block",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.row_host_length);
