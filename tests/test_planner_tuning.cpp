@@ -148,9 +148,8 @@ TEST(PlannerTuning, RunRefusesAWgmmaPlanOfATileNotCompiled) {
 
 // A plan carrying a uniform length (RowAttentionPlan::uniform_len) runs only on a warpgroup-MMA
 // kernel's host-length twin (FP16: d 64 in blocks of 128 rows, d 128 in blocks of 64) over implicit
-// decode items, with a length in
-// [0, max_item_tokens]: run_row_attention refuses anything else with cudaErrorInvalidValue before it
-// launches or reads anything (no GPU needed).
+// decode items, with a length in [0, max_item_tokens]: run_row_attention refuses anything else with
+// cudaErrorInvalidValue before it launches or reads anything (no GPU needed).
 TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
   float host_value = 0.f;
   std::int32_t host_len = 64;

@@ -102,10 +102,11 @@ TEST(RowAttentionWgmmaGpu, AutomaticChoice) {
 // Grouped decodes (kernels/row_attention_launch.cuh, wgmma_grouped_decode): FP16 and BF16 at d 128,
 // groups 4, 7, 8 and 16, as many sequences as make at least one (sequence, KV head) item an SM,
 // ragged lengths of 0-160 tokens and one of 700 (past the short path's 128), contiguous and over
-// pages of 16, with host lengths (the work list) and without (the uniform grid); and two sequences
-// of 5000 and 3000 tokens (split items): the warpgroup-MMA kernel in one-warpgroup blocks (FP16 64
-// rows, BF16 32), verified against the float64 reference. d 64 and DECODE_BENCH_ROW_TILING=narrow
-// keep mma.sync.
+// pages of 16, with host lengths (the work list) and without (the uniform grid); equal host lengths
+// (the uniform grid on the host-length twin, unsplit and split); and two sequences of 5000 and 3000
+// tokens (split items): the warpgroup-MMA kernel in one-warpgroup blocks (FP16 64 rows, BF16 32),
+// verified against the float64 reference. FP16 at d 64 and DECODE_BENCH_ROW_TILING=narrow keep
+// mma.sync.
 TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
   DB_REQUIRE_WGMMA();
   int sms = 0;
