@@ -5,10 +5,10 @@
 
 namespace decode_bench::device {
 
-inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr float kLn2 = 0.6931471805599453f;
 // log2(e) in double, for the launches' softmax_scale x log2(e), taken in double and rounded to
-// float once (the kernels' q scale).
+// float once (the kernels' q scale); the kernels' float is the same literal rounded once more.
 inline constexpr double kLog2eDouble = 1.4426950408889634;
+inline constexpr float kLog2e = static_cast<float>(kLog2eDouble);
+inline constexpr float kLn2 = 0.6931471805599453f;
 
 }  // namespace decode_bench::device

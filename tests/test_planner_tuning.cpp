@@ -200,6 +200,15 @@ TEST(PlannerTuning, RunRefusesAUniformLengthOffTheHostLengthTwin) {
             cudaErrorInvalidValue);  // no twin for blocks of one warpgroup at d 64
 }
 
+// A host-length twin is a kernel of its own with its plain kernel's launch shape.
+void expect_twin_of(const WgmmaRowKernel& host, const WgmmaRowKernel& plain, const std::string& what) {
+  EXPECT_NE(host.kernel, plain.kernel) << what;
+  EXPECT_EQ(host.shared_bytes, plain.shared_bytes) << what;
+  EXPECT_EQ(host.threads, plain.threads) << what;
+  EXPECT_EQ(host.tile, plain.tile) << what;
+  EXPECT_EQ(host.stages, plain.stages) << what;
+}
+
 // The warpgroup-MMA kernel table (wgmma_row_kernel; no GPU needed: it hands out pointers): where
 // the build carries the kernels, blocks of 64 and 128 rows at d 64 and 128 over 64-token tiles,
 // 128-token tiles only for d 64 blocks of 128 rows, and the host-length twins only for d 64 blocks
@@ -222,11 +231,8 @@ void expect_wgmma_kernel_table() {
         EXPECT_EQ(has(rows, d, tile, true), twin) << what;
         if (!twin) continue;
         const WgmmaRowKernel plain = wgmma_row_kernel<KV>(rows, d, tile), host = wgmma_row_kernel<KV>(rows, d, tile, true);
-        EXPECT_NE(host.kernel, plain.kernel) << what;
-        EXPECT_EQ(host.shared_bytes, plain.shared_bytes) << what;
-        EXPECT_EQ(host.threads, plain.threads) << what;
         EXPECT_EQ(host.tile, tile) << what;
-        EXPECT_EQ(host.stages, plain.stages) << what;
+        expect_twin_of(host, plain, what);
       }
     }
   for (bool twin : {false, true}) {
@@ -259,13 +265,7 @@ void expect_packed_wgmma_kernel_table() {
     }
     const WgmmaRowKernel twin = wgmma_row_kernel<KV>(32, d, 64, true);
     EXPECT_EQ(twin.kernel != nullptr, compiled) << "d " << d << " twin";
-    if (compiled) {
-      EXPECT_NE(twin.kernel, k.kernel) << "d " << d << " twin";
-      EXPECT_EQ(twin.shared_bytes, k.shared_bytes) << "d " << d << " twin";
-      EXPECT_EQ(twin.threads, k.threads) << "d " << d << " twin";
-      EXPECT_EQ(twin.tile, k.tile) << "d " << d << " twin";
-      EXPECT_EQ(twin.stages, k.stages) << "d " << d << " twin";
-    }
+    if (compiled) expect_twin_of(twin, k, "d " + std::to_string(d) + " twin");
     for (bool twin : {false, true}) {
       for (int rows : {16, 64, 128}) EXPECT_EQ(wgmma_row_kernel<KV>(rows, d, 64, twin).kernel, nullptr) << rows << " rows";
       EXPECT_EQ(wgmma_row_kernel<KV>(32, d, 128, twin).kernel, nullptr) << "128-token tiles, d " << d;
