@@ -25,4 +25,15 @@ cudaError_t cached_device_attribute(int* value, cudaDeviceAttr attr, int device)
   return cudaSuccess;
 }
 
+cudaError_t clock_dram_bytes_per_s(int device, double* bytes_per_s) {
+  int mem_khz = 0, bus_bits = 0;
+  if (const cudaError_t e = cached_device_attribute(&mem_khz, cudaDevAttrMemoryClockRate, device); e != cudaSuccess)
+    return e;
+  if (const cudaError_t e = cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+      e != cudaSuccess)
+    return e;
+  *bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+  return cudaSuccess;
+}
+
 }  // namespace decode_bench

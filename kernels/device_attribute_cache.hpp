@@ -10,6 +10,12 @@ namespace decode_bench {
 // As cudaDeviceGetAttribute; a failed query is returned and not cached.
 cudaError_t cached_device_attribute(int* value, cudaDeviceAttr attr, int device);
 
+// The DRAM bandwidth the device's memory clock and bus width give (double data rate), bytes/s:
+// 2 x clock x bus width / 8. An estimate from the spec sheet's arithmetic, not a measurement (the
+// harness's dram_read ceiling is one); the planner's rules that depend on the bus read this one, so
+// that a plan does not depend on what a run measured.
+cudaError_t clock_dram_bytes_per_s(int device, double* bytes_per_s);
+
 // Whether a second kernel may be launched as a programmatic dependent on `device` (compute
 // capability 9.0 and later: kernels/dependent_launch.cuh); false where the query fails.
 inline bool dependent_launch_available(int device) {

@@ -34,6 +34,7 @@
 // Ragged decode batches (decode items with host_seq_lens whose lengths differ): a work list of
 // (item, token chunk) entries with a split count per item (kernels/row_attention_balance.hpp); the
 // workspace holds one counter per (item, row block), the entries and the split items' partials.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -136,7 +137,8 @@ struct RowAttentionPlan {
   bool packed = false;     // tensor_core, BF16 / FP8 at D 128: q and P lo parts in rows 8..15 of one mma
                            // (items of at most 8 rows, one 16-row tile per block)
   bool wgmma = false;      // tensor_core, FP16 at D 64 / 128 on Hopper: warpgroup MMA, rows_per_block 64 / 128
-  int slots = 0;           // blocks the split choice planned for (SMs x blocks_per_sm; SMs for the d 64 wgmma kernel; or max_blocks)
+  int slots = 0;           // blocks the split choice planned for (SMs x blocks_per_sm; SMs for the d 64 wgmma kernel;
+                           // SMs x grouped_decode_blocks_per_sm for grouped decodes under that rule; or max_blocks)
   std::size_t workspace_bytes = 0;
   std::size_t workspace_init_bytes = 0;  // zeroed once by init_row_attention_workspace
   // Work list (ragged decode batches): one grid row of row_blocks blocks per entry, longest first;
@@ -183,6 +185,25 @@ inline constexpr int kClusterMergeMaxSplits = 8;
 // not measured: 64, as before the second tiling.
 inline int wgmma_d64_auto_tile(bool paged, bool decode_items, std::int64_t tokens_per_sm) {
   return paged && decode_items && tokens_per_sm >= 3 * 128 ? 128 : 64;
+}
+
+// Blocks an SM the grouped-decode split rule plans for (DECODE_BENCH_ROW_DECODE_SPLITS auto) on
+// the warpgroup-MMA kernel's one-warpgroup blocks, of which `fit` fit an SM:
+// - BF16 at d 64 (bf16_d64): two where two fit. Its 16 KB tiles leave one block too few bytes in
+//   flight to stream an SM's share of the bus (H100, gpt-oss's 64 / 8 heads; docs/kernels/rows_wgmma.md,
+//   "Grouped decodes at d 64").
+// - Paged K/V at d 128: two where two fit on a GPU whose bus gives each SM at least
+//   kPagedTwoBlocksBusPerSm bytes/s (clock_dram_bytes_per_s / SMs), else one. One block's paged
+//   stream is set by its bytes in flight over their latency, not by the bus: enough for an H100's
+//   share (by the clock, 3.35 TB/s over 132 SMs: 25.4 GB/s), where one block an SM was the faster,
+//   short of an H200's (4.81 TB/s: 36.5 GB/s), where two were (docs/kernels/rows_wgmma.md, "Two
+//   GPUs"). The threshold lies between the two GPUs measured; no GPU between them was.
+// - Else (contiguous K/V at d 128) one: one block an SM streamed at the read ceiling on both GPUs
+//   and every split adds partials and a merge.
+inline constexpr double kPagedTwoBlocksBusPerSm = 30e9;
+inline int grouped_decode_blocks_per_sm(bool bf16_d64, bool paged, double clock_dram_bytes_per_s, int sms, int fit) {
+  const bool wide_bus = sms > 0 && clock_dram_bytes_per_s / sms >= kPagedTwoBlocksBusPerSm;
+  return bf16_d64 || (paged && wide_bus) ? std::min(2, std::max(fit, 1)) : 1;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

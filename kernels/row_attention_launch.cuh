@@ -465,19 +465,21 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       : one_per_sm_default                                            ? RowDecodeSplits::sms
                                                                       : RowDecodeSplits::slots;
   const bool grouped_blocks = rows_per_block == 16 || wgmma_grouped;
-  // Except BF16 at d 64 on the warpgroup-MMA kernel, which automatically takes about two blocks an
-  // SM where two fit: its 16 KB tiles leave one block too few bytes in flight to stream an SM's
-  // share (H100, gpt-oss's 64 / 8 heads at 1 x 32K and 16 x 4K: faster at two blocks an SM than
-  // at one or four; docs/kernels/rows_wgmma.md, "Grouped decodes at d 64").
-  // DECODE_BENCH_ROW_DECODE_SPLITS=sms pins one an SM.
-  const std::int64_t decode_blocks_per_sm =
-      options.tuning.row_decode_splits == RowDecodeSplits::automatic && wgmma_grouped && wgmma_packed &&
-              compiled_head_dim(p.shape.head_dim) == 64
-          ? std::min(2, per_sm)
-          : 1;
+  // Except, on the warpgroup-MMA kernel, BF16 at d 64 and paged K/V on a GPU whose bus outruns one
+  // block's paged stream: about two blocks an SM where two fit (grouped_decode_blocks_per_sm,
+  // kernels/row_attention.hpp). DECODE_BENCH_ROW_DECODE_SPLITS=sms pins one an SM.
+  std::int64_t decode_blocks_per_sm = 1;
+  if (options.tuning.row_decode_splits == RowDecodeSplits::automatic && wgmma_grouped) {
+    double clock_dram = 0;
+    DB_RETURN_IF_ERROR(clock_dram_bytes_per_s(dev, &clock_dram));
+    decode_blocks_per_sm =
+        grouped_decode_blocks_per_sm(wgmma_packed && compiled_head_dim(p.shape.head_dim) == 64,
+                                     is_paged_accessor<KV>::value, clock_dram, sms, per_sm);
+  }
   if (options.splits <= 0 && options.max_blocks <= 0 && path == RowAttentionPath::tensor_core && !wide &&
       grouped_blocks && decode_splits == RowDecodeSplits::sms) {
     const std::int64_t target = static_cast<std::int64_t>(sms) * decode_blocks_per_sm;
+    plan->slots = static_cast<int>(target);  // the blocks this rule plans for, not every resident one
     const std::int64_t item_splits =
         std::clamp<std::int64_t>(target / std::max<std::int64_t>(blocks_per_split, 1), 1, tiles);
     if (blocks_per_split * item_splits * 4 >= 3 * target) splits = static_cast<int>(item_splits);

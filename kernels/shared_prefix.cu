@@ -222,12 +222,12 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
     // depends on the kernel the first plan took: kernels/shared_prefix_share.hpp).
     DB_RETURN_IF_ERROR(plan_row_attention<PagedKV<T>>(rp, prefix_options, &plan->prefix));
     if (options.overlap && prefix_options.max_blocks <= 0) {
-      int dev = 0, sms = 0, mem_khz = 0, bus_bits = 0;
+      int dev = 0, sms = 0;
+      double clock_dram = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
       // Read once per device (kernels/device_attribute_cache.hpp): this runs every serving step.
       DB_RETURN_IF_ERROR(cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-      DB_RETURN_IF_ERROR(cached_device_attribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
-      DB_RETURN_IF_ERROR(cached_device_attribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+      DB_RETURN_IF_ERROR(clock_dram_bytes_per_s(dev, &clock_dram));
       double share = options.tuning.sp_prefix_share;  // 0: not pinned
       if (share <= 0) {
         const std::int64_t suffix_tokens = m.suffix_read_tokens;  // within the windows
@@ -238,7 +238,6 @@ cudaError_t plan_shared_prefix(const PagedKV<T>& full, const SharedPrefixProblem
         // The clock estimate (double data rate) unless the policy asks for the run's measured ceiling
         // and the run measured one: on an H100 the two differ enough to move a point across a
         // threshold of the rule, so the estimate it was fitted with stays the default.
-        const double clock_dram = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
         const bool measured = options.tuning.sp_share_dram == ShareDramRate::measured &&
                               options.tuning.measured_dram_read_bytes_per_s > 0;
         const double dram = measured ? options.tuning.measured_dram_read_bytes_per_s : clock_dram;

@@ -133,8 +133,9 @@ const std::array<TuningKnob, 22> kKnobs{{
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "
-     "auto: sms where measured faster (on the warpgroup-MMA kernel, there about two blocks an SM for BF16 at d 64; "
-     "on mma.sync FP16 and packed BF16 over contiguous K/V at d 128), else slots",
+     "auto: sms where measured faster (on the warpgroup-MMA kernel, there about two blocks an SM for BF16 at d 64 "
+     "and over paged K/V on a GPU whose bus gives an SM at least 30 GB/s by its memory clock, such as an H200; "
+     "on mma.sync FP16 and packed BF16 over contiguous K/V at d 128), else slots; sms pins one block an SM",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
                      {std::pair{std::string_view("auto"), RowDecodeSplits::automatic},

@@ -21,6 +21,7 @@
 #include "kernels/dtype_dispatch.hpp"
 #include "harness/results_schema.hpp"
 #include "kernels/decode_launch.hpp"
+#include "kernels/device_attribute_cache.hpp"  // clock_dram_bytes_per_s
 #include "kernels/plan_json.hpp"
 #include "kernels/row_attention_balance.hpp"  // nonempty_chunks
 #include "kernels/shared_prefix.hpp"
@@ -115,6 +116,29 @@ TEST(PlannerTuning, WgmmaD64AutoTileAtTheMeasuredPoints) {
   EXPECT_EQ(wgmma_d64_auto_tile(false, true, 16 * 4096 / 132), 64);
   EXPECT_EQ(wgmma_d64_auto_tile(false, true, 1 << 20), 64);
   EXPECT_EQ(wgmma_d64_auto_tile(true, false, 1 << 20), 64);
+}
+
+// Blocks an SM of the grouped-decode split rule (grouped_decode_blocks_per_sm) from the two GPUs
+// it was measured on, by their memory clocks and bus widths as the driver reports them: an H100
+// (2,619 MHz, 5,120 bits, 132 SMs) plans one block an SM over paged K/V, an H200 (3,201 MHz, 6,016
+// bits, 132 SMs) two; contiguous K/V one on both; BF16 at d 64 two on both; never more than fit;
+// a bus that cannot be read (0) or no SMs count as narrow.
+TEST(PlannerTuning, GroupedDecodeBlocksPerSmByTheBusShareOfAnSm) {
+  const double h100 = 2.0 * 2619000 * 1e3 * 5120 / 8.0, h200 = 2.0 * 3201000 * 1e3 * 6016 / 8.0;
+  EXPECT_LT(h100 / 132, kPagedTwoBlocksBusPerSm);
+  EXPECT_GT(h200 / 132, kPagedTwoBlocksBusPerSm);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h100, 132, 2), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h200, 132, 2), 2);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, false, h100, 132, 2), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, false, h200, 132, 2), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(true, false, h100, 132, 3), 2);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(true, true, h100, 132, 3), 2);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h200, 132, 1), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(true, false, h200, 132, 1), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, 0.0, 132, 2), 1);
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h200, 0, 2), 1);
+  // The same bus over fewer SMs is a wider share each: an H100's bus over 100 SMs (33.5 GB/s).
+  EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h100, 100, 2), 2);
 }
 
 // A warpgroup-MMA plan over a tile no kernel is compiled for (only 64, and 128 at d 64 in blocks
@@ -345,7 +369,8 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 // at these shapes; =sms takes one block per SM for the others too. BF16 and FP8 at group 4 take the
 // packed-split kernel unless DECODE_BENCH_ROW_PACKED_SPLIT=off; FP16 never does. Where it runs,
 // FP16 and BF16 grouped decodes take it at every shape (RowAttentionWgmmaGpu.GroupedDecodes), one
-// block per SM by default, contiguous and paged, and the every-slot rule under =slots; FP8 is
+// block per SM by default over contiguous K/V, over paged K/V as many as the GPU's bus asks
+// (grouped_decode_blocks_per_sm), one under =sms, and the every-slot rule under =slots; FP8 is
 // planned as elsewhere.
 TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) {
   DB_REQUIRE_GPU();
@@ -369,18 +394,19 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
     e4m3.kv_dtype = DType::fp8_e4m3;
     group16.shape = DecodeShape{128, 8, 128};
     const int items = seqs * 8;
-    // The one-block-an-SM rule's grid: unsplit where the items alone fill the SMs, else the most
-    // splits that keep to one block an SM, at least three quarters of the SMs busy.
-    const auto expect_one_per_sm = [&](const DecodePlan& plan, const char* what) {
-      const std::int64_t b = blocks(plan, items);
-      if (items >= sms) {
+    // The n-blocks-an-SM rule's grid: unsplit where the items alone fill n blocks an SM, else the
+    // most splits that keep to n blocks an SM, at least three quarters of those slots busy.
+    const auto expect_per_sm = [&](const DecodePlan& plan, std::int64_t n, const char* what) {
+      const std::int64_t b = blocks(plan, items), target = n * sms;
+      if (items >= target) {
         EXPECT_EQ(plan.rows.splits, 1) << what;
       } else {
-        EXPECT_LE(b, sms) << what;
-        EXPECT_GE(4 * b, 3 * sms) << what;
-        EXPECT_EQ(plan.rows.splits, nonempty_chunks(len, sms / items, plan.rows.tile_tokens)) << what;
+        EXPECT_LE(b, target) << what;
+        EXPECT_GE(4 * b, 3 * target) << what;
+        EXPECT_EQ(plan.rows.splits, nonempty_chunks(len, target / items, plan.rows.tile_tokens)) << what;
       }
     };
+    const auto expect_one_per_sm = [&](const DecodePlan& plan, const char* what) { expect_per_sm(plan, 1, what); };
     DecodeOptions tc;  // FP8 decodes on CUDA cores unless the path is pinned
     tc.path = DecodePath::tensor_core;
     DecodeOptions slots;
@@ -422,13 +448,23 @@ TEST(PlannerTuningGpu, GroupedDecodePlansAboutOneBlockPerSmWhereMeasuredFaster) 
       EXPECT_GT(blocks(e4m3_plan, items), sms);  // the rules differ here
     }
     if (wgmma) {
-      // One block an SM by default, contiguous and paged, FP16 and BF16 blocks alike.
+      // One block an SM by default over contiguous K/V, FP16 and BF16 blocks alike; over paged K/V
+      // as many as grouped_decode_blocks_per_sm gives this GPU's bus (two on a wide one), and the
+      // plan's slots say which.
+      double clock_dram = 0;
+      ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
+      const std::int64_t paged_per_sm =
+          grouped_decode_blocks_per_sm(false, true, clock_dram, sms, paged.rows.blocks_per_sm);
+      SCOPED_TRACE("paged grouped decodes plan " + std::to_string(paged_per_sm) + " blocks an SM here");
       expect_one_per_sm(fp16_plan, "fp16");
-      expect_one_per_sm(paged, "fp16 paged");
+      expect_per_sm(paged, paged_per_sm, "fp16 paged");
       expect_one_per_sm(bf16_plan, "bf16");
-      expect_one_per_sm(bf16_paged, "bf16 paged");
+      expect_per_sm(bf16_paged, paged_per_sm, "bf16 paged");
       expect_one_per_sm(bf16_unpacked, "bf16 unpacked");  // the packed-split knob is mma.sync's
       expect_one_per_sm(group16_plan, "group 16");
+      EXPECT_EQ(fp16_plan.rows.slots, sms);
+      EXPECT_EQ(paged.rows.slots, paged_per_sm * sms);
+      EXPECT_EQ(bf16_paged.rows.slots, paged_per_sm * sms);
       EXPECT_FALSE(bf16_plan.rows.packed);
       EXPECT_FALSE(bf16_paged.rows.packed);
       if (items < 2 * sms) {

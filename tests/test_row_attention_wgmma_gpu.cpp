@@ -211,7 +211,8 @@ TEST(RowAttentionWgmmaGpu, GroupedDecodes) {
 }
 
 // Small enough for compute-sanitizer memcheck and racecheck: both block sizes and head dims, three
-// splits, pages, and BF16's 32-row blocks; a grouped decode's work list in FP16 and BF16.
+// splits, pages, and BF16's 32-row blocks; a grouped decode's work list in FP16 and BF16, and its
+// equal host lengths on the host-length twins (FP16 and BF16 at d 128, BF16 at d 64).
 TEST(RowAttentionWgmmaGpu, Small) {
   DB_REQUIRE_WGMMA();
   for (int d : {128, 64})
@@ -249,6 +250,23 @@ TEST(RowAttentionWgmmaGpu, Small) {
     EXPECT_FALSE(g.plan.rows.work_entries.empty()) << dtype_name(dtype);
     EXPECT_TRUE(g.verification.passed) << dtype_name(dtype) << ": " << g.verification.summary();
   }
+  for (const DType dtype : {DType::fp16, DType::bf16})
+    for (const DecodeShape shape : {DecodeShape{16, 4, 128}, DecodeShape{16, 2, 64}}) {
+      if (dtype == DType::fp16 && shape.head_dim == 64) continue;  // FP16 at d 64: mma.sync
+      testing::DecodeCase uniform;
+      uniform.shape = shape;
+      uniform.lengths = {300, 300};
+      uniform.page_size = 16;
+      uniform.host_lengths = true;
+      uniform.tuning.row_tiling = RowAttentionTiling::wgmma;
+      uniform.seed = 9391;
+      const std::string what = std::string(dtype_name(dtype)) + " d " + std::to_string(shape.head_dim) + " twin";
+      const auto u = testing::run_decode_case_as(dtype, uniform);
+      ASSERT_EQ(u.status, cudaSuccess) << what;
+      EXPECT_TRUE(u.plan.rows.wgmma) << what;
+      EXPECT_EQ(u.plan.rows.uniform_len, 300) << what;
+      EXPECT_TRUE(u.verification.passed) << what << ": " << u.verification.summary();
+    }
 }
 
 }  // namespace
