@@ -30,6 +30,7 @@ nlohmann::json to_json(const DecodePlan& plan) {
           {"cluster_merge", rows && plan.rows.cluster_merge},
           {"uniform_len", rows ? plan.rows.uniform_len : 0},
           {"blocks_per_sm", plan.blocks_per_sm},
+          {"slots", rows ? plan.rows.slots : 0},
           {"workspace_bytes", plan.workspace_bytes},
           {"tiling", std::string(decode_tiling_name(plan.tiling))},
           {"packed", rows && plan.rows.packed},

@@ -29,6 +29,7 @@ DecodePlan cuda_core_plan() {
   p.rows.steal_pool = 0.25;
   p.rows.cluster_merge = true;
   p.rows.uniform_len = 512;
+  p.rows.slots = 264;
   return p;
 }
 
@@ -39,7 +40,7 @@ TEST(PlanJson, DecodePlanWritesEveryField) {
       {"heads_per_block", 2},          {"chunk", 512},            {"tile_tokens", 64},   {"interleaved", true},
       {"fused_merge", true},           {"dependent_merge", false}, {"cluster_merge", false},
       {"uniform_len", 0},
-      {"blocks_per_sm", 3},            {"workspace_bytes", 4096},
+      {"blocks_per_sm", 3},            {"slots", 0},            {"workspace_bytes", 4096},
       {"tiling", "standard"},          {"packed", false},         {"wgmma", false},      {"steal_pool", 0.0},
       {"work_items", 7},               {"chunk_bound", 1024},     {"query_heads_per_block", 0}};
   EXPECT_EQ(j, expected);
@@ -61,6 +62,7 @@ TEST(PlanJson, FamilyFollowsKernelPathAndRowPlan) {
   EXPECT_EQ(wgmma["steal_pool"], 0.25);
   EXPECT_EQ(wgmma["cluster_merge"], true);
   EXPECT_EQ(wgmma["uniform_len"], 512);
+  EXPECT_EQ(wgmma["slots"], 264);
 
   p.rows.wgmma = false;
   EXPECT_EQ(to_json(p)["family"], "rows_mma");
