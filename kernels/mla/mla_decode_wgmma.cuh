@@ -269,17 +269,39 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     cp_async_commit();
   }
 
-  // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S.
-  for (int i = tid; i < Tr::kRows * (Tr::kKd / 8); i += Tr::kThreads) {
-    const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
-    uint4 w = make_uint4(0u, 0u, 0u, 0u);
-    if (row0 + r < args.rows) {
-      const float* src = args.q + (static_cast<std::int64_t>(b) * args.rows + row0 + r) * Tr::kKd + 8 * c;
-      const float4 x = *reinterpret_cast<const float4*>(src);
-      const float4 y = *reinterpret_cast<const float4*>(src + 4);
-      w = make_uint4(Ops::pack(x.x, x.y), Ops::pack(x.z, x.w), Ops::pack(y.x, y.y), Ops::pack(y.z, y.w));
+  // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S: chunk i
+  // (8 values, 16 bytes in the MMA's type) is row i / 72, columns 8 (i % 72) ..; thread t takes
+  // chunks t + 256 k. Loaded in batches of kQBatch chunks a thread, every global load of a batch
+  // issued before the first is converted: a loop that loaded, converted and stored one chunk at a
+  // time left the block waiting one global round trip per chunk or two, with nothing else to do at
+  // one block an SM (the prologue's Q load in results/reference/h100/ab-100d25a/stall-phases-100d25a.md).
+  constexpr int kQChunks = Tr::kRows * (Tr::kKd / 8);
+  static_assert(kQChunks % Tr::kThreads == 0, "every thread takes the same number of Q chunks");
+  constexpr int kQPerThread = kQChunks / Tr::kThreads;
+  constexpr int kQBatch = 9;  // 18 floats of registers a chunk, so 162 for a batch
+  static_assert(kQPerThread % kQBatch == 0, "whole batches");
+#pragma unroll
+  for (int batch = 0; batch < kQPerThread; batch += kQBatch) {
+    float4 x[kQBatch], y[kQBatch];
+#pragma unroll
+    for (int k = 0; k < kQBatch; ++k) {
+      const int i = tid + (batch + k) * Tr::kThreads;
+      const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
+      x[k] = y[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (row0 + r < args.rows) {
+        const float* src = args.q + (static_cast<std::int64_t>(b) * args.rows + row0 + r) * Tr::kKd + 8 * c;
+        x[k] = *reinterpret_cast<const float4*>(src);
+        y[k] = *reinterpret_cast<const float4*>(src + 4);
+      }
     }
-    *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
+#pragma unroll
+    for (int k = 0; k < kQBatch; ++k) {
+      const int i = tid + (batch + k) * Tr::kThreads;
+      const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
+      const uint4 w = make_uint4(Ops::pack(x[k].x, x[k].y), Ops::pack(x[k].z, x[k].w), Ops::pack(y[k].x, y[k].y),
+                                 Ops::pack(y[k].z, y[k].w));
+      *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
+    }
   }
   fence_proxy_async_shared();  // the st.shared of Q visible to wgmma (ordered by the first tile's barrier)
 
