@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   constexpr int kQChunks = Tr::kRows * (Tr::kKd / 8);
   static_assert(kQChunks % Tr::kThreads == 0, "every thread takes the same number of Q chunks");
   constexpr int kQPerThread = kQChunks / Tr::kThreads;
-  constexpr int kQBatch = 9;  // 18 floats of registers a chunk, so 162 for a batch
+  constexpr int kQBatch = 9;  // two float4 (8 floats of registers) a chunk, 72 for a batch
   static_assert(kQPerThread % kQBatch == 0, "whole batches");
 #pragma unroll
   for (int batch = 0; batch < kQPerThread; batch += kQBatch) {
