@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 22> kKnobs{{
+const std::array<TuningKnob, 23> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -203,6 +203,18 @@ const std::array<TuningKnob, 22> kKnobs{{
        return choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("64"), 64},
                          std::pair{std::string_view("32"), 32}},
                      p.mla_tile);
+     }},
+    {"DECODE_BENCH_MLA_KERNEL", "auto | wgmma | mma_narrow | mma", "auto",
+     "the MLA kernel every MLA point runs on: the warpgroup-MMA kernel, the narrow mma.sync kernel (up to 32 "
+     "rows) or the 64-row mma.sync one; a point the pinned kernel cannot compute fails with the reason; auto: "
+     "the dispatch of docs/kernels/mla.md",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t,
+                     {std::pair{std::string_view("auto"), MlaKernelOverride::automatic},
+                      std::pair{std::string_view("wgmma"), MlaKernelOverride::wgmma},
+                      std::pair{std::string_view("mma_narrow"), MlaKernelOverride::mma_narrow},
+                      std::pair{std::string_view("mma"), MlaKernelOverride::mma}},
+                     p.mla_kernel);
      }},
     {"DECODE_BENCH_MERGE_PDL", "auto | off", "auto",
      "the second kernel of a split plan (the MLA split merge, the row attention's separate merge) as a "

@@ -3,7 +3,7 @@
 // every row within 2u sum_t w_t |v_t| plus the FP32 score sums' bound), every case in both
 // tilings (64-token tiles in 2 stages, 32-token tiles in 4) against one reference: h_q 64 and 128
 // (DeepSeek-V3 at tensor parallel 2 and 1), 96 (rows not a multiple of 128; at q_len 1 its second
-// row block is half padding), 16, 24 and 32 (one block of 16 to 64 rows, the rest padding), q_len
+// row block is half padding), 1, 8, 16, 24 and 32 (one block of 1 to 64 rows, the rest padding), q_len
 // 1 and 2, lengths 1, 31, 32, 33, 63, 64, 65, 4097 and 100003 (both tiles' edges; 4097 = 64 tiles
 // of 64 + 1 token), pages of 1, 7 and 64 tokens in order and shuffled, contiguous caches, a batch
 // with an empty sequence, FP16 and BF16, one split and several (the mma.sync kernel's LSE merge
@@ -68,7 +68,7 @@ void run(const MlaDecodeCase& c) {
 
 TEST(MlaDecodeWgmmaGpu, EveryHeadCountAndQueryLength) {
   DB_REQUIRE_MLA_WGMMA();
-  for (const int h : {16, 24, 32, 64, 96, 128})
+  for (const int h : {1, 8, 16, 24, 32, 64, 96, 128})
     for (const int q_len : {1, 2}) {
       MlaDecodeCase c;
       c.heads_q = h;
@@ -208,8 +208,8 @@ TEST(MlaDecodeWgmmaGpu, DependentAndStreamOrderedMerge) {
 }
 
 // plan_mla_decode_for_device takes this kernel where it runs and is preferred: Hopper, FP16 or
-// BF16, more than 16 rows, or 16 over 32K tokens or more; the mma.sync kernels otherwise (fewer
-// rows or tokens: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
+// BF16, more than 16 rows, or 16 or fewer over 32K tokens or more; the mma.sync kernels otherwise
+// (fewer tokens: the narrow one; FP8: by rows). Both plans run through run_mla_decode.
 TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   DB_REQUIRE_MLA_WGMMA();
   MlaShape h128, h8, h16, h16q2, h24q2, h32q2;
@@ -228,7 +228,8 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp16, 4, 4096, 0).kernel, MlaKernel::wgmma);  // 32 rows
   EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0).kernel, MlaKernel::wgmma);  // 16 rows, 32K tokens
   EXPECT_EQ(plan_mla_decode_for_device(h16, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);  // 16K tokens
-  EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);  // 16K tokens
+  EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 32, 4096, 0).kernel, MlaKernel::wgmma);  // 8 rows, 128K tokens
   EXPECT_EQ(plan_mla_decode_for_device(h16q2, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
   EXPECT_EQ(plan_mla_decode_for_device(h128, DType::fp8_e4m3, 4, 4096, 0).kernel, MlaKernel::mma);
   // The tile (DECODE_BENCH_MLA_TILE) reaches the warpgroup-MMA plan; 0 is auto: 64.
@@ -242,9 +243,9 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   c.heads_q = 64;
   c.lengths = {300, 65};
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
-  c.heads_q = 8;
+  c.heads_q = 8;  // 2 x 300 tokens: the narrow kernel
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
-  c.heads_q = 16;  // 2 x 300 tokens: the narrow kernel
+  c.heads_q = 16;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma_narrow);
   c.heads_q = 48;
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::wgmma);
@@ -252,12 +253,45 @@ TEST(MlaDecodeWgmmaGpu, DispatchTakesTheKernelWhereItRuns) {
   EXPECT_EQ(testing::run_mla_decode_case(c, device_planner).kernel, MlaKernel::mma);
 }
 
-// Host-side: the dispatch's preference. More than 16 rows always; exactly 16 from 32K tokens of
-// batch x max_len on (the narrow kernel below, where its block has no padding); fewer never.
-TEST(MlaDecodeWgmmaPlan, SixteenRowsPreferTheKernelFromThirtyTwoKTokens) {
-  MlaShape h16, h8, h16q2, h128;
+// DECODE_BENCH_MLA_KERNEL's pin (plan_mla_decode_for_device's `pinned`): each kernel planned where
+// it computes the point, and run against the reference; the pins it cannot honour refused with the
+// reason (FP8 on this kernel; more than 32 rows on the narrow one).
+TEST(MlaDecodeWgmmaGpu, PinnedKernelPlannedOrRefusedWithTheReason) {
+  DB_REQUIRE_MLA_WGMMA();
+  for (const MlaKernel k : {MlaKernel::wgmma, MlaKernel::mma_narrow, MlaKernel::mma}) {
+    MlaDecodeCase c;
+    c.heads_q = 8;
+    c.lengths = {300, 65};
+    c.splits = 0;
+    const auto pinned = [k](const MlaShape& s, DType d, int batch, std::int64_t len, int, int splits) {
+      return plan_mla_decode_for_device(s, d, batch, len, 0, splits, 0, true, k);
+    };
+    EXPECT_EQ(testing::run_mla_decode_case(c, pinned).kernel, k);
+  }
+  MlaShape h8, h64;
+  h8.heads_q = 8;
+  h64.heads_q = 64;
+  try {
+    plan_mla_decode_for_device(h8, DType::fp8_e4m3, 4, 4096, 0, 0, 0, true, MlaKernel::wgmma);
+    ADD_FAILURE() << "FP8 planned on the warpgroup-MMA kernel";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mla_decode_wgmma does not compute this point"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fp16 or bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plan_mla_decode_for_device(h64, DType::bf16, 4, 4096, 0, 0, 0, true, MlaKernel::mma_narrow),
+               std::invalid_argument);
+  // Unpinned: the dispatch.
+  EXPECT_EQ(plan_mla_decode_for_device(h8, DType::bf16, 4, 4096, 0).kernel, MlaKernel::mma_narrow);
+}
+
+// Host-side: the dispatch's preference. More than 16 rows always; 16 or fewer from 32K tokens of
+// batch x max_len on (the narrow kernel below: its 16-row block does a quarter of the MMA work).
+TEST(MlaDecodeWgmmaPlan, SixteenRowsOrFewerPreferTheKernelFromThirtyTwoKTokens) {
+  MlaShape h16, h8, h1, h16q2, h128, h17;
+  h1.heads_q = 1;
   h16.heads_q = 16;
   h8.heads_q = 8;
+  h17.heads_q = 17;
   h16q2.heads_q = 16;
   h16q2.q_len = 2;
   EXPECT_TRUE(mla_prefers_wgmma(h16, 128, 4096));
@@ -268,7 +302,31 @@ TEST(MlaDecodeWgmmaPlan, SixteenRowsPreferTheKernelFromThirtyTwoKTokens) {
   EXPECT_FALSE(mla_prefers_wgmma(h16, 1, 32767));
   EXPECT_TRUE(mla_prefers_wgmma(h16q2, 1, 1));
   EXPECT_TRUE(mla_prefers_wgmma(h128, 1, 1));
-  EXPECT_FALSE(mla_prefers_wgmma(h8, 1024, 1 << 20));
+  EXPECT_TRUE(mla_prefers_wgmma(h17, 1, 1));
+  EXPECT_TRUE(mla_prefers_wgmma(h8, 32, 4096));
+  EXPECT_TRUE(mla_prefers_wgmma(h8, 1024, 1 << 20));
+  EXPECT_FALSE(mla_prefers_wgmma(h8, 8, 4095));
+  EXPECT_TRUE(mla_prefers_wgmma(h1, 1, 32768));
+  EXPECT_FALSE(mla_prefers_wgmma(h1, 1, 32767));
+}
+
+// Host-side: plan_mla_decode plans the mma.sync kernel it is asked for, and refuses with the
+// reason the narrow kernel above 32 rows and the warpgroup-MMA kernel (whose planner is another).
+TEST(MlaDecodeWgmmaPlan, MmaSyncKernelsPinnedOrRefusedWithTheReason) {
+  MlaShape h8, h64;
+  h8.heads_q = 8;
+  h64.heads_q = 64;
+  EXPECT_EQ(plan_mla_decode(h8, DType::bf16, 4, 4096, 132, 0, MlaKernel::mma).kernel, MlaKernel::mma);
+  EXPECT_EQ(plan_mla_decode(h8, DType::bf16, 4, 4096, 132, 0, MlaKernel::mma_narrow).kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(plan_mla_decode(h64, DType::fp8_e4m3, 4, 4096, 132, 0, MlaKernel::mma).kernel, MlaKernel::mma);
+  try {
+    plan_mla_decode(h64, DType::bf16, 4, 4096, 132, 0, MlaKernel::mma_narrow);
+    ADD_FAILURE() << "64 rows planned on the narrow kernel";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("mla_decode_mma_narrow does not compute this point"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("64 is over its 32 rows"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plan_mla_decode(h8, DType::bf16, 4, 4096, 132, 0, MlaKernel::wgmma), std::invalid_argument);
 }
 
 // Host-side: the plan's shape and split rule (the 64-token tiling, pinned), its JSON, and the refusals.
@@ -417,7 +475,7 @@ TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
             std::string::npos);
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::bf16, 10, 0).find("device 10.0"), std::string::npos);
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(h128, DType::fp8_e4m3, 9, 0).find("not fp8_e4m3"), std::string::npos);
-  EXPECT_NE(mla_decode_wgmma_unsupported_reason(h8, DType::bf16, 9, 0).find("heads_q x q_len 8"), std::string::npos);
+  EXPECT_EQ(mla_decode_wgmma_unsupported_reason(h8, DType::bf16, 9, 0), "");  // few rows: zero rows pad the block
   EXPECT_NE(mla_decode_wgmma_unsupported_reason(rank, DType::bf16, 9, 0).find("kv_lora_rank 512"), std::string::npos);
 }
 

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/results_schema.hpp"
 #include "kernels/mla/mla_decode.hpp"         // kMlaNarrowMaxRows
-#include "kernels/mla/mla_decode_wgmma.hpp"  // kMlaWgmmaMinRows, mla_decode_wgmma_available
+#include "kernels/mla/mla_decode_wgmma.hpp"  // mla_prefers_wgmma, mla_decode_wgmma_available
 #include "kernels/mla/mla_shape.hpp"
+#include "kernels/tuning_policy.hpp"  // MlaKernelOverride
 #include "sweep_test_support.hpp"
 #include "sweeps/decode_verify.hpp"
 #include "sweeps/driver.hpp"
@@ -123,6 +126,46 @@ TEST(MlaSweepGpu, TileKnobReachesTheWarpgroupPlan) {
       const int expected = tile != 0 ? tile : 64;  // auto: 64-token tiles
       EXPECT_EQ(r["plan"]["tile_tokens"], expected);
       EXPECT_EQ(r["plan"]["stages"], mla_wgmma_stages(expected));
+    }
+}
+
+// DECODE_BENCH_MLA_KERNEL (the run's tuning policy) pins the kernel: each verified and recorded
+// where it computes the point; a pin it cannot honour (the narrow kernel at 64 rows) fails the
+// point with the reason, no speed reported. Auto at 8 rows over 600 tokens: the narrow kernel.
+TEST(MlaSweepGpu, KernelKnobPinsTheKernelOrFailsWithTheReason) {
+  DB_REQUIRE_GPU();
+  const json preset = testing::one_experiment(
+      {{"heads_q", {8, 64}}},
+      {{"attention", "mla"}, {"kernel", "flash_decode"}, {"dtype", "bf16"}, {"layout", "paged"}, {"page_size", 64},
+       {"batch", 2}, {"T", 300}, {"timing", "hot"}, {"counters", false}});
+  auto runner = make_kernel_runner(KernelKind::flash_decode);
+  const bool wgmma = mla_decode_wgmma_available(MlaShape{}, DType::bf16, 0);
+  const std::vector<std::pair<MlaKernelOverride, std::string>> pins = {
+      {MlaKernelOverride::automatic, ""},
+      {MlaKernelOverride::wgmma, "mla_decode_wgmma"},
+      {MlaKernelOverride::mma_narrow, "mla_decode_mma_narrow"},
+      {MlaKernelOverride::mma, "mla_decode_mma"}};
+  for (const Point& point : testing::plan_of(preset).points)
+    for (const auto& [pin, name] : pins) {
+      SCOPED_TRACE(point.id + " pin " + name);
+      RunContext ctx;
+      ctx.tuning.mla_kernel = pin;
+      const json r = runner->run(point, ctx);
+      const bool eight = point.parameters["heads_q"] == 8;
+      const bool refused = (pin == MlaKernelOverride::mma_narrow && !eight) || (pin == MlaKernelOverride::wgmma && !wgmma);
+      if (refused) {
+        EXPECT_EQ(r.value("status", ""), "error") << r.dump();
+        EXPECT_NE(r.dump().find("does not compute this point"), std::string::npos) << r.dump();
+        EXPECT_FALSE(r.contains("timing") && r["timing"].contains("median_us")) << r.dump();
+        continue;
+      }
+      ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
+      EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
+      const std::string expect = !name.empty() ? name
+                                 : !eight && wgmma ? "mla_decode_wgmma"
+                                 : eight          ? "mla_decode_mma_narrow"
+                                                  : "mla_decode_mma";
+      EXPECT_EQ(r["plan"]["kernel"], expect);
     }
 }
 

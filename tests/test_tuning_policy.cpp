@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 22u);
+  EXPECT_EQ(names.size(), 23u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -106,6 +106,10 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "32").mla_tile, 32);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "64").mla_tile, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "auto").mla_tile, 0);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "wgmma").mla_kernel, MlaKernelOverride::wgmma);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma_narrow").mla_kernel, MlaKernelOverride::mma_narrow);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma").mla_kernel, MlaKernelOverride::mma);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "auto").mla_kernel, MlaKernelOverride::automatic);
   EXPECT_FALSE(parsed("DECODE_BENCH_MERGE_PDL", "off").merge_pdl);
   EXPECT_TRUE(parsed("DECODE_BENCH_MERGE_PDL", "auto").merge_pdl);
   // Nothing but the knob named moves.
@@ -137,6 +141,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_SP_SHARE_DRAM", {"ceiling", "Measured"}},
       {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
       {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}},
+      {"DECODE_BENCH_MLA_KERNEL", {"narrow", "wgmma ", "WGMMA", "mla_decode_wgmma", "0"}},
       {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {

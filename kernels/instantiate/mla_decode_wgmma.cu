@@ -37,7 +37,7 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
   if (plan.kernel != MlaKernel::wgmma || plan.warpgroups != Tr::kWarpgroups || plan.threads != Tr::kThreads ||
       plan.rows_per_block != Tr::kRows || plan.tile_tokens != Tr::kTile || plan.stages != Tr::kStages ||
       plan.shared_bytes != Tr::shared_bytes() || !mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() ||
-      shape.rows() < kMlaWgmmaMinRows || cache.head_dim != Tr::kKd || plan.rows != shape.rows() || plan.batch < 1 ||
+      shape.rows() < 1 || cache.head_dim != Tr::kKd || plan.rows != shape.rows() || plan.batch < 1 ||
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||
       (plan.num_splits > 1 && workspace == nullptr))
     return cudaErrorInvalidValue;

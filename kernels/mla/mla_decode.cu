@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -167,8 +169,16 @@ MlaLaunch<KV> mla_launch_of(const MlaDecodePlan& plan) {
 }  // namespace
 
 MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
-                              int splits) {
-  if (shape.rows() <= kMlaNarrowMaxRows) return plan_mla_narrow(shape, dtype, batch, max_len, sm_count, splits);
+                              int splits, std::optional<MlaKernel> kernel) {
+  if (kernel == MlaKernel::wgmma)
+    throw std::invalid_argument("plan_mla_decode plans the mma.sync mla kernels; mla_decode_wgmma's plan is "
+                                "plan_mla_decode_wgmma's");
+  if (kernel == MlaKernel::mma_narrow && shape.rows() > kMlaNarrowMaxRows)
+    throw std::invalid_argument("the pinned mla kernel mla_decode_mma_narrow does not compute this point: heads_q x "
+                                "q_len " + std::to_string(shape.rows()) + " is over its " +
+                                std::to_string(kMlaNarrowMaxRows) + " rows");
+  const MlaKernel pick = kernel ? *kernel : shape.rows() <= kMlaNarrowMaxRows ? MlaKernel::mma_narrow : MlaKernel::mma;
+  if (pick == MlaKernel::mma_narrow) return plan_mla_narrow(shape, dtype, batch, max_len, sm_count, splits);
   return plan_mla_wide(shape, dtype, batch, max_len, sm_count, splits);
 }
 

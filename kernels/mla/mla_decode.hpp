@@ -19,6 +19,7 @@
 // splits by their log-sum-exp.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -75,8 +76,11 @@ std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype);
 //               times, waves(s) x (tiles per split + the block's split partials in tiles) + 1 (the
 //               merge), partials and merge only when s > 1; the fewest splits among equals
 // dtype: the latent cache's storage type (FP8 stages bytes and widens them: other shared memory).
+// kernel: the mma.sync kernel to plan instead of the pick by rows (std::invalid_argument with the
+// reason for mma_narrow above kMlaNarrowMaxRows rows, and for wgmma, whose plan is
+// plan_mla_decode_wgmma's).
 MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
-                              int splits = 0);
+                              int splits = 0, std::optional<MlaKernel> kernel = std::nullopt);
 
 // cache: ContiguousKV<T> or PagedKV<T> of one head, head_dim 576, K and V the same array (device
 // memory), T = __half, __nv_bfloat16 or __nv_fp8_e4m3 (then k_scale = v_scale = the cache's one

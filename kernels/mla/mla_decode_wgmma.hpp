@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -44,27 +45,26 @@ constexpr std::size_t mla_wgmma_shared_bytes(int tile) {
 // chosen over units of kMlaWgmmaSplitUnit tokens with at least kMlaWgmmaMinSplitTokens a split.
 inline constexpr int kMlaWgmmaSplitUnit = 64;
 inline constexpr int kMlaWgmmaMinSplitTokens = 256;
-// Rows per sequence from which the dispatch takes this kernel: 16 to 63 rows run in one 64-row
-// block whose padding rows cost MMA issue slots but no bytes, and a memory-bound point is paced by
-// its bytes (docs/kernels/mla.md, "Dispatch": at 16 rows this kernel read closer to the ceiling
-// than the narrow one at the large batches).
-inline constexpr int kMlaWgmmaMinRows = 16;
-// At exactly 16 rows the narrow kernel's block has no padding while this kernel's 64-row block
-// does 4x the MMA work for the same bytes: this kernel wins once the batch streams enough tokens
-// (docs/kernels/mla.md, "Dispatch"), the narrow one below that.
-inline constexpr std::int64_t kMlaWgmma16RowMinTokens = 32768;
-// Whether the dispatch prefers this kernel for a point it can run: more than 16 rows, or 16 rows
-// over a batch of at least kMlaWgmma16RowMinTokens tokens (batch x max_len).
+// Rows per sequence at or under which the dispatch weighs this kernel against the narrow one: up to
+// 16 rows the narrow kernel's 16-row block does a quarter of this kernel's MMA work (a 64-row block,
+// its padding rows costing MMA issue slots but no bytes) for the same bytes, so this kernel wins
+// once the batch streams enough tokens (docs/kernels/mla.md, "Dispatch"), the narrow one below.
+// Above 16 rows this kernel always: a memory-bound point is paced by its bytes, and this kernel read
+// them closer to the DRAM ceiling than the narrow kernel's 32-row blocks.
+inline constexpr int kMlaWgmmaFewRows = 16;
+inline constexpr std::int64_t kMlaWgmmaFewRowsMinTokens = 32768;
+// Whether the dispatch prefers this kernel for a point it can run: more than kMlaWgmmaFewRows rows,
+// or fewer over a batch of at least kMlaWgmmaFewRowsMinTokens tokens (batch x max_len).
 bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len);
-static_assert(kMlaWgmmaMinRows >= 16 && kMlaWgmmaMinRows <= kMlaNarrowMaxRows + 1,
-              "the narrow kernel takes whatever this kernel does not");
+static_assert(kMlaWgmmaFewRows <= kMlaNarrowMaxRows, "the narrow kernel takes the few-row points this kernel leaves");
 
 // Whether this build carries the kernel (sm_90a code).
 bool mla_decode_wgmma_compiled();
 
 // Empty when the kernel computes this point on a device of compute capability major.minor, else why
 // not: sm_90a code in the build, compute capability 9.0, the compiled latent shape, FP16 or BF16
-// (FP8 stays on the mma.sync kernel), rows = heads_q x q_len of at least kMlaWgmmaMinRows.
+// (FP8 stays on the mma.sync kernel). Any rows = heads_q x q_len: rows past the last of a 64-row
+// block are zero.
 std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dtype, int major, int minor);
 
 // Whether the kernel computes this point on `device` (the reason above is empty there).
@@ -79,15 +79,18 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                     int sm_count, int splits = 0, int tile_tokens = 0);
 
-// The plan of the kernel that computes the point on `device`: this kernel's where
-// mla_decode_wgmma_available (rows >= kMlaWgmmaMinRows, FP16 / BF16, sm_90a on compute capability
-// 9.0); else plan_mla_decode's (rows <= kMlaNarrowMaxRows the narrow kernel, else the 64-row one).
+// The plan of the kernel that computes the point on `device`: this kernel's where it is preferred
+// (mla_prefers_wgmma) and available (FP16 / BF16, sm_90a on compute capability 9.0); else
+// plan_mla_decode's (rows <= kMlaNarrowMaxRows the narrow kernel, else the 64-row one).
 // wgmma_tile: the warpgroup-MMA kernel's tile where it is taken (plan_mla_decode_wgmma's
 // tile_tokens; DECODE_BENCH_MLA_TILE through TuningPolicy::mla_tile).
 // dependent_merge: whether a split plan may launch its merge as a programmatic dependent
 // (MlaDecodePlan::dependent_merge; DECODE_BENCH_MERGE_PDL through TuningPolicy::merge_pdl).
+// pinned: the kernel to plan instead of the dispatch's (DECODE_BENCH_MLA_KERNEL through
+// TuningPolicy::mla_kernel); std::invalid_argument with the reason where it cannot compute the point.
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true);
+                                         int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true,
+                                         std::optional<MlaKernel> pinned = std::nullopt);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan

@@ -21,18 +21,24 @@ std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dty
   if (const std::string r = mla_decode_unsupported_reason(shape, dtype); !r.empty()) return r;
   if (dtype != DType::fp16 && dtype != DType::bf16)
     return "the warpgroup-MMA mla kernel reads fp16 or bf16 latent caches, not " + std::string(dtype_name(dtype));
-  if (shape.rows() < kMlaWgmmaMinRows)
-    return "heads_q x q_len " + std::to_string(shape.rows()) + " is under the warpgroup-MMA mla kernel's " +
-           std::to_string(kMlaWgmmaMinRows) + " rows per block";
   return {};
 }
 
-bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) {
+namespace {
+
+// mla_decode_wgmma_unsupported_reason on `device`; the failed query's name where it fails.
+std::string wgmma_reason_on(const MlaShape& shape, DType dtype, int device) {
   int major = 0, minor = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-    return false;
-  return mla_decode_wgmma_unsupported_reason(shape, dtype, major, minor).empty();
+    return "the device's compute capability could not be read";
+  return mla_decode_wgmma_unsupported_reason(shape, dtype, major, minor);
+}
+
+}  // namespace
+
+bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) {
+  return wgmma_reason_on(shape, dtype, device).empty();
 }
 
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
@@ -83,19 +89,29 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
 }
 
 bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
-  if (shape.rows() > kMlaWgmmaMinRows) return true;
-  return shape.rows() == kMlaWgmmaMinRows && static_cast<std::int64_t>(batch) * max_len >= kMlaWgmma16RowMinTokens;
+  if (shape.rows() > kMlaWgmmaFewRows) return true;
+  return static_cast<std::int64_t>(batch) * max_len >= kMlaWgmmaFewRowsMinTokens;
 }
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                         int device, int splits, int wgmma_tile, bool dependent_merge) {
+                                         int device, int splits, int wgmma_tile, bool dependent_merge,
+                                         std::optional<MlaKernel> pinned) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
-  // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
-  // picks between the two mma.sync kernels.
-  MlaDecodePlan p = mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device)
-                        ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile)
-                        : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
+  MlaDecodePlan p;
+  if (pinned == MlaKernel::wgmma) {
+    if (const std::string why = wgmma_reason_on(shape, dtype, device); !why.empty())
+      throw std::invalid_argument("the pinned mla kernel mla_decode_wgmma does not compute this point: " + why);
+    p = plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile);
+  } else if (pinned) {
+    p = plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits, *pinned);
+  } else {
+    // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
+    // picks between the two mma.sync kernels.
+    p = mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device)
+            ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile)
+            : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
+  }
   p.dependent_merge = dependent_merge && p.num_splits > 1 && dependent_launch_available(device);
   return p;
 }
