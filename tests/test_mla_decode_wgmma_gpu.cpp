@@ -156,10 +156,18 @@ TEST(MlaDecodeWgmmaGpu, LongSequence) {
 
 // A few small cases for compute-sanitizer (memcheck and racecheck, scripts/gpu_check.sh), both
 // tilings: both storage types, pages of 7 tokens shuffled, an empty sequence, splits, rows past
-// the last head; 330 tokens in 2 splits give the 32-token tiling 6 and 5 tiles a split, so its 4
-// stages are refilled (not only the prologue's 3 tiles).
+// the last head (h_q 96's second block half padding; h_q 8 one block of 8 rows and 56 zero ones);
+// 330 tokens in 2 splits give the 32-token tiling 6 and 5 tiles a split, so its 4 stages are
+// refilled (not only the prologue's 3 tiles).
 TEST(MlaDecodeWgmmaGpu, Small) {
   DB_REQUIRE_MLA_WGMMA();
+  MlaDecodeCase few_rows;
+  few_rows.heads_q = 8;
+  few_rows.lengths = {65, 0, 200};
+  few_rows.page_size = 7;
+  few_rows.shuffle = true;
+  few_rows.splits = 2;
+  run(few_rows);
   for (const DType dtype : {DType::fp16, DType::bf16}) {
     MlaDecodeCase c;
     c.heads_q = 96;
