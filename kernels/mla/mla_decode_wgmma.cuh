@@ -1,7 +1,9 @@
 #pragma once
 // The MLA decode kernel on Hopper's warpgroup MMA (wgmma.mma_async, sm_90a): FP16 and BF16 latent
-// caches, 64 query rows of one sequence per block, the compute-bound side of the ridge (h_q x q_len
-// >= 64). Included only by kernels/instantiate/mla_decode_wgmma.cu, compiled for sm_90a alone
+// caches, 64 query rows of one sequence per block (rows past a sequence's last are zero), built for
+// the compute-bound side of the ridge (h_q x q_len >= 64) and taken by the dispatch for fewer rows
+// too (kernels/mla/mla_decode_wgmma.hpp, mla_prefers_wgmma). Included only by
+// kernels/instantiate/mla_decode_wgmma.cu, compiled for sm_90a alone
 // (kernels/CMakeLists.txt); the plan and the launch are kernels/mla/mla_decode_wgmma.hpp.
 //
 // Why 64 rows per block. O (64 rows x 512 values, FP32) is 128 KiB of registers, half an SM's

@@ -26,7 +26,7 @@ std::string mla_decode_wgmma_unsupported_reason(const MlaShape& shape, DType dty
 
 namespace {
 
-// mla_decode_wgmma_unsupported_reason on `device`; the failed query's name where it fails.
+// mla_decode_wgmma_unsupported_reason on `device`; a reason too where its compute capability cannot be read.
 std::string wgmma_reason_on(const MlaShape& shape, DType dtype, int device) {
   int major = 0, minor = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
