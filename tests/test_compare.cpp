@@ -157,6 +157,40 @@ TEST(CompareSamples, SignificantButBelowThresholdIsUnchanged) {
   EXPECT_EQ(strict.common[0].verdict, Verdict::regression);
 }
 
+// Whatever the metric, the report carries every ceiling both runs measured (dram_read first, B / A),
+// and leaves out one that a side lacks; the per-point ceiling columns stay with --normalize.
+TEST(CompareCeilings, EveryCeilingBothRunsMeasuredIsReportedWhateverTheMetric) {
+  json a = one_point_doc({10.0, 10.01, 9.99}, 2000), b = one_point_doc({10.0, 10.01, 9.99}, 2200);
+  a["ceilings"]["bf16_tensor_wgmma"] = {{"value", 900.0}, {"unit", "TFLOP/s"}};
+  b["ceilings"].erase("l2_read");
+  const auto report = compare_results(a, b, {"timing.median_us", 0.01, std::nullopt});
+  ASSERT_EQ(report.ceilings.size(), 6u);  // the fixture's 7 less l2_read (B lacks it); not the wgmma roof (A only)
+  EXPECT_EQ(report.ceilings[0].name, "dram_read");
+  EXPECT_EQ(report.ceilings[0].unit, "GB/s");
+  EXPECT_DOUBLE_EQ(report.ceilings[0].a, 2000.0);
+  EXPECT_DOUBLE_EQ(report.ceilings[0].b, 2200.0);
+  EXPECT_NEAR(report.ceilings[0].ratio, 1.1, 1e-12);
+  for (const auto& c : report.ceilings) {
+    EXPECT_NE(c.name, "l2_read");
+    EXPECT_NE(c.name, "bf16_tensor_wgmma");
+    EXPECT_NEAR(c.ratio, c.name == "dram_read" ? 1.1 : 1.0, 1e-12) << c.name;
+  }
+  namespace cmp = decode_bench::compare;
+  const std::string md = cmp::format_report(report, cmp::Format::markdown);
+  EXPECT_NE(md.find("| device ceiling | A | B | B / A |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| dram_read (GB/s) | 2000 | 2200 | 1.100 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("devices B/A"), std::string::npos) << md;  // no per-point ceiling columns
+  EXPECT_NE(cmp::format_report(report, cmp::Format::text).find("device ceilings B / A: dram_read 2200/2000 GB/s = 1.100"),
+            std::string::npos);
+  EXPECT_EQ(cmp::report_to_json(report)["ceiling_ratios"].size(), 6u);
+  // A side that measured no ceiling: none reported, the points still compared.
+  json bare = b;
+  bare["ceilings"] = json::object();
+  const auto without = compare_results(a, bare, {"timing.median_us", 0.01, std::nullopt});
+  EXPECT_TRUE(without.ceilings.empty());
+  EXPECT_EQ(without.common.size(), 1u);
+}
+
 TEST(CompareNormalize, SameKernelQualityOnASlowerGpuComparesAsOne) {
   const json a = gate("gate_baseline"), b = gate("gate_other_gpu");
   EXPECT_TRUE(compare_results(a, b, CompareOptions{}).any_regression());  // 0.6x in absolute terms

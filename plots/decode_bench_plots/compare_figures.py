@@ -52,7 +52,10 @@ def ratio_by_experiment(report, out_dir, note):
     ax.set(xlabel="experiment (points compared)", ylabel=f"B / A of {report.get('metric', '?')} (ratio, {better} is better)",
            title=f"B: {report['b']['device']}\nvs A: {report['a']['device']}: ratio per point with bootstrap interval")
     ax.title.set_fontsize(9)
-    for c in report.get("ceiling_ratios", []):
+    # The devices' DRAM ceiling ratio is a reference line for fractions of ceilings only (a time
+    # ratio would sit at its inverse, and only for memory-bound points).
+    normalized = report.get("metric") == "fraction_of_ceiling"
+    for c in report.get("ceiling_ratios", []) if normalized else []:
         if c["name"] == "dram_read":
             ax.axhline(c["ratio"], color="0.5", lw=0.8, ls=":", label=f"device DRAM ceiling ratio {c['ratio']:.3f}")
     ax.legend(fontsize=7)

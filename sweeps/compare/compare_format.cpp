@@ -107,7 +107,7 @@ std::string markdown(const CompareReport& r) {
   out += "| **overall** | " + std::to_string(r.overall.count) + " | " + fmt("%.3f", r.overall.geomean_ratio) + " | " +
          std::to_string(r.overall.regressions) + " | " + std::to_string(r.overall.noisy) + " | `" + r.overall.worst_id +
          "` | " + fmt("%.3f", r.overall.worst_ratio) + " |\n";
-  const bool normalized = !r.ceilings.empty();
+  const bool normalized = r.metric == kFractionOfCeiling;
   out += "\n<details><summary>" + std::to_string(r.common.size()) + " point(s)</summary>\n\n"
          "| point | A | B | B/A | interval | verdict |" + std::string(normalized ? " ceiling | devices B/A |" : "") +
          "\n| --- | ---: | ---: | ---: | --- | --- |" + std::string(normalized ? " --- | ---: |" : "") + "\n";

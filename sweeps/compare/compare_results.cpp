@@ -137,7 +137,7 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
                                     " has no measured ceilings.dram_read (run the sweep with ceilings)");
 
   CompareReport report;
-  report.metric = normalized ? "fraction_of_ceiling" : options.metric;
+  report.metric = normalized ? kFractionOfCeiling : options.metric;
   report.lower_is_better =
       normalized ? false : options.lower_is_better.value_or(metric_lower_is_better(options.metric));
   report.threshold = options.threshold;
@@ -145,12 +145,15 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
   report.device_b = string_at(b, "device", "name");
   report.preset_a = string_at(a, "meta", "preset");
   report.preset_b = string_at(b, "meta", "preset");
-  if (normalized) {
-    for (const char* name : {"dram_read", "fp32_fma", "fp16_fma"}) {
-      const auto va = ceiling_value(a, name), vb = ceiling_value(b, name);
-      if (va && vb)
-        report.ceilings.push_back({name, a["ceilings"][name].value("unit", ""), *va, *vb, *vb / *va});
-    }
+  // Every ceiling both runs measured, dram_read first, whatever the metric: a time or a fraction
+  // compared across two runs is read against how their ceilings moved.
+  std::vector<std::string> names = {"dram_read"};
+  if (a.contains("ceilings") && a["ceilings"].is_object())
+    for (const auto& [name, ceiling] : a["ceilings"].items())
+      if (name != "dram_read") names.push_back(name);
+  for (const std::string& name : names) {
+    const auto va = ceiling_value(a, name), vb = ceiling_value(b, name);
+    if (va && vb) report.ceilings.push_back({name, a["ceilings"][name].value("unit", ""), *va, *vb, *vb / *va});
   }
   const auto env_of = [](const json& doc) {
     const json& meta = doc.at("meta");

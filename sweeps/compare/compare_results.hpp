@@ -24,6 +24,8 @@
 namespace decode_bench::compare {
 
 enum class Normalize { none, ceilings };
+// CompareReport::metric under Normalize::ceilings.
+inline constexpr const char* kFractionOfCeiling = "fraction_of_ceiling";
 
 struct CompareOptions {
   std::string metric = "achieved.gbps";  // dotted path inside each point (ignored with Normalize::ceilings)
@@ -52,7 +54,7 @@ struct PointComparison {
   bool regressed = false;  // verdict == regression
 };
 
-// Ceiling ratio B / A of the two devices, printed beside normalised ratios.
+// Ceiling ratio B / A of the two runs, printed above the points (and beside normalised ratios).
 struct CeilingRatio {
   std::string name, unit;
   double a = 0, b = 0, ratio = 0;
@@ -69,13 +71,13 @@ struct GroupSummary {
 struct CompareReport {
   std::vector<PointComparison> common;      // points ok in both with the metric, in A's order
   std::vector<std::string> only_in_a, only_in_b, not_comparable;  // ids
-  std::string metric;       // what was compared (the option, or "fraction_of_ceiling")
+  std::string metric;       // what was compared (the option, or kFractionOfCeiling)
   bool lower_is_better = false;
   double threshold = 0;
   std::string device_a, device_b, preset_a, preset_b;
   // compare_backends (one file, two backends): the backend of each side; empty for two files.
   std::string backend_a, backend_b;
-  std::vector<CeilingRatio> ceilings;       // filled with Normalize::ceilings
+  std::vector<CeilingRatio> ceilings;       // every ceiling both documents measured, dram_read first
   // "NAME: A=... B=..." for every meta.environment variable (DECODE_BENCH_*) set differently.
   std::vector<std::string> environment_differences;
   std::vector<GroupSummary> experiments;    // per experiment, in first-seen order
