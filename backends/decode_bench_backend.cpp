@@ -11,7 +11,6 @@
 // models are kernels/traffic_model.hpp's, with the intermediates each family writes.
 #include <functional>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -33,7 +32,6 @@
 #include "kernels/shared_prefix.hpp"
 #include "kernels/staged_workspace_init.hpp"
 #include "kernels/traffic_model.hpp"
-#include "kernels/tuning_policy.hpp"  // MlaKernelOverride
 #include "kernels/variant_traffic_model.hpp"
 
 namespace decode_bench {
@@ -56,17 +54,6 @@ struct OverlapStreams {
   OverlapStreams(const OverlapStreams&) = delete;
   OverlapStreams& operator=(const OverlapStreams&) = delete;
 };
-
-// The MLA kernel DECODE_BENCH_MLA_KERNEL pins; none under auto (the dispatch picks).
-std::optional<MlaKernel> pinned_mla_kernel(MlaKernelOverride knob) {
-  switch (knob) {
-    case MlaKernelOverride::wgmma: return MlaKernel::wgmma;
-    case MlaKernelOverride::mma_narrow: return MlaKernel::mma_narrow;
-    case MlaKernelOverride::mma: return MlaKernel::mma;
-    case MlaKernelOverride::automatic: break;
-  }
-  return std::nullopt;
-}
 
 class DecodeBenchBackend final : public Backend {
  public:
@@ -168,7 +155,7 @@ class DecodeBenchBackend final : public Backend {
     // preferred, in the tiling DECODE_BENCH_MLA_TILE names; else the narrow kernel up to 32 rows,
     // the 64-row mma.sync kernel above), or the kernel DECODE_BENCH_MLA_KERNEL pins.
     mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile,
-                                           p.tuning.merge_pdl, pinned_mla_kernel(p.tuning.mla_kernel));
+                                           p.tuning.merge_pdl, p.tuning.mla_kernel);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
     const auto* q = static_cast<const float*>(p.q);
     auto* o = static_cast<float*>(p.o);

@@ -209,11 +209,12 @@ const std::array<TuningKnob, 23> kKnobs{{
      "rows) or the 64-row mma.sync one; a point the pinned kernel cannot compute fails with the reason; auto: "
      "the dispatch of docs/kernels/mla.md",
      [](TuningPolicy& p, std::string_view t) {
+       using Pin = std::optional<MlaKernel>;
        return choose(t,
-                     {std::pair{std::string_view("auto"), MlaKernelOverride::automatic},
-                      std::pair{std::string_view("wgmma"), MlaKernelOverride::wgmma},
-                      std::pair{std::string_view("mma_narrow"), MlaKernelOverride::mma_narrow},
-                      std::pair{std::string_view("mma"), MlaKernelOverride::mma}},
+                     {std::pair{std::string_view("auto"), Pin()},
+                      std::pair{std::string_view("wgmma"), Pin(MlaKernel::wgmma)},
+                      std::pair{std::string_view("mma_narrow"), Pin(MlaKernel::mma_narrow)},
+                      std::pair{std::string_view("mma"), Pin(MlaKernel::mma)}},
                      p.mla_kernel);
      }},
     {"DECODE_BENCH_MERGE_PDL", "auto | off", "auto",

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/mla/mla_kernel.hpp"
 #include "kernels/row_attention_tiling.hpp"
 #include "kernels/row_merge_model.hpp"
 
@@ -33,8 +34,6 @@ enum class VariantPathOverride { automatic, tensor_core };
 enum class RowDecodeSplits { automatic, sms, slots };            // the grouped-decode split rule
 // The DRAM rate the shared-prefix share rule divides by (kernels/shared_prefix_share.hpp).
 enum class ShareDramRate { clock, measured };
-// Which MLA kernel a point runs on (kernels/mla/mla_decode_wgmma.hpp's dispatch, or one pinned).
-enum class MlaKernelOverride { automatic, wgmma, mma_narrow, mma };
 
 struct TuningPolicy {
   double fd_split_scale = 1.0;                                        // DECODE_BENCH_FD_SPLIT_SCALE
@@ -58,7 +57,8 @@ struct TuningPolicy {
   bool carveout_max_shared = false;                                   // DECODE_BENCH_CARVEOUT
   ShareDramRate sp_share_dram = ShareDramRate::clock;                 // DECODE_BENCH_SP_SHARE_DRAM
   int mla_tile = 0;  // DECODE_BENCH_MLA_TILE: the warpgroup-MMA MLA kernel's tile, 64 or 32; 0: auto
-  MlaKernelOverride mla_kernel = MlaKernelOverride::automatic;        // DECODE_BENCH_MLA_KERNEL
+  // DECODE_BENCH_MLA_KERNEL: the MLA kernel pinned; none: the dispatch (kernels/mla/mla_decode_wgmma.hpp).
+  std::optional<MlaKernel> mla_kernel;
   bool merge_pdl = true;  // DECODE_BENCH_MERGE_PDL (off: false): split merges as dependent launches
   // Not a knob: the run's measured DRAM read ceiling (ceilings.dram_read) in bytes/s, set by the
   // sweep for each point (sweeps/point_pipeline.cpp); 0: none measured.

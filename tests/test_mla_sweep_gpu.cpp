@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,7 +14,6 @@
 #include "kernels/mla/mla_decode.hpp"         // kMlaNarrowMaxRows
 #include "kernels/mla/mla_decode_wgmma.hpp"  // mla_prefers_wgmma, mla_decode_wgmma_available
 #include "kernels/mla/mla_shape.hpp"
-#include "kernels/tuning_policy.hpp"  // MlaKernelOverride
 #include "sweep_test_support.hpp"
 #include "sweeps/decode_verify.hpp"
 #include "sweeps/driver.hpp"
@@ -140,11 +140,11 @@ TEST(MlaSweepGpu, KernelKnobPinsTheKernelOrFailsWithTheReason) {
        {"batch", 2}, {"T", 300}, {"timing", "hot"}, {"counters", false}});
   auto runner = make_kernel_runner(KernelKind::flash_decode);
   const bool wgmma = mla_decode_wgmma_available(MlaShape{}, DType::bf16, 0);
-  const std::vector<std::pair<MlaKernelOverride, std::string>> pins = {
-      {MlaKernelOverride::automatic, ""},
-      {MlaKernelOverride::wgmma, "mla_decode_wgmma"},
-      {MlaKernelOverride::mma_narrow, "mla_decode_mma_narrow"},
-      {MlaKernelOverride::mma, "mla_decode_mma"}};
+  const std::vector<std::pair<std::optional<MlaKernel>, std::string>> pins = {
+      {std::nullopt, ""},
+      {MlaKernel::wgmma, "mla_decode_wgmma"},
+      {MlaKernel::mma_narrow, "mla_decode_mma_narrow"},
+      {MlaKernel::mma, "mla_decode_mma"}};
   for (const Point& point : testing::plan_of(preset).points)
     for (const auto& [pin, name] : pins) {
       SCOPED_TRACE(point.id + " pin " + name);
@@ -152,7 +152,7 @@ TEST(MlaSweepGpu, KernelKnobPinsTheKernelOrFailsWithTheReason) {
       ctx.tuning.mla_kernel = pin;
       const json r = runner->run(point, ctx);
       const bool eight = point.parameters["heads_q"] == 8;
-      const bool refused = (pin == MlaKernelOverride::mma_narrow && !eight) || (pin == MlaKernelOverride::wgmma && !wgmma);
+      const bool refused = (pin == MlaKernel::mma_narrow && !eight) || (pin == MlaKernel::wgmma && !wgmma);
       if (refused) {
         EXPECT_EQ(r.value("status", ""), "error") << r.dump();
         EXPECT_NE(r.dump().find("does not compute this point"), std::string::npos) << r.dump();

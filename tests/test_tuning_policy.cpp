@@ -106,10 +106,10 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "32").mla_tile, 32);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "64").mla_tile, 64);
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_TILE", "auto").mla_tile, 0);
-  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "wgmma").mla_kernel, MlaKernelOverride::wgmma);
-  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma_narrow").mla_kernel, MlaKernelOverride::mma_narrow);
-  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma").mla_kernel, MlaKernelOverride::mma);
-  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "auto").mla_kernel, MlaKernelOverride::automatic);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "wgmma").mla_kernel, MlaKernel::wgmma);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma_narrow").mla_kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "mma").mla_kernel, MlaKernel::mma);
+  EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "auto").mla_kernel, std::nullopt);
   EXPECT_FALSE(parsed("DECODE_BENCH_MERGE_PDL", "off").merge_pdl);
   EXPECT_TRUE(parsed("DECODE_BENCH_MERGE_PDL", "auto").merge_pdl);
   // Nothing but the knob named moves.

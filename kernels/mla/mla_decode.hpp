@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/dtype.hpp"
+#include "kernels/mla/mla_kernel.hpp"  // MlaKernel
 #include "kernels/mla/mla_shape.hpp"
 
 namespace decode_bench {
@@ -37,11 +38,6 @@ inline constexpr int kMlaKernelRope = 64;
 // The narrow kernel takes points of at most this many rows per sequence.
 inline constexpr int kMlaNarrowMaxRows = 32;
 
-enum class MlaKernel {
-  mma,         // mla_decode_mma: 64 rows per block
-  mma_narrow,  // mla_decode_mma_narrow: 16 or 32 rows per block (rows <= kMlaNarrowMaxRows)
-  wgmma,       // mla_decode_wgmma: 64 rows per block on warpgroup MMA (kernels/mla/mla_decode_wgmma.hpp)
-};
 const char* mla_kernel_name(MlaKernel kernel);
 
 struct MlaDecodePlan {
