@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -296,17 +297,20 @@ TEST(MlaDecodePlan, NarrowPlanFieldsAndSplits) {
 // The split merge alone (run_mla_merge_splits) against a float64 fold of the same split-major
 // partials: split counts from 2 to 129 (several batches of each fold group, and a last batch
 // partly past the end), empty splits (lse -inf, o 0) among full ones, and a row with no token at
-// all (o = 0, lse = -inf).
+// all (o = 0, lse = -inf); above 8 splits over a whole row a block and over quarters of it
+// (MlaDecodePlan::merge_column_blocks 1 and 4), and a block count of neither refused.
 TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
   DB_REQUIRE_GPU();
   std::mt19937 rng(20261127);
   std::uniform_real_distribution<float> value(-1.f, 1.f), logit(-6.f, 6.f);
   const float inf = std::numeric_limits<float>::infinity();
-  for (int splits : {2, 5, 33, 64, 129}) {
+  for (const auto& [splits, column_blocks] :
+       std::vector<std::pair<int, int>>{{2, 1}, {5, 1}, {33, 1}, {33, 4}, {64, 1}, {64, 4}, {129, 1}, {129, 4}}) {
     MlaDecodePlan plan;
     plan.batch = 2;
     plan.rows = 3;
     plan.num_splits = splits;
+    plan.merge_column_blocks = column_blocks;
     const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
     std::vector<float> part(static_cast<std::size_t>(splits * rows_total * (kMlaKernelRank + 1)));
     float* const o_part = part.data();
@@ -331,7 +335,7 @@ TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
       double m = -inf;
       for (int s = 0; s < splits; ++s) m = std::max(m, static_cast<double>(lse_part[s * rows_total + r]));
       if (m == -inf) {
-        EXPECT_EQ(lse[r], -inf) << splits << " splits, row " << r;
+        EXPECT_EQ(lse[r], -inf) << splits << " splits, " << column_blocks << " blocks a row, row " << r;
         for (int c = 0; c < kMlaKernelRank; ++c) ASSERT_EQ(o[r * kMlaKernelRank + c], 0.f) << splits << " " << r;
         continue;
       }
@@ -342,11 +346,23 @@ TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
         w_sum += w;
         for (int c = 0; c < kMlaKernelRank; ++c) acc[c] += w * o_part[(s * rows_total + r) * kMlaKernelRank + c];
       }
-      EXPECT_NEAR(lse[r], m + std::log(w_sum), 1e-5 * (1.0 + std::abs(m))) << splits << " splits, row " << r;
+      EXPECT_NEAR(lse[r], m + std::log(w_sum), 1e-5 * (1.0 + std::abs(m)))
+          << splits << " splits, " << column_blocks << " blocks a row, row " << r;
       for (int c = 0; c < kMlaKernelRank; ++c)
-        ASSERT_NEAR(o[r * kMlaKernelRank + c], acc[c] / w_sum, 1e-5) << splits << " splits, row " << r << ", col " << c;
+        ASSERT_NEAR(o[r * kMlaKernelRank + c], acc[c] / w_sum, 1e-5)
+            << splits << " splits, " << column_blocks << " blocks a row, row " << r << ", col " << c;
     }
   }
+  // A many-splits plan whose blocks a row are neither 1 nor 4 is refused before any launch.
+  MlaDecodePlan odd;
+  odd.batch = 1;
+  odd.rows = 1;
+  odd.num_splits = 33;
+  odd.merge_column_blocks = 2;
+  DeviceBuffer<float> d_part(static_cast<std::size_t>(33 * (kMlaKernelRank + 1)));
+  DeviceBuffer<float> d_o(static_cast<std::size_t>(kMlaKernelRank)), d_lse(1);
+  EXPECT_EQ(run_mla_merge_splits(odd, d_part.get(), d_o.get(), d_lse.get(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 }  // namespace

@@ -362,11 +362,11 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   const MlaDecodePlan one = plan_mla_decode_wgmma(h128, DType::bf16, 1, 32768, 132, 0, 64);
   EXPECT_EQ(one.num_splits, 64);
   EXPECT_EQ(one.split_tiles, 8);
-  // One row block (16 rows) stays at the cap too: 128 splits filling 128 SMs measured no faster
-  // at 16 rows and slower at 32 and 64 (docs/kernels/mla.md, "The split merge").
+  // One row block (16 rows) takes the higher cap, 128 splits of 4 tiles: their merge runs over
+  // quarters of rows (mla_wgmma_split_cap; docs/kernels/mla.md, "The split merge").
   MlaShape h16;
   h16.heads_q = 16;
-  EXPECT_EQ(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 0, 64).num_splits, 64);
+  EXPECT_EQ(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 0, 64).num_splits, 128);
   // Forced splits are taken, clamped to the tiles, none left empty.
   const MlaDecodePlan forced = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3, 64);
   EXPECT_EQ(forced.num_splits, 2);  // 2 tiles of 64
@@ -388,6 +388,59 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(mma["kernel"], "mla_decode_mma");
   EXPECT_FALSE(mma.contains("warpgroups"));
   EXPECT_EQ(plan_mla_decode(h16, DType::bf16, 32, 4096, 132).to_json()["kernel"], "mla_decode_mma_narrow");
+}
+
+// Host-side: the many-splits merge takes a quarter of a row a block where rows x 4 is at most two
+// blocks an SM, a whole row otherwise, and the plans of all three kernels carry the choice (in
+// their JSON only with splits). The points are those the choice was measured at (1 x 32K at 16, 64
+// and 128 rows; 8 x 1K at 8 and 16 rows on the narrow kernel): docs/kernels/mla.md, "The split merge".
+TEST(MlaDecodeWgmmaPlan, ManySplitsMergeOverQuartersOfRowsWhereAtMostTwoBlocksAnSm) {
+  EXPECT_EQ(mla_merge_column_blocks(64, 16, 132), kMlaMergeQuarterBlocks);
+  EXPECT_EQ(mla_merge_column_blocks(64, 66, 132), kMlaMergeQuarterBlocks);  // 264 blocks: two an SM
+  EXPECT_EQ(mla_merge_column_blocks(64, 67, 132), 1);
+  EXPECT_EQ(mla_merge_column_blocks(9, 16, 132), kMlaMergeQuarterBlocks);
+  EXPECT_EQ(mla_merge_column_blocks(8, 16, 132), 1);  // the few-splits kernel: a row a block
+  EXPECT_EQ(mla_merge_column_blocks(1, 1, 132), 1);
+  EXPECT_EQ(mla_merge_column_blocks(64, 16, 8), 1);  // a small device: 64 blocks would be 8 an SM
+  const auto wgmma = [](int heads_q, int batch, std::int64_t len) {
+    MlaShape s;
+    s.heads_q = heads_q;
+    return plan_mla_decode_wgmma(s, DType::bf16, batch, len, 132, 0, 64);
+  };
+  // The split cap follows: 128 where 128 splits' merge would run over quarters, else 64.
+  EXPECT_EQ(mla_wgmma_split_cap(1, 16, 132), 128);
+  EXPECT_EQ(mla_wgmma_split_cap(1, 66, 132), 128);
+  EXPECT_EQ(mla_wgmma_split_cap(1, 67, 132), 64);
+  EXPECT_EQ(mla_wgmma_split_cap(2, 64, 132), 64);
+  const MlaDecodePlan h16 = wgmma(16, 1, 32768), h64 = wgmma(64, 1, 32768), h128 = wgmma(128, 1, 32768);
+  EXPECT_EQ(h16.num_splits, 128);
+  EXPECT_EQ(h64.num_splits, 128);
+  EXPECT_EQ(h128.num_splits, 64);  // two row blocks: 64 splits fill the SMs once, as before
+  EXPECT_EQ(wgmma(16, 2, 32768).num_splits, 64);  // 128 blocks already; 128 splits would be 2 waves
+  EXPECT_EQ(h16.merge_column_blocks, kMlaMergeQuarterBlocks);
+  EXPECT_EQ(h64.merge_column_blocks, kMlaMergeQuarterBlocks);
+  EXPECT_EQ(h128.merge_column_blocks, 1);
+  EXPECT_EQ(h16.to_json()["merge_column_blocks"], kMlaMergeQuarterBlocks);
+  EXPECT_EQ(h128.to_json()["merge_column_blocks"], 1);
+  EXPECT_FALSE(wgmma(128, 128, 4096).to_json().contains("merge_column_blocks"));  // one split: no merge
+  MlaShape n8, n16;
+  n8.heads_q = 8;
+  n16.heads_q = 16;
+  const MlaDecodePlan narrow8 = plan_mla_decode(n8, DType::bf16, 8, 1024, 132);
+  const MlaDecodePlan narrow16 = plan_mla_decode(n16, DType::bf16, 8, 1024, 132);
+  ASSERT_EQ(narrow8.kernel, MlaKernel::mma_narrow);
+  EXPECT_EQ(narrow8.num_splits, 16);
+  EXPECT_EQ(narrow8.merge_column_blocks, kMlaMergeQuarterBlocks);  // 64 rows
+  EXPECT_EQ(narrow16.num_splits, 16);
+  EXPECT_EQ(narrow16.merge_column_blocks, 1);  // 128 rows
+  const MlaDecodePlan fp8 = plan_mla_decode(n16, DType::fp8_e4m3, 1, 32768, 132);
+  EXPECT_EQ(fp8.num_splits, 128);
+  EXPECT_EQ(fp8.merge_column_blocks, kMlaMergeQuarterBlocks);
+  MlaShape h128s;
+  const MlaDecodePlan wide = plan_mla_decode(h128s, DType::fp8_e4m3, 1, 32768, 132);
+  ASSERT_EQ(wide.kernel, MlaKernel::mma);
+  EXPECT_EQ(wide.num_splits, 64);
+  EXPECT_EQ(wide.merge_column_blocks, 1);  // 128 rows
 }
 
 // Host-side: the 32-token tiling's plan (4 stages, its shared memory, its JSON), its splits counted

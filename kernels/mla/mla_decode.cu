@@ -45,6 +45,7 @@ nlohmann::json MlaDecodePlan::to_json() const {
           {"workspace_bytes", workspace_bytes},
           {"dependent_merge", dependent_merge}};
   if (kernel == MlaKernel::wgmma) j["warpgroups"] = warpgroups;
+  if (num_splits > 1) j["merge_column_blocks"] = merge_column_blocks;
   return j;
 }
 
@@ -62,13 +63,15 @@ std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
 namespace {
 
 // Tiles per split from the split count (clamped to the tiles), no split left empty by rounding,
-// and the workspace of the partials.
-void set_splits(MlaDecodePlan& p, int splits, std::int64_t tiles) {
+// the workspace of the partials and the merge's blocks a row.
+void set_splits(MlaDecodePlan& p, int splits, std::int64_t tiles, int sm_count) {
   p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
   p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
   p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);
   if (p.num_splits > 1)
     p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * p.batch * p.rows * (kMlaKernelRank + 1) * sizeof(float);
+  p.merge_column_blocks =
+      mla_merge_column_blocks(p.num_splits, static_cast<std::int64_t>(p.batch) * p.rows, std::max(1, sm_count));
 }
 
 // The 64-row kernel.
@@ -92,7 +95,7 @@ MlaDecodePlan plan_mla_wide(const MlaShape& shape, DType dtype, int batch, std::
     const std::int64_t want = (2 * static_cast<std::int64_t>(sm_count) + blocks - 1) / std::max<std::int64_t>(blocks, 1);
     splits = static_cast<int>(std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(64, std::max<std::int64_t>(1, tiles / 4))));
   }
-  set_splits(p, splits, tiles);
+  set_splits(p, splits, tiles, sm_count);
   return p;
 }
 
@@ -135,7 +138,7 @@ MlaDecodePlan plan_mla_narrow(const MlaShape& shape, DType dtype, int batch, std
       }
     }
   }
-  set_splits(p, splits, tiles);
+  set_splits(p, splits, tiles, sm_count);
   return p;
 }
 
@@ -216,12 +219,17 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   const MlaPartials part = mla_partials(plan, workspace);
-  const dim3 grid(static_cast<unsigned>(rows_total));
   const auto* part_o = static_cast<const float*>(part.o);
   const auto* part_lse = static_cast<const float*>(part.lse);
   const int threads = mla_merge_threads(plan.num_splits);
-  const auto kernel =
-      threads == kMlaMergeThreadsMany ? device::mla_merge_many_splits_kernel : device::mla_merge_few_splits_kernel;
+  const bool many = threads == kMlaMergeThreadsMany;
+  if (many && plan.merge_column_blocks != 1 && plan.merge_column_blocks != kMlaMergeQuarterBlocks)
+    return cudaErrorInvalidValue;
+  const int column_blocks = many ? plan.merge_column_blocks : 1;
+  const dim3 grid(static_cast<unsigned>(rows_total), static_cast<unsigned>(column_blocks));
+  const auto kernel = !many                ? device::mla_merge_few_splits_kernel
+                      : column_blocks == 1 ? device::mla_merge_many_splits_kernel<1>
+                                           : device::mla_merge_many_splits_kernel<kMlaMergeQuarterBlocks>;
   return launch_merge_kernel(plan.dependent_merge, kernel, grid, dim3(threads), stream, part_o, part_lse,
                              plan.num_splits, rows_total, o, lse);
 }

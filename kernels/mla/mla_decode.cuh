@@ -28,6 +28,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
+#include "kernels/mla/mla_q_load.cuh"  // load_q_in_batches
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
 #include "kernels/dependent_launch.cuh"   // allow_dependent_grid, dependent_grid_wait
@@ -90,15 +91,20 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
   if (tiles > 0) stage(0);
   cp_async_commit();
 
-  // Q rows in the latent's type (rows past args.rows zero).
-  for (int i = tid; i < Tr::kRows * (Tr::kKd / 4); i += Tr::kThreads) {
-    const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
-    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (row0 + r < args.rows)
-      x = *reinterpret_cast<const float4*>(args.q + (static_cast<std::int64_t>(b) * args.rows + row0 + r) * Tr::kKd + 4 * c4);
-    const uint2 packed = make_uint2(Ops::pack(x.x, x.y), Ops::pack(x.z, x.w));
-    *reinterpret_cast<uint2*>(smem + r * Tr::kRowBytes + c4 * 8) = packed;
-  }
+  // Q rows in the latent's type (rows past args.rows zero); chunk i (4 values) is row i / 144, columns
+  // 4 (i % 144) ..; loaded in batches of 9 chunks a thread (kernels/mla/mla_q_load.cuh).
+  const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
+  load_q_in_batches<Tr::kRows * (Tr::kKd / 4), Tr::kThreads, 9, 4>(
+      tid,
+      [&](int i, float4 (&x)[1]) {
+        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
+        x[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (row0 + r < args.rows) x[0] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 4 * c4);
+      },
+      [&](int i, const float4 (&x)[1]) {
+        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
+        *reinterpret_cast<uint2*>(smem + r * Tr::kRowBytes + c4 * 8) = make_uint2(Ops::pack(x[0].x, x[0].y), Ops::pack(x[0].z, x[0].w));
+      });
 
   // Each thread's two rows (h = 0: g, h = 1: g + 8 of the warp's 16) and the tokens they see.
   std::int64_t limit[2];
@@ -274,18 +280,28 @@ __global__ void __launch_bounds__(kMlaMergeThreadsFew)
   if (threadIdx.x == 0) lse[row] = w_sum > 0.f ? L + logf(w_sum) : -INFINITY;
 }
 
-// Many splits (a long sequence: 64 at 1 x 32K): one block of 512 threads a row
-// (merge_split_states, kernels/split_merge.cuh): 4 groups of 128 fold every fourth split, 8
-// splits' loads in flight each, so 64 splits are 2 batches of loads, not the 16 dependent round
-// trips of the walk above.
+// Many splits (a long sequence: 64 at 1 x 32K): blocks of 512 threads (merge_split_states,
+// kernels/split_merge.cuh), ColumnBlocks of them a row (blockIdx.y; MlaDecodePlan::
+// merge_column_blocks). A whole row: 4 groups of 128 threads fold every fourth split, 8 splits'
+// loads in flight each, so 64 splits are 2 batches of loads, not the 16 dependent round trips of
+// the walk above. A quarter of a row: 16 groups of 32 fold every sixteenth split; a block a row
+// left 16 rows (h_q 16 at 1 x 32K) on 16 SMs, each reading every split's 2 KiB of the row, and
+// quarters spread the same bytes over four times the blocks. Every quarter computes the row's lse;
+// the first writes it.
+template <int ColumnBlocks>
 __global__ void __launch_bounds__(kMlaMergeThreadsMany)
     mla_merge_many_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
                                  float* o, float* lse) {
+  static_assert(ColumnBlocks == 1 || ColumnBlocks == kMlaMergeQuarterBlocks, "a whole row or quarters");
+  constexpr int kCols = MlaTraits::kVd / ColumnBlocks;
   dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
-  merge_split_states<MlaTraits::kVd, kMlaMergeThreadsMany, false, true>(
-      o_part + row * MlaTraits::kVd, lse_part + row, splits, o + row * MlaTraits::kVd, lse + row, MlaTraits::kVd,
-      -INFINITY, rows_total * MlaTraits::kVd, rows_total);
+  const int part = static_cast<int>(blockIdx.y);
+  float unused_lse;
+  merge_split_states<kCols, kMlaMergeThreadsMany, false, true>(
+      o_part + row * MlaTraits::kVd + part * kCols, lse_part + row, splits,
+      o + row * MlaTraits::kVd + part * kCols, part == 0 ? lse + row : &unused_lse, kCols, -INFINITY,
+      rows_total * MlaTraits::kVd, rows_total);
 }
 
 }  // namespace decode_bench::device

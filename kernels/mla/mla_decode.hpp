@@ -58,6 +58,9 @@ struct MlaDecodePlan {
   // (kernels/dependent_launch.cuh): splits > 1 on compute capability 9.0 and later, unless
   // DECODE_BENCH_MERGE_PDL=off. Set by plan_mla_decode_for_device; the other planners leave it false.
   bool dependent_merge = false;
+  // Blocks a row of the many-splits merge (splits > 8) spreads over: 1 (the whole row) or
+  // kMlaMergeQuarterBlocks (a quarter of the columns each): mla_merge_column_blocks.
+  int merge_column_blocks = 1;
   nlohmann::json to_json() const;
 };
 
@@ -91,10 +94,22 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
 // layout run_mla_decode writes) into o and lse by their log-sum-exp. The warpgroup-MMA kernel's
 // launch shares it.
 cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream);
-// The merge's block size: 128 threads of 4 columns each walking every split up to 8 splits, four
-// groups of 128 folding splits side by side above (kernels/mla/mla_decode.cuh).
+// The merge's block size: 128 threads of 4 columns each walking every split up to 8 splits; 512
+// above, in groups folding splits side by side over a row or a quarter of it
+// (kernels/mla/mla_decode.cuh).
 inline constexpr int kMlaMergeThreadsFew = 128;
 inline constexpr int kMlaMergeThreadsMany = 512;
 constexpr int mla_merge_threads(int splits) { return splits > 8 ? kMlaMergeThreadsMany : kMlaMergeThreadsFew; }
+// The many-splits merge over quarters of rows where that keeps it to at most two blocks an SM
+// (rows_total x 4 <= 2 x SMs: a long sequence of few rows, which a block a row left on a few SMs);
+// a whole row a block otherwise, where the rows alone fill the device and each quarter would
+// repeat the row's lse for nothing.
+inline constexpr int kMlaMergeQuarterBlocks = 4;
+constexpr int mla_merge_column_blocks(int splits, std::int64_t rows_total, int sm_count) {
+  return mla_merge_threads(splits) == kMlaMergeThreadsMany &&
+                 rows_total * kMlaMergeQuarterBlocks <= 2 * static_cast<std::int64_t>(sm_count)
+             ? kMlaMergeQuarterBlocks
+             : 1;
+}
 
 }  // namespace decode_bench

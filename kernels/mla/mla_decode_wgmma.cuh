@@ -66,6 +66,7 @@
 #include "kernels/kv_accessor.hpp"        // kv_scale
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
+#include "kernels/mla/mla_q_load.cuh"     // load_q_in_batches
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
 #include "kernels/row_locator.cuh"        // RowLocator: the block table read a tile ahead
@@ -272,39 +273,25 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   }
 
   // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S: chunk i
-  // (8 values, 16 bytes in the MMA's type) is row i / 72, columns 8 (i % 72) ..; thread t takes
-  // chunks t + 256 k. Loaded in batches of kQBatch chunks a thread, every global load of a batch
-  // issued before the first is converted: a loop that loaded, converted and stored one chunk at a
-  // time left the block waiting one global round trip per chunk or two, with nothing else to do at
-  // one block an SM (the prologue's Q load in results/reference/h100/ab-100d25a/stall-phases-100d25a.md).
-  constexpr int kQChunks = Tr::kRows * (Tr::kKd / 8);
-  static_assert(kQChunks % Tr::kThreads == 0, "every thread takes the same number of Q chunks");
-  constexpr int kQPerThread = kQChunks / Tr::kThreads;
-  constexpr int kQBatch = 9;  // two float4 (8 floats of registers) a chunk, 72 for a batch
-  static_assert(kQPerThread % kQBatch == 0, "whole batches");
-#pragma unroll
-  for (int batch = 0; batch < kQPerThread; batch += kQBatch) {
-    float4 x[kQBatch], y[kQBatch];
-#pragma unroll
-    for (int k = 0; k < kQBatch; ++k) {
-      const int i = tid + (batch + k) * Tr::kThreads;
-      const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
-      x[k] = y[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (row0 + r < args.rows) {
-        const float* src = args.q + (static_cast<std::int64_t>(b) * args.rows + row0 + r) * Tr::kKd + 8 * c;
-        x[k] = *reinterpret_cast<const float4*>(src);
-        y[k] = *reinterpret_cast<const float4*>(src + 4);
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < kQBatch; ++k) {
-      const int i = tid + (batch + k) * Tr::kThreads;
-      const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
-      const uint4 w = make_uint4(Ops::pack(x[k].x, x[k].y), Ops::pack(x[k].z, x[k].w), Ops::pack(y[k].x, y[k].y),
-                                 Ops::pack(y[k].z, y[k].w));
-      *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
-    }
-  }
+  // (8 values) is row i / 72, columns 8 (i % 72) ..; loaded in two batches of 9 chunks a thread
+  // (kernels/mla/mla_q_load.cuh; two float4 a chunk, 72 floats of registers a batch).
+  const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
+  load_q_in_batches<Tr::kRows * (Tr::kKd / 8), Tr::kThreads, 9, 8>(
+      tid,
+      [&](int i, float4 (&x)[2]) {
+        const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
+        x[0] = x[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (row0 + r < args.rows) {
+          x[0] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 8 * c);
+          x[1] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 8 * c + 4);
+        }
+      },
+      [&](int i, const float4 (&x)[2]) {
+        const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
+        const uint4 w = make_uint4(Ops::pack(x[0].x, x[0].y), Ops::pack(x[0].z, x[0].w), Ops::pack(x[1].x, x[1].y),
+                                   Ops::pack(x[1].z, x[1].w));
+        *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
+      });
   fence_proxy_async_shared();  // the st.shared of Q visible to wgmma (ordered by the first tile's barrier)
 
   // Each thread's two rows (h = 0: 16 warp + g, h = 1: + 8; the same in both warpgroups) and the

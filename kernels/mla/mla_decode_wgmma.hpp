@@ -45,6 +45,18 @@ constexpr std::size_t mla_wgmma_shared_bytes(int tile) {
 // chosen over units of kMlaWgmmaSplitUnit tokens with at least kMlaWgmmaMinSplitTokens a split.
 inline constexpr int kMlaWgmmaSplitUnit = 64;
 inline constexpr int kMlaWgmmaMinSplitTokens = 256;
+// The most splits the planner picks: 128 where the merge of that many runs over quarters of rows
+// (mla_merge_column_blocks: batch x rows x 4 at most two blocks an SM), else 64. Over whole rows
+// a block, 128 splits were no faster than 64 at 16 rows and slower at 32 and 64; over quarters they
+// were faster at 16 and 64 rows (docs/kernels/mla.md, "The split merge").
+inline constexpr int kMlaWgmmaMaxSplits = 64;
+inline constexpr int kMlaWgmmaMaxSplitsQuarterMerge = 128;
+constexpr int mla_wgmma_split_cap(int batch, int rows, int sm_count) {
+  return mla_merge_column_blocks(kMlaWgmmaMaxSplitsQuarterMerge, static_cast<std::int64_t>(batch) * rows, sm_count) ==
+                 kMlaMergeQuarterBlocks
+             ? kMlaWgmmaMaxSplitsQuarterMerge
+             : kMlaWgmmaMaxSplits;
+}
 // Rows per sequence at or under which the dispatch weighs this kernel against the narrow one: up to
 // 16 rows the narrow kernel's 16-row block does a quarter of this kernel's MMA work (a 64-row block,
 // its padding rows costing MMA issue slots but no bytes) for the same bytes, so this kernel wins
@@ -72,7 +84,7 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 
 // The kernel's plan: blocks of 64 rows, tiles of tile_tokens (64 or 32; 0: mla_wgmma_auto_tile;
 // any other value throws std::invalid_argument naming it). splits = 0 picks, among the counts of at
-// most 64 with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose waves of blocks
+// most mla_wgmma_split_cap with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose waves of blocks
 // x tokens per split is within a tenth of the least (each split adds its partials and a merge),
 // counting tokens in kMlaWgmmaSplitUnit units for either tile; any other value is taken as given
 // (clamped to the tiles of max_len). Either way each split is a whole number of tiles.

@@ -65,14 +65,16 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
     // waves of blocks times the tokens of one split, counted in units of kMlaWgmmaSplitUnit for
     // either tile (a count in the tile's own units would let the finer tile settle for a split
     // count its coarser twin does not, so the two tilings' runs would differ in more than the
-    // tile); among the counts with at least kMlaWgmmaMinSplitTokens tokens a split (at most 64),
+    // tile); among the counts with at least kMlaWgmmaMinSplitTokens tokens a split (at most
+    // mla_wgmma_split_cap: 64, or 128 where their merge runs over quarters of rows),
     // the fewest whose cost is within a tenth of the least (each split adds its partials and the
     // merge's traffic).
     const std::int64_t units = std::max<std::int64_t>(1, (max_len + kMlaWgmmaSplitUnit - 1) / kMlaWgmmaSplitUnit);
     const std::int64_t blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(batch) * p.row_blocks);
     const std::int64_t sms = std::max(1, sm_count);
     const std::int64_t most =
-        std::clamp<std::int64_t>(units * kMlaWgmmaSplitUnit / kMlaWgmmaMinSplitTokens, 1, 64);
+        std::clamp<std::int64_t>(units * kMlaWgmmaSplitUnit / kMlaWgmmaMinSplitTokens, 1,
+                                 mla_wgmma_split_cap(batch, p.rows, static_cast<int>(sms)));
     const auto cost = [&](std::int64_t s) { return ((blocks * s + sms - 1) / sms) * ((units + s - 1) / s); };
     std::int64_t least = cost(1);
     for (std::int64_t s = 2; s <= most; ++s) least = std::min(least, cost(s));
@@ -85,6 +87,8 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
   p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);  // no split left empty by rounding
   if (p.num_splits > 1)
     p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * batch * p.rows * (kMlaKernelRank + 1) * sizeof(float);
+  p.merge_column_blocks =
+      mla_merge_column_blocks(p.num_splits, static_cast<std::int64_t>(batch) * p.rows, std::max(1, sm_count));
   return p;
 }
 
