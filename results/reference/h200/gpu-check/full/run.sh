@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# On the machine of ../../mla-few-rows-5fd364d/run.sh, right after it (the build of that run, at
-# 5fd364d, FlashInfer's headers from the flashinfer-python 0.6.18.post1 wheel under FLASHINFER_ROOT):
-# the whole GPU suite, then the models and quick presets (../../models.json, ../../quick.json).
+# On the second machine of ../../mla-merge-quarters-ded5013/run.sh, right after it (the build of
+# that run, at ded5013, FlashInfer's headers from the flashinfer-python 0.6.18.post1 wheel under
+# FLASHINFER_ROOT): the whole GPU suite, then the models and quick presets (../../models.json,
+# ../../quick.json).
 set -uo pipefail
-echo 5fd364d > .decode-bench-commit
+echo ded5013 > .decode-bench-commit
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > gpu.txt
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDECODE_BENCH_PTX_ONLY=OFF
 cmake --build build -j16
