@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(kMlaMergeThreadsFew)
   if (threadIdx.x == 0) lse[row] = w_sum > 0.f ? L + logf(w_sum) : -INFINITY;
 }
 
-// Many splits (a long sequence: 64 at 1 x 32K): blocks of 512 threads (merge_split_states,
+// Many splits (a long sequence: 64 or 128 at 1 x 32K): blocks of 512 threads (merge_split_states,
 // kernels/split_merge.cuh), ColumnBlocks of them a row (blockIdx.y; MlaDecodePlan::
 // merge_column_blocks). A whole row: 4 groups of 128 threads fold every fourth split, 8 splits'
 // loads in flight each, so 64 splits are 2 batches of loads, not the 16 dependent round trips of

@@ -84,10 +84,11 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 
 // The kernel's plan: blocks of 64 rows, tiles of tile_tokens (64 or 32; 0: mla_wgmma_auto_tile;
 // any other value throws std::invalid_argument naming it). splits = 0 picks, among the counts of at
-// most mla_wgmma_split_cap with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose waves of blocks
-// x tokens per split is within a tenth of the least (each split adds its partials and a merge),
-// counting tokens in kMlaWgmmaSplitUnit units for either tile; any other value is taken as given
-// (clamped to the tiles of max_len). Either way each split is a whole number of tiles.
+// most mla_wgmma_split_cap with at least kMlaWgmmaMinSplitTokens tokens per split, the fewest whose
+// waves of blocks x tokens per split is within a tenth of the least (each split adds its partials
+// and a merge), counting tokens in kMlaWgmmaSplitUnit units for either tile; any other value is
+// taken as given (clamped to the tiles of max_len). Either way each split is a whole number of
+// tiles.
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                     int sm_count, int splits = 0, int tile_tokens = 0);
 
