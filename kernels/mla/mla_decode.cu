@@ -60,11 +60,7 @@ std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
   return {};
 }
 
-namespace {
-
-// Tiles per split from the split count (clamped to the tiles), no split left empty by rounding,
-// the workspace of the partials and the merge's blocks a row.
-void set_splits(MlaDecodePlan& p, int splits, std::int64_t tiles, int sm_count) {
+void set_mla_splits(MlaDecodePlan& p, int splits, std::int64_t tiles, int sm_count) {
   p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
   p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
   p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);
@@ -73,6 +69,8 @@ void set_splits(MlaDecodePlan& p, int splits, std::int64_t tiles, int sm_count) 
   p.merge_column_blocks =
       mla_merge_column_blocks(p.num_splits, static_cast<std::int64_t>(p.batch) * p.rows, std::max(1, sm_count));
 }
+
+namespace {
 
 // The 64-row kernel.
 MlaDecodePlan plan_mla_wide(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len, int sm_count,
@@ -95,7 +93,7 @@ MlaDecodePlan plan_mla_wide(const MlaShape& shape, DType dtype, int batch, std::
     const std::int64_t want = (2 * static_cast<std::int64_t>(sm_count) + blocks - 1) / std::max<std::int64_t>(blocks, 1);
     splits = static_cast<int>(std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(64, std::max<std::int64_t>(1, tiles / 4))));
   }
-  set_splits(p, splits, tiles, sm_count);
+  set_mla_splits(p, splits, tiles, sm_count);
   return p;
 }
 
@@ -138,7 +136,7 @@ MlaDecodePlan plan_mla_narrow(const MlaShape& shape, DType dtype, int batch, std
       }
     }
   }
-  set_splits(p, splits, tiles, sm_count);
+  set_mla_splits(p, splits, tiles, sm_count);
   return p;
 }
 

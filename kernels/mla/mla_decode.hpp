@@ -64,6 +64,12 @@ struct MlaDecodePlan {
   nlohmann::json to_json() const;
 };
 
+// Every MLA planner's last step, given the plan's batch and rows and a split count (at least 1):
+// the count clamped to `tiles` (the longest sequence's) with none left empty by rounding,
+// split_tiles, the workspace of the split partials, and merge_column_blocks (mla_merge_column_blocks
+// below) on sm_count SMs.
+void set_mla_splits(MlaDecodePlan& p, int splits, std::int64_t tiles, int sm_count);
+
 // Empty when the kernel computes this point, else why not (compiled latent shape, storage type:
 // fp16, bf16, fp8_e4m3).
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype);

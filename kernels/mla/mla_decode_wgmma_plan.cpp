@@ -82,13 +82,7 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
     while (10 * cost(pick) > 11 * least) ++pick;
     splits = static_cast<int>(pick);
   }
-  p.num_splits = static_cast<int>(std::min<std::int64_t>(splits, tiles));
-  p.split_tiles = static_cast<int>((tiles + p.num_splits - 1) / p.num_splits);
-  p.num_splits = static_cast<int>((tiles + p.split_tiles - 1) / p.split_tiles);  // no split left empty by rounding
-  if (p.num_splits > 1)
-    p.workspace_bytes = static_cast<std::size_t>(p.num_splits) * batch * p.rows * (kMlaKernelRank + 1) * sizeof(float);
-  p.merge_column_blocks =
-      mla_merge_column_blocks(p.num_splits, static_cast<std::int64_t>(batch) * p.rows, std::max(1, sm_count));
+  set_mla_splits(p, splits, tiles, sm_count);
   return p;
 }
 
