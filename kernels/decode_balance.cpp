@@ -94,7 +94,10 @@ bool prefer_short_tiling(const TilingQuery& q) {
     const auto short_seqs = std::count_if(q.lengths.begin(), q.lengths.end(), [&](std::int32_t l) { return l <= short_len; });
     return 2 * static_cast<std::int64_t>(short_seqs) >= static_cast<std::int64_t>(q.lengths.size());
   }
-  return q.head_blocks >= q.standard_slots && q.max_len <= short_len;
+  if (q.head_blocks < q.standard_slots) return false;
+  if (q.max_len <= short_len) return true;
+  return q.masked_head_dim && q.wide_bus &&
+         q.max_len <= static_cast<std::int64_t>(kShortMaskedMaxTiles) * q.standard_tile;
 }
 
 }  // namespace decode_bench

@@ -58,7 +58,12 @@ bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 // The tiling choice of the CUDA-core flash-decode for GQA group 1 (the only group with a compiled
 // short tiling). A uniform batch takes the short tiling when its standard blocks already fill a
 // wave or more without splitting (head_blocks >= standard_slots) and each streams at most two
-// standard tiles; a ragged batch in a contiguous cache when at least half its sequences are that
+// standard tiles, or at most kShortMaskedMaxTiles where the head dim is below the compiled kernel's
+// (80-127 on the kernel of 128: a row's lanes past the head dim load nothing, so one standard block
+// an SM has that fraction fewer bytes in flight) on a GPU with a wide bus (wide_bus_per_sm,
+// kernels/device_attribute_cache.hpp). On an H200, Phi-3-mini's d 96 at 64 x 1K and 128 x 512 ran
+// faster on the short tiling, contiguous and paged; paged 16 x 4K slower (docs/kernels/
+// splitk_cuda_core.md, "Head dims below the compiled one"). A ragged batch in a contiguous cache when at least half its sequences are that
 // short (zipf batches: most blocks are tiny, the long sequences are split anyway). Not a ragged
 // batch in a paged cache: there the short tiling streamed the long items at 0.82-0.83 of the DRAM
 // ceiling against 0.91 for the standard one (H100, docs/history/kernel-notes.md). Never when the caller
@@ -72,7 +77,10 @@ struct TilingQuery {
   std::span<const std::int32_t> lengths;  // host lengths; empty: only max_len is known
   std::int64_t max_len = 0;
   bool paged = false;                // the cache is paged
+  bool masked_head_dim = false;      // the head dim is below the compiled kernel's
+  bool wide_bus = false;             // wide_bus_per_sm of the device
 };
+inline constexpr int kShortMaskedMaxTiles = 8;
 bool prefer_short_tiling(const TilingQuery& q);
 
 }  // namespace decode_bench

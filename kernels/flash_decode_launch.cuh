@@ -259,6 +259,10 @@ struct PlanFlashDecode {
       if (p.host_seq_lens) q.lengths = std::span<const std::int32_t>(p.host_seq_lens, p.num_seqs);
       q.max_len = p.max_len;
       q.paged = is_paged_accessor<KV>::value;
+      q.masked_head_dim = p.shape.head_dim < D;
+      double clock_dram = 0;
+      DB_RETURN_IF_ERROR(clock_dram_bytes_per_s(dev, &clock_dram));
+      q.wide_bus = wide_bus_per_sm(clock_dram, sms);
       const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
       if (take_short) {
         *plan = DecodePlan{};

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "kernels/decode_shape.hpp"
+#include "kernels/device_attribute_cache.hpp"  // wide_bus_per_sm
 #include "kernels/dtype.hpp"
 #include "kernels/row_attention_balance.hpp"
 #include "kernels/row_attention_variant.hpp"
@@ -192,18 +193,14 @@ inline int wgmma_d64_auto_tile(bool paged, bool decode_items, std::int64_t token
 // - BF16 at d 64 (bf16_d64): two where two fit. Its 16 KB tiles leave one block too few bytes in
 //   flight to stream an SM's share of the bus (H100, gpt-oss's 64 / 8 heads; docs/kernels/rows_wgmma.md,
 //   "Grouped decodes at d 64").
-// - Paged K/V at d 128: two where two fit on a GPU whose bus gives each SM at least
-//   kPagedTwoBlocksBusPerSm bytes/s (clock_dram_bytes_per_s / SMs), else one. One block's paged
-//   stream is set by its bytes in flight over their latency, not by the bus: enough for an H100's
-//   share (by the clock, 3.35 TB/s over 132 SMs: 25.4 GB/s), where one block an SM was the faster,
-//   short of an H200's (4.81 TB/s: 36.5 GB/s), where two were (docs/kernels/rows_wgmma.md, "Two
-//   GPUs"). The threshold lies between the two GPUs measured; no GPU between them was.
+// - Paged K/V at d 128: two where two fit on a GPU with a wide bus (wide_bus_per_sm,
+//   kernels/device_attribute_cache.hpp), else one. One block's paged stream is set by its bytes in
+//   flight over their latency, not by the bus: enough for an H100's share, where one block an SM
+//   was the faster, short of an H200's, where two were (docs/kernels/rows_wgmma.md, "Two GPUs").
 // - Else (contiguous K/V at d 128) one: one block an SM streamed at the read ceiling on both GPUs
 //   and every split adds partials and a merge.
-inline constexpr double kPagedTwoBlocksBusPerSm = 30e9;
 inline int grouped_decode_blocks_per_sm(bool bf16_d64, bool paged, double clock_dram_bytes_per_s, int sms, int fit) {
-  const bool wide_bus = sms > 0 && clock_dram_bytes_per_s / sms >= kPagedTwoBlocksBusPerSm;
-  return bf16_d64 || (paged && wide_bus) ? std::min(2, std::max(fit, 1)) : 1;
+  return bf16_d64 || (paged && wide_bus_per_sm(clock_dram_bytes_per_s, sms)) ? std::min(2, std::max(fit, 1)) : 1;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

@@ -210,6 +210,41 @@ TEST(DecodeTilingChoice, ShortBatchesTakeTheShortTiling) {
   EXPECT_FALSE(prefer_short_tiling(pinned));
 }
 
+// Head dims below the compiled kernel's (Phi-3-mini's 96 on the kernel of 128) on a wide bus (an
+// H200's): the short tiling up to kShortMaskedMaxTiles standard tiles a block, where the standard
+// blocks fill a wave; the full head dim, a narrow bus or fewer blocks than slots as before.
+TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
+  const auto phi3 = [](int seqs, std::int64_t len, bool masked, bool wide) {
+    TilingQuery q = h100(seqs, 32, len);
+    q.masked_head_dim = masked;
+    q.wide_bus = wide;
+    return q;
+  };
+  EXPECT_TRUE(prefer_short_tiling(phi3(128, 512, true, true)));
+  EXPECT_TRUE(prefer_short_tiling(phi3(64, 1024, true, true)));   // 8 standard tiles
+  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1025, true, true)));  // a ninth
+  EXPECT_FALSE(prefer_short_tiling(phi3(16, 4096, true, true)));
+  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1024, false, true)));  // d 128
+  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1024, true, false)));  // an H100's bus
+  EXPECT_FALSE(prefer_short_tiling(phi3(4, 1024, true, true)));    // 128 blocks: less than a wave
+  TilingQuery paged = phi3(64, 1024, true, true);
+  paged.paged = true;
+  EXPECT_TRUE(prefer_short_tiling(paged));
+  TilingQuery g2 = phi3(64, 1024, true, true);
+  g2.group = 2;
+  EXPECT_FALSE(prefer_short_tiling(g2));
+  TilingQuery pinned = phi3(64, 1024, true, true);
+  pinned.pinned = true;
+  EXPECT_FALSE(prefer_short_tiling(pinned));
+  // Ragged batches keep their own rule: a paged one never, a contiguous one by its short sequences.
+  const std::vector<std::int32_t> lens(64, 1024), mixed{1024, 100, 1024, 1024};
+  TilingQuery ragged = phi3(64, 1024, true, true);
+  ragged.lengths = lens;  // equal lengths: not ragged, the uniform rule
+  EXPECT_TRUE(prefer_short_tiling(ragged));
+  ragged.lengths = mixed;
+  EXPECT_FALSE(prefer_short_tiling(ragged));  // one of four at most two tiles
+}
+
 TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {
   LengthSampler zipf(LengthDistribution::zipf(1024, 1.2), 3);
   std::vector<std::int32_t> z, u;

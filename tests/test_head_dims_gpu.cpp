@@ -97,6 +97,21 @@ TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
         many_short.host_lengths = true;
         expect_decode_verified(dtype, many_short, DecodePath::cuda_core);
       }
+  // The short tiling pinned over uniform sequences of many of its tiles (a wide bus plans it up to
+  // eight standard tiles at these head dims): every stage refilled, the tail tile masked.
+  TuningPolicy short_tiling;
+  short_tiling.fd_tiling = TilingOverride::short_batch;
+  for (int d : {80, 96})
+    for (DType dtype : {DType::fp16, DType::bf16})
+      for (int page : {0, 16}) {
+        DecodeCase c{DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed};
+        c.path = DecodePath::cuda_core;
+        c.tuning = short_tiling;
+        const auto r = testing::run_decode_case_as(dtype, c);
+        ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c);
+        EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+        EXPECT_EQ(r.plan.tiling, DecodeTiling::short_batch) << describe(dtype, c);
+      }
 }
 
 // Grouped decode on the tensor cores: groups 4 and 8 and MQA (32 query heads on one KV head), FP16,

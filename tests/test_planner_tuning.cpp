@@ -125,8 +125,8 @@ TEST(PlannerTuning, WgmmaD64AutoTileAtTheMeasuredPoints) {
 // a bus that cannot be read (0) or no SMs count as narrow.
 TEST(PlannerTuning, GroupedDecodeBlocksPerSmByTheBusShareOfAnSm) {
   const double h100 = 2.0 * 2619000 * 1e3 * 5120 / 8.0, h200 = 2.0 * 3201000 * 1e3 * 6016 / 8.0;
-  EXPECT_LT(h100 / 132, kPagedTwoBlocksBusPerSm);
-  EXPECT_GT(h200 / 132, kPagedTwoBlocksBusPerSm);
+  EXPECT_FALSE(wide_bus_per_sm(h100, 132));
+  EXPECT_TRUE(wide_bus_per_sm(h200, 132));
   EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h100, 132, 2), 1);
   EXPECT_EQ(grouped_decode_blocks_per_sm(false, true, h200, 132, 2), 2);
   EXPECT_EQ(grouped_decode_blocks_per_sm(false, false, h100, 132, 2), 1);
@@ -360,6 +360,47 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   ASSERT_EQ(plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, scaled, &explicit_plan),
             cudaSuccess);
   EXPECT_EQ(explicit_plan.num_splits, 8);
+}
+
+// The CUDA-core tiling of a head dim below the compiled one (Phi-3-mini's 32 / 32 heads at d 96
+// on the kernel of 128): the short tiling up to eight standard tiles a block on a GPU with a wide
+// bus (prefer_short_tiling, kernels/decode_balance.hpp), the standard one on a narrower bus, at
+// d 128, and past eight tiles; contiguous and paged alike.
+TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortTilingOnAWideBus) {
+  DB_REQUIRE_GPU();
+  int dev = 0, sms = 0;
+  double clock_dram = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
+  const bool wide = wide_bus_per_sm(clock_dram, sms);
+  SCOPED_TRACE(wide ? "a wide bus" : "a narrow bus");
+  const auto tiling = [](int d, int seqs, std::int64_t len, bool paged) {
+    DecodeProblem problem;
+    problem.shape = DecodeShape{32, 32, d};
+    problem.num_seqs = seqs;
+    problem.max_len = len;
+    problem.kv_dtype = DType::fp16;
+    DecodePlan plan;
+    const cudaError_t e =
+        paged ? plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan)
+              : plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan);
+    EXPECT_EQ(e, cudaSuccess);
+    EXPECT_EQ(plan.path, DecodePath::cuda_core);
+    return plan.tiling;
+  };
+  // 128 and 64 sequences x 32 heads: 4,096 and 2,048 blocks, more than a wave on any GPU tested.
+  for (bool paged : {false, true}) {
+    SCOPED_TRACE(paged ? "paged" : "contiguous");
+    const DecodeTiling masked = wide ? DecodeTiling::short_batch : DecodeTiling::standard;
+    EXPECT_EQ(tiling(96, 128, 512, paged), masked);
+    EXPECT_EQ(tiling(96, 64, 1024, paged), masked);
+    EXPECT_EQ(tiling(80, 64, 1024, paged), masked);
+    EXPECT_EQ(tiling(96, 64, 1025, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling(96, 16, 4096, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling(128, 64, 1024, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling(128, 128, 512, paged), DecodeTiling::standard);
+  }
 }
 
 // Where the warpgroup-MMA kernel does not run (no sm_90a in the build, or another GPU): a grouped
