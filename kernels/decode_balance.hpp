@@ -63,11 +63,12 @@ bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 // an SM has that fraction fewer bytes in flight) on a GPU with a wide bus (wide_bus_per_sm,
 // kernels/device_attribute_cache.hpp). On an H200, Phi-3-mini's d 96 at 64 x 1K and 128 x 512 ran
 // faster on the short tiling, contiguous and paged; paged 16 x 4K slower (docs/kernels/
-// splitk_cuda_core.md, "Head dims below the compiled one"). A ragged batch in a contiguous cache when at least half its sequences are that
-// short (zipf batches: most blocks are tiny, the long sequences are split anyway). Not a ragged
-// batch in a paged cache: there the short tiling streamed the long items at 0.82-0.83 of the DRAM
-// ceiling against 0.91 for the standard one (H100, docs/history/kernel-notes.md). Never when the caller
-// pinned splits or heads per block (probes compare the standard tiling under those).
+// splitk_cuda_core.md, "Head dims below the compiled one"). A ragged batch takes it in a contiguous
+// cache when at least half its sequences are at most two standard tiles (zipf batches: most blocks
+// are tiny, the long sequences are split anyway); a ragged batch in a paged cache never: there the
+// short tiling streamed the long items slower than the standard one (H100,
+// docs/history/kernel-notes.md). Never when the caller pinned splits or heads per block (probes
+// compare the standard tiling under those).
 struct TilingQuery {
   int group = 1;
   bool pinned = false;               // DecodeOptions::splits or heads_per_block set
