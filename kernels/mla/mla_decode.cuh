@@ -28,7 +28,7 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
-#include "kernels/mla/mla_q_load.cuh"  // load_q_in_batches
+#include "kernels/mla/mla_q_load.cuh"  // load_q_rows_pitched
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
 #include "kernels/dependent_launch.cuh"   // allow_dependent_grid, dependent_grid_wait
@@ -92,19 +92,9 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
   cp_async_commit();
 
   // Q rows in the latent's type (rows past args.rows zero); chunk i (4 values) is row i / 144, columns
-  // 4 (i % 144) ..; loaded in batches of 9 chunks a thread (kernels/mla/mla_q_load.cuh).
+  // 4 (i % 144) ..; loaded in batches of 9 chunks a thread (load_q_rows_pitched, kernels/mla/mla_q_load.cuh).
   const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
-  load_q_in_batches<Tr::kRows * (Tr::kKd / 4), Tr::kThreads, 9, 4>(
-      tid,
-      [&](int i, float4 (&x)[1]) {
-        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
-        x[0] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (row0 + r < args.rows) x[0] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 4 * c4);
-      },
-      [&](int i, const float4 (&x)[1]) {
-        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
-        *reinterpret_cast<uint2*>(smem + r * Tr::kRowBytes + c4 * 8) = make_uint2(Ops::pack(x[0].x, x[0].y), Ops::pack(x[0].z, x[0].w));
-      });
+  load_q_rows_pitched<Tr, Ops>(tid, q_rows, row0, args, smem);
 
   // Each thread's two rows (h = 0: g, h = 1: g + 8 of the warp's 16) and the tokens they see.
   std::int64_t limit[2];

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/mla/mla_args.hpp"  // MlaArgs
+
 namespace decode_bench::device {
 
 // Chunk i of Chunks, each Width floats (4 or 8): load(i, chunk) fills `chunk` (zeros where the
@@ -27,6 +29,29 @@ __device__ __forceinline__ void load_q_in_batches(int tid, Load load, Store stor
 #pragma unroll
     for (int k = 0; k < Batch; ++k) store(tid + (batch + k) * Threads, chunk[k]);
   }
+}
+
+// The mma.sync kernels' Q (Tr: MlaTraits or MlaNarrowTraits; Ops: MmaStorage of the MMA's type):
+// the block's Tr::kRows rows from q_rows (row row0 + r at or past args.rows zero), each row's
+// Tr::kKd values as chunks of 4 (chunk i is row i / (kKd / 4), columns 4 (i % (kKd / 4)) ..),
+// packed to the MMA's type into shared rows Tr::kRowBytes apart; 9 chunks a thread a batch. The
+// row count is read from args where it is needed, as the kernels did before this helper, so that
+// the kernels' code stays what it was.
+template <class Tr, class Ops>
+__device__ __forceinline__ void load_q_rows_pitched(int tid, const float* q_rows, int row0, const MlaArgs& args,
+                                                    unsigned char* smem) {
+  load_q_in_batches<Tr::kRows * (Tr::kKd / 4), Tr::kThreads, 9, 4>(
+      tid,
+      [&](int i, float4 (&x)[1]) {
+        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
+        x[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (row0 + r < args.rows) x[0] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 4 * c4);
+      },
+      [&](int i, const float4 (&x)[1]) {
+        const int r = i / (Tr::kKd / 4), c4 = i % (Tr::kKd / 4);
+        *reinterpret_cast<uint2*>(smem + r * Tr::kRowBytes + c4 * 8) =
+            make_uint2(Ops::pack(x[0].x, x[0].y), Ops::pack(x[0].z, x[0].w));
+      });
 }
 
 }  // namespace decode_bench::device
