@@ -99,6 +99,10 @@ struct MlaWgmmaTraits {
   static constexpr int kPOffset = kStageOffset + kStages * kStageBytes;
   static constexpr int kRowStateOffset = kPOffset + kPBytes;
   static constexpr int kInvLOffset = kRowStateOffset + kRowStateBytes;  // v_scale / l at the end
+  // O's staging after the loop, in the stages: rows of 512 floats 8 floats apart, so that a warp's
+  // float2 stores of 8 rows land in distinct bank groups.
+  static constexpr int kOStageStride = kVd + 8;
+  static_assert(kRows * kOStageStride * 4 <= kStages * kStageBytes, "O's staging fits the stages");
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
   static constexpr std::size_t shared_bytes() { return 1024 + kInvLOffset + kRowStateBytes; }
   // Stages and panels start on 1 KiB (the 128-byte swizzle's 8-row atom).
@@ -453,19 +457,49 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   } else {
     mla_bar_sync(Tr::kThreads);
   }
-  // Warpgroup 0 writes lse; both write their 256 columns of o, scaled by v_scale / l.
+  // Warpgroup 0 writes lse; both write their 256 columns of o, scaled by v_scale / l. The block's
+  // rows are consecutive rows of o (and of the partials): one contiguous range.
+  const int block_rows = args.rows - row0 < Tr::kRows ? args.rows - row0 : Tr::kRows;
+  const std::int64_t first_row =
+      (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + row0;
+  // Where every warp holds a row with a head (more than 48 rows), O is staged through the stages
+  // (every copy and every wgmma that read them is done: each thread waited for its own before
+  // barrier 1 above) and stored by all eight warps in 16-byte chunks of whole rows. With fewer rows
+  // the staging's barrier and shared-memory round trip cost more than the stores they spread
+  // (results/reference/h200/mla-epilogue-staged/), so the warps that hold rows store their
+  // fragments directly.
+  const bool staged = block_rows > 48;
+  float* const o_stage = reinterpret_cast<float*>(smem + Tr::kStageOffset);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int r = row0 + 16 * warp + g + 8 * h;
-    if (r >= args.rows) continue;
-    const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
+    const int r = 16 * warp + g + 8 * h;
+    if (r >= block_rows) continue;
     const float inv = inv_l[128 * h + wtid];
-    float* dst = args.o + row * Tr::kVd + 256 * wg;
+    // Two loops, not one over a selected pointer: a pointer that may be either space compiles to
+    // generic stores.
+    if (staged) {
+      float* const stage_row = o_stage + r * Tr::kOStageStride + 256 * wg;
 #pragma unroll
-    for (int n = 0; n < 32; ++n)
-      *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      for (int n = 0; n < 32; ++n)
+        *reinterpret_cast<float2*>(stage_row + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    } else {
+      float* const o_row = args.o + (first_row + r) * Tr::kVd + 256 * wg;
+#pragma unroll
+      for (int n = 0; n < 32; ++n)
+        *reinterpret_cast<float2*>(o_row + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    }
     if (wg == 0 && tq == 0)
-      args.lse[row] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
+      args.lse[first_row + r] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
+  }
+  if (staged) {
+    __syncthreads();
+    float* const dst = args.o + first_row * Tr::kVd;
+    constexpr int kChunksPerRow = Tr::kVd / 4;
+    for (int i = tid; i < block_rows * kChunksPerRow; i += Tr::kThreads) {
+      const int r = i / kChunksPerRow, c = i % kChunksPerRow;
+      *reinterpret_cast<float4*>(dst + static_cast<std::int64_t>(r) * Tr::kVd + 4 * c) =
+          *reinterpret_cast<const float4*>(o_stage + r * Tr::kOStageStride + 4 * c);
+    }
   }
 #else
   (void)cache, (void)args;
