@@ -462,13 +462,14 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   const int block_rows = args.rows - row0 < Tr::kRows ? args.rows - row0 : Tr::kRows;
   const std::int64_t first_row =
       (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + row0;
-  // Where every warp holds a row with a head (more than 48 rows), O is staged through the stages
+  // Where every warp holds a row with a head (more than 48 of the 64 rows), O is staged through the stages
   // (every copy and every wgmma that read them is done: each thread waited for its own before
   // barrier 1 above) and stored by all eight warps in 16-byte chunks of whole rows. With fewer rows
   // the staging's barrier and shared-memory round trip cost more than the stores they spread
   // (results/reference/h200/mla-epilogue-staged/), so the warps that hold rows store their
   // fragments directly.
-  const bool staged = block_rows > 48;
+  constexpr int kRowsBelowLastWarp = Tr::kRows - 16;  // warp w of each warpgroup holds rows 16 w .. + 15
+  const bool staged = block_rows > kRowsBelowLastWarp;
   float* const o_stage = reinterpret_cast<float*>(smem + Tr::kStageOffset);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
