@@ -476,19 +476,17 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     const int r = 16 * warp + g + 8 * h;
     if (r >= block_rows) continue;
     const float inv = inv_l[128 * h + wtid];
-    // Two loops, not one over a selected pointer: a pointer that may be either space compiles to
-    // generic stores.
-    if (staged) {
-      float* const stage_row = o_stage + r * Tr::kOStageStride + 256 * wg;
+    // Called in each branch, not once over a selected pointer: a pointer that may be either space
+    // compiles to generic stores.
+    const auto store_row = [&](float* row_dst) {
 #pragma unroll
       for (int n = 0; n < 32; ++n)
-        *reinterpret_cast<float2*>(stage_row + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    } else {
-      float* const o_row = args.o + (first_row + r) * Tr::kVd + 256 * wg;
-#pragma unroll
-      for (int n = 0; n < 32; ++n)
-        *reinterpret_cast<float2*>(o_row + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    }
+        *reinterpret_cast<float2*>(row_dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    };
+    if (staged)
+      store_row(o_stage + r * Tr::kOStageStride + 256 * wg);
+    else
+      store_row(args.o + (first_row + r) * Tr::kVd + 256 * wg);
     if (wg == 0 && tq == 0)
       args.lse[first_row + r] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
   }
