@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One H200 machine (gpu.txt), 2026-11-29: the third draft of the pipelined 32-token tiling
+# (pipelined-e08c992.patch, `git apply` on ecf508c), one build, ptxas's report on the MLA unit, the
+# warpgroup-MMA MLA GPU tests and compute-sanitizer with the draft, then the A/B: the 64-token
+# tiling (auto), the draft (MLA_PIPELINED_DRAFT=1 with the 32-token tiling pinned) and the 32-token
+# tiling as it is, alternating, two rounds.
+set -uo pipefail
+F=results/reference/h200/mla-pipelined-third
+git apply $F/pipelined-e08c992.patch 2>/dev/null || true  # already applied where the tree is the draft's
+echo e08c992 > .decode-bench-commit
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $F/gpu.txt
+nvcc --version | tail -1 >> $F/gpu.txt
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDECODE_BENCH_PTX_ONLY=OFF -DDECODE_BENCH_FLASHINFER=OFF > /dev/null
+cmake --build build -j16 --target decode_tests decode-bench > $F/build.log 2>&1 || { tail -30 $F/build.log; exit 1; }
+nvcc -I. -O3 -DNDEBUG -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -cubin -o /tmp/mla.cubin \
+  kernels/instantiate/mla_decode_wgmma.cu -Xptxas -v 2>&1 | grep -E "C75|Used|spill|Compiling" > $F/ptxas.txt &
+MLA_PIPELINED_DRAFT=1 build/tests/decode_tests --gtest_filter='MlaDecodeWgmmaGpu.*' --gtest_brief=1 > $F/tests-pipelined.log 2>&1
+tail -3 $F/tests-pipelined.log
+for tool in memcheck racecheck; do
+  MLA_PIPELINED_DRAFT=1 compute-sanitizer --tool $tool --error-exitcode 86 build/tests/decode_tests \
+    --gtest_filter='MlaDecodeWgmmaGpu.Small' --gtest_brief=1 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" | sed "s/^/$tool: /"
+done > $F/sanitizers.txt
+cat $F/sanitizers.txt
+wait
+X=build/sweeps/decode-bench
+for round in 1 2; do
+  $X sweep --no-counters --preset $F/pipe.json --output $F/t64-$round.json > /dev/null
+  MLA_PIPELINED_DRAFT=1 DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/pipe-$round.json > /dev/null
+  DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/t32-$round.json > /dev/null
+done
+python3 $F/table.py > $F/table.md; cat $F/table.md
