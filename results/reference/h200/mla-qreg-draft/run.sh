@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The MLA kernel with Q in registers over three warpgroups (qreg-c8e0142.patch, `git apply` on
+# 05a7158; MLA_QREG_DRAFT=1 runs the 64-token tiling's plans on it): one build, ptxas's report on
+# the MLA unit, the warpgroup-MMA MLA GPU tests with the draft, then the A/B against the 64-token
+# tiling, alternating, two rounds. Every step has a time limit of its own and writes to files, so
+# the call can be `bash run.sh > run.log 2>&1; tar ...` (README.md: its first call, whose output went
+# through a pipe, ran past the call's limit and returned nothing).
+set -uo pipefail
+F=results/reference/h200/mla-qreg-draft
+git apply $F/qreg-c8e0142.patch 2>/dev/null || true  # already applied where the tree is the draft's
+echo c8e0142 > .decode-bench-commit
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $F/gpu.txt
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDECODE_BENCH_PTX_ONLY=OFF -DDECODE_BENCH_FLASHINFER=OFF > /dev/null
+timeout 240 cmake --build build -j16 --target decode_tests decode-bench > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+nvcc -I. -O3 -DNDEBUG -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -cubin -o /tmp/mla.cubin \
+  kernels/instantiate/mla_decode_wgmma.cu -Xptxas -v 2>&1 | grep -E "C75|Used|spill|Compiling" > $F/ptxas.txt &
+MLA_QREG_DRAFT=1 timeout 90 build/tests/decode_tests --gtest_filter='MlaDecodeWgmmaGpu.*' --gtest_brief=1 > $F/tests-qreg.log 2>&1
+tail -3 $F/tests-qreg.log
+wait
+X=build/sweeps/decode-bench
+for round in 1 2; do
+  timeout 60 $X sweep --no-counters --preset $F/pipe.json --output $F/t64-$round.json > /dev/null
+  MLA_QREG_DRAFT=1 timeout 60 $X sweep --no-counters --preset $F/pipe.json --output $F/qreg-$round.json > /dev/null
+done
+python3 $F/table.py > $F/table.md; cat $F/table.md
