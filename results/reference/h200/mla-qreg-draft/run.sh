@@ -15,8 +15,10 @@ timeout 240 cmake --build build -j16 --target decode_tests decode-bench > /tmp/b
 nvcc -I. -O3 -DNDEBUG -std=c++20 --expt-relaxed-constexpr -arch=sm_90a -cubin -o /tmp/mla.cubin \
   kernels/instantiate/mla_decode_wgmma.cu -Xptxas -v 2>&1 | grep -E "C75|Used|spill|Compiling" > $F/ptxas.txt &
 MLA_QREG_DRAFT=1 timeout 90 build/tests/decode_tests --gtest_filter='MlaDecodeWgmmaGpu.*' --gtest_brief=1 > $F/tests-qreg.log 2>&1
+tests_rc=$?
 tail -3 $F/tests-qreg.log
 wait
+[ $tests_rc -eq 124 ] && { echo "the draft's tests ran past 90 s (a hang?): no sweep" | tee -a $F/tests-qreg.log; exit 1; }
 X=build/sweeps/decode-bench
 for round in 1 2; do
   timeout 60 $X sweep --no-counters --preset $F/pipe.json --output $F/t64-$round.json > /dev/null
