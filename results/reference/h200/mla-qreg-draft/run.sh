@@ -2,7 +2,8 @@
 # The MLA kernel with Q in registers over three warpgroups (qreg-c8e0142.patch, `git apply` on
 # 05a7158; MLA_QREG_DRAFT=1 runs the 64-token tiling's plans on it): one build, ptxas's report on
 # the MLA unit, the warpgroup-MMA MLA GPU tests with the draft, then the A/B against the 64-token
-# tiling, alternating, two rounds. Every step has a time limit of its own and writes to files, so
+# tiling, alternating, two rounds; compute-sanitizer and an ncu profile of the draft between and after
+# them. Every step has a time limit of its own and writes to files, so
 # the call can be `bash run.sh > run.log 2>&1; tar ...` (README.md: its first call, whose output went
 # through a pipe, ran past the call's limit and returned nothing).
 set -uo pipefail
@@ -19,9 +20,22 @@ tests_rc=$?
 tail -3 $F/tests-qreg.log
 wait
 [ $tests_rc -eq 124 ] && { echo "the draft's tests ran past 90 s (a hang?): no sweep" | tee -a $F/tests-qreg.log; exit 1; }
+cmake --build build -j16 --target decode-mla-probe > /dev/null 2>&1 &
+for tool in memcheck racecheck; do
+  MLA_QREG_DRAFT=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 86 build/tests/decode_tests \
+    --gtest_filter='MlaDecodeWgmmaGpu.Small' --gtest_brief=1 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" | sed "s/^/$tool: /"
+done > $F/sanitizers.txt
+wait
 X=build/sweeps/decode-bench
 for round in 1 2; do
   timeout 60 $X sweep --no-counters --preset $F/pipe.json --output $F/t64-$round.json > /dev/null
   MLA_QREG_DRAFT=1 timeout 60 $X sweep --no-counters --preset $F/pipe.json --output $F/qreg-$round.json > /dev/null
 done
 python3 $F/table.py > $F/table.md; cat $F/table.md
+# Where the draft's time goes: ncu's warp-stall samples per SASS instruction of its attention
+# kernel at 128 x 4K h_q 128 q_len 1 (../mla-softmax-wg1-draft/segments.py reads the export).
+P=build/kernels/tuning/decode-mla-probe
+MLA_QREG_DRAFT=1 timeout 150 ncu --set full --import-source no --kernel-name regex:mla_decode_wgmma \
+  --launch-count 1 -o /tmp/ncu-qreg $P 0 "h128 q1 128x4096" > /dev/null 2>&1
+ncu --import /tmp/ncu-qreg.ncu-rep --page details > $F/ncu-h128-q1-128x4096.txt
+ncu --import /tmp/ncu-qreg.ncu-rep --page source --print-source sass --csv | gzip > $F/ncu-h128-q1-128x4096-source.csv.gz
