@@ -28,4 +28,4 @@ for round in 1 2; do
   MLA_PIPELINED_DRAFT=1 DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/pipe-$round.json > /dev/null
   DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/t32-$round.json > /dev/null
 done
-python3 $F/table.py > $F/table.md; cat $F/table.md
+python3 results/reference/h200/mla-pipelined-draft/table.py $F '32-token pipelined (third draft)' > $F/table.md; cat $F/table.md

@@ -29,7 +29,7 @@ for round in 1 2; do
   MLA_PIPELINED_DRAFT=1 DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/pipe-$round.json > /dev/null
   DECODE_BENCH_MLA_TILE=32 $X sweep --no-counters --preset $F/pipe.json --output $F/t32-$round.json > /dev/null
 done
-python3 $F/table.py > $F/table.md; cat $F/table.md
+python3 results/reference/h200/mla-pipelined-draft/table.py $F '32-token, softmax on warpgroup 1 (draft)' > $F/table.md; cat $F/table.md
 # Where the draft's time goes: ncu's warp-stall samples per SASS instruction of the attention kernel
 # at 128 x 4K h_q 128 q_len 1 (the probe of ../mla-compute-bound-phases-92906b5/).
 P=build/kernels/tuning/decode-mla-probe
