@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MLA kernel with Q in registers over three warpgroups (qreg-c8e0142.patch, `git apply` on
+# The MLA kernel with Q in registers over three warpgroups (qreg-3d124ed.patch, `git apply` on
 # 05a7158; MLA_QREG_DRAFT=1 runs the 64-token tiling's plans on it): one build, ptxas's report on
 # the MLA unit, the warpgroup-MMA MLA GPU tests with the draft, then the A/B against the 64-token
 # tiling, alternating, two rounds; compute-sanitizer and an ncu profile of the draft between and after
@@ -8,8 +8,8 @@
 # through a pipe, ran past the call's limit and returned nothing).
 set -uo pipefail
 F=results/reference/h200/mla-qreg-draft
-git apply $F/qreg-c8e0142.patch 2>/dev/null || true  # already applied where the tree is the draft's
-echo c8e0142 > .decode-bench-commit
+git apply $F/qreg-3d124ed.patch 2>/dev/null || true  # already applied where the tree is the draft's
+echo 3d124ed > .decode-bench-commit
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $F/gpu.txt
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDECODE_BENCH_PTX_ONLY=OFF -DDECODE_BENCH_FLASHINFER=OFF > /dev/null
 timeout 240 cmake --build build -j16 --target decode_tests decode-bench > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
@@ -39,3 +39,4 @@ MLA_QREG_DRAFT=1 timeout 150 ncu --set full --import-source no --kernel-name reg
   --launch-count 1 -o /tmp/ncu-qreg $P 0 "h128 q1 128x4096" > /dev/null 2>&1
 ncu --import /tmp/ncu-qreg.ncu-rep --page details > $F/ncu-h128-q1-128x4096.txt
 ncu --import /tmp/ncu-qreg.ncu-rep --page source --print-source sass --csv | gzip > $F/ncu-h128-q1-128x4096-source.csv.gz
+python3 $F/../mla-softmax-wg1-draft/segments.py $F/ncu-h128-q1-128x4096-source.csv.gz > $F/segments-h128-q1-128x4096.md
