@@ -359,7 +359,12 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
     for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2 * kRowHalves; ++e) {
-        if constexpr (kPacked) s[4 * j + e] += s[4 * j + e + 2];
+        if constexpr (kPacked) {
+          s[4 * j + e] += s[4 * j + e + 2];
+          // The lo half overwritten, not left as S wrote it: read last here, ptxas 13.0
+          // serialised every wgmma of the d 64 kernels under the overlap (info C7511).
+          s[4 * j + e + 2] = 0.f;
+        }
         if (partial_tile && tile_t0 + 8 * j + 2 * tq + (e & 1) >= t_end) s[4 * j + e] = -INFINITY;
         mx[e >> 1] = fmaxf(mx[e >> 1], s[4 * j + e]);
       }
