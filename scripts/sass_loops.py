@@ -17,6 +17,11 @@ the loop carries on purpose (P packed at a pass's end for the P V of the next) p
 registers is last written by an F2FP pack that no later HGMMA of the same pass reads. IN FLIGHT:
 no instruction may write them between the HGMMA and the next warpgroup wait, while the MMA may
 still read them. Each finding is printed; the exit status is 1 if there is one.
+
+--check-wgmma-serial: SERIALISED, a kernel whose every HGMMA (two or more) is a group of its own
+(gsb0) waited for (WARPGROUP.DEPBAR) before the next HGMMA: what ptxas emits when it serialises a
+kernel's warpgroup MMAs, which it reports as information (C7511, C7513, ...) or, as seen at d 64,
+not at all (docs/decisions/wgmma-register-operands-check.md). Exit status 1 if a kernel is.
 """
 import argparse
 import collections
@@ -139,6 +144,18 @@ def written_in_flight(ins, labels):
             k += 1
 
 
+def serialised_wgmma(ins):
+    """The kernel's HGMMA count when every one of them (two or more) commits a group of its own
+    (gsb0) and a warpgroup wait follows it before the next HGMMA, in program order; else 0. A
+    pipelined kernel commits several HGMMA as one group (gsb0 on the last only)."""
+    at = [j for j, (op, _, _) in enumerate(ins) if op.startswith('HGMMA')]
+    if len(at) < 2 or not all('gsb0' in ins[j][1] for j in at):
+        return 0
+    ends = at[1:] + [len(ins)]
+    waited = all(any(op.startswith('WARPGROUP.DEPBAR') for op, _, _ in ins[j + 1:end]) for j, end in zip(at, ends))
+    return len(at) if waited else 0
+
+
 def loops_of(ins, labels):
     for i, (op, rest, _) in enumerate(ins):
         m = re.search(r'`\((\.L_x_\d+)\)', rest)
@@ -154,10 +171,12 @@ def main():
     ap.add_argument('--min-ops', default='', help='list only loops holding this opcode')
     ap.add_argument('--check-wgmma-a', action='store_true',
                     help='report HGMMA register A operands that their loop clobbers (exit status 1)')
+    ap.add_argument('--check-wgmma-serial', action='store_true',
+                    help='report kernels whose every HGMMA waits before the next (exit status 1)')
     a = ap.parse_args()
     ops = [o for o in a.ops.split(',') if o]
     found = False
-    clobbers = 0
+    clobbers = serial = 0
     try:
         f = open(a.sass)
     except OSError as e:
@@ -183,12 +202,19 @@ def main():
                     clobbers += 1
                     print(f'    IN FLIGHT in {name}: HGMMA at {addr} reads A from R{min(regs)}-R{max(regs)}, written at '
                           f'{w_addr} ({w_op}) before the next warpgroup wait: the MMA may still be reading them')
+            if a.check_wgmma_serial:
+                n = serialised_wgmma(ins)
+                if n:
+                    serial += 1
+                    print(f'    SERIALISED in {name}: each of its {n} HGMMA is a group of its own, waited for before the next')
     if not found:
         sys.exit(f'no kernel name contains {a.pattern!r}')
     if a.check_wgmma_a:
         print(f'wgmma A operands: {clobbers} clobbered')  # both kinds of finding
-        if clobbers:
-            sys.exit(1)
+    if a.check_wgmma_serial:
+        print(f'wgmma serialised: {serial} kernels')
+    if clobbers or serial:
+        sys.exit(1)
 
 
 if __name__ == '__main__':

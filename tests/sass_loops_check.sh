@@ -6,7 +6,8 @@
 # it (a clobber, exit status 1), one whose A registers are written before it in the loop (P of this
 # pass) and one whose A comes from shared memory (neither is a finding), a shuffle's result, a
 # write between an HGMMA and the next warpgroup wait (in flight), a P carried into the next pass
-# (no finding) and two clobbers beside it; wgmma_sass_check.sh's refusals.
+# (no finding) and two clobbers beside it; --check-wgmma-serial on a serialised kernel (exit status 1)
+# and three that are not; wgmma_sass_check.sh's refusals.
 # Usage: sass_loops_check.sh SOURCE_DIR OUT_DIR
 set -uo pipefail
 src=$1 out=$2
@@ -173,6 +174,53 @@ got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 5clean --check-wgmma-a)
 echo "$got"
 grep -qE 'CLOBBERED|IN FLIGHT' <<<"$got" && fail "a write beside the A registers (CS2R R86, MOV R92) is a finding"
 grep -qx 'wgmma A operands: 0 clobbered' <<<"$got" || fail "the clean count"
+# --check-wgmma-serial. _Z6serialv: each of its three HGMMA a group of its own (gsb0) waited for
+# before the next, as ptxas 13.0 emitted the BF16 d 64 row kernels before 622b49e: a finding, exit
+# status 1. _Z8pipelinev: the same HGMMA with one group of two (gsb0 on the second only): none.
+# _Z5cleanv (above): a pipelined S and a P V, none. _Z7onewaitv: every HGMMA its own group, but the
+# first not waited for before the next: none (two groups in flight).
+cat >>"$out/w.sass" <<'SASS'
+	.section	.text._Z6serialv,"ax",@progbits
+.text._Z6serialv:
+        /*0000*/                   WARPGROUP.ARRIVE ;
+        /*0010*/                   HGMMA.64x64x16.F32.BF16 R24, R116, gdesc[UR8], RZ, !UPT, gsb0 ;
+        /*0020*/                   ULOP3.LUT UR10, UR7, 0x10000, URZ, 0xfc, !UPT ;
+        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0040*/                   WARPGROUP.ARRIVE ;
+        /*0050*/                   HGMMA.64x64x16.F32.BF16 R24, R112, gdesc[UR8], R24, gsb0 ;
+        /*0060*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0070*/                   HGMMA.64x64x16.F32.BF16 R56, R100, gdesc[UR8].tnspB, R56, gsb0 ;
+        /*0080*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0090*/                   EXIT ;
+	.section	.text._Z8pipelinev,"ax",@progbits
+.text._Z8pipelinev:
+        /*0000*/                   WARPGROUP.ARRIVE ;
+        /*0010*/                   HGMMA.64x64x16.F32.BF16 R24, R116, gdesc[UR8], RZ, !UPT ;
+        /*0020*/                   ULOP3.LUT UR10, UR7, 0x10000, URZ, 0xfc, !UPT ;
+        /*0050*/                   HGMMA.64x64x16.F32.BF16 R24, R112, gdesc[UR8], R24, gsb0 ;
+        /*0060*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0070*/                   HGMMA.64x64x16.F32.BF16 R56, R100, gdesc[UR8].tnspB, R56, gsb0 ;
+        /*0080*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0090*/                   EXIT ;
+	.section	.text._Z7onewaitv,"ax",@progbits
+.text._Z7onewaitv:
+        /*0000*/                   HGMMA.64x64x16.F32.BF16 R24, R116, gdesc[UR8], RZ, !UPT, gsb0 ;
+        /*0010*/                   HGMMA.64x64x16.F32.BF16 R56, R100, gdesc[UR8].tnspB, R56, gsb0 ;
+        /*0020*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;
+        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0040*/                   EXIT ;
+SASS
+got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" 6serial --check-wgmma-serial) && fail "a serialised kernel: exits 0"
+echo "$got"
+grep -qF 'SERIALISED in _Z6serialv: each of its 3 HGMMA is a group of its own, waited for before the next' <<<"$got" ||
+  fail "a serialised kernel: no SERIALISED line"
+grep -qx 'wgmma serialised: 1 kernels' <<<"$got" || fail "a serialised kernel: the count line"
+for k in 8pipeline 5clean 7onewait; do
+  got=$(python3 "$src/scripts/sass_loops.py" "$out/w.sass" "$k" --check-wgmma-serial) || fail "$k: exit status $?"
+  echo "$got"
+  grep -q SERIALISED <<<"$got" && fail "$k is no serialised kernel"
+  grep -qx 'wgmma serialised: 0 kernels' <<<"$got" || fail "$k: the count line"
+done
 # scripts/wgmma_sass_check.sh's refusals: a second argument (exit 2, the usage line), and a
 # compiler that is not there (skipped: exit 77 with the reason), both before anything compiles.
 bash "$src/scripts/wgmma_sass_check.sh" "$out/a" "$out/b" >"$out/usage.txt" 2>&1
