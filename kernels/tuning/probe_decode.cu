@@ -3,7 +3,7 @@
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/history/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
-//   build/kernels/tuning/decode-probe tiling2m | locality | short
+//   build/kernels/tuning/decode-probe tiling2m | locality | short | masked
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
 // The planner's knobs (DECODE_BENCH_FD_*, ...: kernels/tuning_policy.hpp) apply to every plan,
@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "harness/device_buffer.hpp"
@@ -269,6 +270,22 @@ struct Probe {
     variant<Traits<T, 4, 4, 2>>(one, 32, 8192, 0, ceiling, "32x8K");
   }
 
+  // Head dim 96 (Phi-3-mini: 32 q / 32 KV heads, FP16) on the kernel of 128, the row's tail
+  // masked, where the planner keeps the standard tiling (1 x 32K, 16 x 4K): its one 128-token tile
+  // in flight holds three quarters of the bytes it holds at d 128. The library's tiling (8 warps,
+  // unroll 8, 2 stages) against 3 and 4 stages (one block an SM, two or three tiles in flight).
+  template <class T>
+  void masked_head_dim(double ceiling) {
+    const DecodeShape phi3{32, 32, 96};
+    for (int page : {0, 16})
+      for (const auto& [seqs, len, tag] : {std::tuple{1, 32768, "1x32K-d96"}, std::tuple{16, 4096, "16x4K-d96"}}) {
+        variant<Traits<T, 0, 0, -1>>(phi3, seqs, len, page, ceiling, tag);
+        variant<Traits<T, 8, 8, 3>>(phi3, seqs, len, page, ceiling, tag);
+        variant<Traits<T, 4, 8, 4>>(phi3, seqs, len, page, ceiling, tag);
+        variant<Traits<T, 2, 8, 4>>(phi3, seqs, len, page, ceiling, tag);
+      }
+  }
+
   // Requested split counts around one wave, default tiling.
   template <class T>
   void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
@@ -291,7 +308,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
-    return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" : std::find(sections.begin(), sections.end(), name) != sections.end();
+    return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" && name != "masked"
+                            : std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   int sms = 0;
   DB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -339,6 +357,7 @@ int main(int argc, char** argv) {
       for (int heads : {1, 8}) probe.variant<Probe::Traits<__half, 0, 0, -1>>(h32, 64, 1024, page, ceiling, "64x1K", {.heads_per_block = heads});
   }
   if (wants("short")) probe.short_tilings<__half>(ceiling);
+  if (wants("masked")) probe.masked_head_dim<__half>(ceiling);
   if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
   if (wants("tiling")) {
     probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
