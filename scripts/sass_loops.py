@@ -7,6 +7,7 @@ counts; this gives what one pass of a loop body holds, including branches it may
 
   nvdisasm kernel.cubin > kernel.sass   (cuobjdump -xelf all object.o extracts the cubin)
   scripts/sass_loops.py kernel.sass PATTERN [--ops HMMA,LDGSTS] [--min-ops HMMA] [--check-wgmma-a]
+                        [--check-wgmma-serial]
 
 --check-wgmma-a: a warpgroup MMA (HGMMA) whose A operand is in registers must find them intact.
 CLOBBERED: in a loop, A registers not written before the HGMMA in the loop (a value from before the
