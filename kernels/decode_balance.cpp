@@ -100,4 +100,9 @@ bool prefer_short_tiling(const TilingQuery& q) {
          q.max_len <= static_cast<std::int64_t>(kShortMaskedMaxTiles) * q.standard_tile;
 }
 
+bool prefer_deep_tiling(const TilingQuery& q) {
+  if (q.group != 1 || q.pinned || !q.masked_head_dim || !q.wide_bus) return false;
+  return !lengths_are_ragged(q.lengths) && !prefer_short_tiling(q);
+}
+
 }  // namespace decode_bench

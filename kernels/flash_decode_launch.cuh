@@ -235,7 +235,8 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
 }
 
 // Plans with the standard tiling, then (GQA group 1) replans with the short one where
-// prefer_short_tiling says so or the tuning policy pins it (DECODE_BENCH_FD_TILING).
+// prefer_short_tiling says so, or with the deep one (where compiled: plain decodes, FP16 and BF16 at
+// head dim 128) where prefer_deep_tiling does, or as the tuning policy pins it (DECODE_BENCH_FD_TILING).
 template <class KV, bool kVariant = false>
 struct PlanFlashDecode {
   const DecodeProblem& p;
@@ -264,6 +265,16 @@ struct PlanFlashDecode {
       DB_RETURN_IF_ERROR(clock_dram_bytes_per_s(dev, &clock_dram));
       q.wide_bus = wide_bus_per_sm(clock_dram, sms);
       const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
+      if constexpr (!kVariant && device::has_deep_tiling<T, D, GROUP>) {
+        const bool take_deep = pin == TilingOverride::automatic ? prefer_deep_tiling(q) : pin == TilingOverride::deep;
+        if (take_deep) {
+          *plan = DecodePlan{};
+          DB_RETURN_IF_ERROR(
+              (plan_flash_decode_with<device::DeepFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(p, options, plan)));
+          plan->tiling = DecodeTiling::deep;
+          return cudaSuccess;
+        }
+      }
       if (take_short) {
         *plan = DecodePlan{};
         DecodeOptions short_options = options;
@@ -288,6 +299,13 @@ struct RunFlashDecode {
   template <int D, int GROUP>
   cudaError_t run() const {
     using T = typename KV::value_type;
+    if (plan.tiling == DecodeTiling::deep) {
+      if constexpr (!kVariant && device::has_deep_tiling<T, D, GROUP>)
+        return run_flash_decode_with<device::DeepFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace,
+                                                                                             stream);
+      else
+        return cudaErrorInvalidValue;  // compiled for plain FP16 / BF16 decodes at head dim 128, group 1 only
+    }
     if (plan.tiling == DecodeTiling::short_batch) {
       if constexpr (GROUP == 1)
         return run_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace,

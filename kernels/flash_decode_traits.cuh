@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 namespace decode_bench::device {
 
 // UNROLL and WARPS of 0 and STAGES of -1 pick the tuned values below; explicit values exist for
@@ -64,5 +66,18 @@ constexpr int short_tiling_unroll() {
 }
 template <class T, int D, int GROUP>
 using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, 2>;
+
+// The deep tiling (plans take it for a head dim below the compiled one at GQA group 1 on a wide bus:
+// kernels/decode_balance.hpp, prefer_deep_tiling): the standard tiling's 8 warps and 128 KiB of
+// stages cut into four stages of half the rows, so three tiles are in flight where the standard one
+// keeps one. A masked row's lanes past the head dim load nothing, so the standard tiling's one tile
+// in flight holds that fraction fewer bytes; three shorter ones hold more. Compiled for FP16 and
+// BF16 at head dim 128 (80-112 masked) and group 1 only, the one family measured
+// (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one").
+template <class T, int D, int GROUP>
+using DeepFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, 4, 8, 4>;
+template <class T, int D, int GROUP>
+inline constexpr bool has_deep_tiling =
+    GROUP == 1 && D == 128 && (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>);
 
 }  // namespace decode_bench::device

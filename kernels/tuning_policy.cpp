@@ -37,13 +37,15 @@ const std::array<TuningKnob, 23> kKnobs{{
        const auto v = number_in(t, 64);
        return v ? (p.fd_split_scale = *v, true) : false;
      }},
-    {"DECODE_BENCH_FD_TILING", "auto | standard | short", "auto",
-     "pins the CUDA-core tiling at GQA group 1, the only group that compiles both; other groups keep standard",
+    {"DECODE_BENCH_FD_TILING", "auto | standard | short | deep", "auto",
+     "pins the CUDA-core tiling at GQA group 1, the only group that compiles more than standard (deep: FP16 and "
+     "BF16 at head dims 80-128 only); other groups and storage types keep standard",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
                      {std::pair{std::string_view("auto"), TilingOverride::automatic},
                       std::pair{std::string_view("standard"), TilingOverride::standard},
-                      std::pair{std::string_view("short"), TilingOverride::short_batch}},
+                      std::pair{std::string_view("short"), TilingOverride::short_batch},
+                      std::pair{std::string_view("deep"), TilingOverride::deep}},
                      p.fd_tiling);
      }},
     {"DECODE_BENCH_FD_BALANCE", "1 | 0", "1",

@@ -245,6 +245,50 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
   EXPECT_FALSE(prefer_short_tiling(ragged));  // one of four at most two tiles
 }
 
+// Past the short tiling's reach, a masked head dim on a wide bus takes the deep one (uniform batches
+// only): Phi-3-mini's 16 x 4K (512 blocks, 32 standard tiles) and 1 x 32K (32 blocks, split), and
+// 64 x 1025 (one token past the short tiling's eight tiles). Never where the short tiling runs, at
+// the full head dim, on a narrow bus, at another group, pinned, or ragged.
+TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOne) {
+  const auto phi3 = [](int seqs, std::int64_t len, bool masked, bool wide) {
+    TilingQuery q = h100(seqs, 32, len);
+    q.masked_head_dim = masked;
+    q.wide_bus = wide;
+    return q;
+  };
+  EXPECT_TRUE(prefer_deep_tiling(phi3(16, 4096, true, true)));
+  EXPECT_TRUE(prefer_deep_tiling(phi3(1, 32768, true, true)));
+  EXPECT_TRUE(prefer_deep_tiling(phi3(64, 1025, true, true)));
+  EXPECT_TRUE(prefer_deep_tiling(phi3(4, 1024, true, true)));     // fewer blocks than slots: no short tiling
+  EXPECT_FALSE(prefer_deep_tiling(phi3(64, 1024, true, true)));   // the short tiling's
+  EXPECT_FALSE(prefer_deep_tiling(phi3(128, 512, true, true)));   // the short tiling's
+  EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, false, true)));  // d 128
+  EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, true, false)));  // an H100's bus
+  TilingQuery paged = phi3(16, 4096, true, true);
+  paged.paged = true;
+  EXPECT_TRUE(prefer_deep_tiling(paged));
+  TilingQuery g2 = phi3(16, 4096, true, true);
+  g2.group = 2;
+  EXPECT_FALSE(prefer_deep_tiling(g2));
+  TilingQuery pinned = phi3(16, 4096, true, true);
+  pinned.pinned = true;
+  EXPECT_FALSE(prefer_deep_tiling(pinned));
+  const std::vector<std::int32_t> equal(16, 4096), mixed{4096, 100, 4096, 4096};
+  TilingQuery lengths = phi3(16, 4096, true, true);
+  lengths.lengths = equal;  // equal lengths: the uniform rule
+  EXPECT_TRUE(prefer_deep_tiling(lengths));
+  lengths.lengths = mixed;  // ragged: the work list keeps the standard tiling
+  EXPECT_FALSE(prefer_deep_tiling(lengths));
+  // At most one of the two is ever preferred.
+  for (int seqs : {1, 4, 16, 64, 128, 512})
+    for (std::int64_t len : {1, 64, 256, 512, 1024, 1025, 4096, 32768})
+      for (bool paged_cache : {false, true}) {
+        TilingQuery q = phi3(seqs, len, true, true);
+        q.paged = paged_cache;
+        EXPECT_FALSE(prefer_short_tiling(q) && prefer_deep_tiling(q)) << seqs << " x " << len;
+      }
+}
+
 TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {
   LengthSampler zipf(LengthDistribution::zipf(1024, 1.2), 3);
   std::vector<std::int32_t> z, u;

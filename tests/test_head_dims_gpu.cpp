@@ -114,6 +114,60 @@ TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
       }
 }
 
+// The deep tiling (four stages of 64-token tiles: kernels/flash_decode_traits.cuh), pinned, at the
+// head dims of the kernel of 128 it runs (a wide bus plans it there for the masked ones past the
+// short tiling's reach): uniform batches with a masked tail tile, split (fused and separate merge),
+// a ragged batch on the work list, contiguous and shuffled pages. Storage types it is not compiled
+// for keep the standard tiling under the pin.
+void expect_deep_tiling(DType dtype, DecodeCase c, DecodeTiling want) {
+  TuningPolicy deep;
+  deep.fd_tiling = TilingOverride::deep;
+  c.path = DecodePath::cuda_core;
+  c.tuning = deep;
+  const auto r = testing::run_decode_case_as(dtype, c);
+  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c);
+  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+  EXPECT_EQ(r.plan.tiling, want) << describe(dtype, c);
+}
+
+TEST(HeadDimsGpu, CudaCoreDeepTiling) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 2500;
+  const auto expect_deep = expect_deep_tiling;
+  for (int d : {80, 96, 112, 128})
+    for (DType dtype : {DType::fp16, DType::bf16})
+      for (int page : {0, 16}) {
+        expect_deep(dtype, {DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed},
+                    DecodeTiling::deep);
+        DecodeCase split{DecodeKernel::flash_decode, {4, 4, d}, {3001, 3001}, page, 5, ++seed};
+        expect_deep(dtype, split, DecodeTiling::deep);
+        split.fused_merge = false;
+        split.seed = ++seed;
+        expect_deep(dtype, split, DecodeTiling::deep);
+        DecodeCase ragged{DecodeKernel::flash_decode, {4, 4, d}, {0, 1, 5000, 40, 3, 900, 12000, 7}, page, 0, ++seed};
+        ragged.host_lengths = true;
+        ragged.launches = 2;
+        expect_deep(dtype, ragged, DecodeTiling::deep);
+      }
+  for (DType dtype : {DType::fp32, DType::fp8_e4m3})
+    expect_deep(dtype, {DecodeKernel::flash_decode, {8, 8, 96}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
+                DecodeTiling::standard);
+  expect_deep(DType::fp16, {DecodeKernel::flash_decode, {8, 8, 48}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
+              DecodeTiling::standard);
+}
+
+// The deep tiling's few small cases for the sanitizers (tests/test_tiers.cmake): a masked tail
+// tile, split with the separate merge, and a ragged batch on the work list.
+TEST(HeadDimsGpu, DeepTilingSmall) {
+  DB_REQUIRE_GPU();
+  DecodeCase split{DecodeKernel::flash_decode, {2, 2, 96}, {300, 1000}, 16, 3, 2601};
+  split.fused_merge = false;
+  expect_deep_tiling(DType::fp16, split, DecodeTiling::deep);
+  DecodeCase ragged{DecodeKernel::flash_decode, {2, 2, 80}, {0, 70, 700, 5}, 0, 0, 2602};
+  ragged.host_lengths = true;
+  expect_deep_tiling(DType::bf16, ragged, DecodeTiling::deep);
+}
+
 // Grouped decode on the tensor cores: groups 4 and 8 and MQA (32 query heads on one KV head), FP16,
 // BF16 and both FP8 formats, contiguous and shuffled pages, automatic splits and nine.
 TEST(HeadDimsGpu, TensorCoreGroupedDecodeAndMqa) {

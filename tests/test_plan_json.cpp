@@ -51,6 +51,9 @@ TEST(PlanJson, FamilyFollowsKernelPathAndRowPlan) {
   p.tiling = DecodeTiling::short_batch;
   EXPECT_EQ(to_json(p)["family"], "splitk_cuda_core");
   EXPECT_EQ(to_json(p)["tiling"], "short");
+  p.tiling = DecodeTiling::deep;
+  EXPECT_EQ(to_json(p)["tiling"], "deep");
+  p.tiling = DecodeTiling::short_batch;
 
   p.path = DecodePath::tensor_core;
   p.rows.path = RowAttentionPath::tensor_core;

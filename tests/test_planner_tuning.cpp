@@ -363,10 +363,11 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 }
 
 // The CUDA-core tiling of a head dim below the compiled one (Phi-3-mini's 32 / 32 heads at d 96
-// on the kernel of 128): the short tiling up to eight standard tiles a block on a GPU with a wide
-// bus (prefer_short_tiling, kernels/decode_balance.hpp), the standard one on a narrower bus, at
-// d 128, and past eight tiles; contiguous and paged alike.
-TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortTilingOnAWideBus) {
+// on the kernel of 128): on a GPU with a wide bus the short tiling up to eight standard tiles a
+// block (prefer_short_tiling, kernels/decode_balance.hpp) and the deep one past them
+// (prefer_deep_tiling: FP16 and BF16 only, where it is compiled); the standard one on a narrower
+// bus and at d 128; contiguous and paged alike.
+TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
   double clock_dram = 0;
@@ -375,29 +376,38 @@ TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortTilingOnAWideBus) {
   ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
   const bool wide = wide_bus_per_sm(clock_dram, sms);
   SCOPED_TRACE(wide ? "a wide bus" : "a narrow bus");
-  const auto tiling = [](int d, int seqs, std::int64_t len, bool paged) {
+  const auto tiling_as = []<class T>(T, int d, int seqs, std::int64_t len, bool paged) {
     DecodeProblem problem;
     problem.shape = DecodeShape{32, 32, d};
     problem.num_seqs = seqs;
     problem.max_len = len;
-    problem.kv_dtype = DType::fp16;
+    problem.kv_dtype = dtype_of<T>::value;
     DecodePlan plan;
     const cudaError_t e =
-        paged ? plan_decode<PagedKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan)
-              : plan_decode<ContiguousKV<__half>>(DecodeKernel::flash_decode, problem, {}, &plan);
+        paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan)
+              : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan);
     EXPECT_EQ(e, cudaSuccess);
     EXPECT_EQ(plan.path, DecodePath::cuda_core);
     return plan.tiling;
+  };
+  const auto tiling = [&](int d, int seqs, std::int64_t len, bool paged) {
+    return tiling_as(__half{}, d, seqs, len, paged);
   };
   // 128 and 64 sequences x 32 heads: 4,096 and 2,048 blocks, more than a wave on any GPU tested.
   for (bool paged : {false, true}) {
     SCOPED_TRACE(paged ? "paged" : "contiguous");
     const DecodeTiling masked = wide ? DecodeTiling::short_batch : DecodeTiling::standard;
+    const DecodeTiling deep = wide ? DecodeTiling::deep : DecodeTiling::standard;
     EXPECT_EQ(tiling(96, 128, 512, paged), masked);
     EXPECT_EQ(tiling(96, 64, 1024, paged), masked);
     EXPECT_EQ(tiling(80, 64, 1024, paged), masked);
-    EXPECT_EQ(tiling(96, 64, 1025, paged), DecodeTiling::standard);
-    EXPECT_EQ(tiling(96, 16, 4096, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling(96, 64, 1025, paged), deep);
+    EXPECT_EQ(tiling(96, 16, 4096, paged), deep);
+    EXPECT_EQ(tiling(112, 1, 32768, paged), deep);
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 96, 16, 4096, paged), deep);
+    EXPECT_EQ(tiling_as(float{}, 96, 16, 4096, paged), DecodeTiling::standard);  // not compiled
+    EXPECT_EQ(tiling(48, 16, 4096, paged), DecodeTiling::standard);               // the kernel of 64: not compiled
+    EXPECT_EQ(tiling(128, 16, 4096, paged), DecodeTiling::standard);
     EXPECT_EQ(tiling(128, 64, 1024, paged), DecodeTiling::standard);
     EXPECT_EQ(tiling(128, 128, 512, paged), DecodeTiling::standard);
   }

@@ -67,6 +67,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_FD_SPLIT_SCALE", "64").fd_split_scale, 64.0);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_TILING", "standard").fd_tiling, TilingOverride::standard);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_TILING", "short").fd_tiling, TilingOverride::short_batch);
+  EXPECT_EQ(parsed("DECODE_BENCH_FD_TILING", "deep").fd_tiling, TilingOverride::deep);
   EXPECT_FALSE(parsed("DECODE_BENCH_FD_BALANCE", "0").fd_balance);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_WORK_CHUNKS", "tiles").fd_work_chunks, WorkChunksOverride::tiles);
   EXPECT_EQ(parsed("DECODE_BENCH_FD_WORK_CHUNKS", "ranges").fd_work_chunks, WorkChunksOverride::ranges);
