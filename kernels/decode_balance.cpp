@@ -101,7 +101,7 @@ bool prefer_short_tiling(const TilingQuery& q) {
 }
 
 bool prefer_deep_tiling(const TilingQuery& q) {
-  if (q.group != 1 || q.pinned || !q.masked_head_dim || !q.wide_bus) return false;
+  if (q.group != 1 || q.pinned || !q.paged || !q.masked_head_dim || !q.wide_bus) return false;
   return !lengths_are_ragged(q.lengths) && !prefer_short_tiling(q);
 }
 

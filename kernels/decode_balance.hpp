@@ -85,14 +85,14 @@ inline constexpr int kShortMaskedMaxTiles = 8;
 bool prefer_short_tiling(const TilingQuery& q);
 
 // The deep tiling (kernels/flash_decode_traits.cuh: the standard stages cut into four of half the
-// rows, three tiles in flight) for a uniform batch at GQA group 1 whose head dim is below the
-// compiled kernel's, on a GPU with a wide bus, where prefer_short_tiling did not take the short one.
-// Asked only where the deep tiling is compiled (FP16 and BF16 at head dim 128). On an H200,
-// Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it over pages of 16 and no slower
-// contiguous (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one"). Not for ragged
-// batches (their work list was not measured on it), not where the caller pinned splits or heads per
-// block, not on a narrower bus (an H100 reads those points near its floor on the standard tiling;
-// the same page).
+// rows, three tiles in flight) for a uniform batch in a paged cache at GQA group 1 whose head dim is
+// below the compiled kernel's, on a GPU with a wide bus, where prefer_short_tiling did not take the
+// short one. Asked only where the deep tiling is compiled (FP16 and BF16 at head dim 128). On an
+// H200, Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it over pages of 16; in a contiguous
+// cache level at 16 x 4K and slower at 1 x 32K (docs/kernels/splitk_cuda_core.md, "Head dims below
+// the compiled one"). Not for ragged batches (their work list was not measured on it), not where the
+// caller pinned splits or heads per block, not on a narrower bus (an H100 reads those points near
+// its floor on the standard tiling; the same page).
 bool prefer_deep_tiling(const TilingQuery& q);
 
 }  // namespace decode_bench

@@ -245,15 +245,17 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
   EXPECT_FALSE(prefer_short_tiling(ragged));  // one of four at most two tiles
 }
 
-// Past the short tiling's reach, a masked head dim on a wide bus takes the deep one (uniform batches
-// only): Phi-3-mini's 16 x 4K (512 blocks, 32 standard tiles) and 1 x 32K (32 blocks, split), and
-// 64 x 1025 (one token past the short tiling's eight tiles). Never where the short tiling runs, at
-// the full head dim, on a narrow bus, at another group, pinned, or ragged.
+// Past the short tiling's reach, a masked head dim in a paged cache on a wide bus takes the deep
+// one (uniform batches only): Phi-3-mini's 16 x 4K (512 blocks, 32 standard tiles) and 1 x 32K
+// (32 blocks, split), and 64 x 1025 (one token past the short tiling's eight tiles). Never where the
+// short tiling runs, in a contiguous cache, at the full head dim, on a narrow bus, at another group,
+// pinned, or ragged.
 TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOne) {
   const auto phi3 = [](int seqs, std::int64_t len, bool masked, bool wide) {
     TilingQuery q = h100(seqs, 32, len);
     q.masked_head_dim = masked;
     q.wide_bus = wide;
+    q.paged = true;
     return q;
   };
   EXPECT_TRUE(prefer_deep_tiling(phi3(16, 4096, true, true)));
@@ -264,9 +266,12 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOn
   EXPECT_FALSE(prefer_deep_tiling(phi3(128, 512, true, true)));   // the short tiling's
   EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, false, true)));  // d 128
   EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, true, false)));  // an H100's bus
-  TilingQuery paged = phi3(16, 4096, true, true);
-  paged.paged = true;
-  EXPECT_TRUE(prefer_deep_tiling(paged));
+  TilingQuery contiguous = phi3(16, 4096, true, true);
+  contiguous.paged = false;
+  EXPECT_FALSE(prefer_deep_tiling(contiguous));
+  contiguous = phi3(1, 32768, true, true);
+  contiguous.paged = false;
+  EXPECT_FALSE(prefer_deep_tiling(contiguous));
   TilingQuery g2 = phi3(16, 4096, true, true);
   g2.group = 2;
   EXPECT_FALSE(prefer_deep_tiling(g2));

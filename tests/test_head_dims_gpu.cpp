@@ -115,8 +115,8 @@ TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
 }
 
 // The deep tiling (four stages of 64-token tiles: kernels/flash_decode_traits.cuh), pinned, at the
-// head dims of the kernel of 128 it runs (a wide bus plans it there for the masked ones past the
-// short tiling's reach): uniform batches with a masked tail tile, split (fused and separate merge),
+// head dims of the kernel of 128 it runs (a wide bus plans it over pages for the masked ones past
+// the short tiling's reach): uniform batches with a masked tail tile, split (fused and separate merge),
 // a ragged batch on the work list, contiguous and shuffled pages. Storage types it is not compiled
 // for keep the standard tiling under the pin.
 void expect_deep_tiling(DType dtype, DecodeCase c, DecodeTiling want) {

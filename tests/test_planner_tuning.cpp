@@ -364,9 +364,9 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 
 // The CUDA-core tiling of a head dim below the compiled one (Phi-3-mini's 32 / 32 heads at d 96
 // on the kernel of 128): on a GPU with a wide bus the short tiling up to eight standard tiles a
-// block (prefer_short_tiling, kernels/decode_balance.hpp) and the deep one past them
-// (prefer_deep_tiling: FP16 and BF16 only, where it is compiled); the standard one on a narrower
-// bus and at d 128; contiguous and paged alike.
+// block (prefer_short_tiling, kernels/decode_balance.hpp), contiguous and paged, and in a paged
+// cache the deep one past them (prefer_deep_tiling: FP16 and BF16 only, where it is compiled); the
+// standard one on a narrower bus, at d 128, and contiguous past eight tiles.
 TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   DB_REQUIRE_GPU();
   int dev = 0, sms = 0;
@@ -397,7 +397,7 @@ TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   for (bool paged : {false, true}) {
     SCOPED_TRACE(paged ? "paged" : "contiguous");
     const DecodeTiling masked = wide ? DecodeTiling::short_batch : DecodeTiling::standard;
-    const DecodeTiling deep = wide ? DecodeTiling::deep : DecodeTiling::standard;
+    const DecodeTiling deep = wide && paged ? DecodeTiling::deep : DecodeTiling::standard;
     EXPECT_EQ(tiling(96, 128, 512, paged), masked);
     EXPECT_EQ(tiling(96, 64, 1024, paged), masked);
     EXPECT_EQ(tiling(80, 64, 1024, paged), masked);
