@@ -266,24 +266,19 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOn
   EXPECT_FALSE(prefer_deep_tiling(phi3(128, 512, true, true)));   // the short tiling's
   EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, false, true)));  // d 128
   EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, true, false)));  // an H100's bus
-  TilingQuery contiguous = phi3(16, 4096, true, true);
-  contiguous.paged = false;
-  EXPECT_FALSE(prefer_deep_tiling(contiguous));
-  contiguous = phi3(1, 32768, true, true);
-  contiguous.paged = false;
-  EXPECT_FALSE(prefer_deep_tiling(contiguous));
-  TilingQuery g2 = phi3(16, 4096, true, true);
-  g2.group = 2;
-  EXPECT_FALSE(prefer_deep_tiling(g2));
-  TilingQuery pinned = phi3(16, 4096, true, true);
-  pinned.pinned = true;
-  EXPECT_FALSE(prefer_deep_tiling(pinned));
+  // One condition flipped at a time.
+  const auto with = [](TilingQuery q, auto edit) {
+    edit(q);
+    return q;
+  };
+  const TilingQuery long16 = phi3(16, 4096, true, true);
+  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.paged = false; })));
+  EXPECT_FALSE(prefer_deep_tiling(with(phi3(1, 32768, true, true), [](TilingQuery& q) { q.paged = false; })));
+  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.group = 2; })));
+  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.pinned = true; })));
   const std::vector<std::int32_t> equal(16, 4096), mixed{4096, 100, 4096, 4096};
-  TilingQuery lengths = phi3(16, 4096, true, true);
-  lengths.lengths = equal;  // equal lengths: the uniform rule
-  EXPECT_TRUE(prefer_deep_tiling(lengths));
-  lengths.lengths = mixed;  // ragged: the work list keeps the standard tiling
-  EXPECT_FALSE(prefer_deep_tiling(lengths));
+  EXPECT_TRUE(prefer_deep_tiling(with(long16, [&](TilingQuery& q) { q.lengths = equal; })));   // the uniform rule
+  EXPECT_FALSE(prefer_deep_tiling(with(long16, [&](TilingQuery& q) { q.lengths = mixed; })));  // ragged: standard
   // At most one of the two is ever preferred.
   for (int seqs : {1, 4, 16, 64, 128, 512})
     for (std::int64_t len : {1, 64, 256, 512, 1024, 1025, 4096, 32768})
