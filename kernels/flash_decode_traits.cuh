@@ -68,12 +68,12 @@ template <class T, int D, int GROUP>
 using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, 2>;
 
 // The deep tiling (plans take it for a head dim below the compiled one at GQA group 1 in a paged
-// cache on a wide bus: kernels/decode_balance.hpp, prefer_deep_tiling): the standard tiling's 8 warps and 128 KiB of
-// stages cut into four stages of half the rows, so three tiles are in flight where the standard one
-// keeps one. A masked row's lanes past the head dim load nothing, so the standard tiling's one tile
-// in flight holds that fraction fewer bytes; three shorter ones hold more. Compiled for FP16 and
-// BF16 at head dim 128 (80-112 masked) and group 1 only, the one family measured
-// (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one").
+// cache on a wide bus: kernels/decode_balance.hpp, prefer_deep_tiling): the standard tiling's 8
+// warps and 128 KiB of stages cut into four stages of half the rows, so three tiles are in flight
+// where the standard one keeps one. A masked row's lanes past the head dim load nothing, so the
+// standard tiling's one tile in flight holds that fraction fewer bytes; three shorter ones hold
+// more. Compiled for FP16 and BF16 at head dim 128 (80-112 masked) and group 1 only, the one family
+// measured (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one").
 template <class T, int D, int GROUP>
 using DeepFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, 4, 8, 4>;
 template <class T, int D, int GROUP>
