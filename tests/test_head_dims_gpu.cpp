@@ -75,6 +75,17 @@ TEST(HeadDimsGpu, CudaCoreFlashDecodeAndBaseline) {
       }
 }
 
+// c on the CUDA-core path with its tiling pinned: verified, and planned on `want` (a pin the
+// storage type or head dim has no kernel for keeps the standard tiling).
+void expect_pinned_tiling(DType dtype, DecodeCase c, TilingOverride pin, DecodeTiling want) {
+  c.path = DecodePath::cuda_core;
+  c.tuning.fd_tiling = pin;
+  const auto r = testing::run_decode_case_as(dtype, c);
+  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c);
+  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
+  EXPECT_EQ(r.plan.tiling, want) << describe(dtype, c);
+}
+
 // The other flash-decode plans: the separate merge kernel, the work-list plan of a ragged batch with
 // host lengths (its partials at work-item rows), and many short sequences (the short tiling).
 TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
@@ -99,19 +110,11 @@ TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
       }
   // The short tiling pinned over uniform sequences of many of its tiles (a wide bus plans it up to
   // eight standard tiles at these head dims): every stage refilled, the tail tile masked.
-  TuningPolicy short_tiling;
-  short_tiling.fd_tiling = TilingOverride::short_batch;
   for (int d : {80, 96})
     for (DType dtype : {DType::fp16, DType::bf16})
-      for (int page : {0, 16}) {
-        DecodeCase c{DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed};
-        c.path = DecodePath::cuda_core;
-        c.tuning = short_tiling;
-        const auto r = testing::run_decode_case_as(dtype, c);
-        ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c);
-        EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
-        EXPECT_EQ(r.plan.tiling, DecodeTiling::short_batch) << describe(dtype, c);
-      }
+      for (int page : {0, 16})
+        expect_pinned_tiling(dtype, {DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed},
+                             TilingOverride::short_batch, DecodeTiling::short_batch);
 }
 
 // The deep tiling (four stages of 64-token tiles: kernels/flash_decode_traits.cuh), pinned, at the
@@ -119,41 +122,33 @@ TEST(HeadDimsGpu, CudaCoreMergeKernelWorkListAndShortTiling) {
 // the short tiling's reach): uniform batches with a masked tail tile, split (fused and separate merge),
 // a ragged batch on the work list, contiguous and shuffled pages. Storage types it is not compiled
 // for keep the standard tiling under the pin.
-void expect_deep_tiling(DType dtype, DecodeCase c, DecodeTiling want) {
-  TuningPolicy deep;
-  deep.fd_tiling = TilingOverride::deep;
-  c.path = DecodePath::cuda_core;
-  c.tuning = deep;
-  const auto r = testing::run_decode_case_as(dtype, c);
-  ASSERT_EQ(r.status, cudaSuccess) << describe(dtype, c);
-  EXPECT_TRUE(r.verification.passed) << describe(dtype, c) << ": " << r.verification.summary();
-  EXPECT_EQ(r.plan.tiling, want) << describe(dtype, c);
+void expect_deep_tiling(DType dtype, const DecodeCase& c, DecodeTiling want) {
+  expect_pinned_tiling(dtype, c, TilingOverride::deep, want);
 }
 
 TEST(HeadDimsGpu, CudaCoreDeepTiling) {
   DB_REQUIRE_GPU();
   std::uint64_t seed = 2500;
-  const auto expect_deep = expect_deep_tiling;
   for (int d : {80, 96, 112, 128})
     for (DType dtype : {DType::fp16, DType::bf16})
       for (int page : {0, 16}) {
-        expect_deep(dtype, {DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed},
-                    DecodeTiling::deep);
+        expect_deep_tiling(dtype, {DecodeKernel::flash_decode, {8, 8, d}, std::vector<std::int32_t>(4, 1000), page, 0, ++seed},
+                           DecodeTiling::deep);
         DecodeCase split{DecodeKernel::flash_decode, {4, 4, d}, {3001, 3001}, page, 5, ++seed};
-        expect_deep(dtype, split, DecodeTiling::deep);
+        expect_deep_tiling(dtype, split, DecodeTiling::deep);
         split.fused_merge = false;
         split.seed = ++seed;
-        expect_deep(dtype, split, DecodeTiling::deep);
+        expect_deep_tiling(dtype, split, DecodeTiling::deep);
         DecodeCase ragged{DecodeKernel::flash_decode, {4, 4, d}, {0, 1, 5000, 40, 3, 900, 12000, 7}, page, 0, ++seed};
         ragged.host_lengths = true;
         ragged.launches = 2;
-        expect_deep(dtype, ragged, DecodeTiling::deep);
+        expect_deep_tiling(dtype, ragged, DecodeTiling::deep);
       }
   for (DType dtype : {DType::fp32, DType::fp8_e4m3})
-    expect_deep(dtype, {DecodeKernel::flash_decode, {8, 8, 96}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
-                DecodeTiling::standard);
-  expect_deep(DType::fp16, {DecodeKernel::flash_decode, {8, 8, 48}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
-              DecodeTiling::standard);
+    expect_deep_tiling(dtype, {DecodeKernel::flash_decode, {8, 8, 96}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
+                       DecodeTiling::standard);
+  expect_deep_tiling(DType::fp16, {DecodeKernel::flash_decode, {8, 8, 48}, std::vector<std::int32_t>(4, 1000), 16, 0, ++seed},
+                     DecodeTiling::standard);
 }
 
 // The deep tiling's few small cases for the sanitizers (tests/test_tiers.cmake): a masked tail

@@ -122,7 +122,7 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
 TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> bad = {
       {"DECODE_BENCH_FD_SPLIT_SCALE", {"abc", "0", "-1", "0.5x", "inf", "nan", "100"}},
-      {"DECODE_BENCH_FD_TILING", {"tiny", "Short", "automatic"}},
+      {"DECODE_BENCH_FD_TILING", {"tiny", "Short", "automatic", "Deep", "deeper"}},
       {"DECODE_BENCH_FD_BALANCE", {"yes", "2", "true"}},
       {"DECODE_BENCH_FD_WORK_CHUNKS", {"pages", "tile"}},
       {"DECODE_BENCH_FD_SHORT_HEADS", {"3", "8", "0"}},
