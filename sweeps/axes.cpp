@@ -1,5 +1,6 @@
 #include "sweeps/axes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -154,7 +155,7 @@ std::vector<AxisDef>& static_table() {
       {"counters", AxisType::boolean, {}, 0, 0, true,
        "collect hardware counters in a separate profiled pass (one kernel replay per metric pass; "
        "false or --no-counters skips it)",
-       false, times_a_kernel},
+       false, times_a_kernel, true},
       {"layers", AxisType::integer, {}, 1, 1024, 1,
        "decode layers per step: L > 1 also allocates L caches of the point's shape (one per layer), plans "
        "once, captures the step's L launches in a CUDA graph and times its replay (cold: L2 flushed before "
@@ -230,6 +231,20 @@ const AxisDef* find_axis(std::string_view name) {
   for (const AxisDef& a : table())
     if (a.name == name) return &a;
   return nullptr;
+}
+
+std::string timed_launch_id(std::string_view id) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= id.size()) {
+    const std::size_t end = std::min(id.find('/', start), id.size());
+    const std::string_view part = id.substr(start, end - start);
+    const std::size_t eq = part.find('=');
+    const AxisDef* axis = start == 0 || eq == std::string_view::npos ? nullptr : find_axis(part.substr(0, eq));
+    if (!(axis && axis->beside_timing)) out += (start == 0 ? "" : "/") + std::string(part);
+    start = end + 1;
+  }
+  return out;
 }
 
 std::string axis_domain_text(const AxisDef& axis) {

@@ -36,11 +36,20 @@ struct AxisDef {
   // irrelevant axis is dropped from the point (page_size of a contiguous point), so sweeping it
   // there does not multiply identical points.
   bool (*relevant)(const nlohmann::json& params) = nullptr;
+  // The axis decides only what is recorded beside the timed launch, never what is timed
+  // (counters: a separate profiled pass after timing). `decode-bench compare` matches points by
+  // their id less such axes (timed_launch_id), so a run with --no-counters compares with one
+  // without it.
+  bool beside_timing = false;
 };
 
 // In expansion order: the first axis varies slowest; ids list keys in this order.
 std::span<const AxisDef> axis_table();
 const AxisDef* find_axis(std::string_view name);
+
+// `id` without its components of axes that are beside_timing ("exp/T=4096/counters=false" ->
+// "exp/T=4096"): two points with the same timed launch have the same one.
+std::string timed_launch_id(std::string_view id);
 
 // Empty when `value` is a legal value of `axis`, otherwise the reason ("must be an integer >= 1").
 // Integers given to number axes are accepted; see normalize_axis_value.

@@ -13,6 +13,7 @@
 #include "harness/results_schema.hpp"
 #include "sweeps/compare/ceiling_fraction.hpp"
 #include "sweeps/compare/compare_format.hpp"
+#include "sweeps/axes.hpp"
 #include "sweeps/compare/compare_results.hpp"
 
 namespace {
@@ -77,6 +78,61 @@ TEST(Compare, UnmatchedIdsAreListedNotCompared) {
   EXPECT_EQ(report.only_in_a.size(), 1u);
   ASSERT_EQ(report.only_in_b.size(), 1u);
   EXPECT_EQ(report.only_in_b[0], "new-point");
+}
+
+TEST(Compare, TimedLaunchIdDropsOnlyTheAxesBesideTheTiming) {
+  using decode_bench::sweeps::timed_launch_id;
+  EXPECT_EQ(timed_launch_id("exp/T=4096/counters=false"), "exp/T=4096");
+  EXPECT_EQ(timed_launch_id("exp/counters=true/page_size=16"), "exp/page_size=16");
+  EXPECT_EQ(timed_launch_id("exp/T=4096/timing=hot/end_to_end=true"), "exp/T=4096/timing=hot/end_to_end=true");
+  EXPECT_EQ(timed_launch_id("counters=false/T=1"), "counters=false/T=1");  // the experiment's name stays
+  EXPECT_EQ(timed_launch_id("exp/no_such_axis=1"), "exp/no_such_axis=1");
+  EXPECT_EQ(timed_launch_id("exp"), "exp");
+}
+
+// A run with --no-counters (its ids end in counters=false) against one with counters: the same
+// timed launches, so every point is compared, and the report says how many ids differed.
+TEST(Compare, IdsThatDifferOnlyInCountersAreTheSamePoint) {
+  json b = scaled(0.9, "fig6_page_size");
+  for (auto& p : b["points"]) p["id"] = p["id"].get<std::string>() + "/counters=false";
+  const json a = scaled(1.0);
+  const auto report = compare_results(a, b, CompareOptions{});
+  EXPECT_EQ(report.common.size(), a["points"].size() - 1);  // the skipped point is not comparable
+  EXPECT_EQ(report.matched_beside_timing, a["points"].size());
+  EXPECT_TRUE(report.only_in_a.empty());
+  EXPECT_TRUE(report.only_in_b.empty());
+  for (const auto& p : report.common) {
+    EXPECT_EQ(p.id.find("counters"), std::string::npos) << p.id;  // A's id
+    EXPECT_NEAR(p.ratio, p.id.find("fig6_page_size") != std::string::npos ? 0.9 : 1.0, 1e-12) << p.id;
+  }
+  EXPECT_EQ(compare_results(a, a, CompareOptions{}).matched_beside_timing, 0u);
+  const std::string md = decode_bench::compare::format_report(report, decode_bench::compare::Format::markdown);
+  EXPECT_NE(md.find(std::to_string(a["points"].size()) + " point(s) matched by their timed launch"), std::string::npos);
+
+  // Any other axis still tells points apart.
+  json c = scaled(1.0);
+  c["points"][0]["id"] = c["points"][0]["id"].get<std::string>() + "/timing=hot";
+  const auto other = compare_results(a, c, CompareOptions{});
+  EXPECT_EQ(other.only_in_a.size(), 1u);
+  EXPECT_EQ(other.only_in_b.size(), 1u);
+}
+
+TEST(Compare, TwoPointsOfOneTimedLaunchInADocumentAreRefused) {
+  json b = scaled(1.0);
+  json twin = b["points"][0];
+  const std::string id = twin["id"].get<std::string>();
+  twin["id"] = id + "/counters=false";
+  b["points"].push_back(twin);
+  try {
+    compare_results(scaled(1.0), b, CompareOptions{});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("B has two points of one timed launch"), std::string::npos) << what;
+    EXPECT_NE(what.find("'" + id + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'" + id + "/counters=false'"), std::string::npos) << what;
+  }
+  EXPECT_THROW(compare_results(b, scaled(1.0), CompareOptions{}), std::invalid_argument);
 }
 
 TEST(Compare, BadOptionsAreRejected) {

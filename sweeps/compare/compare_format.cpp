@@ -51,6 +51,11 @@ std::string devices_line(const CompareReport& r) {
   return "A: " + r.device_a + " (preset " + r.preset_a + "), B: " + r.device_b + " (preset " + r.preset_b + ")";
 }
 
+std::string matched_beside_timing_line(const CompareReport& r) {
+  return std::to_string(r.matched_beside_timing) +
+         " point(s) matched by their timed launch, their ids differing in an axis beside the timing (counters)";
+}
+
 std::string summary_counts(const GroupSummary& g) {
   return std::to_string(g.count) + " point(s), geomean ratio " + fmt("%.3f", g.geomean_ratio) + ", " +
          std::to_string(g.regressions) + " regression(s), " + std::to_string(g.noisy) + " noisy, " +
@@ -67,6 +72,7 @@ std::string text(const CompareReport& r) {
     out += "\n";
   }
   for (const auto& d : r.environment_differences) out += "environment differs: " + d + "\n";
+  if (r.matched_beside_timing) out += matched_beside_timing_line(r) + "\n";
   std::snprintf(line, sizeof line, "%-64s %12s %12s %8s %17s  %s\n", "point", "A", "B", "B/A", "interval", "verdict");
   out += line;
   for (const auto& p : r.common) {
@@ -92,6 +98,7 @@ std::string markdown(const CompareReport& r) {
   out += regressions ? std::to_string(regressions) + " regression(s)" : std::string("no regression");
   out += "\n\n- " + devices_line(r) + "\n- " + header_line(r) + "\n";
   for (const auto& d : r.environment_differences) out += "- environment differs: `" + d + "`\n";
+  if (r.matched_beside_timing) out += "- " + matched_beside_timing_line(r) + "\n";
   if (!r.ceilings.empty()) {
     out += "\n| device ceiling | A | B | B / A |\n| --- | ---: | ---: | ---: |\n";
     for (const auto& c : r.ceilings)
@@ -196,6 +203,7 @@ json report_to_json(const CompareReport& r) {
           {"b", side_b},
           {"ceiling_ratios", ceilings},
           {"environment_differences", r.environment_differences},
+          {"matched_beside_timing", r.matched_beside_timing},
           {"points", points},
           {"experiments", experiments},
           {"overall", group_json(r.overall)},

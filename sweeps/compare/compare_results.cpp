@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "sweeps/axes.hpp"
 #include "sweeps/compare/ceiling_fraction.hpp"
 
 namespace decode_bench::compare {
@@ -14,6 +15,20 @@ using nlohmann::json;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The points of `doc` by their timed launch's id (sweeps::timed_launch_id); two points of one
+// document with the same one cannot be told apart, so they are refused by name.
+std::map<std::string, const json*> points_by_timed_launch(const json& doc, const char* side) {
+  std::map<std::string, const json*> out;
+  for (const json& p : doc.at("points")) {
+    const auto [it, fresh] = out.emplace(sweeps::timed_launch_id(p.at("id").get<std::string>()), &p);
+    if (!fresh)
+      throw std::invalid_argument(std::string(side) + " has two points of one timed launch, '" +
+                                  it->second->at("id").get<std::string>() + "' and '" + p.at("id").get<std::string>() +
+                                  "' (their ids differ only in axes beside the timing, such as counters)");
+  }
+  return out;
 }
 
 // The number at a dotted path, or nullopt when absent or not a number.
@@ -169,18 +184,20 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
                                                " B=" + (v.second.empty() ? "(unset)" : v.second));
   const int exponent = time_exponent(options.metric, options.normalize);
 
-  std::map<std::string, const json*> in_b;
-  for (const json& p : b.at("points")) in_b[p.at("id").get<std::string>()] = &p;
+  points_by_timed_launch(a, "A");
+  const std::map<std::string, const json*> in_b = points_by_timed_launch(b, "B");
   std::map<std::string, bool> seen_in_a;
   for (const json& pa : a.at("points")) {
     const std::string id = pa.at("id").get<std::string>();
-    seen_in_a[id] = true;
-    const auto it = in_b.find(id);
+    const std::string key = sweeps::timed_launch_id(id);
+    seen_in_a[key] = true;
+    const auto it = in_b.find(key);
     if (it == in_b.end()) {
       report.only_in_a.push_back(id);
       continue;
     }
     const json& pb = *it->second;
+    if (pb.at("id") != pa.at("id")) ++report.matched_beside_timing;
     std::optional<double> va, vb;
     std::string bound;
     if (normalized) {
@@ -222,8 +239,8 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
     c.regressed = c.verdict == Verdict::regression;
     report.common.push_back(c);
   }
-  for (const auto& [id, p] : in_b)
-    if (!seen_in_a.count(id)) report.only_in_b.push_back(id);
+  for (const auto& [key, p] : in_b)
+    if (!seen_in_a.count(key)) report.only_in_b.push_back(p->at("id").get<std::string>());
 
   std::map<std::string, std::size_t> group_of;
   std::vector<double> group_logs;

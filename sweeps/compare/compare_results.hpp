@@ -71,6 +71,9 @@ struct GroupSummary {
 struct CompareReport {
   std::vector<PointComparison> common;      // points ok in both with the metric, in A's order
   std::vector<std::string> only_in_a, only_in_b, not_comparable;  // ids
+  // Points are matched by their timed launch (sweeps::timed_launch_id): the pairs whose ids
+  // differ in an axis beside the timing (one side run with --no-counters).
+  std::size_t matched_beside_timing = 0;
   std::string metric;       // what was compared (the option, or kFractionOfCeiling)
   bool lower_is_better = false;
   double threshold = 0;
@@ -88,7 +91,8 @@ struct CompareReport {
 bool metric_lower_is_better(const std::string& metric);
 
 // Throws std::invalid_argument for a bad threshold, metric path, confidence or resample count,
-// and for Normalize::ceilings when a document lacks the dram_read ceiling. Both documents must
+// for Normalize::ceilings when a document lacks the dram_read ceiling, and for a document with
+// two points of one timed launch. Both documents must
 // already be schema-valid (validate_results).
 CompareReport compare_results(const nlohmann::json& a, const nlohmann::json& b, const CompareOptions& options);
 
