@@ -83,21 +83,52 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
 }
 
+// One draw of a side of several runs: as many runs as it has, with replacement, and each drawn
+// run's samples with replacement; the median of everything drawn.
+double resampled_median_of_runs(std::span<const std::vector<double>> runs, SplitMix64& rng, std::vector<double>& scratch) {
+  scratch.clear();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<double>& run = runs[rng.below(runs.size())];
+    for (std::size_t j = 0; j < run.size(); ++j) scratch.push_back(run[rng.below(run.size())]);
+  }
+  return median_of(scratch);
+}
+
+std::vector<double> pooled(std::span<const std::vector<double>> runs) {
+  std::vector<double> out;
+  for (const auto& run : runs) out.insert(out.end(), run.begin(), run.end());
+  return out;
+}
+
+void check_interval_options(const char* who, double confidence, int resamples) {
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument(std::string(who) + ": confidence must be in (0, 1), got " + std::to_string(confidence));
+  if (resamples < 100)
+    throw std::invalid_argument(std::string(who) + ": at least 100 resamples, got " + std::to_string(resamples));
+}
+
+// The interval of the sorted ratios, or a throw when every resampled median of a was 0.
+RatioInterval interval_of(std::vector<double>& ratios, double ratio, double confidence, int resamples, const char* who) {
+  if (ratios.empty()) throw std::invalid_argument(std::string(who) + ": every resampled median of a is 0");
+  std::sort(ratios.begin(), ratios.end());
+  RatioInterval r;
+  r.ratio = ratio;
+  r.confidence = confidence;
+  r.resamples = resamples;
+  r.lo = quantile_sorted(ratios, (1 - confidence) / 2);
+  r.hi = quantile_sorted(ratios, (1 + confidence) / 2);
+  return r;
+}
+
 }  // namespace
 
 RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence,
                                      int resamples, std::uint64_t seed) {
-  if (a.empty() || b.empty()) throw std::invalid_argument("bootstrap_median_ratio: a side has no samples");
-  if (!(confidence > 0 && confidence < 1))
-    throw std::invalid_argument("bootstrap_median_ratio: confidence must be in (0, 1), got " + std::to_string(confidence));
-  if (resamples < 100)
-    throw std::invalid_argument("bootstrap_median_ratio: at least 100 resamples, got " + std::to_string(resamples));
-  RatioInterval r;
+  constexpr const char* who = "bootstrap_median_ratio";
+  if (a.empty() || b.empty()) throw std::invalid_argument(std::string(who) + ": a side has no samples");
+  check_interval_options(who, confidence, resamples);
   const double median_a = median_of(a);
-  if (!(median_a > 0)) throw std::invalid_argument("bootstrap_median_ratio: median of a must be > 0");
-  r.ratio = median_of(b) / median_a;
-  r.confidence = confidence;
-  r.resamples = resamples;
+  if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
   SplitMix64 rng{seed};
   std::vector<double> ratios, scratch;
   ratios.reserve(static_cast<std::size_t>(resamples));
@@ -106,11 +137,29 @@ RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const 
     const double mb = resampled_median(b, rng, scratch);
     if (ma > 0) ratios.push_back(mb / ma);
   }
-  if (ratios.empty()) throw std::invalid_argument("bootstrap_median_ratio: every resampled median of a is 0");
-  std::sort(ratios.begin(), ratios.end());
-  r.lo = quantile_sorted(ratios, (1 - confidence) / 2);
-  r.hi = quantile_sorted(ratios, (1 + confidence) / 2);
-  return r;
+  return interval_of(ratios, median_of(b) / median_a, confidence, resamples, who);
+}
+
+RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>> a,
+                                             std::span<const std::vector<double>> b, double confidence,
+                                             int resamples, std::uint64_t seed) {
+  constexpr const char* who = "bootstrap_median_ratio_of_runs";
+  if (a.empty() || b.empty()) throw std::invalid_argument(std::string(who) + ": a side has no runs");
+  for (const auto* side : {&a, &b})
+    for (const auto& run : *side)
+      if (run.empty()) throw std::invalid_argument(std::string(who) + ": a run has no samples");
+  check_interval_options(who, confidence, resamples);
+  const double median_a = median_of(pooled(a));
+  if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
+  SplitMix64 rng{seed};
+  std::vector<double> ratios, scratch;
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double ma = resampled_median_of_runs(a, rng, scratch);
+    const double mb = resampled_median_of_runs(b, rng, scratch);
+    if (ma > 0) ratios.push_back(mb / ma);
+  }
+  return interval_of(ratios, median_of(pooled(b)) / median_a, confidence, resamples, who);
 }
 
 }  // namespace decode_bench

@@ -3,6 +3,7 @@
 // (Google Benchmark's unit of repetition), so a CV over samples measures run-to-run noise.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,5 +41,15 @@ inline constexpr std::uint64_t kDefaultBootstrapSeed = 20261123;
 // (0, 1) or fewer than 100 resamples.
 RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence = 0.95,
                                      int resamples = 2000, std::uint64_t seed = kDefaultBootstrapSeed);
+
+// The same over several runs a side (runs[i]: run i's samples; runs of one build in separate
+// processes): each resample draws as many runs as the side has, with replacement, then each drawn
+// run's samples with replacement, and takes the median of all it drew; `ratio` is the median of
+// b's samples pooled over its runs over a's. So the offsets between runs (another placement of
+// the buffers), which no run's own samples show, widen the interval. Throws as above, and for a
+// run with no samples.
+RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>> a,
+                                             std::span<const std::vector<double>> b, double confidence = 0.95,
+                                             int resamples = 2000, std::uint64_t seed = kDefaultBootstrapSeed);
 
 }  // namespace decode_bench

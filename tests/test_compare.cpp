@@ -392,7 +392,87 @@ TEST(Compare, CommandExitCodes) {
   EXPECT_EQ(r.exit_code, 2) << r.output;  // no common point at all
   r = run_cli("compare " + base + " " + capacity);
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  // Several runs a side, joined by commas.
+  r = run_cli("compare " + base + "," + base + " " + slow + "," + slow);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("A: 2 runs on "), std::string::npos) << r.output;
+  r = run_cli("compare " + base + ",," + base + " " + base);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("an empty file name"), std::string::npos) << r.output;
+  r = run_cli("compare " + base + "," + base + " --backends decode-bench,flashinfer");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("names several"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
+}
+
+// --- several runs a side (compare_runs) ---
+
+// The same point's samples around `center` (0.1% apart) in a one-point document.
+json tight_run(double center) { return one_point_doc({center, center * 1.001, center * 0.999, center, center * 1.0005}); }
+
+TEST(CompareRuns, AnOffsetBetweenRunsOfOneBuildIsNoRegression) {
+  // Two runs of the same build, 6% apart (as buffers placed elsewhere can make them): one run a
+  // side calls the offset a regression; both runs a side see it is there on each side.
+  const json fast = tight_run(10.0), slow = tight_run(10.6);
+  EXPECT_TRUE(compare_results(fast, slow, CompareOptions{}).any_regression());
+  const std::vector<json> a = {fast, slow}, b = {slow, fast};
+  const auto report = decode_bench::compare::compare_runs(a, b, CompareOptions{});
+  ASSERT_EQ(report.common.size(), 1u);
+  const auto& p = report.common[0];
+  EXPECT_NEAR(p.ratio, 1.0, 1e-12);  // the median of each side's run values
+  EXPECT_NE(p.verdict, Verdict::regression);
+  ASSERT_TRUE(p.lo && p.hi);
+  EXPECT_LT(*p.lo, 0.96);  // the offset shows in the interval
+  EXPECT_GT(*p.hi, 1.04);
+  EXPECT_EQ(p.samples_a, 10);
+  EXPECT_EQ(report.runs_a, 2u);
+  EXPECT_EQ(report.runs_b, 2u);
+}
+
+TEST(CompareRuns, APlantedSlowdownInEveryRunIsCalledWhereItWasPlanted) {
+  const std::vector<json> a = {gate("gate_baseline"), gate("gate_noise")};
+  const std::vector<json> b = {gate("gate_regressed"), gate("gate_regressed")};
+  const auto report = decode_bench::compare::compare_runs(a, b, {"timing.median_us", 0.05, std::nullopt});
+  ASSERT_EQ(report.common.size(), 6u);
+  for (const auto& p : report.common) EXPECT_EQ(p.regressed, p.experiment == "kernels") << p.id;
+}
+
+TEST(CompareRuns, APointMissingOrNotOkInOneRunIsNotCompared) {
+  json second = gate("gate_baseline");
+  const std::string gone = second["points"][0]["id"].get<std::string>();
+  const std::string failed = second["points"][1]["id"].get<std::string>();
+  second["points"].erase(second["points"].begin());
+  second["points"][0]["status"] = "verification_failed";
+  const std::vector<json> a = {gate("gate_baseline"), second}, b = {gate("gate_noise")};
+  const auto report = decode_bench::compare::compare_runs(a, b, CompareOptions{});
+  EXPECT_EQ(report.common.size(), 4u);
+  EXPECT_EQ(report.not_comparable, (std::vector<std::string>{gone, failed}));
+}
+
+TEST(CompareRuns, RunsOfDifferentBuildsOnASideAreRefused) {
+  const json base = gate("gate_baseline");
+  const auto refused = [&](json other, const std::string& what) {
+    const std::vector<json> a = {base, other}, b = {base};
+    try {
+      decode_bench::compare::compare_runs(a, b, CompareOptions{});
+      ADD_FAILURE() << "expected a refusal naming " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("A's runs are not repeats of one build: its file 1 has " + what),
+                std::string::npos)
+          << e.what();
+    }
+  };
+  json other = base;
+  other["device"]["name"] = "Another GPU";
+  refused(other, "device");
+  other = base;
+  other["meta"]["git"]["sha"] = "0000000";
+  refused(other, "commit");
+  other = base;
+  other["meta"]["environment"] = {{"DECODE_BENCH_FD_TILING", "deep"}};
+  refused(other, "environment");
+  EXPECT_THROW(decode_bench::compare::compare_runs(std::vector<json>{}, std::vector<json>{base}, CompareOptions{}),
+               std::invalid_argument);
 }
 
 }  // namespace

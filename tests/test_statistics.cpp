@@ -149,5 +149,68 @@ TEST(Bootstrap, RejectsBadArguments) {
   EXPECT_THROW(bootstrap_median_ratio(a, a, 0.95, 10), std::invalid_argument);
 }
 
+// --- several runs a side ---
+
+TEST(BootstrapOfRuns, ConstantRunsGiveTheRatioOfThePooledMedians) {
+  const std::vector<std::vector<double>> a = {{10, 10}, {10, 10, 10}}, b = {{20}, {20, 20}};
+  const RatioInterval r = bootstrap_median_ratio_of_runs(a, b);
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_DOUBLE_EQ(r.lo, 2.0);
+  EXPECT_DOUBLE_EQ(r.hi, 2.0);
+  // Two runs of A apart: the pooled median lies between them, and so does every resample's.
+  const std::vector<std::vector<double>> apart = {{10, 10, 10}, {12, 12, 12}}, c = {{11, 11, 11}};
+  const RatioInterval q = bootstrap_median_ratio_of_runs(apart, c, 0.95, 500, 3);
+  EXPECT_DOUBLE_EQ(q.ratio, 1.0);
+  EXPECT_GE(q.lo, 11.0 / 12 - 1e-12);
+  EXPECT_LE(q.hi, 11.0 / 10 + 1e-12);
+  EXPECT_LT(q.lo, 1.0);  // the runs' offset shows in the interval
+  EXPECT_GT(q.hi, 1.0);
+}
+
+// Runs of one build whose buffers land elsewhere each time: every run is offset by its own
+// factor (3% spread) and its samples carry 1% noise around it. One run a side cannot see the
+// offsets, so its interval misses "no change" most of the time; four runs a side cover it, and
+// still separate a 10% shift.
+TEST(BootstrapOfRuns, CoversTheOffsetsBetweenRunsThatOneRunsSamplesCannot) {
+  std::mt19937 gen(321);
+  std::normal_distribution<double> offset(1.0, 0.03), noise(1.0, 0.01);
+  const auto run = [&](double scale) {
+    const double o = scale * offset(gen);
+    std::vector<double> v(5);
+    for (auto& x : v) x = o * noise(gen);
+    return v;
+  };
+  const auto runs = [&](double scale) {
+    std::vector<std::vector<double>> r;
+    for (int i = 0; i < 4; ++i) r.push_back(run(scale));
+    return r;
+  };
+  int runs_cover = 0, single_covers = 0, shift_found = 0;
+  const int trials = 200;
+  for (int i = 0; i < trials; ++i) {
+    const auto a = runs(1.0), same = runs(1.0), slower = runs(1.1);
+    const auto seed = static_cast<std::uint64_t>(i);
+    const RatioInterval n = bootstrap_median_ratio_of_runs(a, same, 0.95, 500, seed);
+    runs_cover += n.lo <= 1 && 1 <= n.hi;
+    const RatioInterval one = bootstrap_median_ratio(a[0], same[0], 0.95, 500, seed);
+    single_covers += one.lo <= 1 && 1 <= one.hi;
+    shift_found += bootstrap_median_ratio_of_runs(a, slower, 0.95, 500, seed).lo > 1;
+  }
+  EXPECT_GE(runs_cover, trials * 80 / 100);
+  EXPECT_LE(single_covers, trials * 50 / 100);
+  EXPECT_GE(shift_found, trials * 90 / 100);
+}
+
+TEST(BootstrapOfRuns, RejectsBadArguments) {
+  const std::vector<std::vector<double>> a = {{1, 2}}, none, empty_run = {{1, 2}, {}}, zero = {{0, 0}};
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(none, a), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(a, none), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(empty_run, a), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(a, empty_run), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(zero, a), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(a, a, 0.0), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ratio_of_runs(a, a, 0.95, 99), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace decode_bench

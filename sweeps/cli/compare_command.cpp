@@ -1,12 +1,18 @@
 // `decode-bench compare A.json B.json [--threshold 0.05] [--metric achieved.gbps] [--normalize ceilings]
 //   [--format text|markdown|json|csv] [--markdown-out F] [--json-out F]`: the CI gate.
+// A and B may each be several runs of one build joined by commas (a1.json,a2.json): the interval
+//   then covers the offsets between runs (compare::compare_runs).
 // `decode-bench compare FILE --backends A,B [...]`: backend B against backend A within one file,
 //   points paired by shape (sweeps/compare/compare_backends.hpp), with the same report.
 // Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold; with
 // --fail-on-noisy also a point too noisy to judge),
 // 2 malformed input (unreadable file, schema error, bad option, or no point to compare).
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "harness/results_schema.hpp"
 #include "sweeps/cli/command.hpp"
@@ -23,6 +29,25 @@ bool write_text(const std::string& path, const std::string& text) {
   return static_cast<bool>(f);
 }
 
+// "a.json,b.json" -> its files; an empty name is refused.
+std::vector<std::string> run_files(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    out.push_back(list.substr(start, end - start));
+    if (out.back().empty()) throw std::invalid_argument("'" + list + "': an empty file name in the comma-separated runs");
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<nlohmann::json> read_runs(const std::string& list) {
+  std::vector<nlohmann::json> out;
+  for (const std::string& path : run_files(list)) out.push_back(read_results(path));
+  return out;
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app, CommandContext& ctx) {
@@ -31,8 +56,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   static std::string path_a, path_b, format = "text", normalize = "none", markdown_out, json_out, backends;
   static compare::CompareOptions options;
   static bool lower_is_better = false, fail_on_noisy = false;
-  sub->add_option("A", path_a, "Baseline results JSON (with --backends: the one file)")->required();
-  sub->add_option("B", path_b, "Candidate results JSON (not with --backends)");
+  sub->add_option("A", path_a,
+                  "Baseline results JSON, or several runs of one build joined by commas (with --backends: one file)")
+      ->required();
+  sub->add_option("B", path_b, "Candidate results JSON, or several runs joined by commas (not with --backends)");
   auto* backends_option = sub->add_option("--backends", backends,
                   "BASELINE,CANDIDATE: compare two backends of the one file A, points paired by shape (the id "
                   "without its backend=NAME component, as show --by-backend)");
@@ -68,13 +95,16 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
           throw std::invalid_argument("--backends compares two backends inside one file; a second file ('" + path_b +
                                       "') cannot be given with it");
         const auto [backend_a, backend_b] = compare::parse_backend_pair(backends);
+        if (run_files(path_a).size() != 1)
+          throw std::invalid_argument("--backends compares two backends inside one file; '" + path_a +
+                                      "' names several");
         report = compare::compare_backends(read_results(path_a), backend_a, backend_b, options);
       } else {
         if (path_b.empty())
           throw std::invalid_argument("two results files A B are needed (or one file with --backends A,B)");
-        const auto a = read_results(path_a);
-        const auto b = read_results(path_b);
-        report = compare::compare_results(a, b, options);
+        const auto a = read_runs(path_a);
+        const auto b = read_runs(path_b);
+        report = compare::compare_runs(a, b, options);
       }
     } catch (const std::exception& e) {
       std::cerr << "decode-bench compare: " << e.what() << "\n";

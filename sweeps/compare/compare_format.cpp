@@ -48,7 +48,9 @@ std::string devices_line(const CompareReport& r) {
   if (!r.backend_a.empty())
     return "A: backend " + r.backend_a + ", B: backend " + r.backend_b + ", points paired by shape, on " + r.device_a +
            " (preset " + r.preset_a + ")";
-  return "A: " + r.device_a + " (preset " + r.preset_a + "), B: " + r.device_b + " (preset " + r.preset_b + ")";
+  const auto runs = [](std::size_t n) { return n == 1 ? std::string() : std::to_string(n) + " runs on "; };
+  return "A: " + runs(r.runs_a) + r.device_a + " (preset " + r.preset_a + "), B: " + runs(r.runs_b) + r.device_b +
+         " (preset " + r.preset_b + ")";
 }
 
 std::string matched_beside_timing_line(const CompareReport& r) {
@@ -191,7 +193,8 @@ json report_to_json(const CompareReport& r) {
   for (const auto& g : r.experiments) experiments[g.experiment] = group_json(g);
   json ceilings = json::array();
   for (const auto& c : r.ceilings) ceilings.push_back({{"name", c.name}, {"unit", c.unit}, {"a", c.a}, {"b", c.b}, {"ratio", c.ratio}});
-  json side_a = {{"device", r.device_a}, {"preset", r.preset_a}}, side_b = {{"device", r.device_b}, {"preset", r.preset_b}};
+  json side_a = {{"device", r.device_a}, {"preset", r.preset_a}, {"runs", r.runs_a}},
+       side_b = {{"device", r.device_b}, {"preset", r.preset_b}, {"runs", r.runs_b}};
   if (!r.backend_a.empty()) {
     side_a["backend"] = r.backend_a;
     side_b["backend"] = r.backend_b;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "sweeps/axes.hpp"
 #include "sweeps/compare/ceiling_fraction.hpp"
@@ -19,12 +20,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // The points of `doc` by their timed launch's id (sweeps::timed_launch_id); two points of one
 // document with the same one cannot be told apart, so they are refused by name.
-std::map<std::string, const json*> points_by_timed_launch(const json& doc, const char* side) {
+std::map<std::string, const json*> points_by_timed_launch(const json& doc, const std::string& side) {
   std::map<std::string, const json*> out;
   for (const json& p : doc.at("points")) {
     const auto [it, fresh] = out.emplace(sweeps::timed_launch_id(p.at("id").get<std::string>()), &p);
     if (!fresh)
-      throw std::invalid_argument(std::string(side) + " has two points of one timed launch, '" +
+      throw std::invalid_argument(side + " has two points of one timed launch, '" +
                                   it->second->at("id").get<std::string>() + "' and '" + p.at("id").get<std::string>() +
                                   "' (their ids differ only in axes beside the timing, such as counters)");
   }
@@ -112,6 +113,71 @@ std::string string_at(const json& doc, const char* a, const char* b) {
   return "?";
 }
 
+// meta.git.sha, or "" where the run did not record it.
+std::string sha_of(const json& doc) {
+  const json& meta = doc.at("meta");
+  if (meta.contains("git") && meta["git"].is_object() && meta["git"].contains("sha") && meta["git"]["sha"].is_string())
+    return meta["git"]["sha"].get<std::string>();
+  return "";
+}
+
+// A side's runs must be repeats of one build: one device model, one commit, one environment.
+void check_runs_of_one_build(std::span<const json> runs, const char* side) {
+  const auto env_of = [](const json& doc) {
+    const json& meta = doc.at("meta");
+    return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
+  };
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto differs = [&](const std::string& what, const std::string& first, const std::string& other) {
+      if (first != other)
+        throw std::invalid_argument(std::string(side) + "'s runs are not repeats of one build: its file 1 has " + what +
+                                    " '" + first + "', its file " + std::to_string(i + 1) + " '" + other + "'");
+    };
+    differs("device", string_at(runs[0], "device", "name"), string_at(runs[i], "device", "name"));
+    const std::string sha0 = sha_of(runs[0]), sha = sha_of(runs[i]);
+    if (!sha0.empty() && !sha.empty()) differs("commit", sha0, sha);
+    differs("environment", env_of(runs[0]).dump(), env_of(runs[i]).dump());
+  }
+}
+
+std::string run_name(const char* side, std::size_t i, std::size_t runs) {
+  return runs == 1 ? std::string(side) : std::string(side) + " file " + std::to_string(i + 1);
+}
+
+// One point of one side over its runs: the metric (or the fraction of each run's ceiling) and the
+// timing samples of each run.
+struct SideValues {
+  std::vector<double> values;
+  std::vector<std::vector<double>> samples;
+  std::vector<std::string> bounds;
+  // False when the point is not ok there or has no positive value.
+  bool add(const json& doc, const json& point, const CompareOptions& options, bool normalized) {
+    std::optional<double> v;
+    std::string bound;
+    if (normalized) {
+      if (const auto f = ceiling_fraction(doc, point)) {
+        v = f->value;
+        bound = f->bound;
+      }
+    } else {
+      v = number_at(point, options.metric);
+    }
+    if (point.at("status") != "ok" || !v || !(*v > 0)) return false;
+    values.push_back(*v);
+    samples.push_back(samples_of(point));
+    bounds.push_back(bound);
+    return true;
+  }
+  bool every_run_has_samples() const {
+    return std::none_of(samples.begin(), samples.end(), [](const auto& s) { return s.empty(); });
+  }
+  int sample_count() const {
+    std::size_t n = 0;
+    for (const auto& s : samples) n += s.size();
+    return static_cast<int>(n);
+  }
+};
+
 }  // namespace
 
 const char* to_string(Verdict v) {
@@ -136,6 +202,15 @@ bool metric_lower_is_better(const std::string& metric) {
 }
 
 CompareReport compare_results(const json& a, const json& b, const CompareOptions& options) {
+  return compare_runs(std::span<const json>(&a, 1), std::span<const json>(&b, 1), options);
+}
+
+CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b_runs, const CompareOptions& options) {
+  if (a_runs.empty() || b_runs.empty()) throw std::invalid_argument("a side of the comparison has no results file");
+  check_runs_of_one_build(a_runs, "A");
+  check_runs_of_one_build(b_runs, "B");
+  const json& a = a_runs.front();
+  const json& b = b_runs.front();
   if (!(options.threshold >= 0 && options.threshold < 1))
     throw std::invalid_argument("--threshold must be in [0, 1), got " + std::to_string(options.threshold));
   if (options.metric.empty() || options.metric.front() == '.' || options.metric.back() == '.')
@@ -146,8 +221,9 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
     throw std::invalid_argument("--resamples must be >= 100, got " + std::to_string(options.resamples));
   const bool normalized = options.normalize == Normalize::ceilings;
   if (normalized)
-    for (const auto& [doc, side] : {std::pair<const json*, const char*>{&a, "A"}, std::pair<const json*, const char*>{&b, "B"}})
-      if (!ceiling_value(*doc, "dram_read"))
+    for (const auto& [runs, side] : {std::pair{a_runs, "A"}, std::pair{b_runs, "B"}})
+      for (const json& doc : runs)
+        if (!ceiling_value(doc, "dram_read"))
         throw std::invalid_argument("--normalize ceilings: " + std::string(side) +
                                     " has no measured ceilings.dram_read (run the sweep with ceilings)");
 
@@ -156,6 +232,8 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
   report.lower_is_better =
       normalized ? false : options.lower_is_better.value_or(metric_lower_is_better(options.metric));
   report.threshold = options.threshold;
+  report.runs_a = a_runs.size();
+  report.runs_b = b_runs.size();
   report.device_a = string_at(a, "device", "name");
   report.device_b = string_at(b, "device", "name");
   report.preset_a = string_at(a, "meta", "preset");
@@ -184,53 +262,53 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
                                                " B=" + (v.second.empty() ? "(unset)" : v.second));
   const int exponent = time_exponent(options.metric, options.normalize);
 
-  points_by_timed_launch(a, "A");
-  const std::map<std::string, const json*> in_b = points_by_timed_launch(b, "B");
+  std::vector<std::map<std::string, const json*>> in_a, in_b;
+  for (std::size_t i = 0; i < a_runs.size(); ++i) in_a.push_back(points_by_timed_launch(a_runs[i], run_name("A", i, a_runs.size())));
+  for (std::size_t i = 0; i < b_runs.size(); ++i) in_b.push_back(points_by_timed_launch(b_runs[i], run_name("B", i, b_runs.size())));
   std::map<std::string, bool> seen_in_a;
-  for (const json& pa : a.at("points")) {
-    const std::string id = pa.at("id").get<std::string>();
+  for (const json& first_a : a.at("points")) {
+    const std::string id = first_a.at("id").get<std::string>();
     const std::string key = sweeps::timed_launch_id(id);
     seen_in_a[key] = true;
-    const auto it = in_b.find(key);
-    if (it == in_b.end()) {
+    if (!in_b.front().count(key)) {
       report.only_in_a.push_back(id);
       continue;
     }
-    const json& pb = *it->second;
-    if (pb.at("id") != pa.at("id")) ++report.matched_beside_timing;
-    std::optional<double> va, vb;
-    std::string bound;
-    if (normalized) {
-      const auto fa = ceiling_fraction(a, pa), fb = ceiling_fraction(b, pb);
-      if (fa && fb) {
-        va = fa->value;
-        vb = fb->value;
-        bound = fa->bound == fb->bound ? fa->bound : fa->bound + "/" + fb->bound;
+    if (in_b.front().at(key)->at("id") != first_a.at("id")) ++report.matched_beside_timing;
+    // The point in every run of each side; its value there (the metric, or its fraction of the
+    // run's ceiling) and samples.
+    SideValues sa, sb;
+    bool comparable = true;
+    for (auto [runs, maps, side] : {std::tuple{a_runs, &in_a, &sa}, std::tuple{b_runs, &in_b, &sb}})
+      for (std::size_t i = 0; i < runs.size() && comparable; ++i) {
+        const auto it = (*maps)[i].find(key);
+        comparable = it != (*maps)[i].end() && side->add(runs[i], *it->second, options, normalized);
       }
-    } else {
-      va = number_at(pa, options.metric);
-      vb = number_at(pb, options.metric);
-    }
-    if (pa.at("status") != "ok" || pb.at("status") != "ok" || !va || !vb || !(*va > 0) || !(*vb > 0)) {
+    if (!comparable) {
       report.not_comparable.push_back(id);
       continue;
     }
     PointComparison c;
     c.id = id;
-    c.experiment = experiment_of(pa);
-    c.a = *va;
-    c.b = *vb;
-    c.ratio = *vb / *va;
-    c.bound = bound;
+    c.experiment = experiment_of(first_a);
+    c.a = median_of(sa.values);
+    c.b = median_of(sb.values);
+    c.ratio = c.b / c.a;
+    c.bound = sa.bounds.front() == sb.bounds.front() ? sa.bounds.front() : sa.bounds.front() + "/" + sb.bounds.front();
+    if (!normalized) c.bound.clear();
     for (const auto& cr : report.ceilings)
-      if (cr.name == bound) c.bound_ratio = cr.ratio;
-    const auto sa = samples_of(pa), sb = samples_of(pb);
-    c.samples_a = static_cast<int>(sa.size());
-    c.samples_b = static_cast<int>(sb.size());
-    if (exponent != 0 && !sa.empty() && !sb.empty()) {
+      if (cr.name == c.bound) c.bound_ratio = cr.ratio;
+    c.samples_a = sa.sample_count();
+    c.samples_b = sb.sample_count();
+    if (exponent != 0 && sa.every_run_has_samples() && sb.every_run_has_samples()) {
       // The interval of median(B) / median(A) in time, carried to the metric (metric ~ time^e),
-      // centred on the recorded metric ratio.
-      const RatioInterval t = bootstrap_median_ratio(sa, sb, options.confidence, options.resamples, options.seed);
+      // centred on the recorded metric ratio; with several runs a side, runs are resampled too.
+      const RatioInterval t =
+          sa.samples.size() == 1 && sb.samples.size() == 1
+              ? bootstrap_median_ratio(sa.samples.front(), sb.samples.front(), options.confidence, options.resamples,
+                                       options.seed)
+              : bootstrap_median_ratio_of_runs(sa.samples, sb.samples, options.confidence, options.resamples,
+                                               options.seed);
       const double lo = std::pow(t.lo / t.ratio, exponent), hi = std::pow(t.hi / t.ratio, exponent);
       c.lo = c.ratio * std::min(lo, hi);
       c.hi = c.ratio * std::max(lo, hi);
@@ -239,7 +317,7 @@ CompareReport compare_results(const json& a, const json& b, const CompareOptions
     c.regressed = c.verdict == Verdict::regression;
     report.common.push_back(c);
   }
-  for (const auto& [key, p] : in_b)
+  for (const auto& [key, p] : in_b.front())
     if (!seen_in_a.count(key)) report.only_in_b.push_back(p->at("id").get<std::string>());
 
   std::map<std::string, std::size_t> group_of;

@@ -14,6 +14,7 @@
 // Without samples on both sides the threshold alone decides (interval = nullopt).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,7 @@ struct CompareReport {
   // Points are matched by their timed launch (sweeps::timed_launch_id): the pairs whose ids
   // differ in an axis beside the timing (one side run with --no-counters).
   std::size_t matched_beside_timing = 0;
+  std::size_t runs_a = 1, runs_b = 1;  // results files a side (compare_runs)
   std::string metric;       // what was compared (the option, or kFractionOfCeiling)
   bool lower_is_better = false;
   double threshold = 0;
@@ -95,5 +97,15 @@ bool metric_lower_is_better(const std::string& metric);
 // two points of one timed launch. Both documents must
 // already be schema-valid (validate_results).
 CompareReport compare_results(const nlohmann::json& a, const nlohmann::json& b, const CompareOptions& options);
+
+// Several runs a side (the same build run in separate processes: each allocates its buffers
+// afresh, and the placement can move a point by more than its own samples' spread). Points are
+// matched in every run of both sides (missing or not ok in any: not comparable); a side's value is
+// the median of its runs' values; the interval resamples runs, then each run's samples
+// (bootstrap_median_ratio_of_runs), so it covers the offsets between runs. The report's device,
+// ceilings and environment are the first file's of each side. Throws as compare_results, and
+// for a side whose runs differ in device, commit (meta.git.sha) or environment.
+CompareReport compare_runs(std::span<const nlohmann::json> a, std::span<const nlohmann::json> b,
+                           const CompareOptions& options);
 
 }  // namespace decode_bench::compare
