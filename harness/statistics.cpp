@@ -107,6 +107,21 @@ void check_interval_options(const char* who, double confidence, int resamples) {
     throw std::invalid_argument(std::string(who) + ": at least 100 resamples, got " + std::to_string(resamples));
 }
 
+// `resamples` ratios draw_b / draw_a of resampled medians from one generator seeded `seed`, a's
+// draw first in each round; a round whose median of a is 0 is left out.
+template <class DrawA, class DrawB>
+std::vector<double> resampled_ratios(DrawA draw_a, DrawB draw_b, int resamples, std::uint64_t seed) {
+  SplitMix64 rng{seed};
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double ma = draw_a(rng);
+    const double mb = draw_b(rng);
+    if (ma > 0) ratios.push_back(mb / ma);
+  }
+  return ratios;
+}
+
 // The interval of the sorted ratios, or a throw when every resampled median of a was 0.
 RatioInterval interval_of(std::vector<double>& ratios, double ratio, double confidence, int resamples, const char* who) {
   if (ratios.empty()) throw std::invalid_argument(std::string(who) + ": every resampled median of a is 0");
@@ -129,14 +144,10 @@ RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const 
   check_interval_options(who, confidence, resamples);
   const double median_a = median_of(a);
   if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
-  SplitMix64 rng{seed};
-  std::vector<double> ratios, scratch;
-  ratios.reserve(static_cast<std::size_t>(resamples));
-  for (int i = 0; i < resamples; ++i) {
-    const double ma = resampled_median(a, rng, scratch);
-    const double mb = resampled_median(b, rng, scratch);
-    if (ma > 0) ratios.push_back(mb / ma);
-  }
+  std::vector<double> scratch;
+  std::vector<double> ratios = resampled_ratios(
+      [&](SplitMix64& rng) { return resampled_median(a, rng, scratch); },
+      [&](SplitMix64& rng) { return resampled_median(b, rng, scratch); }, resamples, seed);
   return interval_of(ratios, median_of(b) / median_a, confidence, resamples, who);
 }
 
@@ -151,14 +162,10 @@ RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>
   check_interval_options(who, confidence, resamples);
   const double median_a = median_of(pooled(a));
   if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
-  SplitMix64 rng{seed};
-  std::vector<double> ratios, scratch;
-  ratios.reserve(static_cast<std::size_t>(resamples));
-  for (int i = 0; i < resamples; ++i) {
-    const double ma = resampled_median_of_runs(a, rng, scratch);
-    const double mb = resampled_median_of_runs(b, rng, scratch);
-    if (ma > 0) ratios.push_back(mb / ma);
-  }
+  std::vector<double> scratch;
+  std::vector<double> ratios = resampled_ratios(
+      [&](SplitMix64& rng) { return resampled_median_of_runs(a, rng, scratch); },
+      [&](SplitMix64& rng) { return resampled_median_of_runs(b, rng, scratch); }, resamples, seed);
   return interval_of(ratios, median_of(pooled(b)) / median_a, confidence, resamples, who);
 }
 
