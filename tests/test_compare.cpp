@@ -133,6 +133,15 @@ TEST(Compare, TwoPointsOfOneTimedLaunchInADocumentAreRefused) {
     EXPECT_NE(what.find("'" + id + "/counters=false'"), std::string::npos) << what;
   }
   EXPECT_THROW(compare_results(b, scaled(1.0), CompareOptions{}), std::invalid_argument);
+  // The same id twice is named as such.
+  json twice = scaled(1.0);
+  twice["points"].push_back(twice["points"][0]);
+  try {
+    compare_results(twice, scaled(1.0), CompareOptions{});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("A has the point '" + id + "' twice"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Compare, BadOptionsAreRejected) {

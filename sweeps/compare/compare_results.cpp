@@ -23,11 +23,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 std::map<std::string, const json*> points_by_timed_launch(const json& doc, const std::string& side) {
   std::map<std::string, const json*> out;
   for (const json& p : doc.at("points")) {
-    const auto [it, fresh] = out.emplace(sweeps::timed_launch_id(p.at("id").get<std::string>()), &p);
-    if (!fresh)
-      throw std::invalid_argument(side + " has two points of one timed launch, '" +
-                                  it->second->at("id").get<std::string>() + "' and '" + p.at("id").get<std::string>() +
-                                  "' (their ids differ only in axes beside the timing, such as counters)");
+    const std::string id = p.at("id").get<std::string>();
+    const auto [it, fresh] = out.emplace(sweeps::timed_launch_id(id), &p);
+    if (!fresh) {
+      const std::string other = it->second->at("id").get<std::string>();
+      throw std::invalid_argument(side + (other == id ? " has the point '" + id + "' twice"
+                                                      : " has two points of one timed launch, '" + other + "' and '" +
+                                                            id + "' (their ids differ only in axes beside the timing, "
+                                                                 "such as counters)"));
+    }
   }
   return out;
 }
@@ -113,6 +117,12 @@ std::string string_at(const json& doc, const char* a, const char* b) {
   return "?";
 }
 
+// meta.environment (the DECODE_BENCH_* variables set for the run), or {} where absent.
+json environment_of(const json& doc) {
+  const json& meta = doc.at("meta");
+  return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
+}
+
 // meta.git.sha, or "" where the run did not record it.
 std::string sha_of(const json& doc) {
   const json& meta = doc.at("meta");
@@ -123,10 +133,6 @@ std::string sha_of(const json& doc) {
 
 // A side's runs must be repeats of one build: one device model, one commit, one environment.
 void check_runs_of_one_build(std::span<const json> runs, const char* side) {
-  const auto env_of = [](const json& doc) {
-    const json& meta = doc.at("meta");
-    return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
-  };
   for (std::size_t i = 1; i < runs.size(); ++i) {
     const auto differs = [&](const std::string& what, const std::string& first, const std::string& other) {
       if (first != other)
@@ -136,7 +142,7 @@ void check_runs_of_one_build(std::span<const json> runs, const char* side) {
     differs("device", string_at(runs[0], "device", "name"), string_at(runs[i], "device", "name"));
     const std::string sha0 = sha_of(runs[0]), sha = sha_of(runs[i]);
     if (!sha0.empty() && !sha.empty()) differs("commit", sha0, sha);
-    differs("environment", env_of(runs[0]).dump(), env_of(runs[i]).dump());
+    differs("environment", environment_of(runs[0]).dump(), environment_of(runs[i]).dump());
   }
 }
 
@@ -224,8 +230,8 @@ CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b
     for (const auto& [runs, side] : {std::pair{a_runs, "A"}, std::pair{b_runs, "B"}})
       for (const json& doc : runs)
         if (!ceiling_value(doc, "dram_read"))
-        throw std::invalid_argument("--normalize ceilings: " + std::string(side) +
-                                    " has no measured ceilings.dram_read (run the sweep with ceilings)");
+          throw std::invalid_argument("--normalize ceilings: " + std::string(side) +
+                                      " has no measured ceilings.dram_read (run the sweep with ceilings)");
 
   CompareReport report;
   report.metric = normalized ? kFractionOfCeiling : options.metric;
@@ -248,11 +254,7 @@ CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b
     const auto va = ceiling_value(a, name), vb = ceiling_value(b, name);
     if (va && vb) report.ceilings.push_back({name, a["ceilings"][name].value("unit", ""), *va, *vb, *vb / *va});
   }
-  const auto env_of = [](const json& doc) {
-    const json& meta = doc.at("meta");
-    return meta.contains("environment") && meta["environment"].is_object() ? meta["environment"] : json::object();
-  };
-  const json env_a = env_of(a), env_b = env_of(b);
+  const json env_a = environment_of(a), env_b = environment_of(b);
   std::map<std::string, std::pair<std::string, std::string>> env;
   for (const auto& [k, v] : env_a.items()) env[k].first = v.is_string() ? v.get<std::string>() : v.dump();
   for (const auto& [k, v] : env_b.items()) env[k].second = v.is_string() ? v.get<std::string>() : v.dump();
@@ -262,9 +264,13 @@ CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b
                                                " B=" + (v.second.empty() ? "(unset)" : v.second));
   const int exponent = time_exponent(options.metric, options.normalize);
 
-  std::vector<std::map<std::string, const json*>> in_a, in_b;
-  for (std::size_t i = 0; i < a_runs.size(); ++i) in_a.push_back(points_by_timed_launch(a_runs[i], run_name("A", i, a_runs.size())));
-  for (std::size_t i = 0; i < b_runs.size(); ++i) in_b.push_back(points_by_timed_launch(b_runs[i], run_name("B", i, b_runs.size())));
+  const auto by_timed_launch = [](std::span<const json> runs, const char* side) {
+    std::vector<std::map<std::string, const json*>> out;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      out.push_back(points_by_timed_launch(runs[i], run_name(side, i, runs.size())));
+    return out;
+  };
+  const auto in_a = by_timed_launch(a_runs, "A"), in_b = by_timed_launch(b_runs, "B");
   std::map<std::string, bool> seen_in_a;
   for (const json& first_a : a.at("points")) {
     const std::string id = first_a.at("id").get<std::string>();
