@@ -108,5 +108,10 @@ if [ -n "$exe" ]; then
   set -e
   [ "$rc" -eq 2 ] || { echo "plot --compare with one file: expected exit 2, got $rc: $msg"; exit 1; }
   grep -q "exactly two results files" <<<"$msg" || { echo "plot --compare with one file: unclear message: $msg"; exit 1; }
+  # Several runs a side, joined by commas: the report counts them, the figures draw the first.
+  "$exe" plot "$data/gate_baseline.json,$data/gate_noise.json" "$data/gate_regressed.json,$data/gate_regressed.json" \
+    --compare --out "$out/compare_runs"
+  [ -s "$out/compare_runs/roofline_compare.png" ] || { echo "plot --compare of runs: no roofline_compare.png"; exit 1; }
+  grep -q "A: 2 runs on " "$out/compare_runs/compare.md" || { echo "plot --compare of runs: compare.md lacks the runs"; exit 1; }
 fi
 echo "plots ok: $out"

@@ -7,15 +7,14 @@
 // Exit 0 no regression, 1 a common point regressed (significantly and beyond the threshold; with
 // --fail-on-noisy also a point too noisy to judge),
 // 2 malformed input (unreadable file, schema error, bad option, or no point to compare).
-#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "harness/results_schema.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/cli/run_files.hpp"
 #include "sweeps/compare/compare_backends.hpp"
 #include "sweeps/compare/compare_format.hpp"
 #include "sweeps/compare/compare_results.hpp"
@@ -27,25 +26,6 @@ bool write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
   return static_cast<bool>(f);
-}
-
-// "a.json,b.json" -> its files; an empty name is refused.
-std::vector<std::string> run_files(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find(',', start), list.size());
-    out.push_back(list.substr(start, end - start));
-    if (out.back().empty()) throw std::invalid_argument("'" + list + "': an empty file name in the comma-separated runs");
-    start = end + 1;
-  }
-  return out;
-}
-
-std::vector<nlohmann::json> read_runs(const std::string& list) {
-  std::vector<nlohmann::json> out;
-  for (const std::string& path : run_files(list)) out.push_back(read_results(path));
-  return out;
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 // Exit codes follow the script's: 0 figures written, 2 malformed results file or no matplotlib.
 // `decode-bench plot A.json B.json --compare [--normalize ceilings] [--threshold T]` compares the two
 // first (the same code as `decode-bench compare`), writes OUT/compare.json and OUT/compare.md, and
-// draws the per-point ratio with intervals by experiment and a roofline of both runs. Its exit
-// code is the figures', not the verdict's (that is `compare`'s job).
+// draws the per-point ratio with intervals by experiment and a roofline of both runs. A and B may
+// each be several runs of one build joined by commas, as for compare; the rooflines then draw the
+// first run of each side. Its exit code is the figures', not the verdict's (that is `compare`'s job).
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "harness/json_file.hpp"
 #include "harness/results_schema.hpp"
 #include "sweeps/cli/command.hpp"
+#include "sweeps/cli/run_files.hpp"
 #include "sweeps/compare/compare_format.hpp"
 #include "sweeps/compare/compare_results.hpp"
 
@@ -90,7 +92,8 @@ void add_plot_command(CLI::App& app, CommandContext& ctx) {
       out = (p.parent_path() / (p.stem().string() + "-figures")).string();
     }
     std::string command = shell_quote(*python) + " " + shell_quote(script.string());
-    for (const auto& r : results) command += " " + shell_quote(r);
+    if (!compare_mode)
+      for (const auto& r : results) command += " " + shell_quote(r);
     if (compare_mode) {
       try {
         if (results.size() != 2) throw std::invalid_argument("--compare needs exactly two results files, A and B");
@@ -100,7 +103,8 @@ void add_plot_command(CLI::App& app, CommandContext& ctx) {
           options.normalize = compare::Normalize::ceilings;
         else if (normalize != "none")
           throw std::invalid_argument("--normalize '" + normalize + "': one of none, ceilings");
-        const auto report = compare::compare_results(read_results(results[0]), read_results(results[1]), options);
+        const auto report = compare::compare_runs(read_runs(results[0]), read_runs(results[1]), options);
+        for (const auto& side : results) command += " " + shell_quote(run_files(side).front());
         std::filesystem::create_directories(out);
         write_json_atomic(std::filesystem::path(out) / "compare.json", compare::report_to_json(report));
         std::ofstream(std::filesystem::path(out) / "compare.md") << compare::format_report(report, compare::Format::markdown);
