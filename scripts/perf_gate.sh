@@ -4,11 +4,16 @@
 #
 #   scripts/perf_gate.sh BASELINE [options] [-- extra `decode-bench sweep` arguments]
 #
-# BASELINE is a results JSON, or a directory holding one baseline per GPU named after the
-# device (device.name lowercased, runs of other characters as '-': "nvidia-h100-80gb-hbm3.json").
+# BASELINE is a results JSON, several runs of one build joined by commas, or a directory holding
+# the baselines of each GPU named after the device (device.name lowercased, runs of other
+# characters as '-': "nvidia-h100-80gb-hbm3.json"; every "nvidia-h100-80gb-hbm3-N.json" beside it
+# is another run of the same baseline build).
 # Options:
 #   --preset P            preset to run (default ci-smoke)
-#   --candidate FILE      compare BASELINE with FILE: no build, no run, no GPU (what CI tests)
+#   --runs N              run the preset N times (candidate-1.json ...), compared as N runs
+#                         (decode-bench compare's runs: the interval covers their offsets)
+#   --candidate FILE      compare BASELINE with FILE (or runs joined by commas): no build, no run,
+#                         no GPU (what CI tests)
 #   --out DIR             output directory (default perf-gate): candidate.json, summary.md,
 #                         compare.txt, compare.json, figures/
 #   --threshold T         allowed relative regression (default 0.05)
@@ -23,19 +28,20 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "perf_gate: $*" >&2; exit 2; }
 
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 case $1 in -h|--help) usage; exit 0 ;; esac
 baseline=$1
 shift
-preset=ci-smoke candidate="" out=perf-gate threshold=0.05 normalize=none exe="" figures=1
+preset=ci-smoke candidate="" out=perf-gate threshold=0.05 normalize=none exe="" figures=1 runs=1
 sweep_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --preset) preset=${2:?--preset needs a value}; shift 2 ;;
     --candidate) candidate=${2:?--candidate needs a file}; shift 2 ;;
+    --runs) runs=${2:?--runs needs a count}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --threshold) threshold=${2:?--threshold needs a value}; shift 2 ;;
     --normalize) normalize=${2:?--normalize needs a value}; shift 2 ;;
@@ -45,7 +51,16 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
-[ -e "$baseline" ] || die "baseline '$baseline' does not exist"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs '$runs': a whole number of runs, 1 or more"
+[ -z "$candidate" ] || [ "$runs" -eq 1 ] || die "--runs runs the preset; with --candidate, name the runs joined by commas"
+# Each file of a comma-joined list must exist; an empty name is refused.
+check_files() {  # check_files WHAT LIST
+  local f files
+  case ",$2," in *,,*) die "$1 '$2': an empty file name in the comma-separated runs" ;; esac
+  IFS=, read -ra files <<<"$2"
+  for f in "${files[@]}"; do [ -e "$f" ] || die "$1 '$f' does not exist"; done
+}
+check_files baseline "$baseline"
 mkdir -p "$out" || die "cannot create '$out'"
 
 build_dir=${BUILD_DIR:-build}
@@ -65,20 +80,30 @@ fi
 [ -x "$exe" ] || die "decode-bench not found at '$exe'"
 
 if [ -z "$candidate" ]; then
-  candidate=$out/candidate.json
-  echo "perf_gate: running preset $preset ($exe sweep --preset $preset --output $candidate ${sweep_args[*]})"
-  "$exe" sweep --preset "$preset" --output "$candidate" "${sweep_args[@]}"
-  rc=$?
-  [ $rc -eq 0 ] || die "the $preset run failed (exit $rc): no candidate to judge"
+  for ((i = 1; i <= runs; i++)); do
+    run_file=$out/candidate.json
+    [ "$runs" -eq 1 ] || run_file=$out/candidate-$i.json
+    echo "perf_gate: running preset $preset ($exe sweep --preset $preset --output $run_file ${sweep_args[*]})"
+    "$exe" sweep --preset "$preset" --output "$run_file" "${sweep_args[@]}"
+    rc=$?
+    [ $rc -eq 0 ] || die "the $preset run failed (exit $rc): no candidate to judge"
+    candidate=${candidate:+$candidate,}$run_file
+  done
 fi
-[ -f "$candidate" ] || die "candidate '$candidate' does not exist"
+check_files candidate "$candidate"
 
 if [ -d "$baseline" ]; then
-  name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["name"])' "$candidate") ||
-    die "cannot read device.name from $candidate"
+  first=${candidate%%,*}
+  name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["name"])' "$first") ||
+    die "cannot read device.name from $first"
   slug=$(printf '%s' "$name" | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
-  [ -f "$baseline/$slug.json" ] || die "no baseline for '$name' in $baseline (expected $baseline/$slug.json)"
-  baseline=$baseline/$slug.json
+  found=""
+  for f in "$baseline/$slug.json" $(ls "$baseline" | grep -E "^$slug-[0-9]+\.json$" | sort -V); do
+    f=${f#"$baseline/"}
+    [ -f "$baseline/$f" ] && found=${found:+$found,}$baseline/$f
+  done
+  [ -n "$found" ] || die "no baseline for '$name' in $baseline (expected $baseline/$slug.json or $slug-N.json)"
+  baseline=$found
 fi
 
 echo "perf_gate: comparing $baseline (A) with $candidate (B)"

@@ -3,7 +3,8 @@
 # make_synthetic_fixtures.py; no GPU). Usage: perf_gate_check.sh SOURCE_DIR DECODE_BENCH OUT_DIR
 #   a noise-level change passes (exit 0), a planted 10% slowdown fails (exit 1) and is named in
 #   the summary, a slower GPU of the same quality passes only with --normalize ceilings, a
-#   baseline directory is searched by device name, and bad input exits 2.
+#   baseline directory is searched by device name, several runs a side are compared as runs, and
+#   bad input exits 2.
 set -uo pipefail
 src=$1 exe=$2 out=$3
 data=$src/tests/data
@@ -45,6 +46,22 @@ cp "$data/gate_baseline.json" "$out/baselines/synthetic-gpu-test-fixture.json"
 expect 1 by_device "$out/baselines" --candidate "$data/gate_regressed.json"
 expect 2 by_device_missing "$out/baselines" --candidate "$data/gate_other_gpu.json"
 grep -q "no baseline for 'Synthetic GPU B" "$out/by_device_missing.log" || fail "missing per-device baseline: unclear message"
+
+# Several runs a side: joined by commas, or a baseline directory's NAME.json and NAME-N.json.
+expect 0 runs "$data/gate_baseline.json,$data/gate_noise.json" --candidate "$data/gate_noise.json,$data/gate_baseline.json"
+grep -q "A: 2 runs on Synthetic GPU" "$out/runs/summary.md" || fail "runs: the summary does not count A's runs"
+grep -q "B: 2 runs on Synthetic GPU" "$out/runs/summary.md" || fail "runs: the summary does not count B's runs"
+expect 1 runs_regressed "$data/gate_baseline.json,$data/gate_noise.json" \
+  --candidate "$data/gate_regressed.json,$data/gate_regressed.json"
+cp "$data/gate_noise.json" "$out/baselines/synthetic-gpu-test-fixture-2.json"
+expect 1 by_device_runs "$out/baselines" --candidate "$data/gate_regressed.json"
+grep -q "A: 2 runs on Synthetic GPU" "$out/by_device_runs/summary.md" || fail "by device: NAME-2.json not taken as a run"
+expect 2 runs_empty_name "$data/gate_baseline.json" --candidate "$data/gate_noise.json,,$data/gate_noise.json"
+grep -q "an empty file name" "$out/runs_empty_name.log" || fail "runs: an empty name not named"
+expect 2 runs_zero "$data/gate_baseline.json" --runs 0
+grep -q "a whole number of runs" "$out/runs_zero.log" || fail "--runs 0: unclear message"
+expect 2 runs_with_candidate "$data/gate_baseline.json" --runs 2 --candidate "$data/gate_noise.json"
+grep -q "name the runs joined by commas" "$out/runs_with_candidate.log" || fail "--runs with --candidate: unclear message"
 
 # Bad input: a malformed baseline, a missing candidate, an unknown option.
 expect 2 malformed "$data/malformed_results.json" --candidate "$data/gate_noise.json"
