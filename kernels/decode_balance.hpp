@@ -89,8 +89,8 @@ bool prefer_short_tiling(const TilingQuery& q);
 // below the compiled kernel's, on a GPU with a wide bus, where prefer_short_tiling did not take the
 // short one. Asked only where the deep tiling is compiled (FP16 and BF16 at head dim 128). On an
 // H200, Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it over pages of 16; in a contiguous
-// cache level at 16 x 4K and slower at 1 x 32K (docs/kernels/splitk_cuda_core.md, "Head dims below
-// the compiled one"). Not for ragged batches (their work list was not measured on it), not where the
+// cache no gain was shown (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one").
+// Not for ragged batches (their work list was not measured on it), not where the
 // caller pinned splits or heads per block, not on a narrower bus (an H100 reads those points near
 // its floor on the standard tiling; the same page).
 bool prefer_deep_tiling(const TilingQuery& q);

@@ -300,8 +300,8 @@ CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b
     c.a = median_of(sa.values);
     c.b = median_of(sb.values);
     c.ratio = c.b / c.a;
+    // Empty unless normalized: the ceiling each side's point is a fraction of.
     c.bound = sa.bounds.front() == sb.bounds.front() ? sa.bounds.front() : sa.bounds.front() + "/" + sb.bounds.front();
-    if (!normalized) c.bound.clear();
     for (const auto& cr : report.ceilings)
       if (cr.name == c.bound) c.bound_ratio = cr.ratio;
     c.samples_a = sa.sample_count();
