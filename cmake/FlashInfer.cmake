@@ -15,7 +15,10 @@
 #      checked, the headers and licence unpacked beside it.
 # Sets DECODE_BENCH_FLASHINFER_FOUND, DECODE_BENCH_FLASHINFER_REASON (why not, when not found),
 # DECODE_BENCH_FLASHINFER_VERSION, DECODE_BENCH_FLASHINFER_SOURCE and the interface target
-# decode_bench::flashinfer_headers. tests/flashinfer_cmake_check.sh checks each way and refusal.
+# decode_bench::flashinfer_headers; and, for FlashInfer's Hopper MLA kernel (written on CUTLASS 3,
+# whose headers the wheel carries in flashinfer/data/cutlass), DECODE_BENCH_FLASHINFER_CUTLASS_FOUND,
+# DECODE_BENCH_FLASHINFER_CUTLASS_REASON and the interface target decode_bench::flashinfer_cutlass_headers.
+# tests/flashinfer_cmake_check.sh checks each way and refusal.
 
 set(DECODE_BENCH_FLASHINFER AUTO CACHE STRING "Build the FlashInfer backend: AUTO (when its headers can be had), ON or OFF")
 set_property(CACHE DECODE_BENCH_FLASHINFER PROPERTY STRINGS AUTO ON OFF)
@@ -32,6 +35,11 @@ set(DECODE_BENCH_FLASHINFER_REASON "")
 set(DECODE_BENCH_FLASHINFER_VERSION "")
 set(DECODE_BENCH_FLASHINFER_SOURCE "")
 set(DECODE_BENCH_FLASHINFER_UNPACKED_WHEEL "")  # the pinned wheel unpacked in the build tree, when used
+set(DECODE_BENCH_FLASHINFER_CUTLASS_FOUND OFF)
+set(DECODE_BENCH_FLASHINFER_CUTLASS_REASON "FlashInfer's headers were not found")
+# What an unpacked wheel's stamp holds: the wheel's sha256 and the trees unpacked from it, so a tree
+# unpacked before the CUTLASS headers were taken is unpacked again.
+set(DECODE_BENCH_FLASHINFER_UNPACKED_TREES "include cccl cutlass")
 
 # The package's data folder under root, in any of the accepted layouts, or "" (into out_var).
 function(_flashinfer_data_dir root out_var)
@@ -85,7 +93,7 @@ function(_flashinfer_fetch_wheel out_root out_reason)
   set(stamp "${unpacked}/.decode-bench-sha256")
   if(EXISTS "${stamp}")
     file(READ "${stamp}" unpacked_sha)
-    if(unpacked_sha STREQUAL DECODE_BENCH_FLASHINFER_WHEEL_SHA256)
+    if(unpacked_sha STREQUAL "${DECODE_BENCH_FLASHINFER_WHEEL_SHA256} ${DECODE_BENCH_FLASHINFER_UNPACKED_TREES}")
       set(${out_root} "${unpacked}" PARENT_SCOPE)
       set(${out_reason} "" PARENT_SCOPE)
       return()
@@ -131,8 +139,9 @@ function(_flashinfer_fetch_wheel out_root out_reason)
   file(ARCHIVE_EXTRACT INPUT "${wheel}" DESTINATION "${unpacked}"
        PATTERNS "flashinfer/data/include/*" "flashinfer/data/cccl/libcudacxx/include/*"
                 "flashinfer/data/cccl/cub/cub/*" "flashinfer/data/cccl/thrust/thrust/*"
+                "flashinfer/data/cutlass/include/*"
                 "flashinfer/_build_meta.py" "flashinfer_python-*.dist-info/licenses/*")
-  file(WRITE "${stamp}" "${DECODE_BENCH_FLASHINFER_WHEEL_SHA256}")
+  file(WRITE "${stamp}" "${DECODE_BENCH_FLASHINFER_WHEEL_SHA256} ${DECODE_BENCH_FLASHINFER_UNPACKED_TREES}")
   set(${out_root} "${unpacked}" PARENT_SCOPE)
   set(${out_reason} "" PARENT_SCOPE)
 endfunction()
@@ -199,6 +208,13 @@ else()
   if(data_dir)
     _flashinfer_describe("${data_dir}" DECODE_BENCH_FLASHINFER_VERSION DECODE_BENCH_FLASHINFER_LICENSE)
     set(DECODE_BENCH_FLASHINFER_FOUND ON)
+    if(EXISTS "${data_dir}/cutlass/include/cutlass/cutlass.h" AND EXISTS "${data_dir}/cutlass/include/cute/tensor.hpp")
+      set(DECODE_BENCH_FLASHINFER_CUTLASS_FOUND ON)
+      set(DECODE_BENCH_FLASHINFER_CUTLASS_REASON "")
+    else()
+      set(DECODE_BENCH_FLASHINFER_CUTLASS_REASON
+          "${data_dir} has no cutlass/include (the CUTLASS 3 headers FlashInfer's Hopper MLA kernel is written on; a flashinfer-python wheel has them)")
+    endif()
   endif()
 endif()
 
@@ -216,6 +232,12 @@ if(DECODE_BENCH_FLASHINFER_FOUND)
     "${data_dir}/cccl/thrust")
   target_include_directories(decode_bench_flashinfer_headers SYSTEM INTERFACE "${data_dir}/include")
   target_link_libraries(decode_bench_flashinfer_headers INTERFACE CUDA::cudart)
+  if(DECODE_BENCH_FLASHINFER_CUTLASS_FOUND)
+    add_library(decode_bench_flashinfer_cutlass_headers INTERFACE)
+    add_library(decode_bench::flashinfer_cutlass_headers ALIAS decode_bench_flashinfer_cutlass_headers)
+    target_include_directories(decode_bench_flashinfer_cutlass_headers SYSTEM INTERFACE "${data_dir}/cutlass/include")
+    target_link_libraries(decode_bench_flashinfer_cutlass_headers INTERFACE decode_bench_flashinfer_headers)
+  endif()
   message(STATUS "FlashInfer ${DECODE_BENCH_FLASHINFER_VERSION}: ${DECODE_BENCH_FLASHINFER_SOURCE}; backend flashinfer built")
   if(NOT DECODE_BENCH_FLASHINFER_VERSION STREQUAL DECODE_BENCH_FLASHINFER_PIN)
     message(STATUS "FlashInfer: ${DECODE_BENCH_FLASHINFER_VERSION} is not the pinned ${DECODE_BENCH_FLASHINFER_PIN}: "

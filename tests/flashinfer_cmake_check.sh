@@ -7,7 +7,9 @@
 #   the same with DECODE_BENCH_FLASHINFER=ON -> configure fails; a wheel in the build tree whose
 #   sha256 is not the pin -> refused and removed; FLASHINFER_ROOT that holds no headers -> configure
 #   fails naming it; FLASHINFER_ROOT at an unpacked wheel (the main build's, UNPACKED_WHEEL), at its
-#   package folder or its data folder -> found, with the wheel's version; a bad option value -> fails.
+#   package folder or its data folder -> found, with the wheel's version and its CUTLASS headers (the
+#   Hopper MLA kernel's); headers and CCCL without CUTLASS -> found, CUTLASS not, saying why; a bad
+#   option value -> fails.
 # Exit 77 (skipped) when python3 finds an installed flashinfer package: it would be found first.
 set -uo pipefail
 src=$1 out=$2 wheel=${3:-}
@@ -19,6 +21,7 @@ project(flashinfer_probe LANGUAGES NONE)
 list(APPEND CMAKE_MODULE_PATH "$src/cmake")
 include(FlashInfer)
 message(STATUS "probe: found=\${DECODE_BENCH_FLASHINFER_FOUND} version=\${DECODE_BENCH_FLASHINFER_VERSION}")
+message(STATUS "probe: cutlass=\${DECODE_BENCH_FLASHINFER_CUTLASS_FOUND} why=\${DECODE_BENCH_FLASHINFER_CUTLASS_REASON}")
 CM
 fail() { echo "FAIL: $*"; exit 1; }
 if python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("flashinfer") is None)' 2>/dev/null; then
@@ -72,6 +75,15 @@ if [[ -n $wheel && -d $wheel/flashinfer/data/include ]]; then
   has root_package "FlashInfer 0.6.18.post1: FLASHINFER_ROOT=$wheel/flashinfer; backend flashinfer built"
   configure root_data -DFLASHINFER_ROOT="$wheel/flashinfer/data" || fail "root_data: configure failed"
   has root_data "probe: found=ON version=0.6.18.post1"
+  has root_data "probe: cutlass=ON why="
+  # Headers and CCCL without CUTLASS: the backends build, the Hopper MLA kernel does not, and the
+  # reason names the folder.
+  mkdir -p "$out/no_cutlass"
+  ln -s "$wheel/flashinfer/data/include" "$out/no_cutlass/include"
+  ln -s "$wheel/flashinfer/data/cccl" "$out/no_cutlass/cccl"
+  configure no_cutlass -DFLASHINFER_ROOT="$out/no_cutlass" || fail "no_cutlass: configure failed"
+  has no_cutlass "probe: found=ON"
+  has no_cutlass "probe: cutlass=OFF why=$out/no_cutlass has no cutlass/include"
   # Headers without the CCCL they need: refused, naming the folder.
   mkdir -p "$out/partial/include"
   cp -r "$wheel/flashinfer/data/include/flashinfer" "$out/partial/include/"

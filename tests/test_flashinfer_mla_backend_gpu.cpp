@@ -1,5 +1,6 @@
-// The `flashinfer_mla` backend through the sweep's pipeline runner, as `--set backend=flashinfer_mla`
-// runs it: FlashInfer's MLA decode over decode-bench's latent cache (paged over shuffled 7-token
+// The `flashinfer_mla` and `flashinfer_mla_fa3` backends through the sweep's pipeline runner, as
+// `--set backend=flashinfer_mla` runs them: FlashInfer's MLA decode (its FA2 kernel, and on compute
+// capability 9.0 its Hopper kernel) over decode-bench's latent cache (paged over shuffled 7-token
 // pages, and contiguous slabs as pages), BF16 and FP16, 16, 24 and 128 query heads at q_len 1 and 2
 // (its causal mask), each point verified against the float64 MLA reference with the rule for a
 // 16-bit o; a long sequence that FlashInfer's plan splits (its in-kernel merge); decode-bench's own
@@ -28,7 +29,7 @@ using ::decode_bench::testing::flashinfer_built;
 // The minimum every MLA point records (decode-bench's model) plus what the plan says FlashInfer
 // moves beyond it: split partials (512 16-bit values and an FP32 LSE per row, written and read
 // back) and, contiguous, one page index per sequence.
-void expect_flashinfer_mla_point(const Point& point, const json& r) {
+void expect_flashinfer_mla_point(const Point& point, const json& r, const std::string& backend = "flashinfer_mla") {
   ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
   EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
   EXPECT_EQ(r["verification"]["method"], kVerifyOnHost);
@@ -36,13 +37,14 @@ void expect_flashinfer_mla_point(const Point& point, const json& r) {
   EXPECT_EQ(r["verification"]["non_finite"], 0);
   EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
   const json& p = point.parameters;
-  EXPECT_EQ(r["backend"]["name"], "flashinfer_mla");
+  EXPECT_EQ(r["backend"]["name"], backend);
   EXPECT_EQ(r["backend"]["version"], flashinfer_build::kVersion);
   EXPECT_EQ(r["backend"]["io_dtype"], p["dtype"]);
   EXPECT_EQ(r["backend"]["lse_conversion"], "base 2 to natural, host, outside timing");
   const json& plan = r["plan"];
   EXPECT_EQ(plan["family"], "flashinfer_mla") << plan.dump();
   EXPECT_EQ(plan["mask"], "causal");
+  EXPECT_EQ(plan["path"], backend == "flashinfer_mla_fa3" ? "fa3" : "fa2") << plan.dump();
   const bool paged = p["layout"] == "paged";
   EXPECT_EQ(plan["kv_access"], paged ? "paged" : "contiguous_as_pages");
   // MLAPlan's cluster: 2 CTAs when the packed query rows (q_len x heads) average above 64.
@@ -110,6 +112,67 @@ TEST(FlashInferMlaBackendGpu, ASplitLongSequenceMergesInsideTheKernel) {
   }
 }
 
+// Why flashinfer_mla_fa3 cannot run here, or "" where it can: its kernel in the build, a device of
+// compute capability 9.0.
+std::string fa3_skip_reason() {
+  if (*flashinfer_build::kMlaFa3NotBuiltReason != '\0')
+    return std::string("backend flashinfer_mla_fa3 not built: ") + flashinfer_build::kMlaFa3NotBuiltReason;
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return "the device's compute capability could not be read";
+  if (major != 9 || minor != 0) return "FlashInfer's Hopper MLA kernel runs on compute capability 9.0 only";
+  return "";
+}
+
+// FlashInfer's Hopper kernel on the points of the first test, beside its FA2 kernel and
+// decode-bench's, each verified; its denominator is the FP32 weights' sum, so it is held to the
+// rule without the rounded-weights allowance.
+TEST(FlashInferMlaFa3BackendGpu, VerifiesAtEveryLayoutDtypeHeadCountAndQLen) {
+  DB_REQUIRE_GPU();
+  if (const std::string why = fa3_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const json preset = testing::one_experiment(
+      {{"heads_q", {16, 24, 128}}, {"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}, {"layout", {"paged", "contiguous"}},
+       {"backend", {"flashinfer_mla_fa3", "flashinfer_mla", "decode-bench"}}},
+      {{"attention", "mla"}, {"kernel", "flash_decode"}, {"page_size", 7}, {"page_order", "shuffled"},
+       {"batch", 3}, {"T", 100}, {"length_dist", "uniform"}, {"seed", 5}, {"timing", "hot"}, {"counters", false}});
+  const Plan plan = testing::plan_of(preset);
+  ASSERT_EQ(plan.points.size(), 72u);
+  auto runner = make_kernel_runner(KernelKind::flash_decode);
+  for (const Point& point : plan.points) {
+    SCOPED_TRACE(point.id);
+    RunContext ctx;
+    const json r = runner->run(point, ctx);
+    const std::string backend = point.parameters["backend"];
+    if (backend != "decode-bench") {
+      expect_flashinfer_mla_point(point, r, backend);
+    } else {
+      ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
+      EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
+    }
+  }
+}
+
+// The Hopper kernel's split of one 20,000-token sequence and its merge inside the kernel, at q_len
+// 1 and 2, paged at 64 as the presets are.
+TEST(FlashInferMlaFa3BackendGpu, ASplitLongSequenceMergesInsideTheKernel) {
+  DB_REQUIRE_GPU();
+  if (const std::string why = fa3_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const json preset = testing::one_experiment(
+      {{"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}},
+      {{"attention", "mla"}, {"kernel", "batch_decode"}, {"backend", "flashinfer_mla_fa3"}, {"heads_q", 16},
+       {"layout", "paged"}, {"page_size", 64}, {"batch", 1}, {"T", 20000}, {"timing", "hot"}, {"counters", false}});
+  auto runner = make_kernel_runner(KernelKind::batch_decode);
+  for (const Point& point : testing::plan_of(preset).points) {
+    SCOPED_TRACE(point.id);
+    RunContext ctx;
+    const json r = runner->run(point, ctx);
+    expect_flashinfer_mla_point(point, r, "flashinfer_mla_fa3");
+    EXPECT_GE(r["plan"]["merge_ranges"].get<int>(), 1) << r["plan"].dump();
+  }
+}
+
 // What the pipeline skips, with the backend's reason, before anything is built.
 TEST(FlashInferMlaBackendGpu, Fp8AndTheFa3BackendAreSkippedWithTheirReasons) {
   DB_REQUIRE_GPU();
@@ -124,10 +187,10 @@ TEST(FlashInferMlaBackendGpu, Fp8AndTheFa3BackendAreSkippedWithTheirReasons) {
     const json r = runner->run(point, ctx);
     EXPECT_EQ(r.value("status", ""), "skipped") << r.dump();
     const std::string why = r.value("reason", "");
-    if (point.parameters["backend"] == "flashinfer_mla" && flashinfer_built())
-      EXPECT_NE(why.find("dtype fp8_e4m3"), std::string::npos) << why;
-    else
-      EXPECT_NE(why.find("not built"), std::string::npos) << why;
+    const bool built = point.parameters["backend"] == "flashinfer_mla"
+                           ? flashinfer_built()
+                           : *flashinfer_build::kMlaFa3NotBuiltReason == '\0';
+    EXPECT_NE(why.find(built ? "dtype fp8_e4m3" : "not built"), std::string::npos) << why;
   }
 }
 

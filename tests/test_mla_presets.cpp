@@ -1,6 +1,7 @@
 // The MLA presets (host): configs/mla.json sweeps h_q over the ridge at four batch x context shapes,
-// one experiment each, every point runnable by decode-bench's backend and by flashinfer_mla; the
-// models preset carries DeepSeek-V3 and Kimi K2 for both, quick a small MLA experiment.
+// one experiment each, every point runnable by decode-bench's backend and by FlashInfer's two MLA
+// kernels (flashinfer_mla, and flashinfer_mla_fa3 on compute capability 9.0); the models preset
+// carries DeepSeek-V3 and Kimi K2 for all three, quick a small MLA experiment.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -22,16 +23,19 @@ std::vector<Point> points_of_preset(const char* name) {
   return preset ? plan_of(json::parse(preset->json)).points : std::vector<Point>{};
 }
 
-// supports()'s answer of the point's backend: none for decode-bench; for flashinfer_mla none where
-// FlashInfer is built, else the configure's reason.
+// supports()'s answer of the point's backend: none for decode-bench; for FlashInfer's none where
+// it is built, else the configure's reason; for its Hopper kernel also the device's (compute
+// capability 9.0, or none here).
 void expect_runnable(const Point& p) {
   const std::string backend = p.parameters.value("backend", "decode-bench");
-  ASSERT_TRUE(backend == "decode-bench" || backend == "flashinfer_mla") << backend;
+  ASSERT_TRUE(backend == "decode-bench" || backend == "flashinfer_mla" || backend == "flashinfer_mla_fa3") << backend;
   const auto b = find_backend(backend)->make();
   const auto why = b->supports(describe_point(KernelKind::flash_decode, p.parameters));
-  if (backend == "flashinfer_mla" && b->version() == "not built") {
+  if (backend != "decode-bench" && b->version() == "not built") {
     ASSERT_TRUE(why.has_value());
-    EXPECT_NE(why->find("backend flashinfer_mla not built"), std::string::npos) << *why;
+    EXPECT_NE(why->find("backend " + backend + " not built"), std::string::npos) << *why;
+  } else if (backend == "flashinfer_mla_fa3" && why.has_value()) {
+    EXPECT_NE(why->find("compute capability"), std::string::npos) << *why;
   } else {
     EXPECT_FALSE(why.has_value()) << *why;
   }
@@ -39,10 +43,11 @@ void expect_runnable(const Point& p) {
 
 // configs/mla.json: DeepSeek-V3's latent shape, h_q 16..128 x q_len 1, 2 at four batch x context
 // shapes, one experiment each (so the points of one share a latent cache), each point by
-// decode-bench's MLA kernel and by FlashInfer's (flashinfer_mla), every point runnable.
+// decode-bench's MLA kernel and by FlashInfer's two (flashinfer_mla, flashinfer_mla_fa3), every
+// point runnable.
 TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
   const std::vector<Point> points = points_of_preset("mla");
-  ASSERT_EQ(points.size(), 64u);
+  ASSERT_EQ(points.size(), 96u);
   std::set<std::string> ids, shapes, backends;
   std::set<int> heads, q_lens;
   for (const Point& p : points) {
@@ -61,7 +66,7 @@ TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
     expect_runnable(p);
   }
   EXPECT_EQ(ids.size(), points.size());
-  EXPECT_EQ(backends, (std::set<std::string>{"decode-bench", "flashinfer_mla"}));
+  EXPECT_EQ(backends, (std::set<std::string>{"decode-bench", "flashinfer_mla", "flashinfer_mla_fa3"}));
   EXPECT_EQ(heads, (std::set<int>{16, 32, 64, 128}));
   EXPECT_EQ(q_lens, (std::set<int>{1, 2}));
   EXPECT_EQ(shapes, (std::set<std::string>{"128x4096", "128x16384", "32x4096", "1x32768"}));
@@ -73,9 +78,9 @@ TEST(MlaPresets, MlaPresetSweepsHeadsAndQLenAtFourShapes) {
     }
 }
 
-// The models preset's MLA experiments run each point by decode-bench and by flashinfer_mla.
+// The models preset's MLA experiments run each point by decode-bench and by both FlashInfer kernels.
 TEST(MlaPresets, ModelsAndQuickPresetsCarryMlaPoints) {
-  int deepseek = 0, kimi = 0, flashinfer = 0;
+  int deepseek = 0, kimi = 0, flashinfer = 0, flashinfer_fa3 = 0;
   for (const Point& p : points_of_preset("models")) {
     if (p.experiment == "deepseek_v3") ++deepseek;
     if (p.experiment == "kimi_k2") ++kimi;
@@ -83,12 +88,14 @@ TEST(MlaPresets, ModelsAndQuickPresetsCarryMlaPoints) {
       SCOPED_TRACE(p.id);
       EXPECT_EQ(p.parameters["attention"], "mla");
       if (p.parameters.value("backend", "decode-bench") == "flashinfer_mla") ++flashinfer;
+      if (p.parameters.value("backend", "decode-bench") == "flashinfer_mla_fa3") ++flashinfer_fa3;
       expect_runnable(p);
     }
   }
-  EXPECT_EQ(deepseek, 16);
-  EXPECT_EQ(kimi, 4);
+  EXPECT_EQ(deepseek, 24);
+  EXPECT_EQ(kimi, 6);
   EXPECT_EQ(flashinfer, 10);
+  EXPECT_EQ(flashinfer_fa3, 10);
   int quick = 0;
   for (const Point& p : points_of_preset("quick"))
     if (p.parameters["attention"] == "mla") {

@@ -1,6 +1,7 @@
 #pragma once
 // FlashInfer's MLA decode over a paged latent cache (BatchMLAPagedAttention of
-// attention/mla.cuh, its FA2 tensor-core kernel on mma.sync) with its plan/run split: plan runs
+// attention/mla.cuh, its FA2 tensor-core kernel on mma.sync, or BatchMLAPageAttentionHopper of
+// attention/mla_hopper.cuh, its Hopper kernel on warpgroup MMA) with its plan/run split: plan runs
 // its scheduler (MLAPlan, attention/scheduler.cuh) on the host, which balances (request, query
 // tile, KV chunk) work items over one cluster of CTAs per SM (clusters of 2 CTAs when a request's
 // packed query rows, q_len x heads, average above 64) and splits long KV ranges, and uploads the
@@ -105,5 +106,13 @@ cudaError_t mla_run_fp16(const MlaArgs& args, const MlaPlan& plan, void* float_w
                          cudaStream_t stream, std::string* error);
 cudaError_t mla_run_bf16(const MlaArgs& args, const MlaPlan& plan, void* float_workspace, void* int_workspace,
                          cudaStream_t stream, std::string* error);
+
+// Launches FlashInfer's Hopper MLA kernel (attention/mla_hopper.cuh; compute capability 9.0 only) on
+// the same plan and workspaces, also a cooperative launch of num_blks_x x num_blks_y CTAs. In a build
+// without it (flashinfer_build::kMlaFa3NotBuiltReason) they return cudaErrorNotSupported with that reason.
+cudaError_t mla_fa3_run_fp16(const MlaArgs& args, const MlaPlan& plan, void* float_workspace, void* int_workspace,
+                             cudaStream_t stream, std::string* error);
+cudaError_t mla_fa3_run_bf16(const MlaArgs& args, const MlaPlan& plan, void* float_workspace, void* int_workspace,
+                             cudaStream_t stream, std::string* error);
 
 }  // namespace decode_bench::flashinfer_launch

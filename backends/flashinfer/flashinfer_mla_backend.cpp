@@ -1,14 +1,15 @@
-// The `flashinfer_mla` backend: FlashInfer's MLA decode (BatchMLAPagedAttention, its FA2 kernel,
-// flashinfer_mla.hpp) over decode-bench's latent cache, with FlashInfer's MLAPlan on the host, for
-// attention mla points (kernels/mla/mla_shape.hpp):
+// The `flashinfer_mla` and `flashinfer_mla_fa3` backends: FlashInfer's MLA decode over
+// decode-bench's latent cache, with FlashInfer's MLAPlan on the host, for attention mla points
+// (kernels/mla/mla_shape.hpp), through either of its kernels (flashinfer_mla.hpp):
+//   flashinfer_mla       BatchMLAPagedAttention, its FA2 kernel (mma.sync), on any GPU
+//   flashinfer_mla_fa3   BatchMLAPageAttentionHopper, its Hopper kernel (warpgroup MMA), on compute
+//                        capability 9.0, in a build for Hopper that found the wheel's CUTLASS headers
+// Both run the same plan over the same layouts:
 //   paged        the pool's own block table; ckv and kpe are the two column ranges of its rows
 //   contiguous   each sequence's slab a page of max_len rows (flashinfer_mla_layout.hpp)
 // BF16 and FP16 latents with q and o in the same dtype, kv_lora_rank 512 and rope_dim 64, q_len 1
 // and 2 (and more) under FlashInfer's causal mask, which is decode-bench's rule. LSE base 2 (the
 // pipeline converts it outside timing); run() launches FlashInfer's one cooperative kernel.
-//
-// Also the `flashinfer_mla_fa3` backend, FlashInfer's Hopper MLA kernel (mla_hopper.cuh): it is not
-// built (kMlaFa3NotBuilt below says why), so its points are skipped with that reason.
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "backends/flashinfer/flashinfer_mla.hpp"
 #include "backends/flashinfer/flashinfer_mla_layout.hpp"
 #include "backends/flashinfer/flashinfer_steps.hpp"
+#include "flashinfer_build.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
 #include "kernels/mla/mla_point_model.hpp"
@@ -28,27 +30,52 @@ namespace {
 
 using namespace flashinfer_launch;
 
-constexpr const char* kMlaFa3NotBuilt =
-    "FlashInfer's Hopper MLA kernel (attention/mla_hopper.cuh) is built on CUTLASS 3 (cutlass/pipeline/"
-    "sm90_pipeline.hpp, cute/arch/mma_sm90_gmma.hpp through attention/hopper.cuh), which this build does not "
-    "compile: cmake/FlashInfer.cmake takes the wheel's include and CCCL trees only";
+// Which of FlashInfer's two MLA kernels a backend runs.
+enum class MlaKernelPath { fa2, fa3 };
+
+// Why FlashInfer's Hopper MLA kernel cannot run on the current device, or nullopt: it is sm_90a code.
+std::optional<std::string> fa3_device_reason() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();  // the failed query is answered here; it must not surface at a later call
+    return std::string("no CUDA device: FlashInfer's Hopper MLA kernel runs on compute capability 9.0");
+  }
+  if (major != 9 || minor != 0)
+    return "compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+           ": FlashInfer's Hopper MLA kernel is sm_90a code (compute capability 9.0 only); flashinfer_mla runs its "
+           "FA2 kernel";
+  return std::nullopt;
+}
 
 class FlashInferMlaBackend final : public FlashInferBackendBase {
  public:
-  std::string name() const override { return "flashinfer_mla"; }
+  explicit FlashInferMlaBackend(MlaKernelPath path) : path_(path) {}
+
+  std::string name() const override { return path_ == MlaKernelPath::fa3 ? "flashinfer_mla_fa3" : "flashinfer_mla"; }
+
+  std::string version() const override {
+    return path_ == MlaKernelPath::fa3 && *flashinfer_build::kMlaFa3NotBuiltReason != '\0'
+               ? "not built"
+               : FlashInferBackendBase::version();
+  }
 
   std::optional<std::string> supports(const AttentionProblem& p) const override {
+    if (path_ == MlaKernelPath::fa3 && *flashinfer_build::kMlaFa3NotBuiltReason != '\0')
+      return "backend flashinfer_mla_fa3 not built: " + std::string(flashinfer_build::kMlaFa3NotBuiltReason);
     if (!p.mla)
-      return std::string("attention mha: the flashinfer_mla backend runs FlashInfer's MLA decode (attention mla); "
-                         "its MHA/GQA decode is the flashinfer and flashinfer_tc backends");
+      return "attention mha: the " + name() +
+             " backend runs FlashInfer's MLA decode (attention mla); its MHA/GQA decode is the flashinfer and "
+             "flashinfer_tc backends";
     const MlaShape& m = *p.mla;
     if (p.kernel != KernelKind::flash_decode && p.kernel != KernelKind::batch_decode)
       return "attention mla: kernel " + std::string(kernel_name(p.kernel)) +
              ": FlashInfer's MLA decode runs for kernel flash_decode or batch_decode";
     if (p.kv_dtype != DType::bf16 && p.kv_dtype != DType::fp16)
-      return "attention mla: dtype " + std::string(dtype_name(p.kv_dtype)) +
-             ": the flashinfer_mla backend compiles FlashInfer's MLA kernel for bf16 and fp16 latents (its FP8 "
-             "path, one scale per tensor with BF16 q, is not instantiated here)";
+      return "attention mla: dtype " + std::string(dtype_name(p.kv_dtype)) + ": the " + name() +
+             " backend compiles FlashInfer's MLA kernel for bf16 and fp16 latents (its FP8 path, one scale per "
+             "tensor with BF16 q, is not instantiated here)";
     if (m.kv_lora_rank != kFlashInferMlaCkvDim || m.rope_dim != kFlashInferMlaKpeDim)
       return "attention mla: kv_lora_rank " + std::to_string(m.kv_lora_rank) + ", rope_dim " +
              std::to_string(m.rope_dim) + ": FlashInfer's MLA kernel is compiled here for 512 and 64";
@@ -66,6 +93,7 @@ class FlashInferMlaBackend final : public FlashInferBackendBase {
                ": a query row would see no token (FlashInfer's causal mask counts its KV length in unsigned "
                "arithmetic)";
     if (auto why = mla_latent_pages_reason(p)) return "attention mla: FlashInfer's MLA layout: " + *why;
+    if (path_ == MlaKernelPath::fa3) return fa3_device_reason();
     return std::nullopt;
   }
 
@@ -73,11 +101,13 @@ class FlashInferMlaBackend final : public FlashInferBackendBase {
   DType io_dtype(const AttentionProblem& p) const override { return io_dtype_for(p.kv_dtype); }
 
   // Its FA2 kernel sums d over P rounded to the operand type (attention/mla.cuh, compute_mla_pv's
-  // m16k16_rowsum_f16f16f32 over p_f16) and writes lse = log2(d) + m: docs/backends.md.
-  bool denominator_sums_rounded_weights() const override { return true; }
+  // m16k16_rowsum_f16f16f32 over p_f16) and writes lse = log2(d) + m: docs/backends.md. Its Hopper
+  // kernel sums the FP32 weights before they are rounded for P V (attention/mla_hopper.cuh,
+  // update_md_), as the reference does.
+  bool denominator_sums_rounded_weights() const override { return path_ == MlaKernelPath::fa2; }
 
   void plan(const AttentionProblem& p, Workspace& workspace) override {
-    start_plan(p, "fa2");
+    start_plan(p, path_ == MlaKernelPath::fa3 ? "fa3" : "fa2");
     MlaLatentPages pages;
     if (auto why = mla_latent_pages_reason(p, &pages)) throw std::invalid_argument(*why);
     int device = 0, num_sm = 0;
@@ -128,7 +158,9 @@ class FlashInferMlaBackend final : public FlashInferBackendBase {
     check_flashinfer(mla_plan(a, pages.indptr.data(), p.host_seq_lens.data(), float_ws, float_bytes, int_ws,
                               int_host.data(), int_bytes, workspace.stream(), &plan, &error),
                      error, "MLA plan");
-    const auto run = p.kv_dtype == DType::bf16 ? &mla_run_bf16 : &mla_run_fp16;
+    const bool bf16 = p.kv_dtype == DType::bf16;
+    const auto run = path_ == MlaKernelPath::fa3 ? (bf16 ? &mla_fa3_run_bf16 : &mla_fa3_run_fp16)
+                                                 : (bf16 ? &mla_run_bf16 : &mla_run_fp16);
     launch_ = [a, plan, float_ws, int_ws, run](cudaStream_t s) { return run(a, plan, float_ws, int_ws, s, nullptr); };
     plan_json_.update({{"family", "flashinfer_mla"},
                        {"mask", "causal"},
@@ -150,26 +182,17 @@ class FlashInferMlaBackend final : public FlashInferBackendBase {
   }
 
  private:
+  MlaKernelPath path_;
   std::vector<std::int32_t> indices_;  // contiguous: the host page table uploaded by plan
-};
-
-// FlashInfer's Hopper MLA kernel, registered so that asking for it is answered with the reason.
-class FlashInferMlaFa3NotBuilt final : public Backend {
- public:
-  std::string name() const override { return "flashinfer_mla_fa3"; }
-  std::string version() const override { return "not built"; }
-  std::optional<std::string> supports(const AttentionProblem&) const override { return reason(); }
-  void plan(const AttentionProblem&, Workspace&) override { throw std::invalid_argument(reason()); }
-  cudaError_t run(cudaStream_t) override { return cudaErrorNotSupported; }
-  nlohmann::json plan_json() const override { return nlohmann::json::object(); }
-
- private:
-  static std::string reason() { return std::string("backend flashinfer_mla_fa3 not built: ") + kMlaFa3NotBuilt; }
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_flashinfer_mla_backend() { return std::make_unique<FlashInferMlaBackend>(); }
-std::unique_ptr<Backend> make_flashinfer_mla_fa3_backend() { return std::make_unique<FlashInferMlaFa3NotBuilt>(); }
+std::unique_ptr<Backend> make_flashinfer_mla_backend() {
+  return std::make_unique<FlashInferMlaBackend>(MlaKernelPath::fa2);
+}
+std::unique_ptr<Backend> make_flashinfer_mla_fa3_backend() {
+  return std::make_unique<FlashInferMlaBackend>(MlaKernelPath::fa3);
+}
 
 }  // namespace decode_bench
