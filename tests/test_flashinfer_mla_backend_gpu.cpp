@@ -34,6 +34,9 @@ void expect_flashinfer_mla_point(const Point& point, const json& r, const std::s
   EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
   EXPECT_EQ(r["verification"]["method"], kVerifyOnHost);
   EXPECT_EQ(r["verification"]["reference"], "mla_reference");
+  // The FA2 kernel's denominator sums the rounded weights (its lse rule allows for that); the
+  // Hopper kernel's sums the FP32 weights, as the reference does.
+  EXPECT_EQ(r["verification"]["lse_rule"], backend == "flashinfer_mla_fa3" ? "relative" : "rounded_weights");
   EXPECT_EQ(r["verification"]["non_finite"], 0);
   EXPECT_GT(r["verification"]["rows_checked"].get<int>(), 0);
   const json& p = point.parameters;
@@ -66,23 +69,25 @@ void expect_flashinfer_mla_point(const Point& point, const json& r, const std::s
   EXPECT_GT(r["timing"]["median_us"].get<double>(), 0.0);
 }
 
-TEST(FlashInferMlaBackendGpu, VerifiesAtEveryLayoutDtypeHeadCountAndQLen) {
-  DB_REQUIRE_GPU();
-  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer_mla not built: " << flashinfer_build::kNotBuiltReason;
+// The points of h_q 16, 24 and 128 x q_len 1, 2 x BF16, FP16 x paged over shuffled 7-token pages and
+// contiguous, through each of `backends` in one run (expected: their count x 24 points), each
+// verified: FlashInfer's as expect_flashinfer_mla_point says, decode-bench's on its MLA kernel.
+void verify_at_every_shape(const json& backends, std::size_t expected_points) {
   const json preset = testing::one_experiment(
       {{"heads_q", {16, 24, 128}}, {"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}, {"layout", {"paged", "contiguous"}},
-       {"backend", {"flashinfer_mla", "decode-bench"}}},
+       {"backend", backends}},
       {{"attention", "mla"}, {"kernel", "flash_decode"}, {"page_size", 7}, {"page_order", "shuffled"},
        {"batch", 3}, {"T", 100}, {"length_dist", "uniform"}, {"seed", 5}, {"timing", "hot"}, {"counters", false}});
   const Plan plan = testing::plan_of(preset);
-  ASSERT_EQ(plan.points.size(), 48u);
+  ASSERT_EQ(plan.points.size(), expected_points);
   auto runner = make_kernel_runner(KernelKind::flash_decode);
   for (const Point& point : plan.points) {
     SCOPED_TRACE(point.id);
     RunContext ctx;
     const json r = runner->run(point, ctx);
-    if (point.parameters["backend"] == "flashinfer_mla") {
-      expect_flashinfer_mla_point(point, r);
+    const std::string backend = point.parameters["backend"];
+    if (backend != "decode-bench") {
+      expect_flashinfer_mla_point(point, r, backend);
     } else {
       ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
       EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
@@ -91,25 +96,35 @@ TEST(FlashInferMlaBackendGpu, VerifiesAtEveryLayoutDtypeHeadCountAndQLen) {
   }
 }
 
-// One sequence of 20,000 tokens at 16 heads: one query tile against every SM's share of the KV, so
-// FlashInfer's plan splits it and its kernel merges the partials after its grid-wide sync; kernel
-// batch_decode, paged at 64 as the presets are. q_len 2 too.
-TEST(FlashInferMlaBackendGpu, ASplitLongSequenceMergesInsideTheKernel) {
-  DB_REQUIRE_GPU();
-  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer_mla not built: " << flashinfer_build::kNotBuiltReason;
+// One sequence of 20,000 tokens at 16 heads through `backend`: one query tile against every SM's
+// share of the KV, so FlashInfer's plan splits it and its kernel merges the partials after its
+// grid-wide sync; kernel batch_decode, paged at 64 as the presets are. q_len 2 too.
+void verify_split_long_sequence(const std::string& backend) {
   const json preset = testing::one_experiment(
       {{"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}},
-      {{"attention", "mla"}, {"kernel", "batch_decode"}, {"backend", "flashinfer_mla"}, {"heads_q", 16},
+      {{"attention", "mla"}, {"kernel", "batch_decode"}, {"backend", backend}, {"heads_q", 16},
        {"layout", "paged"}, {"page_size", 64}, {"batch", 1}, {"T", 20000}, {"timing", "hot"}, {"counters", false}});
   auto runner = make_kernel_runner(KernelKind::batch_decode);
   for (const Point& point : testing::plan_of(preset).points) {
     SCOPED_TRACE(point.id);
     RunContext ctx;
     const json r = runner->run(point, ctx);
-    expect_flashinfer_mla_point(point, r);
+    expect_flashinfer_mla_point(point, r, backend);
     EXPECT_GE(r["plan"]["merge_ranges"].get<int>(), 1) << r["plan"].dump();
     EXPECT_GT(r["plan"]["partial_rows"].get<int>(), 0) << r["plan"].dump();
   }
+}
+
+TEST(FlashInferMlaBackendGpu, VerifiesAtEveryLayoutDtypeHeadCountAndQLen) {
+  DB_REQUIRE_GPU();
+  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer_mla not built: " << flashinfer_build::kNotBuiltReason;
+  verify_at_every_shape({"flashinfer_mla", "decode-bench"}, 48);
+}
+
+TEST(FlashInferMlaBackendGpu, ASplitLongSequenceMergesInsideTheKernel) {
+  DB_REQUIRE_GPU();
+  if (!flashinfer_built()) GTEST_SKIP() << "backend flashinfer_mla not built: " << flashinfer_build::kNotBuiltReason;
+  verify_split_long_sequence("flashinfer_mla");
 }
 
 // Why flashinfer_mla_fa3 cannot run here, or "" where it can: its kernel in the build, a device of
@@ -126,51 +141,18 @@ std::string fa3_skip_reason() {
   return "";
 }
 
-// FlashInfer's Hopper kernel on the points of the first test, beside its FA2 kernel and
-// decode-bench's, each verified; its denominator is the FP32 weights' sum, so it is held to the
-// rule without the rounded-weights allowance.
+// FlashInfer's Hopper kernel at the same shapes, beside its FA2 kernel and decode-bench's in one run;
+// its denominator is the FP32 weights' sum, so its lse is held to the relative rule.
 TEST(FlashInferMlaFa3BackendGpu, VerifiesAtEveryLayoutDtypeHeadCountAndQLen) {
   DB_REQUIRE_GPU();
   if (const std::string why = fa3_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const json preset = testing::one_experiment(
-      {{"heads_q", {16, 24, 128}}, {"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}, {"layout", {"paged", "contiguous"}},
-       {"backend", {"flashinfer_mla_fa3", "flashinfer_mla", "decode-bench"}}},
-      {{"attention", "mla"}, {"kernel", "flash_decode"}, {"page_size", 7}, {"page_order", "shuffled"},
-       {"batch", 3}, {"T", 100}, {"length_dist", "uniform"}, {"seed", 5}, {"timing", "hot"}, {"counters", false}});
-  const Plan plan = testing::plan_of(preset);
-  ASSERT_EQ(plan.points.size(), 72u);
-  auto runner = make_kernel_runner(KernelKind::flash_decode);
-  for (const Point& point : plan.points) {
-    SCOPED_TRACE(point.id);
-    RunContext ctx;
-    const json r = runner->run(point, ctx);
-    const std::string backend = point.parameters["backend"];
-    if (backend != "decode-bench") {
-      expect_flashinfer_mla_point(point, r, backend);
-    } else {
-      ASSERT_EQ(r.value("status", ""), "ok") << r.dump();
-      EXPECT_TRUE(r["verification"]["passed"].get<bool>()) << r["verification"].dump();
-    }
-  }
+  verify_at_every_shape({"flashinfer_mla_fa3", "flashinfer_mla", "decode-bench"}, 72);
 }
 
-// The Hopper kernel's split of one 20,000-token sequence and its merge inside the kernel, at q_len
-// 1 and 2, paged at 64 as the presets are.
 TEST(FlashInferMlaFa3BackendGpu, ASplitLongSequenceMergesInsideTheKernel) {
   DB_REQUIRE_GPU();
   if (const std::string why = fa3_skip_reason(); !why.empty()) GTEST_SKIP() << why;
-  const json preset = testing::one_experiment(
-      {{"q_len", {1, 2}}, {"dtype", {"bf16", "fp16"}}},
-      {{"attention", "mla"}, {"kernel", "batch_decode"}, {"backend", "flashinfer_mla_fa3"}, {"heads_q", 16},
-       {"layout", "paged"}, {"page_size", 64}, {"batch", 1}, {"T", 20000}, {"timing", "hot"}, {"counters", false}});
-  auto runner = make_kernel_runner(KernelKind::batch_decode);
-  for (const Point& point : testing::plan_of(preset).points) {
-    SCOPED_TRACE(point.id);
-    RunContext ctx;
-    const json r = runner->run(point, ctx);
-    expect_flashinfer_mla_point(point, r, "flashinfer_mla_fa3");
-    EXPECT_GE(r["plan"]["merge_ranges"].get<int>(), 1) << r["plan"].dump();
-  }
+  verify_split_long_sequence("flashinfer_mla_fa3");
 }
 
 // What the pipeline skips, with the backend's reason, before anything is built.
