@@ -104,6 +104,7 @@ std::string text_table(const BackendTable& t) {
       while (!s.empty() && s.back() == ' ') s.pop_back();
       out << s << "\n";
     }
+    if (const std::string note = io_dtype_note(t, rows); !note.empty()) out << "  " << note << "\n";
   }
   return out.str();
 }
@@ -127,6 +128,7 @@ std::string markdown_table(const BackendTable& t) {
       for (const std::string& c : l) out << " " << c << " |";
       out << "\n";
     }
+    if (const std::string note = io_dtype_note(t, rows); !note.empty()) out << "\n" << note << "\n";
   }
   return out.str();
 }
@@ -239,6 +241,8 @@ BackendTable backend_table(const std::vector<json>& points) {
     if (status == kStatusOk && timed) {
       c.status = std::string(kStatusOk);
       c.median_us = (*timing)["median_us"].get<double>();
+      const auto backend = p.find("backend");
+      if (backend != p.end() && backend->is_object()) c.io_dtype = text_of(*backend, "io_dtype");
     } else {
       c.status = status_word(status);
     }
@@ -272,6 +276,29 @@ std::string format_backend_table(const std::vector<json>& points, TableFormat fo
       return json_table(t);
   }
   return {};
+}
+
+std::string io_dtype_note(const BackendTable& t, const std::vector<const BackendRow*>& rows) {
+  // Each backend's io dtypes over its ok points, in order of first appearance.
+  std::vector<std::vector<std::string>> types(t.backends.size());
+  std::vector<std::string> all;
+  for (const BackendRow* r : rows)
+    for (std::size_t b = 0; b < r->cells.size() && b < types.size(); ++b) {
+      const std::string& d = r->cells[b].io_dtype;
+      if (d.empty()) continue;
+      if (std::find(types[b].begin(), types[b].end(), d) == types[b].end()) types[b].push_back(d);
+      if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);
+    }
+  if (all.size() < 2) return "";
+  std::string note = "q and o:";
+  bool first = true;
+  for (std::size_t b = 0; b < types.size(); ++b) {
+    if (types[b].empty()) continue;
+    note += (first ? " " : "; ") + t.backends[b] + " ";
+    for (std::size_t i = 0; i < types[b].size(); ++i) note += (i ? "/" : "") + types[b][i];
+    first = false;
+  }
+  return note + " (each kernel's time holds its own q and o traffic; the pipeline converts outside timing)";
 }
 
 }  // namespace decode_bench::sweeps

@@ -13,6 +13,9 @@
 //   <backend> / fastest   its median over the fastest ok backend's ("1.00" for the fastest); "-"
 //                         unless the point is ok
 //   fastest               the fastest ok backend; "-" for a shape with no ok point
+// Text and markdown add a line under an experiment's table where its backends' ok points read q and
+// wrote o in different types (backend.io_dtype: the pipeline converts outside timing, but each
+// kernel's time holds its own q and o traffic), naming each backend's.
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@ struct BackendCell {
   std::string status;               // "ok", "skipped", "failed", "error"; empty: no point
   std::optional<double> median_us;  // ok points only
   std::optional<double> over_fastest;
+  std::string io_dtype;             // ok points only: backend.io_dtype, empty when the point has none
 };
 
 struct BackendRow {
@@ -47,6 +51,11 @@ std::string point_backend(const nlohmann::json& point);
 std::string shape_of(const nlohmann::json& point);
 
 BackendTable backend_table(const std::vector<nlohmann::json>& points);
+
+// The io line of one experiment's rows: "" when its backends' ok points share one io dtype (or
+// record none), else "q and o: decode-bench fp32; flashinfer_mla bf16; ..." (a backend with several
+// lists them joined by '/'), in the table's backend order.
+std::string io_dtype_note(const BackendTable& t, const std::vector<const BackendRow*>& rows);
 
 // The table in `format`: text and markdown tables grouped by experiment as results_table's, csv
 // (shape, experiment, then <backend>_median_us, <backend>_status, <backend>_over_fastest per

@@ -126,6 +126,47 @@ TEST(BackendTable, MarkdownTable) {
 )");
 }
 
+json with_io(json point, const std::string& io_dtype) {
+  point["backend"] = {{"io_dtype", io_dtype}};
+  return point;
+}
+
+// An experiment whose backends read q and wrote o in different types says so under its table,
+// naming each backend's; one that shares a type, or records none, adds nothing.
+TEST(BackendTable, ExperimentsWhoseBackendsDifferInIoDtypeSaySo) {
+  const std::vector<json> points = {
+      with_io(timed("e/kernel=k/T=8", "decode-bench", 10.0), "fp32"),
+      with_io(timed("e/kernel=k/backend=fa/T=8", "fa", 9.0), "bf16"),
+      with_io(timed("e/kernel=k/backend=fb/T=8", "fb", 11.0), "bf16"),
+      untimed("e/kernel=k/T=16", "decode-bench", "skipped"),
+      with_io(timed("e/kernel=k/backend=fa/T=16", "fa", 19.0), "fp16"),
+      with_io(timed("f/kernel=k/T=8", "decode-bench", 5.0), "fp32"),
+      with_io(timed("f/kernel=k/backend=fa/T=8", "fa", 6.0), "fp32"),
+      timed("g/kernel=k/T=8", "decode-bench", 5.0),
+      timed("g/kernel=k/backend=fa/T=8", "fa", 6.0)};
+  const BackendTable t = backend_table(points);
+  ASSERT_EQ(t.backends, (std::vector<std::string>{"decode-bench", "fa", "fb"}));
+  const auto rows_of = [&](const std::string& experiment) {
+    std::vector<const BackendRow*> rows;
+    for (const BackendRow& r : t.rows)
+      if (r.experiment == experiment) rows.push_back(&r);
+    return rows;
+  };
+  const std::string note =
+      "q and o: decode-bench fp32; fa bf16/fp16; fb bf16 (each kernel's time holds its own q and o traffic; the "
+      "pipeline converts outside timing)";
+  EXPECT_EQ(io_dtype_note(t, rows_of("e")), note);
+  EXPECT_EQ(io_dtype_note(t, rows_of("f")), "");  // one type
+  EXPECT_EQ(io_dtype_note(t, rows_of("g")), "");  // none recorded
+  const std::string text = format_backend_table(points, TableFormat::text);
+  EXPECT_NE(text.find("  fa\n  " + note + "\n\nf: 1 shape"), std::string::npos) << text;
+  EXPECT_EQ(text.find("q and o:", text.find("f: 1 shape")), std::string::npos) << text;
+  const std::string markdown = format_backend_table(points, TableFormat::markdown);
+  EXPECT_NE(markdown.find("|\n\n" + note + "\n\n### f: 1 shape"), std::string::npos) << markdown;
+  // csv and json keep their fields.
+  EXPECT_EQ(format_backend_table(points, TableFormat::csv).find("q and o"), std::string::npos);
+}
+
 TEST(BackendTable, CsvColumnsPerBackend) {
   const std::string csv = format_backend_table(two_backends(), TableFormat::csv);
   std::istringstream in(csv);
