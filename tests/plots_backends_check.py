@@ -28,7 +28,7 @@ SRC, OUT = sys.argv[1], sys.argv[2]
 EXE = sys.argv[3] if len(sys.argv) > 3 else None
 sys.path.insert(0, os.path.join(SRC, "plots"))
 
-from decode_bench_plots.backend_figures import FIGURE, backend_rows, shape_of  # noqa: E402
+from decode_bench_plots.backend_figures import FIGURE, backend_rows, io_dtypes, shape_of  # noqa: E402
 
 FAILURES = []
 
@@ -75,6 +75,13 @@ def grouping():
     check(t["backends"] == ["decode-bench", "alpha", "zeta"], f"backend order {t['backends']}")
     check([r["shape"] for r in t["rows"]] == ["e/T=8", "e/T=4", "g/T=1"], f"row order {[r['shape'] for r in t['rows']]}")
     check(t["rows"][0]["fastest"] == "alpha", f"fastest {t['rows'][0]['fastest']}")
+    # The legend's io types: named only where the ok points differ (test_backend_table.cpp's case).
+    io = lambda p, t: dict(p, backend={"io_dtype": t})  # noqa: E731
+    mixed = [io(timed("e/T=8", "decode-bench", 10.0), "fp32"), io(timed("e/backend=fa/T=8", "fa", 9.0), "bf16"),
+             io(timed("e/backend=fa/T=16", "fa", 9.0), "fp16"), io(untimed("e/T=16", "decode-bench", "skipped"), "fp16")]
+    check(io_dtypes(mixed) == {"decode-bench": ["fp32"], "fa": ["bf16", "fp16"]}, f"io types {io_dtypes(mixed)}")
+    same = [io(timed("e/T=8", "decode-bench", 10.0), "fp32"), io(timed("e/backend=fa/T=8", "fa", 9.0), "fp32")]
+    check(io_dtypes(same) == {} and io_dtypes(points) == {}, "io types named where the points share one or record none")
 
 
 def plot(args, out):

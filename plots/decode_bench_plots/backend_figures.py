@@ -5,7 +5,9 @@ The grouping is `decode-bench show --by-backend`'s (sweeps/backend_table.cpp), s
 table read the same: a point's backend is parameters.backend ("decode-bench" when absent), its shape
 is its id with the "backend=NAME" component removed; backends are ordered decode-bench first, then
 by name; experiments in order of first appearance, shapes in file order within each; a backend
-whose point is not ok (or ok without a median) has no time and shows its status instead."""
+whose point is not ok (or ok without a median) has no time and shows its status instead. Where the
+backends' ok points read q and wrote o in different types (backend.io_dtype), each legend entry
+names its backend's, as the table's io line does (io_dtype_note, sweeps/backend_table.hpp)."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -79,6 +81,22 @@ def backend_rows(points):
     return {"backends": backends, "rows": out}
 
 
+def io_dtypes(points):
+    """{backend: [io dtypes of its ok points, in order of first appearance]}, or {} when those points
+    record one type between them (or none): the legend then names no type."""
+    types, seen = {}, []
+    for p in points:
+        io = (p.get("backend") or {}).get("io_dtype") if isinstance(p.get("backend"), dict) else None
+        if p.get("status") != "ok" or not isinstance(io, str) or not io:
+            continue
+        lst = types.setdefault(point_backend(p), [])
+        if io not in lst:
+            lst.append(io)
+        if io not in seen:
+            seen.append(io)
+    return types if len(seen) > 1 else {}
+
+
 def _short_labels(shapes, experiment):
     """Tick labels: the components in which the experiment's shapes differ (all of them when one
     shape), without the "<experiment>/" prefix."""
@@ -138,7 +156,9 @@ def backends_by_shape(doc, out_dir, note):
                ylabel="median time (us, lower is better)")
         ax.xaxis.label.set_fontsize(8)
         ax.yaxis.label.set_fontsize(8)
-    handles = [Patch(facecolor=colors[b], edgecolor=colors[b], label=b) for b in backends]
+    io = io_dtypes(points)
+    handles = [Patch(facecolor=colors[b], edgecolor=colors[b],
+                     label=f"{b} (q, o {'/'.join(io[b])})" if b in io else b) for b in backends]
     handles.append(Patch(facecolor="white", edgecolor="black", linewidth=1.2, label="fastest (black edge)"))
     handles += [Patch(facecolor="white", edgecolor="0.3", hatch=_ABSENT_HATCH.get(s, "--"), label=f"{s} (no time)")
                 for s in sorted(absent_seen)]
