@@ -69,12 +69,6 @@ struct SplitMix64 {
   }
 };
 
-double resampled_median(std::span<const double> samples, SplitMix64& rng, std::vector<double>& scratch) {
-  scratch.resize(samples.size());
-  for (auto& x : scratch) x = samples[rng.below(samples.size())];
-  return median_of(scratch);
-}
-
 // Linear interpolation between order statistics (the "type 7" quantile of R and numpy).
 double quantile_sorted(const std::vector<double>& sorted, double q) {
   const double pos = q * static_cast<double>(sorted.size() - 1);
@@ -83,12 +77,13 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
 }
 
-// One draw of a side of several runs: as many runs as it has, with replacement, and each drawn
-// run's samples with replacement; the median of everything drawn.
+// One draw of a side: as many runs as it has, with replacement, and each drawn run's samples with
+// replacement; the median of everything drawn. A side of one run draws no run (so one run a side
+// is the plain bootstrap over its samples, draw for draw).
 double resampled_median_of_runs(std::span<const std::vector<double>> runs, SplitMix64& rng, std::vector<double>& scratch) {
   scratch.clear();
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const std::vector<double>& run = runs[rng.below(runs.size())];
+    const std::vector<double>& run = runs.size() == 1 ? runs.front() : runs[rng.below(runs.size())];
     for (std::size_t j = 0; j < run.size(); ++j) scratch.push_back(run[rng.below(run.size())]);
   }
   return median_of(scratch);
@@ -105,21 +100,6 @@ void check_interval_options(const char* who, double confidence, int resamples) {
     throw std::invalid_argument(std::string(who) + ": confidence must be in (0, 1), got " + std::to_string(confidence));
   if (resamples < 100)
     throw std::invalid_argument(std::string(who) + ": at least 100 resamples, got " + std::to_string(resamples));
-}
-
-// `resamples` ratios draw_b / draw_a of resampled medians from one generator seeded `seed`, a's
-// draw first in each round; a round whose median of a is 0 is left out.
-template <class DrawA, class DrawB>
-std::vector<double> resampled_ratios(DrawA draw_a, DrawB draw_b, int resamples, std::uint64_t seed) {
-  SplitMix64 rng{seed};
-  std::vector<double> ratios;
-  ratios.reserve(static_cast<std::size_t>(resamples));
-  for (int i = 0; i < resamples; ++i) {
-    const double ma = draw_a(rng);
-    const double mb = draw_b(rng);
-    if (ma > 0) ratios.push_back(mb / ma);
-  }
-  return ratios;
 }
 
 // The interval of the sorted ratios, or a throw when every resampled median of a was 0.
@@ -139,16 +119,9 @@ RatioInterval interval_of(std::vector<double>& ratios, double ratio, double conf
 
 RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, double confidence,
                                      int resamples, std::uint64_t seed) {
-  constexpr const char* who = "bootstrap_median_ratio";
-  if (a.empty() || b.empty()) throw std::invalid_argument(std::string(who) + ": a side has no samples");
-  check_interval_options(who, confidence, resamples);
-  const double median_a = median_of(a);
-  if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
-  std::vector<double> scratch;
-  std::vector<double> ratios = resampled_ratios(
-      [&](SplitMix64& rng) { return resampled_median(a, rng, scratch); },
-      [&](SplitMix64& rng) { return resampled_median(b, rng, scratch); }, resamples, seed);
-  return interval_of(ratios, median_of(b) / median_a, confidence, resamples, who);
+  if (a.empty() || b.empty()) throw std::invalid_argument("bootstrap_median_ratio: a side has no samples");
+  const std::vector<std::vector<double>> one_a{{a.begin(), a.end()}}, one_b{{b.begin(), b.end()}};
+  return bootstrap_median_ratio_of_runs(one_a, one_b, confidence, resamples, seed);
 }
 
 RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>> a,
@@ -162,10 +135,16 @@ RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>
   check_interval_options(who, confidence, resamples);
   const double median_a = median_of(pooled(a));
   if (!(median_a > 0)) throw std::invalid_argument(std::string(who) + ": median of a must be > 0");
-  std::vector<double> scratch;
-  std::vector<double> ratios = resampled_ratios(
-      [&](SplitMix64& rng) { return resampled_median_of_runs(a, rng, scratch); },
-      [&](SplitMix64& rng) { return resampled_median_of_runs(b, rng, scratch); }, resamples, seed);
+  // One generator for both sides, a's draw first in each round; a round whose median of a is 0
+  // is left out.
+  SplitMix64 rng{seed};
+  std::vector<double> ratios, scratch;
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double ma = resampled_median_of_runs(a, rng, scratch);
+    const double mb = resampled_median_of_runs(b, rng, scratch);
+    if (ma > 0) ratios.push_back(mb / ma);
+  }
   return interval_of(ratios, median_of(pooled(b)) / median_a, confidence, resamples, who);
 }
 

@@ -46,8 +46,9 @@ RatioInterval bootstrap_median_ratio(std::span<const double> a, std::span<const 
 // processes): each resample draws as many runs as the side has, with replacement, then each drawn
 // run's samples with replacement, and takes the median of all it drew; `ratio` is the median of
 // b's samples pooled over its runs over a's. So the offsets between runs (another placement of
-// the buffers), which no run's own samples show, widen the interval. Throws as above, and for a
-// run with no samples.
+// the buffers), which no run's own samples show, widen the interval. A side of one run draws no
+// run, so one run a side is bootstrap_median_ratio, draw for draw. Throws as above, and for a run
+// with no samples.
 RatioInterval bootstrap_median_ratio_of_runs(std::span<const std::vector<double>> a,
                                              std::span<const std::vector<double>> b, double confidence = 0.95,
                                              int resamples = 2000, std::uint64_t seed = kDefaultBootstrapSeed);

@@ -1,12 +1,12 @@
 #include "sweeps/axes.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "backends/registry.hpp"
 #include "kernels/attention_variant.hpp"
 #include "sweeps/point_kernel.hpp"
+#include "sweeps/text_split.hpp"
 #include "sweeps/window_release.hpp"
 
 namespace decode_bench::sweeps {
@@ -235,14 +235,12 @@ const AxisDef* find_axis(std::string_view name) {
 
 std::string timed_launch_id(std::string_view id) {
   std::string out;
-  std::size_t start = 0;
-  while (start <= id.size()) {
-    const std::size_t end = std::min(id.find('/', start), id.size());
-    const std::string_view part = id.substr(start, end - start);
+  bool first = true;  // the experiment, never an axis
+  for (const std::string_view part : split_at(id, '/')) {
     const std::size_t eq = part.find('=');
-    const AxisDef* axis = start == 0 || eq == std::string_view::npos ? nullptr : find_axis(part.substr(0, eq));
-    if (!(axis && axis->beside_timing)) out += (start == 0 ? "" : "/") + std::string(part);
-    start = end + 1;
+    const AxisDef* axis = first || eq == std::string_view::npos ? nullptr : find_axis(part.substr(0, eq));
+    if (!(axis && axis->beside_timing)) out += (first ? "" : "/") + std::string(part);
+    first = false;
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "backends/registry.hpp"
 #include "harness/results_schema.hpp"
+#include "sweeps/text_split.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -199,13 +200,8 @@ std::string point_backend(const json& point) {
 std::string shape_of(const json& point) {
   const std::string id = text_of(point, "id");
   std::string out;
-  std::size_t start = 0;
-  while (start <= id.size()) {
-    const std::size_t end = std::min(id.find('/', start), id.size());
-    const std::string part = id.substr(start, end - start);
-    if (!part.starts_with("backend=")) out += (out.empty() ? "" : "/") + part;
-    start = end + 1;
-  }
+  for (const std::string_view part : split_at(id, '/'))
+    if (!part.starts_with("backend=")) out += (out.empty() ? "" : "/") + std::string(part);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "sweeps/memory_estimate.hpp"
 #include "sweeps/partial_file.hpp"
 #include "sweeps/results_table.hpp"
+#include "sweeps/text_split.hpp"
 #include "sweeps/point_kernel.hpp"
 
 namespace decode_bench::sweeps {
@@ -138,10 +139,8 @@ std::vector<int> parse_device_list(const std::string& text, int device_count) {
     if (out.empty()) throw ConfigErrors("--devices", "'all' found no CUDA device (" + visible + ")");
     return out;
   }
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+  for (const std::string_view part : split_at(text, ',')) {
+    const std::string item(part);
     int d = -1;
     std::size_t used = 0;
     try {
@@ -154,7 +153,6 @@ std::vector<int> parse_device_list(const std::string& text, int device_count) {
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw ConfigErrors("--devices", "device " + item + " is listed twice");
     out.push_back(d);
-    start = comma + 1;
   }
   // Existence last, so a malformed list gets the same answer on every machine.
   for (int d : out)

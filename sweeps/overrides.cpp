@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sweeps/axes.hpp"
+#include "sweeps/text_split.hpp"
 
 namespace decode_bench::sweeps {
 namespace {
@@ -59,18 +60,6 @@ std::optional<json> parse_bounds(std::string_view s) {
   return out;
 }
 
-std::vector<std::string_view> split_commas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return parts;
-}
-
 void erase_axis(std::vector<AxisValues>& list, const std::string& name) {
   list.erase(std::remove_if(list.begin(), list.end(), [&](const AxisValues& a) { return a.name == name; }), list.end());
 }
@@ -120,7 +109,7 @@ std::optional<Override> parse_override(std::string_view text, std::vector<Config
     return o;
   }
   o.spec = json::array();
-  for (std::string_view item : split_commas(values)) {
+  for (std::string_view item : split_at(values, ',')) {
     const bool pow2 = item.starts_with("pow2:");
     const std::string_view body = pow2 ? item.substr(5) : item;
     if (pow2 || (body.find("..") != std::string_view::npos && axis->type != AxisType::string)) {

@@ -1,20 +1,18 @@
 #include "sweeps/cli/run_files.hpp"
 
-#include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 #include "harness/results_schema.hpp"
+#include "sweeps/text_split.hpp"
 
 namespace decode_bench::cli {
 
 std::vector<std::string> run_files(const std::string& list) {
   std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find(',', start), list.size());
-    out.push_back(list.substr(start, end - start));
-    if (out.back().empty()) throw std::invalid_argument("'" + list + "': an empty file name in the comma-separated runs");
-    start = end + 1;
+  for (const std::string_view name : sweeps::split_at(list, ',')) {
+    if (name.empty()) throw std::invalid_argument("'" + list + "': an empty file name in the comma-separated runs");
+    out.emplace_back(name);
   }
   return out;
 }

@@ -310,11 +310,7 @@ CompareReport compare_runs(std::span<const json> a_runs, std::span<const json> b
       // The interval of median(B) / median(A) in time, carried to the metric (metric ~ time^e),
       // centred on the recorded metric ratio; with several runs a side, runs are resampled too.
       const RatioInterval t =
-          sa.samples.size() == 1 && sb.samples.size() == 1
-              ? bootstrap_median_ratio(sa.samples.front(), sb.samples.front(), options.confidence, options.resamples,
-                                       options.seed)
-              : bootstrap_median_ratio_of_runs(sa.samples, sb.samples, options.confidence, options.resamples,
-                                               options.seed);
+          bootstrap_median_ratio_of_runs(sa.samples, sb.samples, options.confidence, options.resamples, options.seed);
       const double lo = std::pow(t.lo / t.ratio, exponent), hi = std::pow(t.hi / t.ratio, exponent);
       c.lo = c.ratio * std::min(lo, hi);
       c.hi = c.ratio * std::max(lo, hi);
