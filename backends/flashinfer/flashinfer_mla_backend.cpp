@@ -23,6 +23,7 @@
 #include "flashinfer_build.hpp"
 #include "harness/backend.hpp"
 #include "harness/cuda_check.hpp"
+#include "kernels/device_attribute_cache.hpp"
 #include "kernels/mla/mla_point_model.hpp"
 
 namespace decode_bench {
@@ -37,8 +38,8 @@ enum class MlaKernelPath { fa2, fa3 };
 std::optional<std::string> fa3_device_reason() {
   int device = 0, major = 0, minor = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+      cached_device_attribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cached_device_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
     cudaGetLastError();  // the failed query is answered here; it must not surface at a later call
     return std::string("no CUDA device: FlashInfer's Hopper MLA kernel runs on compute capability 9.0");
   }
