@@ -76,8 +76,9 @@ class DecodeBenchBackend final : public Backend {
 
   void plan(const AttentionProblem& problem, Workspace& workspace) override {
     if (auto why = supports(problem)) throw std::invalid_argument(*why);
-    if (problem.io_dtype != DType::fp32)
-      throw std::invalid_argument("decode-bench's kernels read q and write o in fp32, not " +
+    if (problem.io_dtype != io_dtype(problem))
+      throw std::invalid_argument(std::string(problem.mla ? "decode-bench's MLA kernels" : "decode-bench's kernels") +
+                                  " read q and write o in " + std::string(dtype_name(io_dtype(problem))) + " here, not " +
                                   std::string(dtype_name(problem.io_dtype)));
     problem_ = problem;
     launch_ = serial_ = nullptr;  // nothing of an earlier point's plan survives a failed one
@@ -95,6 +96,12 @@ class DecodeBenchBackend final : public Backend {
       else
         plan_decode_typed<ContiguousKV<T>>(typed_kv<T>(problem_.contiguous), workspace);
     });
+  }
+
+  // q and o: FP32 for the attention kernels; the MMA's 16-bit type for MLA (MlaIo,
+  // kernels/mla/mla_decode.hpp), as the latent cache's servers hold them.
+  DType io_dtype(const AttentionProblem& p) const override {
+    return p.mla && !mla_unsupported(p) ? mla_io_dtype(p.kv_dtype) : DType::fp32;
   }
 
   cudaError_t run(cudaStream_t stream) override { return launch_ ? launch_(stream) : cudaErrorNotReady; }
@@ -157,8 +164,8 @@ class DecodeBenchBackend final : public Backend {
     mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile,
                                            p.tuning.merge_pdl, p.tuning.mla_kernel);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
-    const auto* q = static_cast<const float*>(p.q);
-    auto* o = static_cast<float*>(p.o);
+    const auto* q = static_cast<const MlaIo<T>*>(p.q);  // in io_dtype(p), which plan() checked
+    auto* o = static_cast<MlaIo<T>*>(p.o);
     if (p.layout == KvLayoutKind::paged) {
       const PagedKV<T> kv = typed_kv<T>(p.paged);
       launch_ = [this, shape, kv, q, o, ws](cudaStream_t s) {

@@ -4,7 +4,8 @@
 // pairwise, by associativity), by one block. Used by the last split block of each head (the fused
 // merge) and by the stand-alone merge kernel that tuning probes compare it with.
 //   partial_o: (n, dims) fp32, partial_lse: (n) natural-log lse, -inf for an empty split (o = 0)
-//   o: (dims) fp32, 16-byte aligned; lse: one float
+//   o: (dims) Out (fp32, or fp16 / bf16 rounded once: the MLA kernels' o), aligned to 4 of its
+//   values; lse: one float
 // kStrided: o_stride and lse_stride (floats) are the distances from one split's state to the next
 // (the MLA kernels keep split-major partials, (n, rows, dims) and (n, rows): rows x dims and rows);
 // otherwise they are unused and the states are packed as above (the code the row and split-K
@@ -17,10 +18,12 @@
 // and the denominator only. Without it the code is the plain merge's (every use is `if constexpr`).
 #include <cstdint>
 
+#include "kernels/store_converted.cuh"  // store_quad
+
 namespace decode_bench::device {
 
-template <int D, int kThreads, bool kSink = false, bool kStrided = false>
-__device__ __forceinline__ void merge_split_states(const float* partial_o, const float* partial_lse, int n, float* o,
+template <int D, int kThreads, bool kSink = false, bool kStrided = false, class Out = float>
+__device__ __forceinline__ void merge_split_states(const float* partial_o, const float* partial_lse, int n, Out* o,
                                                    float* lse, int dims, float sink = -INFINITY,
                                                    std::int64_t o_stride = 0, std::int64_t lse_stride = 1) {
   // kCols threads cover a row as float4 columns; kLanes such row groups fold splits side by side,
@@ -108,7 +111,7 @@ __device__ __forceinline__ void merge_split_states(const float* partial_o, const
     }
     const bool empty = m == -INFINITY || s == 0.f;
     const float inv = empty ? 0.f : 1.f / s;
-    reinterpret_cast<float4*>(o)[col] = make_float4(total.x * inv, total.y * inv, total.z * inv, total.w * inv);
+    store_quad(o + 4 * col, make_float4(total.x * inv, total.y * inv, total.z * inv, total.w * inv));
     if (col == 0) *lse = empty ? -INFINITY : m + logf(s);
   }
   __syncthreads();  // the shared arrays are reused by the caller's next head

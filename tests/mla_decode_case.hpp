@@ -1,15 +1,15 @@
 #pragma once
 // One MLA decode case on the GPU against the float64 reference (kernels/mla/mla_reference.hpp)
-// over the same stored latent values: the latent cache built (pools/latent_cache.hpp), q drawn
-// representable in the MMA's type, o and lse poisoned, each plan the caller's planners give
-// launched through run_mla_decode (which dispatches on the plan's kernel), every row checked
-// against the one reference.
+// over the same stored latent values: the latent cache built (pools/latent_cache.hpp), q drawn in
+// the kernels' q / o type (MlaIo: the latent's; FP16 for FP8), o and lse poisoned, each plan the
+// caller's planners give launched through run_mla_decode (which dispatches on the plan's kernel),
+// every row checked against the one reference.
 //
-// Bound: q is representable in the MMA's type (the latent's; FP16 for FP8), so the kernel's
-// roundings are those of the weights P to that type (unit roundoff u: FP16 2^-11, BF16 2^-8) and
-// FP32 sums, giving |o - ref| <= u sum_t w_t |v_t| per column; the check allows 2u plus four times
-// the FP32 score sums' own bound (+1e-6), and lse 1e-4 (relative above 1). A row that sees no
-// token must have o = 0 and lse = -inf exactly.
+// Bound: q is exact in the MMA's type, so the kernel's roundings are those of the weights P to
+// that type (unit roundoff u: FP16 2^-11, BF16 2^-8) and FP32 sums, giving |o - ref| <= u sum_t w_t
+// |v_t| per column before o is rounded; the check allows 2u plus four times the FP32 score sums'
+// own bound (+1e-6), plus o's one rounding to its type, u (|ref| + that bound); lse 1e-4 (relative
+// above 1). A row that sees no token must have o = 0 and lse = -inf exactly.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -75,14 +75,16 @@ std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std
   const LatentCache cache(cfg, c.lengths);
   const int batch = cache.num_seqs();
 
-  // q representable in the MMA's type (FP16 for an FP8 cache): the kernel's rounding of q is exact.
-  using MmaT = std::conditional_t<std::is_same_v<T, __nv_fp8_e4m3>, __half, T>;
-  std::vector<float> q(static_cast<std::size_t>(batch) * shape.rows() * shape.key_dim());
+  // q in the kernels' type (FP16 for an FP8 cache); the reference reads the same values.
+  using Io = MlaIo<T>;
+  std::vector<Io> q_io(static_cast<std::size_t>(batch) * shape.rows() * shape.key_dim());
+  std::vector<float> q(q_io.size());
   std::uint64_t x = 12345 + c.heads_q;
-  for (float& v : q) {
+  for (std::size_t i = 0; i < q.size(); ++i) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const float u = static_cast<float>(x >> 40) / static_cast<float>(1 << 24);
-    v = static_cast<float>(to_double(from_float<MmaT>(c.q_amplitude * (2.f * u - 1.f))));
+    q_io[i] = from_float<Io>(c.q_amplitude * (2.f * u - 1.f));
+    q[i] = static_cast<float>(to_double(q_io[i]));
   }
 
   const std::size_t out_rows = static_cast<std::size_t>(batch) * shape.rows();
@@ -130,7 +132,11 @@ std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std
       // weight then moves by that (times the scale) relative, twice over (numerator and l).
       const double score_err = shape.key_dim() * std::ldexp(1.0, -24) * abs_dot_max * shape.softmax_scale;
       const double tol = 2 * u + 4 * score_err;
-      for (int j = 0; j < shape.value_dim(); ++j) bound[row * shape.value_dim() + j] = tol * w_abs_v[j] + 1e-6;
+      for (int j = 0; j < shape.value_dim(); ++j) {
+        const std::size_t at = row * shape.value_dim() + j;
+        const double before_rounding = tol * w_abs_v[j] + 1e-6;
+        bound[at] = before_rounding + u * (std::fabs(ref_o[at]) + before_rounding);
+      }
     }
   }
 
@@ -140,7 +146,8 @@ std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std
   DeviceBuffer<std::int32_t> d_lens(c.lengths),
       d_pages(cache.page_indices().empty() ? std::vector<std::int32_t>{0} : cache.page_indices()),
       d_indptr(cache.indptr().empty() ? std::vector<std::int32_t>{0} : cache.indptr());
-  DeviceBuffer<float> d_q(q), d_o(out_rows * shape.value_dim()), d_lse(out_rows), d_scale(std::vector<float>{scale});
+  DeviceBuffer<Io> d_q(q_io), d_o(out_rows * shape.value_dim());
+  DeviceBuffer<float> d_lse(out_rows), d_scale(std::vector<float>{scale});
   int sm_count = 0;
   EXPECT_EQ(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   std::int64_t max_len = 0;
@@ -170,7 +177,10 @@ std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std
     const cudaError_t sync = cudaDeviceSynchronize();
     EXPECT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
     if (sync != cudaSuccess) return plans;  // a sticky error: later launches would fail alike
-    const std::vector<float> o = d_o.download(), lse = d_lse.download();
+    const std::vector<Io> o_io = d_o.download();
+    const std::vector<float> lse = d_lse.download();
+    std::vector<double> o(o_io.size());
+    std::transform(o_io.begin(), o_io.end(), o.begin(), [](Io v) { return to_double(v); });
 
     int bad = 0;
     for (std::size_t row = 0; row < out_rows; ++row) {

@@ -298,9 +298,12 @@ TEST(MlaDecodePlan, NarrowPlanFieldsAndSplits) {
 // partials: split counts from 2 to 129 (several batches of each fold group, and a last batch
 // partly past the end), empty splits (lse -inf, o 0) among full ones, and a row with no token at
 // all (o = 0, lse = -inf); above 8 splits over a whole row a block and over quarters of it
-// (MlaDecodePlan::merge_column_blocks 1 and 4), and a block count of neither refused.
+// (MlaDecodePlan::merge_column_blocks 1 and 4), and a block count of neither refused. o is written
+// in the kernels' 16-bit type (BF16 here), rounded once: within 1e-5 + u |o| (u = 2^-8).
 TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
   DB_REQUIRE_GPU();
+  using Io = __nv_bfloat16;
+  const double u = std::ldexp(1.0, -8);
   std::mt19937 rng(20261127);
   std::uniform_real_distribution<float> value(-1.f, 1.f), logit(-6.f, 6.f);
   const float inf = std::numeric_limits<float>::infinity();
@@ -324,19 +327,22 @@ TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
           o_part[(s * rows_total + r) * kMlaKernelRank + c] = empty ? 0.f : value(rng);
       }
     DeviceBuffer<float> d_part(part);
-    DeviceBuffer<float> d_o(static_cast<std::size_t>(rows_total * kMlaKernelRank));
+    DeviceBuffer<Io> d_o(static_cast<std::size_t>(rows_total * kMlaKernelRank));
     DeviceBuffer<float> d_lse(static_cast<std::size_t>(rows_total));
-    d_o.upload(std::vector<float>(static_cast<std::size_t>(rows_total * kMlaKernelRank), std::nanf("")));
+    d_o.poison();  // NaN in BF16
     d_lse.upload(std::vector<float>(static_cast<std::size_t>(rows_total), std::nanf("")));
     ASSERT_EQ(run_mla_merge_splits(plan, d_part.get(), d_o.get(), d_lse.get(), nullptr), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const std::vector<float> o = d_o.download(), lse = d_lse.download();
+    const std::vector<Io> o_io = d_o.download();
+    const std::vector<float> lse = d_lse.download();
+    std::vector<double> o(o_io.size());
+    std::transform(o_io.begin(), o_io.end(), o.begin(), [](Io v) { return to_double(v); });
     for (std::int64_t r = 0; r < rows_total; ++r) {
       double m = -inf;
       for (int s = 0; s < splits; ++s) m = std::max(m, static_cast<double>(lse_part[s * rows_total + r]));
       if (m == -inf) {
         EXPECT_EQ(lse[r], -inf) << splits << " splits, " << column_blocks << " blocks a row, row " << r;
-        for (int c = 0; c < kMlaKernelRank; ++c) ASSERT_EQ(o[r * kMlaKernelRank + c], 0.f) << splits << " " << r;
+        for (int c = 0; c < kMlaKernelRank; ++c) ASSERT_EQ(o[r * kMlaKernelRank + c], 0.0) << splits << " " << r;
         continue;
       }
       double w_sum = 0.0;
@@ -349,7 +355,7 @@ TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
       EXPECT_NEAR(lse[r], m + std::log(w_sum), 1e-5 * (1.0 + std::abs(m)))
           << splits << " splits, " << column_blocks << " blocks a row, row " << r;
       for (int c = 0; c < kMlaKernelRank; ++c)
-        ASSERT_NEAR(o[r * kMlaKernelRank + c], acc[c] / w_sum, 1e-5)
+        ASSERT_NEAR(o[r * kMlaKernelRank + c], acc[c] / w_sum, 1e-5 + u * std::fabs(acc[c] / w_sum))
             << splits << " splits, " << column_blocks << " blocks a row, row " << r << ", col " << c;
     }
   }
@@ -360,7 +366,8 @@ TEST(MlaMergeSplitsGpu, FoldsSplitMajorPartialsAsFloat64Does) {
   odd.num_splits = 33;
   odd.merge_column_blocks = 2;
   DeviceBuffer<float> d_part(static_cast<std::size_t>(33 * (kMlaKernelRank + 1)));
-  DeviceBuffer<float> d_o(static_cast<std::size_t>(kMlaKernelRank)), d_lse(1);
+  DeviceBuffer<Io> d_o(static_cast<std::size_t>(kMlaKernelRank));
+  DeviceBuffer<float> d_lse(1);
   EXPECT_EQ(run_mla_merge_splits(odd, d_part.get(), d_o.get(), d_lse.get(), nullptr), cudaErrorInvalidValue);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

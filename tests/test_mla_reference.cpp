@@ -246,15 +246,15 @@ TEST(LatentCache, RefusesWhatItDoesNotStore) {
   EXPECT_THROW(latent_capacity_layout(575, DType::bf16), std::invalid_argument);
 }
 
-// Traffic: the latent rows once per sequence, q in, o and lse out; FLOPs 2 h (576 + 512) per
+// Traffic: the latent rows once per sequence, q in and o out (16-bit), lse out (FP32); FLOPs 2 h (576 + 512) per
 // visible token and query position.
 TEST(MlaModel, ClosedFormsForDeepSeekV3) {
   MlaShape s;  // 128 heads, 512 + 64
   const std::vector<std::int32_t> lengths = {4096, 100};
   const MlaTrafficModel m = mla_traffic_model(s, DType::bf16, lengths, {64, 2});
   EXPECT_DOUBLE_EQ(m.latent_bytes, (4096.0 + 100.0) * 576 * 2);
-  EXPECT_DOUBLE_EQ(m.q_bytes, 2.0 * 128 * 576 * 4);
-  EXPECT_DOUBLE_EQ(m.o_bytes, 2.0 * 128 * (512 * 4 + 4));
+  EXPECT_DOUBLE_EQ(m.q_bytes, 2.0 * 128 * 576 * 2);
+  EXPECT_DOUBLE_EQ(m.o_bytes, 2.0 * 128 * (512 * 2 + 4));
   EXPECT_DOUBLE_EQ(m.page_table_bytes, 4.0 * (66 + 3));
   EXPECT_DOUBLE_EQ(m.scale_bytes, 0.0);
   EXPECT_DOUBLE_EQ(m.flops, 2.0 * 128 * (576 + 512) * (4096 + 100));

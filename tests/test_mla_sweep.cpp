@@ -111,6 +111,32 @@ TEST(MlaSweep, BackendsAnswerMlaProblems) {
   EXPECT_TRUE(decode_bench->layers_unsupported(a).has_value());
 }
 
+// decode-bench's MLA kernels take q and give o in the MMA's 16-bit type (the latent's; FP16 for an
+// FP8 cache), its attention kernels in FP32; plan() refuses another io dtype before any device work.
+TEST(MlaSweep, DecodeBenchTakesMlaQAndOInTheMmaType) {
+  const auto backend = find_backend("decode-bench")->make();
+  for (const auto& [dtype, io] : std::vector<std::pair<std::string, DType>>{
+           {"bf16", DType::bf16}, {"fp16", DType::fp16}, {"fp8_e4m3", DType::fp16}}) {
+    const json p = {{"attention", "mla"}, {"kernel", "flash_decode"}, {"dtype", dtype}, {"heads_q", 16}, {"T", 64}};
+    EXPECT_EQ(backend->io_dtype(describe_point(KernelKind::flash_decode, p)), io) << dtype;
+  }
+  EXPECT_EQ(backend->io_dtype(describe_point(KernelKind::flash_decode, {{"dtype", "bf16"}, {"T", 64}})), DType::fp32);
+  struct NoWorkspace final : Workspace {
+    void* allocate(std::size_t) override { throw std::logic_error("allocate called"); }
+    cudaStream_t stream() const override { return nullptr; }
+  } ws;
+  AttentionProblem fp32_io = describe_point(
+      KernelKind::flash_decode, {{"attention", "mla"}, {"kernel", "flash_decode"}, {"dtype", "bf16"}, {"T", 64}});
+  fp32_io.io_dtype = DType::fp32;
+  try {
+    backend->plan(fp32_io, ws);
+    ADD_FAILURE() << "plan took fp32 q and o for an MLA point";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "decode-bench's MLA kernels read q and write o in bf16 here, not fp32");
+  }
+  EXPECT_THROW(mla_io_dtype(DType::fp32), std::invalid_argument);
+}
+
 // The estimate covers the latent arena the point allocates (whole pages), q, o and lse.
 TEST(MlaSweep, MemoryEstimateCoversTheLatentArena) {
   for (const char* layout : {"paged", "contiguous"}) {

@@ -30,8 +30,8 @@ namespace {
 // One tiling's launch: the plan's shape checked against the kernel's, then the kernel and the merge.
 template <int Tile, class KV>
 cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
-                                    const float* q, float* o, float* lse, void* workspace, const MlaDecodePlan& plan,
-                                    cudaStream_t stream) {
+                                    const typename KV::value_type* q, typename KV::value_type* o, float* lse,
+                                    void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   using Tr = device::MlaWgmmaTraits<Tile>;
   using T = typename KV::value_type;
   if (plan.kernel != MlaKernel::wgmma || plan.warpgroups != Tr::kWarpgroups || plan.threads != Tr::kThreads ||
@@ -58,8 +58,9 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
 }  // namespace
 
 template <class KV>
-cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
-                                 float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
+cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
+                                 const typename KV::value_type* q, typename KV::value_type* o, float* lse,
+                                 void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   switch (plan.tile_tokens) {
     case 64:
       return launch_mla_decode_wgmma<64>(shape, cache, seq_lens, q, o, lse, workspace, plan, stream);
@@ -70,9 +71,10 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
   }
 }
 
-#define DECODE_BENCH_MLA_DECODE_WGMMA(KV)                                                                             \
-  template cudaError_t run_mla_decode_wgmma<KV>(const MlaShape&, const KV&, const std::int32_t*, const float*, float*, \
-                                                float*, void*, const MlaDecodePlan&, cudaStream_t);
+#define DECODE_BENCH_MLA_DECODE_WGMMA(KV)                                                                  \
+  template cudaError_t run_mla_decode_wgmma<KV>(const MlaShape&, const KV&, const std::int32_t*,            \
+                                                const KV::value_type*, KV::value_type*, float*, void*,      \
+                                                const MlaDecodePlan&, cudaStream_t);
 DECODE_BENCH_MLA_DECODE_WGMMA(ContiguousKV<__half>)
 DECODE_BENCH_MLA_DECODE_WGMMA(PagedKV<__half>)
 DECODE_BENCH_MLA_DECODE_WGMMA(ContiguousKV<__nv_bfloat16>)

@@ -3,8 +3,11 @@
 // mla_decode_narrow.cuh, the warpgroup-MMA kernel of mla_decode_wgmma.cuh), and the one function
 // that fills them from a plan. The split partials' layout is one for all kernels (o per split, then
 // lse per split), so one merge (run_mla_merge_splits) combines any kernel's splits.
+// q and o are in the MMA's 16-bit type (MlaIo, kernels/mla/mla_decode.hpp): a kernel reads its type
+// T's q and writes its o through MlaArgs::q_as<T> and o_as<T>; split partials are FP32.
 #include <cstdint>
 
+#include "kernels/host_device.hpp"     // DB_HD
 #include "kernels/log2_domain.cuh"     // kLog2eDouble
 #include "kernels/mla/mla_decode.hpp"  // MlaDecodePlan
 #include "kernels/mla/mla_shape.hpp"
@@ -14,13 +17,18 @@ namespace device {
 
 struct MlaArgs {
   const std::int32_t* seq_lens;
-  const float* q;    // (batch, rows, 576)
-  float* o;          // (batch, rows, 512): the answer, or split partials (batch x splits first)
+  const void* q;     // (batch, rows, 576) MlaIo
+  void* o;           // (batch, rows, 512): the answer (MlaIo), or FP32 split partials (splits x batch first)
   float* lse;        // (batch, rows) or split partials
   int batch, rows, heads_q, q_len;
   int chunk;         // tokens per split (a multiple of the tile)
   float scale_log2;  // softmax_scale x log2(e)
   bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
+  template <class Io>
+  DB_HD const Io* q_as() const { return static_cast<const Io*>(q); }
+  DB_HD float* partial_o() const { return static_cast<float*>(o); }
+  template <class Io>
+  DB_HD Io* o_as() const { return static_cast<Io*>(o); }
 };
 
 }  // namespace device
@@ -38,7 +46,7 @@ inline MlaPartials mla_partials(const MlaDecodePlan& plan, void* workspace) {
 
 // A plan's kernel arguments: the answer written directly without splits, the partials with them.
 inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan& plan, const std::int32_t* seq_lens,
-                                     const float* q, float* o, float* lse, void* workspace) {
+                                     const void* q, void* o, float* lse, void* workspace) {
   device::MlaArgs args{};
   args.seq_lens = seq_lens;
   args.q = q;

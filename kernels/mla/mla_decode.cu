@@ -49,6 +49,16 @@ nlohmann::json MlaDecodePlan::to_json() const {
   return j;
 }
 
+DType mla_io_dtype(DType latent_dtype) {
+  switch (latent_dtype) {
+    case DType::fp16:
+    case DType::fp8_e4m3: return DType::fp16;
+    case DType::bf16: return DType::bf16;
+    default: break;
+  }
+  throw std::invalid_argument("no mla kernel reads a " + std::string(dtype_name(latent_dtype)) + " latent cache");
+}
+
 std::string mla_decode_unsupported_reason(const MlaShape& shape, DType dtype) {
   if (const std::string r = shape.invalid_reason(); !r.empty()) return r;
   if (shape.kv_lora_rank != kMlaKernelRank || shape.rope_dim != kMlaKernelRope)
@@ -184,8 +194,9 @@ MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std
 }
 
 template <class KV>
-cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
-                           float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
+cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
+                           const MlaIo<typename KV::value_type>* q, MlaIo<typename KV::value_type>* o, float* lse,
+                           void* workspace, const MlaDecodePlan& plan, cudaStream_t stream) {
   using T = typename KV::value_type;
   if (plan.kernel == MlaKernel::wgmma) {  // the warpgroup-MMA kernel (kernels/mla/mla_decode_wgmma.hpp)
     if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>)
@@ -213,7 +224,8 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }
 
-cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream) {
+template <class Io>
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, Io* o, float* lse, cudaStream_t stream) {
   if (plan.num_splits < 2 || workspace == nullptr) return cudaErrorInvalidValue;
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   const MlaPartials part = mla_partials(plan, workspace);
@@ -225,16 +237,21 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, flo
     return cudaErrorInvalidValue;
   const int column_blocks = many ? plan.merge_column_blocks : 1;
   const dim3 grid(static_cast<unsigned>(rows_total), static_cast<unsigned>(column_blocks));
-  const auto kernel = !many                ? device::mla_merge_few_splits_kernel
-                      : column_blocks == 1 ? device::mla_merge_many_splits_kernel<1>
-                                           : device::mla_merge_many_splits_kernel<kMlaMergeQuarterBlocks>;
+  const auto kernel = !many                ? device::mla_merge_few_splits_kernel<Io>
+                      : column_blocks == 1 ? device::mla_merge_many_splits_kernel<Io, 1>
+                                           : device::mla_merge_many_splits_kernel<Io, kMlaMergeQuarterBlocks>;
   return launch_merge_kernel(plan.dependent_merge, kernel, grid, dim3(threads), stream, part_o, part_lse,
                              plan.num_splits, rows_total, o, lse);
 }
 
-#define DECODE_BENCH_MLA_DECODE(KV)                                                                                   \
-  template cudaError_t run_mla_decode<KV>(const MlaShape&, const KV&, const std::int32_t*, const float*, float*,   \
-                                          float*, void*, const MlaDecodePlan&, cudaStream_t);
+template cudaError_t run_mla_merge_splits<__half>(const MlaDecodePlan&, void*, __half*, float*, cudaStream_t);
+template cudaError_t run_mla_merge_splits<__nv_bfloat16>(const MlaDecodePlan&, void*, __nv_bfloat16*, float*,
+                                                         cudaStream_t);
+
+#define DECODE_BENCH_MLA_DECODE(KV)                                                                          \
+  template cudaError_t run_mla_decode<KV>(const MlaShape&, const KV&, const std::int32_t*,                \
+                                          const MlaIo<KV::value_type>*, MlaIo<KV::value_type>*, float*, void*, \
+                                          const MlaDecodePlan&, cudaStream_t);
 DECODE_BENCH_MLA_DECODE(ContiguousKV<__half>)
 DECODE_BENCH_MLA_DECODE(PagedKV<__half>)
 DECODE_BENCH_MLA_DECODE(ContiguousKV<__nv_bfloat16>)

@@ -17,8 +17,9 @@
 // of 32 x 576 bytes), widened to FP16 into one work tile (E4M3 values are all FP16 values, so the
 // widening is exact), and run on the FP16 path; the scale multiplies the scores and the output in
 // FP32.
-// Rounding: q and P are rounded to the mma's type (FP16 for FP8 caches); l sums the unrounded
-// weights. The verification bound this sets is in docs/kernels/mla.md.
+// Rounding: q comes in the mma's type (MlaIo: FP16 for FP8 caches); P is rounded to it, l sums the
+// unrounded weights, and o is rounded to it once at the end (split partials stay FP32). The
+// verification bound this sets is in docs/kernels/mla.md.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -28,11 +29,13 @@
 #include "kernels/cp_async.cuh"
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"  // MlaArgs
-#include "kernels/mla/mla_q_load.cuh"  // load_q_rows_pitched
+#include "kernels/mla/mla_decode.hpp"  // MlaIo
+#include "kernels/mla/mla_q_load.cuh"  // copy_q_rows_async
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans (kernels/mma_sync.cuh)
 #include "kernels/dependent_launch.cuh"   // allow_dependent_grid, dependent_grid_wait
 #include "kernels/split_merge.cuh"        // merge_split_states
+#include "kernels/store_converted.cuh"    // store_pair, store_quad
 
 namespace decode_bench::device {
 
@@ -55,7 +58,8 @@ template <class T, class KV>
 __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(const KV cache, const MlaArgs args) {
   using Tr = MlaTraits;
   constexpr bool kFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
-  using Ops = MmaStorage<std::conditional_t<kFp8, __half, T>>;
+  using Io = MlaIo<T>;  // q and o; the MMA's type
+  using Ops = MmaStorage<Io>;
   extern __shared__ __align__(128) unsigned char smem[];
   allow_dependent_grid();  // the split merge may launch (kernels/dependent_launch.cuh)
   // blockIdx.x = sequence x row_blocks + row block: a sequence's row blocks are neighbours (they
@@ -89,12 +93,11 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
     }
   };
   if (tiles > 0) stage(0);
+  // Q rows (rows past args.rows zero) into shared rows kRowBytes apart, in the first tile's group
+  // (copy_q_rows_async, kernels/mla/mla_q_load.cuh).
+  copy_q_rows_async<Tr::kRows, Tr::kThreads>(tid, args.q_as<Io>(), b, row0, args.rows,
+                                             [&](int r, int c) { return q_smem + r * Tr::kRowBytes + c * 16; });
   cp_async_commit();
-
-  // Q rows in the latent's type (rows past args.rows zero); chunk i (4 values) is row i / 144, columns
-  // 4 (i % 144) ..; loaded in batches of 9 chunks a thread (load_q_rows_pitched, kernels/mla/mla_q_load.cuh).
-  const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
-  load_q_rows_pitched<Tr, Ops>(tid, q_rows, row0, args, smem);
 
   // Each thread's two rows (h = 0: g, h = 1: g + 8 of the warp's 16) and the tokens they see.
   std::int64_t limit[2];
@@ -224,10 +227,14 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
     const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
     const float l = l_run[h];
     const float inv = l > 0.f ? v_scale / l : 0.f;
-    float* dst = args.o + row * Tr::kVd + ch * 256;
+    const std::int64_t at = row * Tr::kVd + ch * 256 + 2 * tq;
 #pragma unroll
-    for (int n = 0; n < 32; ++n)
-      *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+    for (int n = 0; n < 32; ++n) {
+      if (args.partial)
+        store_pair(args.partial_o() + at + 8 * n, o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+      else
+        store_pair(args.o_as<Io>() + at + 8 * n, o[n][2 * h] * inv, o[n][2 * h + 1] * inv);
+    }
     if (ch == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[h] + log2f(l)) * kLn2 : -INFINITY;
   }
 }
@@ -239,9 +246,10 @@ __global__ void __launch_bounds__(MlaTraits::kThreads, 1) mla_decode_kernel(cons
 // Few splits (large batches: 2-4): one block of 128 threads a row, each thread 4 columns walking
 // the row's splits itself, 8 at a time: one or two batches of loads, no shared memory and no
 // barrier, over the thousands of rows of such a batch.
+template <class Io>
 __global__ void __launch_bounds__(kMlaMergeThreadsFew)
     mla_merge_few_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
-                                float* o, float* lse) {
+                                Io* o, float* lse) {
   static_assert(kMlaMergeThreadsFew * 4 == MlaTraits::kVd, "a thread a float4 column");
   dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
@@ -265,8 +273,7 @@ __global__ void __launch_bounds__(kMlaMergeThreadsFew)
     }
   }
   const float inv = w_sum > 0.f ? 1.f / w_sum : 0.f;
-  *reinterpret_cast<float4*>(o + row * MlaTraits::kVd + 4 * threadIdx.x) =
-      make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
+  store_quad(o + row * MlaTraits::kVd + 4 * threadIdx.x, make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
   if (threadIdx.x == 0) lse[row] = w_sum > 0.f ? L + logf(w_sum) : -INFINITY;
 }
 
@@ -278,17 +285,17 @@ __global__ void __launch_bounds__(kMlaMergeThreadsFew)
 // left 16 rows (h_q 16 at 1 x 32K) on 16 SMs, each reading every split's 2 KiB of the row, and
 // quarters spread the same bytes over four times the blocks. Every quarter computes the row's lse;
 // the first writes it.
-template <int ColumnBlocks>
+template <class Io, int ColumnBlocks>
 __global__ void __launch_bounds__(kMlaMergeThreadsMany)
     mla_merge_many_splits_kernel(const float* o_part, const float* lse_part, int splits, std::int64_t rows_total,
-                                 float* o, float* lse) {
+                                 Io* o, float* lse) {
   static_assert(ColumnBlocks == 1 || ColumnBlocks == kMlaMergeQuarterBlocks, "a whole row or quarters");
   constexpr int kCols = MlaTraits::kVd / ColumnBlocks;
   dependent_grid_wait();  // a dependent launch: the partials are complete and visible after it
   const std::int64_t row = blockIdx.x;
   const int part = static_cast<int>(blockIdx.y);
   float unused_lse;
-  merge_split_states<kCols, kMlaMergeThreadsMany, false, true>(
+  merge_split_states<kCols, kMlaMergeThreadsMany, false, true, Io>(
       o_part + row * MlaTraits::kVd + part * kCols, lse_part + row, splits,
       o + row * MlaTraits::kVd + part * kCols, part == 0 ? lse + row : &unused_lse, kCols, -INFINITY,
       rows_total * MlaTraits::kVd, rows_total);

@@ -22,6 +22,11 @@
 #include <optional>
 #include <string>
 
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
@@ -34,6 +39,14 @@ namespace decode_bench {
 // The kernel's compiled shape: DeepSeek-V3's and Kimi K2's latent row.
 inline constexpr int kMlaKernelRank = 512;
 inline constexpr int kMlaKernelRope = 64;
+
+// q and o of the kernels over a latent cache of type T: the MMA's 16-bit type (T itself; FP16 for
+// FP8 E4M3, which is widened to FP16 exactly). A server holds q and o in that type, and FP32 ones
+// would move twice their bytes at every point (kernels/mla/mla_shape.hpp counts q and o so).
+template <class T>
+using MlaIo = std::conditional_t<std::is_same_v<T, __nv_fp8_e4m3>, __half, T>;
+// The same as a DType: fp16 for fp16 and fp8_e4m3 caches, bf16 for bf16 (std::invalid_argument for others).
+DType mla_io_dtype(DType latent_dtype);
 
 // The narrow kernel takes points of at most this many rows per sequence.
 inline constexpr int kMlaNarrowMaxRows = 32;
@@ -89,17 +102,20 @@ MlaDecodePlan plan_mla_decode(const MlaShape& shape, DType dtype, int batch, std
 
 // cache: ContiguousKV<T> or PagedKV<T> of one head, head_dim 576, K and V the same array (device
 // memory), T = __half, __nv_bfloat16 or __nv_fp8_e4m3 (then k_scale = v_scale = the cache's one
-// scale in device memory, or nullptr for 1). seq_lens: (batch) device int32. q: (batch, rows, 576) FP32
-// (rounded to T inside); o: (batch, rows, 512) FP32; lse: (batch, rows) FP32 natural log (-inf
-// where no token is visible, o then 0). workspace: plan.workspace_bytes of device memory.
+// scale in device memory, or nullptr for 1). seq_lens: (batch) device int32. q: (batch, rows, 576)
+// and o: (batch, rows, 512) in MlaIo<T> (o rounded to it from the FP32 accumulators); lse: (batch,
+// rows) FP32 natural log (-inf where no token is visible, o then 0). workspace:
+// plan.workspace_bytes of device memory (FP32 split partials).
 template <class KV>
-cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
-                           float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
+cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
+                           const MlaIo<typename KV::value_type>* q, MlaIo<typename KV::value_type>* o, float* lse,
+                           void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
 
 // The split merge of run_mla_decode alone: combines plan.num_splits partials in `workspace` (the
-// layout run_mla_decode writes) into o and lse by their log-sum-exp. The warpgroup-MMA kernel's
-// launch shares it.
-cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, float* o, float* lse, cudaStream_t stream);
+// layout run_mla_decode writes) into o (Io: __half or __nv_bfloat16) and lse by their log-sum-exp.
+// The warpgroup-MMA kernel's launch shares it.
+template <class Io>
+cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, Io* o, float* lse, cudaStream_t stream);
 // The merge's block size: 128 threads of 4 columns each walking every split up to 8 splits; 512
 // above, in groups folding splits side by side over a row or a quarter of it
 // (kernels/mla/mla_decode.cuh).

@@ -35,8 +35,9 @@
 // of 64 x 576 bytes), widened to FP16 into one work tile (exact: E4M3 values are all FP16 values)
 // and run on the FP16 path; the scale multiplies the scores and the output in FP32. The widening
 // pass's barrier also orders the work tile's reuse, so the FP8 path needs no third barrier.
-// Rounding: q and P are rounded to the mma's type (FP16 for FP8), l sums the unrounded weights,
-// as in the 64-row kernel (docs/kernels/mla.md gives the bound).
+// Rounding: q comes in the mma's type (FP16 for FP8), P is rounded to it, l sums the unrounded
+// weights and o is rounded to it at the end, as in the 64-row kernel (docs/kernels/mla.md gives the
+// bound).
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -47,7 +48,9 @@
 #include "kernels/kv_accessor.hpp"    // kv_scale
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_decode.cuh"  // MlaArgs, the split merge
-#include "kernels/mla/mla_q_load.cuh"  // load_q_rows_pitched
+#include "kernels/mla/mla_decode.hpp"  // MlaIo
+#include "kernels/mla/mla_q_load.cuh"  // copy_q_rows_async
+#include "kernels/store_converted.cuh"  // store_pair
 #include "kernels/mla/mla_shape.hpp"
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (mma, pack), ldmatrix_x4, ldmatrix_x4_trans
 
@@ -96,7 +99,8 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
     mla_decode_narrow_kernel(const KV cache, const MlaArgs args) {
   using Tr = MlaNarrowTraits<kMFrags>;
   constexpr bool kFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
-  using Ops = MmaStorage<std::conditional_t<kFp8, __half, T>>;
+  using Io = MlaIo<T>;  // q and o; the MMA's type
+  using Ops = MmaStorage<Io>;
   constexpr int kS = kFp8 ? Tr::kRawStages : Tr::kStages;  // copy stages
   extern __shared__ __align__(128) unsigned char smem[];
   allow_dependent_grid();  // the split merge may launch (kernels/dependent_launch.cuh)
@@ -141,17 +145,16 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
       cp_async_16B(dst + c * 16, src + c * kChunkElems, valid);
     }
   };
-  // The first kS - 1 tiles in flight (one commit group each, empty past the last tile).
+  // Q rows (rows past args.rows zero) into shared rows kRowBytes apart, in the first tile's group
+  // (copy_q_rows_async, kernels/mla/mla_q_load.cuh); then the first kS - 1 tiles in flight (one
+  // commit group each, empty past the last tile).
+  copy_q_rows_async<Tr::kRows, Tr::kThreads>(tid, args.q_as<Io>(), b, row0, args.rows,
+                                             [&](int r, int c) { return q_smem + r * Tr::kRowBytes + c * 16; });
 #pragma unroll
   for (int s = 0; s < kS - 1; ++s) {
     if (s < tiles) stage(s);
     cp_async_commit();
   }
-
-  // Q rows in the mma's type (rows past args.rows zero); chunk i (4 values) is row i / 144, columns
-  // 4 (i % 144) ..; loaded in batches of 9 chunks a thread (load_q_rows_pitched, kernels/mla/mla_q_load.cuh).
-  const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
-  load_q_rows_pitched<Tr, Ops>(tid, q_rows, row0, args, smem);
 
   // This thread's rows: (f, h) is row 16 f + g + 8 h of the block; the tokens each sees.
   std::int64_t limit[kMFrags][2];
@@ -193,7 +196,7 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
     if (tile + kS - 1 < tiles) stage(tile + kS - 1);
     cp_async_commit();
     cp_async_wait<kS - 1>();  // this thread's copies of `tile` landed
-    __syncthreads();          // everyone's did, and Q's stores (first tile) are visible
+    __syncthreads();          // everyone's did (Q's too: they are in the first tile's group)
     std::uint32_t st = copy_slot(tile);
     if constexpr (kFp8) {  // widen the byte stage into the FP16 work tile (exact), then compute on it
       for (int i = tid; i < Tr::kTile * (Tr::kKd / 8); i += Tr::kThreads) {
@@ -330,10 +333,14 @@ __global__ void __launch_bounds__(MlaNarrowTraits<kMFrags>::kThreads, 1)
       for (int w = 0; w < Tr::kWarps; ++w) l += red[w * Tr::kRows + rr];
       const std::int64_t row = (args.partial ? static_cast<std::int64_t>(split) * args.batch + b : b) * args.rows + r;
       const float inv = l > 0.f ? v_scale / l : 0.f;
-      float* dst = args.o + row * Tr::kVd + col0;
+      const std::int64_t at = row * Tr::kVd + col0 + 2 * tq;
 #pragma unroll
-      for (int n = 0; n < Tr::kWarpCols / 8; ++n)
-        *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[f][n][2 * h] * inv, o[f][n][2 * h + 1] * inv);
+      for (int n = 0; n < Tr::kWarpCols / 8; ++n) {
+        if (args.partial)
+          store_pair(args.partial_o() + at + 8 * n, o[f][n][2 * h] * inv, o[f][n][2 * h + 1] * inv);
+        else
+          store_pair(args.o_as<Io>() + at + 8 * n, o[f][n][2 * h] * inv, o[f][n][2 * h + 1] * inv);
+      }
       if (warp == 0 && tq == 0) args.lse[row] = l > 0.f ? (m_run[f][h] + log2f(l)) * kLn2 : -INFINITY;
     }
 }

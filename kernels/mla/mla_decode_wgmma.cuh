@@ -17,7 +17,7 @@
 //             SM for the same shared memory), at the price of S's Q reads: N = 32 reads Q from
 //             shared memory once per 32 tokens instead of once per 64
 // Shared memory (1 KiB aligned; both tilings fit the 227 KiB an H100 block may take):
-//   Q        64 rows x 576 in the MMA's type, 72 KiB, written once
+//   Q        64 rows x 576 in the MMA's type, 72 KiB, copied once (cp.async)
 //   stages   kStages x (kTile tokens x 576): 2 x 72 KiB or 4 x 36 KiB (cp.async by warpgroup 1)
 //   P        warpgroup 0's P fragments (kTile / 4 words a thread): 8 or 4 KiB
 //   row      2 floats a thread of warpgroup 0: the tile's O rescale
@@ -51,8 +51,9 @@
 // not bar.arrive: warpgroup 1 is already waiting there in almost every tile (it only refills a
 // stage after the tile barrier), so the wait is free, and compute-sanitizer's racecheck then sees
 // the hand-over as ordered (with bar.arrive it reported warpgroup 1's reads of P intermittently).
-// Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q and P in the MMA's type, FP32
-// accumulation, l over the unrounded weights; scores scaled in FP32 after the MMA.
+// Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q (as it comes) and P in the
+// MMA's type, FP32 accumulation, l over the unrounded weights, scores scaled in FP32 after the MMA;
+// o rounded to T once at the end (split partials FP32).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,10 +67,11 @@
 #include "kernels/kv_accessor.hpp"        // kv_scale
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
-#include "kernels/mla/mla_q_load.cuh"     // load_q_in_batches
+#include "kernels/mla/mla_q_load.cuh"     // copy_q_rows_async
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
 #include "kernels/row_locator.cuh"        // RowLocator: the block table read a tile ahead
+#include "kernels/store_converted.cuh"    // store_pair, store_quad
 #include "kernels/wgmma_ops.cuh"          // descriptors, fences, commit and wait
 
 namespace decode_bench::device {
@@ -267,36 +269,25 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     load_tile(tile);
     if (tile + 1 < tiles) fetch_tickets(tile + 1);
   };
-  // The first kStages - 1 tiles, one cp.async group each (empty past the last tile): the loop's
-  // wait for tile j then leaves exactly the kStages - 2 groups after it pending.
+  // Q rows (rows past args.rows zero), swizzled as the A operand of S (row r's chunk c of 8 values
+  // at mla_sw128_chunk), copied by every thread (copy_q_rows_async, kernels/mla/mla_q_load.cuh)
+  // into the first commit group: warpgroup 1's with tile 0, which its loop waits for at tile 0;
+  // warpgroup 0 waits for its own below. Then the first kStages - 1 tiles, one cp.async group each
+  // (empty past the last tile): the loop's wait for tile j then leaves exactly the kStages - 2
+  // groups after it pending.
   if (wg == 1 && tiles > 0) fetch_tickets(0);
+  copy_q_rows_async<Tr::kRows, Tr::kThreads>(
+      tid, args.q_as<T>(), b, row0, args.rows,
+      [&](int r, int c) { return q_smem + mla_sw128_chunk(r, c, Tr::kQPanelBytes); });
 #pragma unroll
   for (int j = 0; j < Tr::kStages - 1; ++j) {
     if (wg == 1 && j < tiles) load_tile_and_fetch_next(j);
     cp_async_commit();
   }
-
-  // Q rows in the MMA's type (rows past args.rows zero), swizzled as the A operand of S: chunk i
-  // (8 values) is row i / 72, columns 8 (i % 72) ..; loaded in two batches of 9 chunks a thread
-  // (kernels/mla/mla_q_load.cuh; two float4 a chunk, 72 floats of registers a batch).
-  const float* const q_rows = args.q + (static_cast<std::int64_t>(b) * args.rows + row0) * Tr::kKd;
-  load_q_in_batches<Tr::kRows * (Tr::kKd / 8), Tr::kThreads, 9, 8>(
-      tid,
-      [&](int i, float4 (&x)[2]) {
-        const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
-        x[0] = x[1] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (row0 + r < args.rows) {
-          x[0] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 8 * c);
-          x[1] = *reinterpret_cast<const float4*>(q_rows + r * Tr::kKd + 8 * c + 4);
-        }
-      },
-      [&](int i, const float4 (&x)[2]) {
-        const int r = i / (Tr::kKd / 8), c = i % (Tr::kKd / 8);
-        const uint4 w = make_uint4(Ops::pack(x[0].x, x[0].y), Ops::pack(x[0].z, x[0].w), Ops::pack(x[1].x, x[1].y),
-                                   Ops::pack(x[1].z, x[1].w));
-        *reinterpret_cast<uint4*>(smem + Tr::kQOffset + mla_sw128_chunk(r, c, Tr::kQPanelBytes)) = w;
-      });
-  fence_proxy_async_shared();  // the st.shared of Q visible to wgmma (ordered by the first tile's barrier)
+  if (wg == 0) {
+    cp_async_wait<0>();          // warpgroup 0's copies of Q (it copies no tile)
+    fence_proxy_async_shared();  // ... visible to wgmma (ordered by the first tile's barrier)
+  }
 
   // Each thread's two rows (h = 0: 16 warp + g, h = 1: + 8; the same in both warpgroups) and the
   // tokens they see in this split.
@@ -478,27 +469,35 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     const float inv = inv_l[128 * h + wtid];
     // Called in each branch, not once over a selected pointer: a pointer that may be either space
     // compiles to generic stores.
-    const auto store_row = [&](float* row_dst) {
+    const auto store_row = [&](auto* row_dst) {
 #pragma unroll
-      for (int n = 0; n < 32; ++n)
-        *reinterpret_cast<float2*>(row_dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      for (int n = 0; n < 32; ++n) store_pair(row_dst + 8 * n + 2 * tq, o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     };
+    const std::int64_t at = (first_row + r) * Tr::kVd + 256 * wg;
     if (staged)
       store_row(o_stage + r * Tr::kOStageStride + 256 * wg);
+    else if (args.partial)
+      store_row(args.partial_o() + at);
     else
-      store_row(args.o + (first_row + r) * Tr::kVd + 256 * wg);
+      store_row(args.o_as<T>() + at);
     if (wg == 0 && tq == 0)
       args.lse[first_row + r] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
   }
   if (staged) {
     __syncthreads();
-    float* const dst = args.o + first_row * Tr::kVd;
-    constexpr int kChunksPerRow = Tr::kVd / 4;
-    for (int i = tid; i < block_rows * kChunksPerRow; i += Tr::kThreads) {
-      const int r = i / kChunksPerRow, c = i % kChunksPerRow;
-      *reinterpret_cast<float4*>(dst + static_cast<std::int64_t>(r) * Tr::kVd + 4 * c) =
-          *reinterpret_cast<const float4*>(o_stage + r * Tr::kOStageStride + 4 * c);
-    }
+    // Whole rows in chunks of 4 columns: FP32 partials or o in T.
+    const auto store_rows = [&](auto* dst) {
+      constexpr int kChunksPerRow = Tr::kVd / 4;
+      for (int i = tid; i < block_rows * kChunksPerRow; i += Tr::kThreads) {
+        const int r = i / kChunksPerRow, c = i % kChunksPerRow;
+        store_quad(dst + static_cast<std::int64_t>(r) * Tr::kVd + 4 * c,
+                   *reinterpret_cast<const float4*>(o_stage + r * Tr::kOStageStride + 4 * c));
+      }
+    };
+    if (args.partial)
+      store_rows(args.partial_o() + first_row * Tr::kVd);
+    else
+      store_rows(args.o_as<T>() + first_row * Tr::kVd);
   }
 #else
   (void)cache, (void)args;

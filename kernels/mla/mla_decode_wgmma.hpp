@@ -109,7 +109,8 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan
 // this kernel does not run, cudaErrorNotSupported in a build without it.
 template <class KV>
-cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens, const float* q,
-                                 float* o, float* lse, void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
+cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,
+                                 const typename KV::value_type* q, typename KV::value_type* o, float* lse,
+                                 void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
 
 }  // namespace decode_bench

@@ -11,24 +11,19 @@ namespace decode_bench {
 bool mla_decode_wgmma_compiled() { return false; }
 
 template <class KV>
-cudaError_t run_mla_decode_wgmma(const MlaShape&, const KV&, const std::int32_t*, const float*, float*, float*, void*,
-                                 const MlaDecodePlan&, cudaStream_t) {
+cudaError_t run_mla_decode_wgmma(const MlaShape&, const KV&, const std::int32_t*, const typename KV::value_type*,
+                                 typename KV::value_type*, float*, void*, const MlaDecodePlan&, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 
-template cudaError_t run_mla_decode_wgmma<ContiguousKV<__half>>(const MlaShape&, const ContiguousKV<__half>&,
-                                                                const std::int32_t*, const float*, float*, float*,
-                                                                void*, const MlaDecodePlan&, cudaStream_t);
-template cudaError_t run_mla_decode_wgmma<PagedKV<__half>>(const MlaShape&, const PagedKV<__half>&, const std::int32_t*,
-                                                           const float*, float*, float*, void*, const MlaDecodePlan&,
-                                                           cudaStream_t);
-template cudaError_t run_mla_decode_wgmma<ContiguousKV<__nv_bfloat16>>(const MlaShape&,
-                                                                       const ContiguousKV<__nv_bfloat16>&,
-                                                                       const std::int32_t*, const float*, float*,
-                                                                       float*, void*, const MlaDecodePlan&,
-                                                                       cudaStream_t);
-template cudaError_t run_mla_decode_wgmma<PagedKV<__nv_bfloat16>>(const MlaShape&, const PagedKV<__nv_bfloat16>&,
-                                                                  const std::int32_t*, const float*, float*, float*,
-                                                                  void*, const MlaDecodePlan&, cudaStream_t);
+#define DECODE_BENCH_MLA_DECODE_WGMMA_NONE(KV)                                                             \
+  template cudaError_t run_mla_decode_wgmma<KV>(const MlaShape&, const KV&, const std::int32_t*,            \
+                                                const KV::value_type*, KV::value_type*, float*, void*,      \
+                                                const MlaDecodePlan&, cudaStream_t);
+DECODE_BENCH_MLA_DECODE_WGMMA_NONE(ContiguousKV<__half>)
+DECODE_BENCH_MLA_DECODE_WGMMA_NONE(PagedKV<__half>)
+DECODE_BENCH_MLA_DECODE_WGMMA_NONE(ContiguousKV<__nv_bfloat16>)
+DECODE_BENCH_MLA_DECODE_WGMMA_NONE(PagedKV<__nv_bfloat16>)
+#undef DECODE_BENCH_MLA_DECODE_WGMMA_NONE
 
 }  // namespace decode_bench

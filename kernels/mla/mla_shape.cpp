@@ -33,8 +33,8 @@ MlaTrafficModel mla_traffic_model(const MlaShape& s, DType dtype, const std::vec
     for (int i = 0; i < s.q_len; ++i)
       m.flops += 2.0 * s.heads_q * (s.key_dim() + s.value_dim()) * static_cast<double>(mla_visible_tokens(len, s.q_len, i));
   }
-  m.q_bytes = rows * s.key_dim() * 4.0;
-  m.o_bytes = rows * (s.value_dim() * 4.0 + 4.0);  // o and its lse
+  m.q_bytes = rows * s.key_dim() * kMlaIoBytes;
+  m.o_bytes = rows * (s.value_dim() * kMlaIoBytes + 4.0);  // o and its FP32 lse
   if (!pages_per_seq.empty()) {
     double pages = 0;
     for (const std::int32_t p : pages_per_seq) pages += p;

@@ -7,8 +7,9 @@
 //
 // The latent cache is a KV accessor (kernels/kv_accessor.hpp) of one KV head and head_dim =
 // kv_lora_rank + rope_dim whose K and V pointers are the same array (V reads the first
-// kv_lora_rank values of each row). q: (batch, q_len, heads_q, key_dim) FP32; o: (batch, q_len,
-// heads_q, value_dim) FP32; lse (natural log): (batch, q_len, heads_q).
+// kv_lora_rank values of each row). q: (batch, q_len, heads_q, key_dim); o: (batch, q_len,
+// heads_q, value_dim) (the reference's FP32 and float64, the kernels' 16-bit: MlaIo); lse (natural
+// log): (batch, q_len, heads_q).
 //
 // Query position i of q_len (0-based) sits at token len - q_len + i of its sequence and sees the
 // tokens up to and including itself (multi-token prediction: q_len 2); at q_len 1 it sees all.
@@ -59,10 +60,13 @@ inline std::uint64_t mla_latent_token_bytes(const MlaShape& s, DType dtype) {
 
 // What an MLA decode must move and compute, counted before it runs:
 //   latent_bytes  every cached token's latent row, read once per sequence (shared by its heads)
-//   q_bytes       q read (FP32, key_dim per row); o_bytes: o (FP32, value_dim) and lse written
+//   q_bytes       q read (16-bit, key_dim per row); o_bytes: o (16-bit, value_dim) and lse (FP32) written
 //   page_table_bytes  block-table entries and indptr (paged)
 //   scale_bytes   FP8: the cache's one dequantization scale (FP32)
 //   flops         2 x rows x (key_dim + value_dim) per visible token (scores, then weighted values)
+// q and o in a 16-bit type: the MMA's, as a server holds them (the fewest bytes: a kernel handed
+// FP32 q would round it to that type anyway).
+inline constexpr double kMlaIoBytes = 2.0;
 struct MlaTrafficModel {
   double latent_bytes = 0, q_bytes = 0, o_bytes = 0, page_table_bytes = 0, scale_bytes = 0;
   double flops = 0;

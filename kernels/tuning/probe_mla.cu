@@ -67,7 +67,8 @@ void point(int heads_q, int q_len, int batch, int len) {
   for (int b = 0; b <= batch; ++b) indptr[b] = b * pages_per_seq;
   DeviceBuffer<std::int32_t> d_pages(page_indices), d_indptr(indptr), d_lens(lens);
   const std::size_t rows = static_cast<std::size_t>(batch) * shape.rows();
-  DeviceBuffer<float> q(rows * shape.key_dim()), o(rows * shape.value_dim()), lse(rows);
+  DeviceBuffer<__nv_bfloat16> q(rows * shape.key_dim()), o(rows * shape.value_dim());  // MlaIo of a BF16 cache
+  DeviceBuffer<float> lse(rows);
   fill_kernel<<<1024, 256>>>(q.get(), q.size(), 29u);
   DB_CUDA_CHECK(cudaGetLastError());
   int sm_count = 0;
@@ -114,7 +115,9 @@ void point(int heads_q, int q_len, int batch, int len) {
     const MlaTrafficModel m = mla_traffic_model(shape, DType::bf16, lens, std::vector<std::int32_t>(batch, pages_per_seq));
     // The second kernel's o against the first's (both ran at least once): a quick cross-check at
     // full size, not the GPU tests' bound.
-    const std::vector<float> out = o.download();
+    std::vector<float> out(o.size());
+    const std::vector<__nv_bfloat16> out_bf16 = o.download();
+    std::transform(out_bf16.begin(), out_bf16.end(), out.begin(), [](__nv_bfloat16 v) { return __bfloat162float(v); });
     double diff = 0;
     if (first_o.empty()) first_o = out;
     else
