@@ -71,14 +71,6 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
   }
 }
 
-#define DECODE_BENCH_MLA_DECODE_WGMMA(KV)                                                                  \
-  template cudaError_t run_mla_decode_wgmma<KV>(const MlaShape&, const KV&, const std::int32_t*,            \
-                                                const KV::value_type*, KV::value_type*, float*, void*,      \
-                                                const MlaDecodePlan&, cudaStream_t);
-DECODE_BENCH_MLA_DECODE_WGMMA(ContiguousKV<__half>)
-DECODE_BENCH_MLA_DECODE_WGMMA(PagedKV<__half>)
-DECODE_BENCH_MLA_DECODE_WGMMA(ContiguousKV<__nv_bfloat16>)
-DECODE_BENCH_MLA_DECODE_WGMMA(PagedKV<__nv_bfloat16>)
-#undef DECODE_BENCH_MLA_DECODE_WGMMA
+DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCES
 
 }  // namespace decode_bench

@@ -113,4 +113,16 @@ cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const s
                                  const typename KV::value_type* q, typename KV::value_type* o, float* lse,
                                  void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
 
+// run_mla_decode_wgmma's instances, the same in its launch's unit and in the stand-in of a build
+// without sm_90a (inside namespace decode_bench, after the template's definition).
+#define DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCE(KV)                                                                  \
+  template cudaError_t run_mla_decode_wgmma<KV>(const MlaShape&, const KV&, const std::int32_t*,                 \
+                                                const KV::value_type*, KV::value_type*, float*, void*,           \
+                                                const MlaDecodePlan&, cudaStream_t);
+#define DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCES                  \
+  DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCE(ContiguousKV<__half>)   \
+  DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCE(PagedKV<__half>)        \
+  DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCE(ContiguousKV<__nv_bfloat16>) \
+  DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCE(PagedKV<__nv_bfloat16>)
+
 }  // namespace decode_bench
