@@ -73,7 +73,10 @@ std::uint64_t estimate_mla_device_bytes(const nlohmann::json& params) {
     rows_stored = batch * static_cast<std::uint64_t>(std::max<std::int64_t>(d.max_len(), 1));
   }
   const std::uint64_t q_rows = batch * static_cast<std::uint64_t>(m.shape.rows());
-  const std::uint64_t q_o = q_rows * (m.shape.key_dim() + m.shape.value_dim() + 1) * 4;
+  // FP32 q, o and lse (generated and verified), and the 16-bit q and o every MLA backend reads and
+  // writes (its io_dtype: decode-bench's MlaIo, FlashInfer's the latents').
+  const std::uint64_t q_o = q_rows * (m.shape.key_dim() + m.shape.value_dim() + 1) * 4 +
+                            q_rows * (m.shape.key_dim() + m.shape.value_dim()) * 2;
   // The device picks the plan (plan_mla_decode_for_device): the largest partials of the mma.sync
   // kernels' plan (narrow or 64-row, by rows) and the wgmma kernel's in either tiling
   // (DECODE_BENCH_MLA_TILE picks one).

@@ -137,7 +137,8 @@ TEST(MlaSweep, DecodeBenchTakesMlaQAndOInTheMmaType) {
   EXPECT_THROW(mla_io_dtype(DType::fp32), std::invalid_argument);
 }
 
-// The estimate covers the latent arena the point allocates (whole pages), q, o and lse.
+// The estimate covers the latent arena the point allocates (whole pages), q, o and lse (FP32, and
+// q and o in the backend's 16-bit io dtype).
 TEST(MlaSweep, MemoryEstimateCoversTheLatentArena) {
   for (const char* layout : {"paged", "contiguous"}) {
     const json p = {{"attention", "mla"}, {"kernel", "flash_decode"}, {"dtype", "bf16"}, {"layout", layout},
@@ -149,7 +150,8 @@ TEST(MlaSweep, MemoryEstimateCoversTheLatentArena) {
     const LatentCache cache(config, m.decode.lengths);
     const std::uint64_t arena = cache.data().size();
     EXPECT_EQ(arena, 3u * (std::string(layout) == "paged" ? 128u : 100u) * 1152u) << layout;
-    const std::uint64_t q_o_lse = 3u * 32u * (576u + 512u + 1u) * 4u;
+    // FP32 q, o and lse, and the 16-bit q and o of the backend's io dtype.
+    const std::uint64_t q_o_lse = 3u * 32u * (576u + 512u + 1u) * 4u + 3u * 32u * (576u + 512u) * 2u;
     const std::uint64_t est = estimate_device_bytes(p);
     EXPECT_GE(est, arena + q_o_lse) << layout;
     // No more than the block table, lengths and the widest plan's partials on top.
