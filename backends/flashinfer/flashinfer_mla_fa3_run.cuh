@@ -9,22 +9,18 @@
 #include <flashinfer/attention/mask.cuh>
 #include <flashinfer/attention/mla_hopper.cuh>
 
-#include "backends/flashinfer/flashinfer_error.hpp"
-#include "backends/flashinfer/flashinfer_mla_params.cuh"
+#include "backends/flashinfer/flashinfer_mla_params.cuh"  // run_mla_kernel
 
 namespace decode_bench::flashinfer_launch::mla_detail {
 
 template <class T>
 cudaError_t run_fa3(const MlaArgs& a, const MlaPlan& plan, void* float_workspace, void* int_workspace,
                     cudaStream_t stream, std::string* error) {
-  if (auto reason = run_refusal(a, plan, float_workspace, int_workspace)) return refuse(*reason, error);
-  auto p = mla_params<T>(a, plan, float_workspace, int_workspace);
-  return call_flashinfer(
-      [&] {
-        return flashinfer::mla::BatchMLAPageAttentionHopper<flashinfer::MaskMode::kCausal, kCkvDim, kKpeDim>(
-            p, static_cast<std::uint32_t>(plan.num_blks_x), static_cast<std::uint32_t>(plan.num_blks_y), stream);
-      },
-      error);
+  using flashinfer::MaskMode;
+  const auto kernel = [](auto& p, std::uint32_t blks_x, std::uint32_t blks_y, cudaStream_t s) {
+    return flashinfer::mla::BatchMLAPageAttentionHopper<MaskMode::kCausal, kCkvDim, kKpeDim>(p, blks_x, blks_y, s);
+  };
+  return run_mla_kernel<T>(a, plan, float_workspace, int_workspace, stream, error, kernel);
 }
 
 }  // namespace decode_bench::flashinfer_launch::mla_detail

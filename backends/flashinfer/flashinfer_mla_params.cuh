@@ -2,8 +2,8 @@
 // FlashInfer's MLAParams for one launch of either of its MLA kernels (the FA2 kernel of
 // attention/mla.cuh, flashinfer_mla_run.cuh; the Hopper kernel of attention/mla_hopper.cuh,
 // flashinfer_mla_fa3_run.cuh): both take the same parameters and the same MLAPlan work list, so the
-// two differ only in the kernel launched. kv_lora_rank 512 and rope_dim 64, q, latents and o in one
-// 16-bit type T.
+// two differ only in the kernel launched (run_mla_kernel). kv_lora_rank 512 and rope_dim 64, q,
+// latents and o in one 16-bit type T.
 #include <optional>
 #include <string>
 
@@ -11,6 +11,7 @@
 #include <flashinfer/attention/mla_params.cuh>
 #include <flashinfer/fastdiv.cuh>
 
+#include "backends/flashinfer/flashinfer_error.hpp"  // refuse, call_flashinfer
 #include "backends/flashinfer/flashinfer_mla.hpp"
 
 namespace decode_bench::flashinfer_launch::mla_detail {
@@ -76,6 +77,21 @@ flashinfer::MLAParams<T, T, T, std::int32_t> mla_params(const MlaArgs& a, const 
   p.ckv_scale_arr = nullptr;
   p.return_lse_base_on_e = false;   // base 2, as FlashInfer's wrapper returns it by default
   return p;
+}
+
+// One launch of either kernel: the refusals, the parameters, then kernel(params, num_blks_x,
+// num_blks_y, stream) (FlashInfer's launcher, returning its cudaError_t) through call_flashinfer.
+template <class T, class Kernel>
+cudaError_t run_mla_kernel(const MlaArgs& a, const MlaPlan& plan, void* float_workspace, void* int_workspace,
+                           cudaStream_t stream, std::string* error, Kernel kernel) {
+  if (auto reason = run_refusal(a, plan, float_workspace, int_workspace)) return refuse(*reason, error);
+  auto p = mla_params<T>(a, plan, float_workspace, int_workspace);
+  return call_flashinfer(
+      [&] {
+        return kernel(p, static_cast<std::uint32_t>(plan.num_blks_x), static_cast<std::uint32_t>(plan.num_blks_y),
+                      stream);
+      },
+      error);
 }
 
 }  // namespace decode_bench::flashinfer_launch::mla_detail
