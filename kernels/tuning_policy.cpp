@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 23> kKnobs{{
+const std::array<TuningKnob, 24> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -226,6 +226,13 @@ const std::array<TuningKnob, 23> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.merge_pdl);
+     }},
+    {"DECODE_BENCH_MLA_FUSED_MERGE", "auto | off", "auto",
+     "the warpgroup-MMA MLA kernel's split merge folded into it (2 to 8 splits: each row block's last split "
+     "merges them, kernels/mla/mla_fused_merge.cuh); auto: folded; off: the merge kernel",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.mla_fused_merge);
      }},
     {"DECODE_BENCH_CARVEOUT", "default | max", "default",
      "max sets the preferred shared-memory carveout of the row-attention and flash-decode kernels to the most "

@@ -162,16 +162,25 @@ std::vector<MlaDecodePlan> run_mla_decode_case(const MlaDecodeCase& c, const std
     if (c.splits > 0) {
       EXPECT_LE(plan.num_splits, c.splits);
     }
-    d_o.poison();  // every plan writes every element it owns, none left from the previous plan
-    d_lse.poison();
     DeviceBuffer<unsigned char> d_work(plan.workspace_bytes);
-    cudaError_t err;
-    if (c.storage == LatentStorage::contiguous)
-      err = run_mla_decode(shape, cache.contiguous_view(base, d_scale.get()), d_lens.get(), d_q.get(), d_o.get(),
-                           d_lse.get(), d_work.get(), plan, nullptr);
-    else
-      err = run_mla_decode(shape, cache.paged_view(base, d_pages.get(), d_indptr.get(), d_scale.get()), d_lens.get(),
-                           d_q.get(), d_o.get(), d_lse.get(), d_work.get(), plan, nullptr);
+    const cudaError_t init = init_mla_workspace(plan, d_work.get(), nullptr);
+    EXPECT_EQ(init, cudaSuccess) << cudaGetErrorString(init);
+    if (init != cudaSuccess) continue;
+    const auto launch = [&] {
+      if (c.storage == LatentStorage::contiguous)
+        return run_mla_decode(shape, cache.contiguous_view(base, d_scale.get()), d_lens.get(), d_q.get(), d_o.get(),
+                              d_lse.get(), d_work.get(), plan, nullptr);
+      return run_mla_decode(shape, cache.paged_view(base, d_pages.get(), d_indptr.get(), d_scale.get()), d_lens.get(),
+                            d_q.get(), d_o.get(), d_lse.get(), d_work.get(), plan, nullptr);
+    };
+    cudaError_t err = cudaSuccess;
+    // A fused merge's plan runs twice: the second launch finds the counters the first one's last
+    // blocks reset (a counter left non-zero would merge early or never, and the check below fail).
+    for (int run = 0; run < (plan.fused_merge ? 2 : 1) && err == cudaSuccess; ++run) {
+      d_o.poison();  // every plan writes every element it owns, none left from the previous plan or run
+      d_lse.poison();
+      err = launch();
+    }
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
     if (err != cudaSuccess) continue;
     const cudaError_t sync = cudaDeviceSynchronize();

@@ -180,6 +180,46 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
+// The fused merge (MlaDecodePlan::fused_merge: each row block's last split folds its splits) beside
+// the merge kernel, one reference: 2 to 8 splits, splits left empty by short sequences and an empty
+// one, one and several row blocks a sequence, both tilings. run_mla_decode_case launches a fused
+// plan twice, so the counters the last blocks reset are checked too. More than 8 splits are never
+// fused; DECODE_BENCH_MLA_FUSED_MERGE=off (fused_merge false) keeps the merge kernel.
+TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
+  DB_REQUIRE_MLA_WGMMA();
+  const auto planner = [](int tile, bool fused) {
+    return [tile, fused](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+      return plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile, fused);
+    };
+  };
+  for (const int tile : kTiles)
+    for (const auto& [heads, q_len] : std::vector<std::pair<int, int>>{{16, 1}, {24, 2}, {128, 1}})
+      for (const int splits : {2, 3, 8}) {
+        MlaDecodeCase c;
+        c.heads_q = heads;
+        c.q_len = q_len;
+        c.lengths = {2100, 0, 70, 1000};
+        c.splits = splits;
+        c.shuffle = true;
+        c.page_size = 7;
+        const std::vector<MlaDecodePlan> plans =
+            testing::run_mla_decode_case(c, {planner(tile, true), planner(tile, false)});
+        ASSERT_EQ(plans.size(), 2u);
+        EXPECT_GE(plans[0].num_splits, 2);  // at most `splits` (the case checks): 8 over 33 tiles of 64 is 7
+        EXPECT_TRUE(plans[0].fused_merge) << splits;
+        EXPECT_FALSE(plans[0].dependent_merge);
+        EXPECT_EQ(plans[0].workspace_bytes, plans[1].workspace_bytes + 4u * 4 * plans[0].row_blocks);
+        EXPECT_FALSE(plans[1].fused_merge);
+      }
+  MlaShape h16;
+  h16.heads_q = 16;
+  EXPECT_FALSE(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 9, 64).fused_merge);
+  EXPECT_FALSE(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 1, 64).fused_merge);
+  EXPECT_TRUE(plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0).fused_merge);  // 4 splits
+  EXPECT_FALSE(
+      plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, false).fused_merge);
+}
+
 // The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
 // (MlaDecodePlan::dependent_merge, DECODE_BENCH_MERGE_PDL), on this kernel and on the narrow one:
 // both verify, at split counts that leave splits empty, beside an empty sequence. The device
@@ -188,7 +228,8 @@ TEST(MlaDecodeWgmmaGpu, DependentAndStreamOrderedMerge) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](bool wgmma, bool dependent) {
     return [wgmma, dependent](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-      MlaDecodePlan p = wgmma ? plan_mla_decode_wgmma(s, d, batch, len, sms, splits, 64)
+      // The merge kernel, not the fused merge (its own test below).
+      MlaDecodePlan p = wgmma ? plan_mla_decode_wgmma(s, d, batch, len, sms, splits, 64, false)
                               : plan_mla_decode(s, d, batch, len, sms, splits);
       p.dependent_merge = dependent && p.num_splits > 1;
       return p;
@@ -354,7 +395,9 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64);
   EXPECT_EQ(mid.num_splits, 2);
   EXPECT_EQ(mid.split_tiles, 32);
-  EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4);
+  // The partials, then the fused merge's counters (2 splits: fused), one a row block.
+  EXPECT_TRUE(mid.fused_merge);
+  EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4 + 32u * 2 * 4);
   MlaShape h128q2 = h128;
   h128q2.q_len = 2;
   EXPECT_EQ(plan_mla_decode_wgmma(h128q2, DType::bf16, 32, 4096, 132).num_splits, 1);  // 128 blocks already
@@ -383,6 +426,8 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(j["warpgroups"], 2);
   EXPECT_EQ(j["num_splits"], 2);
   EXPECT_EQ(j["shared_bytes"], mid.shared_bytes);
+  EXPECT_EQ(j["fused_merge"], true);
+  EXPECT_FALSE(big.to_json().contains("fused_merge"));  // no splits
   // The mma.sync plans name their kernels and carry no warpgroups.
   const nlohmann::json mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132).to_json();
   EXPECT_EQ(mma["kernel"], "mla_decode_mma");
@@ -510,7 +555,7 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
   const MlaDecodePlan three = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3, 32);
   EXPECT_EQ(three.num_splits, 2);  // 3 over 4 tiles: 2 tiles a split, so 2 splits
   EXPECT_EQ(three.split_tiles, 2);
-  EXPECT_EQ(three.workspace_bytes, 2u * 1 * 128 * 513 * 4);
+  EXPECT_EQ(three.workspace_bytes, 2u * 1 * 128 * 513 * 4 + 2u * 4);  // + the fused merge's counters (2 row blocks)
   // A tile the kernel lacks: refused, naming it.
   for (const int bad : {16, 48, 128, -32}) {
     try {

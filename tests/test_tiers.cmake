@@ -53,7 +53,7 @@ set(DECODE_BENCH_GPU_QUICK
 # CUDA cores (FP32 / FP16 / BF16, pages of 1 to 512 tokens, up to 5000 splits) and its variant twins, the tensor-core
 # row attention (narrow, wide, FP8) and its attention variants, the wgmma kernel and its cluster merge, the short-sequence kernel and its variants, both windowed families on a pool released behind the
 # window (a read of a released entry, page -1, is out of bounds), the shared-prefix composition with its
-# level merges, masked head-dim tails and the deep tiling, MLA decode (both kernels). A few small cases each: the sanitizers slow kernels down
+# level merges, masked head-dim tails and the deep tiling, MLA decode (every kernel, the split merges). A few small cases each: the sanitizers slow kernels down
 # 10-100x, and each tool's run over all of them should stay within a couple of minutes.
 set(DECODE_BENCH_GPU_SANITIZE
   DecodeKernelsGpu.BatchWithEmptyAndShortSequences
@@ -82,6 +82,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeWgmmaGpu.Small
   MlaMergeSplitsGpu.FoldsSplitMajorPartialsAsFloat64Does
   MlaDecodeWgmmaGpu.DependentAndStreamOrderedMerge
+  MlaDecodeWgmmaGpu.FusedMergeAtFewSplits
   ShortDecodeGpu.Small
   ShortDecodeLongGpu.Small
   ShortDecodeVariantGpu.Small

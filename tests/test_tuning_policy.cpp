@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 23u);
+  EXPECT_EQ(names.size(), 24u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -113,6 +113,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_MLA_KERNEL", "auto").mla_kernel, std::nullopt);
   EXPECT_FALSE(parsed("DECODE_BENCH_MERGE_PDL", "off").merge_pdl);
   EXPECT_TRUE(parsed("DECODE_BENCH_MERGE_PDL", "auto").merge_pdl);
+  EXPECT_FALSE(parsed("DECODE_BENCH_MLA_FUSED_MERGE", "off").mla_fused_merge);
+  EXPECT_TRUE(parsed("DECODE_BENCH_MLA_FUSED_MERGE", "auto").mla_fused_merge);
   // Nothing but the knob named moves.
   TuningPolicy only_tiling;
   only_tiling.row_tiling = RowAttentionTiling::wide;
@@ -143,7 +145,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_CARVEOUT", {"100", "unset", "Max"}},
       {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}},
       {"DECODE_BENCH_MLA_KERNEL", {"narrow", "wgmma ", "WGMMA", "mla_decode_wgmma", "0"}},
-      {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}}};
+      {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}},
+      {"DECODE_BENCH_MLA_FUSED_MERGE", {"on", "fused", "Off", "0"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {
       const std::vector<std::string> problems = refusal({{name, value}});

@@ -39,7 +39,8 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
       plan.shared_bytes != Tr::shared_bytes() || !mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() ||
       shape.rows() < 1 || cache.head_dim != Tr::kKd || plan.rows != shape.rows() || plan.batch < 1 ||
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||
-      (plan.num_splits > 1 && workspace == nullptr))
+      (plan.num_splits > 1 && workspace == nullptr) ||
+      (plan.fused_merge && (plan.num_splits < 2 || plan.num_splits > kMlaMergeFewMax)))
     return cudaErrorInvalidValue;
   auto* kernel = device::mla_decode_wgmma_kernel<T, KV, Tile>;
   // The shared-memory limit set once per kernel, not on every launch (a timed region holds launches).
@@ -51,7 +52,8 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
   const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));
-  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
+  // A fused plan's last split blocks wrote the answer (mla_merge_if_last_split).
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial || plan.fused_merge) return e;
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }
 

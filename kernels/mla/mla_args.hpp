@@ -24,6 +24,11 @@ struct MlaArgs {
   int chunk;         // tokens per split (a multiple of the tile)
   float scale_log2;  // softmax_scale x log2(e)
   bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
+  // fused_merge (else nullptr): the row blocks' counters, and the answer's o (MlaIo) and lse,
+  // which the last split block of each row block writes.
+  unsigned* split_counters;
+  void* final_o;
+  float* final_lse;
   template <class Io>
   DB_HD const Io* q_as() const { return static_cast<const Io*>(q); }
   DB_HD float* partial_o() const { return static_cast<float*>(o); }
@@ -33,18 +38,23 @@ struct MlaArgs {
 
 }  // namespace device
 
-// The partials of a split plan in `workspace`: o (splits, batch, rows, 512), then lse (splits, batch, rows).
+// The partials of a split plan in `workspace`: o (splits, batch, rows, 512), then lse (splits, batch,
+// rows), then with fused_merge one counter a row block (batch, row_blocks).
 struct MlaPartials {
   float* o = nullptr;
   float* lse = nullptr;
+  unsigned* counters = nullptr;  // fused_merge only
 };
 inline MlaPartials mla_partials(const MlaDecodePlan& plan, void* workspace) {
   const std::int64_t rows_total = static_cast<std::int64_t>(plan.batch) * plan.rows;
   float* o = static_cast<float*>(workspace);
-  return {o, o + static_cast<std::int64_t>(plan.num_splits) * rows_total * kMlaKernelRank};
+  float* lse = o + static_cast<std::int64_t>(plan.num_splits) * rows_total * kMlaKernelRank;
+  unsigned* counters = plan.fused_merge ? reinterpret_cast<unsigned*>(lse + plan.num_splits * rows_total) : nullptr;
+  return {o, lse, counters};
 }
 
-// A plan's kernel arguments: the answer written directly without splits, the partials with them.
+// A plan's kernel arguments: the answer written directly without splits, the partials with them
+// (and with fused_merge the answer too, by each row block's last split).
 inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan& plan, const std::int32_t* seq_lens,
                                      const void* q, void* o, float* lse, void* workspace) {
   device::MlaArgs args{};
@@ -60,6 +70,9 @@ inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan&
   const MlaPartials part = mla_partials(plan, workspace);
   args.o = args.partial ? part.o : o;
   args.lse = args.partial ? part.lse : lse;
+  args.split_counters = args.partial ? part.counters : nullptr;
+  args.final_o = args.split_counters != nullptr ? o : nullptr;
+  args.final_lse = args.split_counters != nullptr ? lse : nullptr;
   return args;
 }
 

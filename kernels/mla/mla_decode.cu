@@ -45,7 +45,10 @@ nlohmann::json MlaDecodePlan::to_json() const {
           {"workspace_bytes", workspace_bytes},
           {"dependent_merge", dependent_merge}};
   if (kernel == MlaKernel::wgmma) j["warpgroups"] = warpgroups;
-  if (num_splits > 1) j["merge_column_blocks"] = merge_column_blocks;
+  if (num_splits > 1) {
+    j["merge_column_blocks"] = merge_column_blocks;
+    j["fused_merge"] = fused_merge;
+  }
   return j;
 }
 
@@ -210,7 +213,7 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
       launch.kernel == nullptr || plan.rows_per_block != launch.rows_per_block ||
       plan.tile_tokens != launch.tile_tokens || plan.threads != launch.threads ||
       plan.row_blocks != (plan.rows + launch.rows_per_block - 1) / launch.rows_per_block ||
-      plan.shared_bytes != launch.shared_bytes)
+      plan.shared_bytes != launch.shared_bytes || plan.fused_merge)
     return cudaErrorInvalidValue;
   int blocks_per_sm = 0;  // the shared-memory limit set once per kernel, not on every launch
   if (const cudaError_t e = prepared_occupancy(reinterpret_cast<const void*>(launch.kernel), plan.shared_bytes, false,
@@ -222,6 +225,13 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
   launch.kernel<<<grid, launch.threads, plan.shared_bytes, stream>>>(cache, args);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial) return e;
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
+}
+
+cudaError_t init_mla_workspace(const MlaDecodePlan& plan, void* workspace, cudaStream_t stream) {
+  const std::size_t bytes = mla_split_counter_bytes(plan);
+  if (bytes == 0) return cudaSuccess;
+  if (workspace == nullptr) return cudaErrorInvalidValue;
+  return cudaMemsetAsync(mla_partials(plan, workspace).counters, 0, bytes, stream);
 }
 
 template <class Io>

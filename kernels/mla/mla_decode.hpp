@@ -65,7 +65,8 @@ struct MlaDecodePlan {
   int split_tiles = 0;     // tiles per split of the longest sequence (the split's length rule)
   int threads = 0;
   std::size_t shared_bytes = 0;
-  std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row); 0 without splits
+  std::size_t workspace_bytes = 0;  // split partials (o and lse per split and row), then fused_merge's
+                                    // counters (one a row block); 0 without splits
   int warpgroups = 0;               // wgmma: 128-thread warpgroups per block; 0 for the mma.sync kernels
   // The split merge launched as a programmatic dependent of the attention kernel
   // (kernels/dependent_launch.cuh): splits > 1 on compute capability 9.0 and later, unless
@@ -74,6 +75,12 @@ struct MlaDecodePlan {
   // Blocks a row of the many-splits merge (splits > 8) spreads over: 1 (the whole row) or
   // kMlaMergeQuarterBlocks (a quarter of the columns each): mla_merge_column_blocks.
   int merge_column_blocks = 1;
+  // The split merge folded into the attention kernel (mla_decode_wgmma only, 2 to
+  // kMlaMergeFewMax splits, unless DECODE_BENCH_MLA_FUSED_MERGE=off): the block of a row block that
+  // finishes its split last merges the row block's splits, counted on a counter after the partials
+  // in the workspace (zeroed by init_mla_workspace before the first launch; the last block leaves
+  // it zero), and no merge kernel runs. Set by plan_mla_decode_wgmma.
+  bool fused_merge = false;
   nlohmann::json to_json() const;
 };
 
@@ -111,6 +118,15 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
                            const MlaIo<typename KV::value_type>* q, MlaIo<typename KV::value_type>* o, float* lse,
                            void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
 
+// fused_merge's counters in the workspace, after the partials: one a row block.
+inline std::size_t mla_split_counter_bytes(const MlaDecodePlan& plan) {
+  return plan.fused_merge ? static_cast<std::size_t>(plan.batch) * plan.row_blocks * sizeof(unsigned) : 0;
+}
+
+// Readies a plan's workspace before its first launch: zeroes fused_merge's counters (a
+// cudaMemsetAsync on `stream`); nothing for other plans. The launches leave it ready for the next.
+cudaError_t init_mla_workspace(const MlaDecodePlan& plan, void* workspace, cudaStream_t stream);
+
 // The split merge of run_mla_decode alone: combines plan.num_splits partials in `workspace` (the
 // layout run_mla_decode writes) into o (Io: __half or __nv_bfloat16) and lse by their log-sum-exp.
 // The warpgroup-MMA kernel's launch shares it.
@@ -121,7 +137,10 @@ cudaError_t run_mla_merge_splits(const MlaDecodePlan& plan, void* workspace, Io*
 // (kernels/mla/mla_decode.cuh).
 inline constexpr int kMlaMergeThreadsFew = 128;
 inline constexpr int kMlaMergeThreadsMany = 512;
-constexpr int mla_merge_threads(int splits) { return splits > 8 ? kMlaMergeThreadsMany : kMlaMergeThreadsFew; }
+inline constexpr int kMlaMergeFewMax = 8;  // the few-splits merge's (and the fused merge's) most splits
+constexpr int mla_merge_threads(int splits) {
+  return splits > kMlaMergeFewMax ? kMlaMergeThreadsMany : kMlaMergeThreadsFew;
+}
 // The many-splits merge over quarters of rows where that keeps it to at most two blocks an SM
 // (rows_total x 4 <= 2 x SMs: a long sequence of few rows, which a block a row left on a few SMs);
 // a whole row a block otherwise, where the rows alone fill the device and each quarter would

@@ -67,6 +67,7 @@
 #include "kernels/kv_accessor.hpp"        // kv_scale
 #include "kernels/log2_domain.cuh"
 #include "kernels/mla/mla_args.hpp"       // MlaArgs
+#include "kernels/mla/mla_fused_merge.cuh"  // mla_merge_if_last_split
 #include "kernels/mla/mla_q_load.cuh"     // copy_q_rows_async
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
@@ -499,6 +500,12 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
     else
       store_rows(args.o_as<T>() + first_row * Tr::kVd);
   }
+  // The fused merge (MlaDecodePlan::fused_merge): the row block's last split folds its splits. The
+  // P buffer is free now (its last reader passed barrier 1 above).
+  static_assert(Tr::kPBytes >= kMlaFusedMergeScratchBytes, "the fused merge's scratch fits the P buffer");
+  if (args.split_counters != nullptr)
+    mla_merge_if_last_split<T, Tr::kThreads>(args, b, row_block, row_blocks, row0, block_rows, tid,
+                                             reinterpret_cast<float*>(smem + Tr::kPOffset));
 #else
   (void)cache, (void)args;
   __trap();  // compiled for sm_90a only; the planner never picks it elsewhere (mla_decode_wgmma_available)

@@ -42,7 +42,7 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device) 
 }
 
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                    int sm_count, int splits, int tile_tokens) {
+                                    int sm_count, int splits, int tile_tokens, bool fused_merge) {
   (void)dtype;  // FP16 and BF16 take the same shared memory
   const int tile = tile_tokens == 0 ? mla_wgmma_auto_tile(shape.rows()) : tile_tokens;
   if (!mla_wgmma_tile_compiled(tile))
@@ -83,6 +83,8 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
     splits = static_cast<int>(pick);
   }
   set_mla_splits(p, splits, tiles, sm_count);
+  p.fused_merge = fused_merge && p.num_splits > 1 && p.num_splits <= kMlaMergeFewMax;
+  p.workspace_bytes += mla_split_counter_bytes(p);
   return p;
 }
 
@@ -93,24 +95,24 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits, int wgmma_tile, bool dependent_merge,
-                                         std::optional<MlaKernel> pinned) {
+                                         std::optional<MlaKernel> pinned, bool fused_merge) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
   MlaDecodePlan p;
   if (pinned == MlaKernel::wgmma) {
     if (const std::string why = wgmma_reason_on(shape, dtype, device); !why.empty())
       throw std::invalid_argument("the pinned mla kernel mla_decode_wgmma does not compute this point: " + why);
-    p = plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile);
+    p = plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile, fused_merge);
   } else if (pinned) {
     p = plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits, *pinned);
   } else {
     // This kernel where it runs and is preferred (mla_prefers_wgmma); otherwise plan_mla_decode
     // picks between the two mma.sync kernels.
     p = mla_prefers_wgmma(shape, batch, max_len) && mla_decode_wgmma_available(shape, dtype, device)
-            ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile)
+            ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile, fused_merge)
             : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
   }
-  p.dependent_merge = dependent_merge && p.num_splits > 1 && dependent_launch_available(device);
+  p.dependent_merge = dependent_merge && p.num_splits > 1 && !p.fused_merge && dependent_launch_available(device);
   return p;
 }
 

@@ -85,6 +85,7 @@ void point(int heads_q, int q_len, int batch, int len) {
   std::vector<float> first_o;
   for (const MlaDecodePlan& plan : plans) {
     DeviceBuffer<std::uint8_t> workspace(plan.workspace_bytes);
+    DB_CUDA_CHECK(init_mla_workspace(plan, workspace.get(), nullptr));
     PagedKV<__nv_bfloat16> kv;
     kv.k = kv.v = cache.get();
     kv.page_indices = d_pages.get();
