@@ -181,10 +181,12 @@ TEST(MlaDecodeWgmmaGpu, Small) {
 }
 
 // The fused merge (MlaDecodePlan::fused_merge: each row block's last split folds its splits) beside
-// the merge kernel, one reference: 2 to 8 splits, splits left empty by short sequences and an empty
-// one, one and several row blocks a sequence, both tilings. run_mla_decode_case launches a fused
-// plan twice, so the counters the last blocks reset are checked too. More than 8 splits are never
-// fused; DECODE_BENCH_MLA_FUSED_MERGE=off (fused_merge false) keeps the merge kernel.
+// the merge kernel, one reference: every split count it takes (2 to 8, each compiled on its own:
+// fold_split_partials_at) at 16 rows a block, some at 48 and at two row blocks a sequence, splits
+// left empty by short sequences and an empty one, both tilings. The longest sequence, 2047 tokens,
+// is 32 tiles of 64, so each split count asked for is the count planned. run_mla_decode_case
+// launches a fused plan twice, so the counters the last blocks reset are checked too. More than 8
+// splits are never fused; DECODE_BENCH_MLA_FUSED_MERGE=off (fused_merge false) keeps the merge kernel.
 TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](int tile, bool fused) {
@@ -192,20 +194,25 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
       return plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile, fused);
     };
   };
+  struct Shape {
+    int heads, q_len;
+    std::vector<int> splits;
+  };
+  const std::vector<Shape> shapes{{16, 1, {2, 3, 4, 5, 6, 7, 8}}, {24, 2, {3, 6}}, {128, 1, {2, 4, 8}}};
   for (const int tile : kTiles)
-    for (const auto& [heads, q_len] : std::vector<std::pair<int, int>>{{16, 1}, {24, 2}, {128, 1}})
-      for (const int splits : {2, 3, 8}) {
+    for (const Shape& shape : shapes)
+      for (const int splits : shape.splits) {
         MlaDecodeCase c;
-        c.heads_q = heads;
-        c.q_len = q_len;
-        c.lengths = {2100, 0, 70, 1000};
+        c.heads_q = shape.heads;
+        c.q_len = shape.q_len;
+        c.lengths = {2047, 0, 70, 1000};
         c.splits = splits;
         c.shuffle = true;
         c.page_size = 7;
         const std::vector<MlaDecodePlan> plans =
             testing::run_mla_decode_case(c, {planner(tile, true), planner(tile, false)});
         ASSERT_EQ(plans.size(), 2u);
-        EXPECT_GE(plans[0].num_splits, 2);  // at most `splits` (the case checks): 8 over 33 tiles of 64 is 7
+        EXPECT_EQ(plans[0].num_splits, splits) << tile;
         EXPECT_TRUE(plans[0].fused_merge) << splits;
         EXPECT_FALSE(plans[0].dependent_merge);
         EXPECT_EQ(plans[0].workspace_bytes, plans[1].workspace_bytes + 4u * 4 * plans[0].row_blocks);
