@@ -227,11 +227,12 @@ const std::array<TuningKnob, 24> kKnobs{{
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.merge_pdl);
      }},
-    {"DECODE_BENCH_MLA_FUSED_MERGE", "auto | off", "auto",
-     "the warpgroup-MMA MLA kernel's split merge folded into it (2 to 8 splits: each row block's last split "
-     "merges them, kernels/mla/mla_fused_merge.cuh); auto: folded; off: the merge kernel",
+    {"DECODE_BENCH_MLA_FUSED_MERGE", "off | on", "off",
+     "on folds the warpgroup-MMA MLA kernel's split merge into it at 2 to 8 splits (each row block's last "
+     "split merges them, kernels/mla/mla_fused_merge.cuh) in place of the merge kernel (an experiment: "
+     "docs/decisions/mla-fused-merge.md)",
      [](TuningPolicy& p, std::string_view t) {
-       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+       return choose(t, {std::pair{std::string_view("off"), false}, std::pair{std::string_view("on"), true}},
                      p.mla_fused_merge);
      }},
     {"DECODE_BENCH_CARVEOUT", "default | max", "default",

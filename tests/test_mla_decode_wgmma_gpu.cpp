@@ -186,7 +186,7 @@ TEST(MlaDecodeWgmmaGpu, Small) {
 // left empty by short sequences and an empty one, both tilings. The longest sequence, 2047 tokens,
 // is 32 tiles of 64, so each split count asked for is the count planned. run_mla_decode_case
 // launches a fused plan twice, so the counters the last blocks reset are checked too. More than 8
-// splits are never fused; DECODE_BENCH_MLA_FUSED_MERGE=off (fused_merge false) keeps the merge kernel.
+// splits are never fused, and nothing is unless asked for (DECODE_BENCH_MLA_FUSED_MERGE=on).
 TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](int tile, bool fused) {
@@ -222,9 +222,14 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
   h16.heads_q = 16;
   EXPECT_FALSE(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 9, 64).fused_merge);
   EXPECT_FALSE(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 1, 64).fused_merge);
-  EXPECT_TRUE(plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0).fused_merge);  // 4 splits
-  EXPECT_FALSE(
-      plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, false).fused_merge);
+  // Asked for (DECODE_BENCH_MLA_FUSED_MERGE=on), not by default: 4 splits either way.
+  const MlaDecodePlan asked = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, true);
+  EXPECT_TRUE(asked.fused_merge);
+  EXPECT_FALSE(asked.dependent_merge);
+  const MlaDecodePlan by_default = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0);
+  EXPECT_FALSE(by_default.fused_merge);
+  EXPECT_EQ(by_default.num_splits, asked.num_splits);
+  EXPECT_EQ(asked.workspace_bytes, by_default.workspace_bytes + 4u * 32 * asked.row_blocks);
 }
 
 // The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
@@ -235,8 +240,7 @@ TEST(MlaDecodeWgmmaGpu, DependentAndStreamOrderedMerge) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](bool wgmma, bool dependent) {
     return [wgmma, dependent](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-      // The merge kernel, not the fused merge (its own test below).
-      MlaDecodePlan p = wgmma ? plan_mla_decode_wgmma(s, d, batch, len, sms, splits, 64, false)
+      MlaDecodePlan p = wgmma ? plan_mla_decode_wgmma(s, d, batch, len, sms, splits, 64)
                               : plan_mla_decode(s, d, batch, len, sms, splits);
       p.dependent_merge = dependent && p.num_splits > 1;
       return p;
@@ -402,9 +406,13 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   const MlaDecodePlan mid = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64);
   EXPECT_EQ(mid.num_splits, 2);
   EXPECT_EQ(mid.split_tiles, 32);
-  // The partials, then the fused merge's counters (2 splits: fused), one a row block.
-  EXPECT_TRUE(mid.fused_merge);
-  EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4 + 32u * 2 * 4);
+  EXPECT_FALSE(mid.fused_merge);  // the merge kernel unless asked for
+  EXPECT_EQ(mid.workspace_bytes, 2u * 32 * 128 * 513 * 4);
+  // Asked for: the partials, then the fused merge's counters, one a row block.
+  const MlaDecodePlan mid_fused = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64, true);
+  EXPECT_TRUE(mid_fused.fused_merge);
+  EXPECT_EQ(mid_fused.num_splits, 2);
+  EXPECT_EQ(mid_fused.workspace_bytes, 2u * 32 * 128 * 513 * 4 + 32u * 2 * 4);
   MlaShape h128q2 = h128;
   h128q2.q_len = 2;
   EXPECT_EQ(plan_mla_decode_wgmma(h128q2, DType::bf16, 32, 4096, 132).num_splits, 1);  // 128 blocks already
@@ -433,7 +441,8 @@ TEST(MlaDecodeWgmmaPlan, BlocksSplitsAndJson) {
   EXPECT_EQ(j["warpgroups"], 2);
   EXPECT_EQ(j["num_splits"], 2);
   EXPECT_EQ(j["shared_bytes"], mid.shared_bytes);
-  EXPECT_EQ(j["fused_merge"], true);
+  EXPECT_EQ(j["fused_merge"], false);
+  EXPECT_EQ(mid_fused.to_json()["fused_merge"], true);
   EXPECT_FALSE(big.to_json().contains("fused_merge"));  // no splits
   // The mma.sync plans name their kernels and carry no warpgroups.
   const nlohmann::json mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132).to_json();
@@ -562,7 +571,7 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
   const MlaDecodePlan three = plan_mla_decode_wgmma(h128, DType::bf16, 1, 100, 132, 3, 32);
   EXPECT_EQ(three.num_splits, 2);  // 3 over 4 tiles: 2 tiles a split, so 2 splits
   EXPECT_EQ(three.split_tiles, 2);
-  EXPECT_EQ(three.workspace_bytes, 2u * 1 * 128 * 513 * 4 + 2u * 4);  // + the fused merge's counters (2 row blocks)
+  EXPECT_EQ(three.workspace_bytes, 2u * 1 * 128 * 513 * 4);
   // A tile the kernel lacks: refused, naming it.
   for (const int bad : {16, 48, 128, -32}) {
     try {

@@ -76,7 +76,7 @@ struct MlaDecodePlan {
   // kMlaMergeQuarterBlocks (a quarter of the columns each): mla_merge_column_blocks.
   int merge_column_blocks = 1;
   // The split merge folded into the attention kernel (mla_decode_wgmma only, 2 to
-  // kMlaMergeFewMax splits, unless DECODE_BENCH_MLA_FUSED_MERGE=off): the block of a row block that
+  // kMlaMergeFewMax splits, where DECODE_BENCH_MLA_FUSED_MERGE=on asks for it): the block of a row block that
   // finishes its split last merges the row block's splits, counted on a counter after the partials
   // in the workspace (zeroed by init_mla_workspace before the first launch; the last block leaves
   // it zero), and no merge kernel runs. Set by plan_mla_decode_wgmma.

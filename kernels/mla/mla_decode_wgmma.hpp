@@ -90,9 +90,11 @@ bool mla_decode_wgmma_available(const MlaShape& shape, DType dtype, int device);
 // taken as given (clamped to the tiles of max_len). Either way each split is a whole number of
 // tiles.
 // fused_merge: the merge folded into the kernel where the plan has 2 to kMlaMergeFewMax splits
-// (MlaDecodePlan::fused_merge; DECODE_BENCH_MLA_FUSED_MERGE through TuningPolicy::mla_fused_merge).
+// (MlaDecodePlan::fused_merge; DECODE_BENCH_MLA_FUSED_MERGE=on through
+// TuningPolicy::mla_fused_merge). Off by default: the merge kernel measured faster at all but one
+// shape (docs/decisions/mla-fused-merge.md).
 MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
-                                    int sm_count, int splits = 0, int tile_tokens = 0, bool fused_merge = true);
+                                    int sm_count, int splits = 0, int tile_tokens = 0, bool fused_merge = false);
 
 // The plan of the kernel that computes the point on `device`: this kernel's where it is preferred
 // (mla_prefers_wgmma) and available (FP16 / BF16, sm_90a on compute capability 9.0); else
@@ -106,7 +108,7 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
 // fused_merge: as plan_mla_decode_wgmma's (a fused plan has no merge launch to make dependent).
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true,
-                                         std::optional<MlaKernel> pinned = std::nullopt, bool fused_merge = true);
+                                         std::optional<MlaKernel> pinned = std::nullopt, bool fused_merge = false);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan
