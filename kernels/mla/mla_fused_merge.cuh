@@ -4,7 +4,9 @@
 // partials are visible device-wide, and the block that counts last folds the row block's splits
 // into the answer, as the split-K kernels' fused merge does (kernels/flash_decode.cuh,
 // merge_if_last_split). It saves the merge kernel's launch and the wait for it; the partials it
-// reads were just written and sit in L2.
+// reads were just written and sit in L2. But one block a row block reads them all, where the merge
+// kernel spreads them over the device: opt-in (DECODE_BENCH_MLA_FUSED_MERGE=on), measured and
+// weighed in docs/decisions/mla-fused-merge.md.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
