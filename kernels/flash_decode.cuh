@@ -36,6 +36,7 @@
 #include "kernels/fast_divmod.hpp"
 #include "kernels/flash_decode_variant_args.cuh"
 #include "kernels/flash_decode_traits.cuh"
+#include "kernels/last_split.cuh"
 #include "kernels/log2_domain.cuh"
 #include "kernels/row_locator.cuh"
 #include "kernels/split_merge.cuh"
@@ -452,16 +453,10 @@ __device__ __forceinline__ void merge_if_last_split(const FlashDecodeArgs& args,
                                                     int first_kv_head, const FlashDecodeVariantArgs& va = {}) {
   constexpr int D = Tr::kHeadDim, GROUP = Tr::kGroup;
   __shared__ bool last;
-  __threadfence();  // this thread's partial stores are visible before the count below
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned* counter = args.split_counters + static_cast<std::int64_t>(work.seq) * args.head_blocks + work.head_block;
-    last = atomicAdd(counter, 1u) == static_cast<unsigned>(work.num_splits) - 1;
-    if (last) *counter = 0;  // every split of this head block has counted: ready for the next launch
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+  const auto counter_of = [=] {
+    return args.split_counters + static_cast<std::int64_t>(work.seq) * args.head_blocks + work.head_block;
+  };
+  if (!last_split_to_arrive(counter_of, work.num_splits, &last, static_cast<int>(threadIdx.x))) return;
   const int query_heads = Tr::kWarps / args.warps_per_head * GROUP;
   for (int h = 0; h < query_heads; ++h) {
     const std::int64_t head_index = static_cast<std::int64_t>(work.seq) * args.heads_q + first_kv_head * GROUP + h;

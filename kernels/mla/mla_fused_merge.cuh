@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/last_split.cuh"        // last_split_to_arrive
 #include "kernels/mla/mla_args.hpp"     // MlaArgs
 #include "kernels/mla/mla_decode.hpp"   // kMlaMergeFewMax
 #include "kernels/store_converted.cuh"  // store_quad
@@ -92,17 +93,9 @@ __device__ __forceinline__ void mla_merge_if_last_split(const MlaArgs& args, int
   const int splits = static_cast<int>(gridDim.y);
   auto* const flag = reinterpret_cast<unsigned*>(scratch);
   float* const weight = scratch + 4;  // [split][row]
-  __threadfence();  // this thread's partial stores are visible device-wide before the count below
-  __syncthreads();
-  if (tid == 0) {
-    unsigned* const counter = args.split_counters + static_cast<std::int64_t>(b) * row_blocks + row_block;
-    const bool last = atomicAdd(counter, 1u) == static_cast<unsigned>(splits) - 1;
-    if (last) *counter = 0;  // every split of the row block has counted: ready for the next launch
-    *flag = last ? 1u : 0u;
-  }
-  __syncthreads();
-  if (*flag == 0u) return;
-  __threadfence();
+  // Captured by value: by reference, NVVM rearranged the epilogue's address arithmetic.
+  const auto counter_of = [=] { return args.split_counters + static_cast<std::int64_t>(b) * row_blocks + row_block; };
+  if (!last_split_to_arrive(counter_of, splits, flag, tid)) return;
   const std::int64_t rows_total = static_cast<std::int64_t>(args.batch) * args.rows;
   const std::int64_t first = static_cast<std::int64_t>(b) * args.rows + row0;  // split s's partial row r: s x rows_total + first + r
   // Each row's weights and lse, a thread a row: its splits' lse in one batch of loads (L2: the
