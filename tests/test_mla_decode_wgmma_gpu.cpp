@@ -583,6 +583,28 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
   }
 }
 
+// The fused merge's refusals, none of which touches a GPU: a fused plan's workspace needs a pointer
+// for its counters (a plan without them needs nothing), and only the warpgroup-MMA kernel folds its
+// merge, so an mma.sync plan marked fused is refused before any launch (every other field of it is
+// the planner's and valid: unmarked, it would launch).
+TEST(MlaDecodeWgmmaPlan, FusedMergeRefusedWhereItCannotRun) {
+  MlaShape h128;
+  const MlaDecodePlan fused = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64, true);
+  ASSERT_TRUE(fused.fused_merge);
+  EXPECT_EQ(init_mla_workspace(fused, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(init_mla_workspace(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64), nullptr, nullptr),
+            cudaSuccess);
+  MlaDecodePlan mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132, 2);
+  ASSERT_EQ(mma.kernel, MlaKernel::mma);
+  ASSERT_EQ(mma.num_splits, 2);
+  mma.fused_merge = true;
+  ContiguousKV<__nv_bfloat16> kv{};
+  kv.head_dim = h128.key_dim();
+  std::vector<unsigned char> workspace(mma.workspace_bytes);  // a pointer, never read: refused first
+  EXPECT_EQ(run_mla_decode(h128, kv, nullptr, nullptr, nullptr, nullptr, workspace.data(), mma, nullptr),
+            cudaErrorInvalidValue);
+}
+
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
   MlaShape h128, h8, rank;
   h8.heads_q = 8;
