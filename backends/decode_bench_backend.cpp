@@ -162,7 +162,8 @@ class DecodeBenchBackend final : public Backend {
     // preferred, in the tiling DECODE_BENCH_MLA_TILE names; else the narrow kernel up to 32 rows,
     // the 64-row mma.sync kernel above), or the kernel DECODE_BENCH_MLA_KERNEL pins.
     mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile,
-                                           p.tuning.merge_pdl, p.tuning.mla_kernel, p.tuning.mla_fused_merge);
+                                           p.tuning.merge_pdl, p.tuning.mla_kernel, p.tuning.mla_fused_merge,
+                                           p.tuning.mla_cluster_merge);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
     DB_CUDA_CHECK(init_mla_workspace(mla_plan_, ws, workspace.stream()));  // the fused merge's counters
     const auto* q = static_cast<const MlaIo<T>*>(p.q);  // in io_dtype(p), which plan() checked
@@ -185,9 +186,11 @@ class DecodeBenchBackend final : public Backend {
     for (std::size_t b = 0; p.layout == KvLayoutKind::paged && b + 1 < p.host_indptr.size(); ++b)
       pages_per_seq.push_back(p.host_indptr[b + 1] - p.host_indptr[b]);
     TrafficModel m = mla_point_traffic_model(shape, p.kv_dtype, p.host_seq_lens, pages_per_seq);
-    // Split partials: written by the splits, read by the merge.
+    // Split partials: written by the splits, read by the merge (a cluster plan has none: its
+    // blocks' states stay in shared memory).
     m.extra_bytes = 2.0 * static_cast<double>(mla_plan_.workspace_bytes);
-    model_ = BackendTrafficModel{m, mla_plan_.num_splits > 1 ? "mla_latent_once+split_partials" : "mla_latent_once"};
+    const bool partials = mla_plan_.num_splits > 1 && !mla_plan_.cluster_merge;
+    model_ = BackendTrafficModel{m, partials ? "mla_latent_once+split_partials" : "mla_latent_once"};
   }
 
   template <class KV>

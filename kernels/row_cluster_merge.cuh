@@ -1,14 +1,16 @@
 #pragma once
 // The split merge of a uniform grid through distributed shared memory (compute capability 9.0):
 // the `splits` blocks of one (item, row block) are launched as one thread-block cluster
-// (cluster dims (1, splits, 1), RowAttentionPlan::cluster_merge), each leaves its rows' state in its
+// (cluster dims (1, splits, 1): RowAttentionPlan::cluster_merge for the row kernels,
+// MlaDecodePlan::cluster_merge for the warpgroup-MMA MLA kernel), each leaves its rows' state in its
 // own shared memory, and after one cluster barrier every block folds a share of the rows from all
-// of them and writes the outputs. The fused merge (merge_if_last) moves the same states through
+// of them and writes the outputs (fold_states_in_cluster). The fused merge (merge_if_last) moves the same states through
 // L2: the partial stores, the counter's acquire-release add and the last block's loads are
 // dependent round trips after the stream ends, all on one block; here they are a barrier and one
 // load of each state over the cluster's network, spread over every block of the cluster.
 //
-// Layout of a block's state in its shared memory (`state`, 4-byte aligned, free by then):
+// The row kernels' layout of a block's state in its shared memory (`state`, 4-byte aligned, free by
+// then):
 //   float o[kRows][D]   its rows' outputs over its token range, normalised (dims >= head_dim unread)
 //   float lse[kRows]    their log-sum-exps (natural log; -inf: no token in the range)
 // Rows >= nrows are never read. Every block of the cluster has the same row0 and nrows (the
@@ -62,22 +64,25 @@ __device__ __forceinline__ float4 load_cluster_f32x4(std::uint32_t addr) {
   return v;
 }
 
-// Called by every thread of every block of the cluster, after each has written its state (layout
-// above) for rows [row0, row0 + nrows): folds them into a.o and a.lse. Thread t of block b takes the
-// (row, float4 column) pairs b x kThreads + t, + splits x kThreads, ...; each loads every split's
-// LSE of its row and the splits' columns together before using any: loaded one after another
-// (the weight of each split computed between), the loads of a pair were as many cluster round trips
-// as splits, and the fold took longer than the fused merge's L2 round trips (H100, Falcon-7B).
-template <int D, int kRows, int kThreads>
-__device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a, int row0, int nrows, const float* state) {
-  const int h = a.head_dim, cols = h / 4;
+// Called by every thread of every block of the cluster, after each has written the states of rows
+// 0 .. nrows - 1 in its own shared memory: row r's output at o_base + 4 (r x o_stride + c) (c < 4 x
+// cols4, normalised), its log-sum-exp at lse_base + 4 r (natural log; -inf: no token in the range).
+// Folds them: store_o(r, c4, float4) for each float4 column c4 of each row, store_lse(r, float)
+// once a row. Thread t of block b takes the (row, float4 column) pairs b x kThreads + t,
+// + splits x kThreads, ...; each loads every split's LSE of its row and the splits' columns together
+// before using any: loaded one after another (the weight of each split computed between), the loads
+// of a pair were as many cluster round trips as splits, and the fold took longer than the fused
+// merge's L2 round trips (H100, Falcon-7B).
+template <int kThreads, class StoreO, class StoreLse>
+__device__ __forceinline__ void fold_states_in_cluster(std::uint32_t o_base, std::uint32_t lse_base, int o_stride,
+                                                       int nrows, int cols4, const StoreO& store_o,
+                                                       const StoreLse& store_lse) {
   const unsigned rank = cluster_rank();
   const int n = static_cast<int>(cluster_blocks());
-  const std::uint32_t o_base = shared_address(state), lse_base = o_base + kRows * D * 4u;
   cluster_sync();  // every block's state written
-  for (int i = static_cast<int>(rank) * kThreads + static_cast<int>(threadIdx.x); i < nrows * cols; i += n * kThreads) {
-    const int r = i / cols, c = i - r * cols;
-    const std::uint32_t lse_addr = lse_base + 4u * r, o_addr = o_base + 4u * (r * D + 4 * c);
+  for (int i = static_cast<int>(rank) * kThreads + static_cast<int>(threadIdx.x); i < nrows * cols4; i += n * kThreads) {
+    const int r = i / cols4, c = i - r * cols4;
+    const std::uint32_t lse_addr = lse_base + 4u * r, o_addr = o_base + 4u * (r * o_stride + 4 * c);
     // Every split's LSE and columns loaded before any is used: one round trip over the cluster.
     float l[kClusterMergeMaxSplits];
     float4 v[kClusterMergeMaxSplits];
@@ -106,11 +111,22 @@ __device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a,
       }
     }
     const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] =
-        make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv);
-    if (c == 0) a.lse[row0 + r] = sum > 0.f ? m + logf(sum) : -INFINITY;
+    store_o(r, c, make_float4(acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv));
+    if (c == 0) store_lse(r, sum > 0.f ? m + logf(sum) : -INFINITY);
   }
   cluster_sync_relaxed();  // no block leaves (its shared memory gone) while another still reads it
+}
+
+// The row kernels' fold: the state layout above (o[kRows][D], then lse[kRows]) into a.o and a.lse,
+// rows row0 .. row0 + nrows - 1 of the problem.
+template <int D, int kRows, int kThreads>
+__device__ __forceinline__ void merge_rows_in_cluster(const RowAttentionArgs& a, int row0, int nrows, const float* state) {
+  const int h = a.head_dim;
+  const std::uint32_t o_base = shared_address(state), lse_base = o_base + kRows * D * 4u;
+  fold_states_in_cluster<kThreads>(
+      o_base, lse_base, D, nrows, h / 4,
+      [&](int r, int c, float4 v) { reinterpret_cast<float4*>(a.o + static_cast<std::int64_t>(row0 + r) * h)[c] = v; },
+      [&](int r, float lse) { a.lse[row0 + r] = lse; });
 }
 
 #endif  // __CUDA_ARCH__ >= 900

@@ -232,6 +232,67 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
   EXPECT_EQ(asked.workspace_bytes, by_default.workspace_bytes + 4u * 32 * asked.row_blocks);
 }
 
+// The cluster merge (MlaDecodePlan::cluster_merge: each row block's splits one cluster, folded over
+// distributed shared memory) beside the merge kernel, one reference: every split count it takes
+// (2 to 8) at 16 rows a block, some at 48 and at two row blocks a sequence, splits left empty by
+// short sequences and an empty sequence, both tilings; a cluster plan has no workspace. The
+// device planner takes it where every cluster is resident (4 x 32 row blocks of 4 splits on an
+// H100 or H200), not when asked not to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a
+// fused merge.
+TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
+  DB_REQUIRE_MLA_WGMMA();
+  const auto planner = [](int tile, bool cluster) {
+    return [tile, cluster](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+      MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
+      if (cluster) set_mla_cluster_merge(p);
+      return p;
+    };
+  };
+  struct Shape {
+    int heads, q_len;
+    std::vector<int> splits;
+  };
+  const std::vector<Shape> shapes{{16, 1, {2, 3, 4, 5, 6, 7, 8}}, {24, 2, {3, 6}}, {128, 1, {2, 4, 8}}};
+  for (const int tile : kTiles)
+    for (const Shape& shape : shapes)
+      for (const int splits : shape.splits) {
+        MlaDecodeCase c;
+        c.heads_q = shape.heads;
+        c.q_len = shape.q_len;
+        c.lengths = {2047, 0, 70, 1000};
+        c.splits = splits;
+        c.shuffle = true;
+        c.page_size = 7;
+        const std::vector<MlaDecodePlan> plans =
+            testing::run_mla_decode_case(c, {planner(tile, true), planner(tile, false)});
+        ASSERT_EQ(plans.size(), 2u);
+        EXPECT_EQ(plans[0].num_splits, splits) << tile;
+        EXPECT_TRUE(plans[0].cluster_merge) << splits;
+        EXPECT_EQ(plans[0].workspace_bytes, 0u);
+        EXPECT_FALSE(plans[1].cluster_merge);
+      }
+  MlaShape h16;
+  h16.heads_q = 16;
+  const MlaDecodePlan by_default = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0);
+  ASSERT_EQ(by_default.num_splits, 4);
+  EXPECT_TRUE(by_default.cluster_merge);
+  EXPECT_FALSE(by_default.dependent_merge);
+  EXPECT_EQ(by_default.workspace_bytes, 0u);
+  EXPECT_EQ(by_default.to_json()["cluster_merge"], true);
+  int clusters = 0;
+  ASSERT_EQ(mla_decode_wgmma_resident_clusters(64, 4, &clusters), cudaSuccess);
+  EXPECT_GE(clusters, 32);
+  const MlaDecodePlan off = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, false, false);
+  EXPECT_FALSE(off.cluster_merge);
+  EXPECT_TRUE(off.dependent_merge);
+  EXPECT_GT(off.workspace_bytes, 0u);
+  const MlaDecodePlan fused = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, true);
+  EXPECT_TRUE(fused.fused_merge);
+  EXPECT_FALSE(fused.cluster_merge);
+  // 64 splits at 1 x 32K: no cluster of that many.
+  EXPECT_FALSE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0).cluster_merge);
+}
+
 // The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
 // (MlaDecodePlan::dependent_merge, DECODE_BENCH_MERGE_PDL), on this kernel and on the narrow one:
 // both verify, at split counts that leave splits empty, beside an empty sequence. The device
@@ -598,6 +659,43 @@ TEST(MlaDecodeWgmmaPlan, FusedMergeRefusedWhereItCannotRun) {
   ASSERT_EQ(mma.kernel, MlaKernel::mma);
   ASSERT_EQ(mma.num_splits, 2);
   mma.fused_merge = true;
+  ContiguousKV<__nv_bfloat16> kv{};
+  kv.head_dim = h128.key_dim();
+  std::vector<unsigned char> workspace(mma.workspace_bytes);  // a pointer, never read: refused first
+  EXPECT_EQ(run_mla_decode(h128, kv, nullptr, nullptr, nullptr, nullptr, workspace.data(), mma, nullptr),
+            cudaErrorInvalidValue);
+}
+
+// set_mla_cluster_merge takes a warpgroup-MMA plan of 2 to 8 splits that is not fused, and names
+// what is wrong with any other; the mma.sync launch refuses a cluster plan before any launch.
+TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
+  MlaShape h128;
+  const auto refusal = [](MlaDecodePlan p) {
+    try {
+      set_mla_cluster_merge(p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  MlaDecodePlan four = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64);
+  ASSERT_EQ(four.num_splits, 4);
+  ASSERT_GT(four.workspace_bytes, 0u);
+  set_mla_cluster_merge(four);
+  EXPECT_TRUE(four.cluster_merge);
+  EXPECT_EQ(four.workspace_bytes, 0u);
+  EXPECT_EQ(four.to_json()["cluster_merge"], true);
+  EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64).to_json()["cluster_merge"], false);
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 1, 64)),
+            "the cluster merge takes 2 to 8 splits, not 1");
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 9, 64)),
+            "the cluster merge takes 2 to 8 splits, not 9");
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64, true)),
+            "a fused-merge plan has no cluster merge");
+  MlaDecodePlan mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132, 2);
+  ASSERT_EQ(mma.kernel, MlaKernel::mma);
+  EXPECT_EQ(refusal(mma), "the cluster merge is the warpgroup-MMA mla kernel's, not mla_decode_mma's");
+  mma.cluster_merge = true;
   ContiguousKV<__nv_bfloat16> kv{};
   kv.head_dim = h128.key_dim();
   std::vector<unsigned char> workspace(mma.workspace_bytes);  // a pointer, never read: refused first

@@ -83,6 +83,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaMergeSplitsGpu.FoldsSplitMajorPartialsAsFloat64Does
   MlaDecodeWgmmaGpu.DependentAndStreamOrderedMerge
   MlaDecodeWgmmaGpu.FusedMergeAtFewSplits
+  MlaDecodeWgmmaGpu.ClusterMergeAtFewSplits
   ShortDecodeGpu.Small
   ShortDecodeLongGpu.Small
   ShortDecodeVariantGpu.Small

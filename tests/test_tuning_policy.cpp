@@ -115,6 +115,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_TRUE(parsed("DECODE_BENCH_MERGE_PDL", "auto").merge_pdl);
   EXPECT_FALSE(parsed("DECODE_BENCH_MLA_FUSED_MERGE", "off").mla_fused_merge);
   EXPECT_TRUE(parsed("DECODE_BENCH_MLA_FUSED_MERGE", "on").mla_fused_merge);
+  EXPECT_FALSE(parsed("DECODE_BENCH_MLA_CLUSTER_MERGE", "off").mla_cluster_merge);
+  EXPECT_TRUE(parsed("DECODE_BENCH_MLA_CLUSTER_MERGE", "auto").mla_cluster_merge);
   // Nothing but the knob named moves.
   TuningPolicy only_tiling;
   only_tiling.row_tiling = RowAttentionTiling::wide;
@@ -146,7 +148,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_MLA_TILE", {"16", "128", "0", "48", "Auto", "32 ", "tile32"}},
       {"DECODE_BENCH_MLA_KERNEL", {"narrow", "wgmma ", "WGMMA", "mla_decode_wgmma", "0"}},
       {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}},
-      {"DECODE_BENCH_MLA_FUSED_MERGE", {"auto", "fused", "On", "1"}}};
+      {"DECODE_BENCH_MLA_FUSED_MERGE", {"auto", "fused", "On", "1"}},
+      {"DECODE_BENCH_MLA_CLUSTER_MERGE", {"on", "cluster", "Off", "0"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {
       const std::vector<std::string> problems = refusal({{name, value}});

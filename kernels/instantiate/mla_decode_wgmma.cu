@@ -1,6 +1,6 @@
 // The warpgroup-MMA MLA decode kernel's launch (sm_90a only: kernels/CMakeLists.txt), FP16 and
 // BF16 latent caches, contiguous and paged, both tilings (64-token tiles in 2 stages, 32 in 4):
-// 8 kernel instances.
+// 8 kernel instances; and their clusters' residency (mla_decode_wgmma_resident_clusters).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -9,6 +9,7 @@
 #include "kernels/mla/mla_args.hpp"
 #include "kernels/mla/mla_decode_wgmma.cuh"
 #include "kernels/mla/mla_decode_wgmma.hpp"
+#include "kernels/row_attention.hpp"  // kClusterMergeMaxSplits
 #include "kernels/row_locator.cuh"  // page_divider
 
 namespace decode_bench {
@@ -39,8 +40,9 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
       plan.shared_bytes != Tr::shared_bytes() || !mla_decode_unsupported_reason(shape, dtype_of<T>::value).empty() ||
       shape.rows() < 1 || cache.head_dim != Tr::kKd || plan.rows != shape.rows() || plan.batch < 1 ||
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||
-      (plan.num_splits > 1 && workspace == nullptr) ||
-      (plan.fused_merge && (plan.num_splits < 2 || plan.num_splits > kMlaMergeFewMax)))
+      (plan.num_splits > 1 && !plan.cluster_merge && workspace == nullptr) ||
+      (plan.fused_merge && (plan.num_splits < 2 || plan.num_splits > kMlaMergeFewMax)) ||
+      (plan.cluster_merge && (plan.fused_merge || plan.num_splits < 2 || plan.num_splits > kClusterMergeMaxSplits)))
     return cudaErrorInvalidValue;
   auto* kernel = device::mla_decode_wgmma_kernel<T, KV, Tile>;
   // The shared-memory limit set once per kernel, not on every launch (a timed region holds launches).
@@ -51,13 +53,48 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
     return e;
   const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
+  if (plan.cluster_merge) {  // each row block's splits one cluster, which writes the answer
+    cudaLaunchAttribute attribute = cluster_dims_along_y(grid.y);
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(Tr::kThreads);
+    config.dynamicSmemBytes = plan.shared_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
+  }
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));
   // A fused plan's last split blocks wrote the answer (mla_merge_if_last_split).
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess || !args.partial || plan.fused_merge) return e;
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }
 
+// The resident clusters of one tiling's kernel (every instance of a tiling takes the same threads
+// and shared memory, one block an SM).
+template <int Tile>
+cudaError_t resident_clusters(int splits, int* clusters) {
+  using Tr = device::MlaWgmmaTraits<Tile>;
+  const void* kernel = reinterpret_cast<const void*>(device::mla_decode_wgmma_kernel<__half, ContiguousKV<__half>, Tile>);
+  int blocks_per_sm = 0;
+  if (const cudaError_t e =
+          prepared_occupancy(kernel, Tr::shared_bytes(), false, Tr::kThreads, Tr::shared_bytes(), &blocks_per_sm);
+      e != cudaSuccess)
+    return e;
+  return prepared_max_active_clusters(kernel, Tr::kThreads, Tr::shared_bytes(), splits, true, clusters);
+}
+
 }  // namespace
+
+cudaError_t mla_decode_wgmma_resident_clusters(int tile, int splits, int* clusters) {
+  *clusters = 0;
+  if (splits < 1 || splits > kClusterMergeMaxSplits) return cudaErrorInvalidValue;
+  switch (tile) {
+    case 64: return resident_clusters<64>(splits, clusters);
+    case 32: return resident_clusters<32>(splits, clusters);
+    default: return cudaErrorInvalidValue;
+  }
+}
 
 template <class KV>
 cudaError_t run_mla_decode_wgmma(const MlaShape& shape, const KV& cache, const std::int32_t* seq_lens,

@@ -24,6 +24,9 @@ struct MlaArgs {
   int chunk;         // tokens per split (a multiple of the tile)
   float scale_log2;  // softmax_scale x log2(e)
   bool partial;      // write split partials: o + (split x batch + b) x rows x 512, lse likewise
+  // cluster_merge: the splits of a row block are one cluster, which folds its blocks' states
+  // (kept in shared memory) into o and lse; partial is false.
+  bool cluster_merge;
   // fused_merge (else nullptr): the row blocks' counters, and the answer's o (MlaIo) and lse,
   // which the last split block of each row block writes.
   unsigned* split_counters;
@@ -53,8 +56,9 @@ inline MlaPartials mla_partials(const MlaDecodePlan& plan, void* workspace) {
   return {o, lse, counters};
 }
 
-// A plan's kernel arguments: the answer written directly without splits, the partials with them
-// (and with fused_merge the answer too, by each row block's last split).
+// A plan's kernel arguments: the answer written directly without splits or with cluster_merge, the
+// partials with other split plans (and with fused_merge the answer too, by each row block's last
+// split).
 inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan& plan, const std::int32_t* seq_lens,
                                      const void* q, void* o, float* lse, void* workspace) {
   device::MlaArgs args{};
@@ -66,7 +70,8 @@ inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan&
   args.q_len = shape.q_len;
   args.chunk = plan.split_tiles * plan.tile_tokens;
   args.scale_log2 = static_cast<float>(shape.softmax_scale * device::kLog2eDouble);
-  args.partial = plan.num_splits > 1;
+  args.cluster_merge = plan.cluster_merge;
+  args.partial = plan.num_splits > 1 && !plan.cluster_merge;
   const MlaPartials part = mla_partials(plan, workspace);
   args.o = args.partial ? part.o : o;
   args.lse = args.partial ? part.lse : lse;

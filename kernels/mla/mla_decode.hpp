@@ -81,6 +81,12 @@ struct MlaDecodePlan {
   // in the workspace (zeroed by init_mla_workspace before the first launch; the last block leaves
   // it zero), and no merge kernel runs. Set by plan_mla_decode_wgmma.
   bool fused_merge = false;
+  // The splits of each row block launched as one thread-block cluster (mla_decode_wgmma only, 2 to
+  // kClusterMergeMaxSplits splits, where every cluster is resident at once): each block leaves its
+  // rows' o and lse in its shared memory and the cluster folds them over distributed shared memory
+  // (kernels/row_cluster_merge.cuh), so no partials, workspace or merge kernel. Set by
+  // plan_mla_decode_for_device (set_mla_cluster_merge) unless DECODE_BENCH_MLA_CLUSTER_MERGE=off.
+  bool cluster_merge = false;
   nlohmann::json to_json() const;
 };
 

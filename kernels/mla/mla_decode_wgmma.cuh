@@ -51,6 +51,10 @@
 // not bar.arrive: warpgroup 1 is already waiting there in almost every tile (it only refills a
 // stage after the tile barrier), so the wait is free, and compute-sanitizer's racecheck then sees
 // the hand-over as ordered (with bar.arrive it reported warpgroup 1's reads of P intermittently).
+// Splits: FP32 partials merged by the merge kernel (run_mla_merge_splits), or, in a cluster plan
+// (MlaDecodePlan::cluster_merge: 2-8 splits, each row block's splits one cluster), each block's o
+// and lse staged in its stages and folded over distributed shared memory by the cluster, or, in a
+// fused plan, folded by each row block's last split (kernels/mla/mla_fused_merge.cuh).
 // Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q (as it comes) and P in the
 // MMA's type, FP32 accumulation, l over the unrounded weights, scores scaled in FP32 after the MMA;
 // o rounded to T once at the end (split partials FP32).
@@ -71,6 +75,7 @@
 #include "kernels/mla/mla_q_load.cuh"     // copy_q_rows_async
 #include "kernels/mla/mla_shape.hpp"      // mla_visible_tokens
 #include "kernels/row_attention_mma.cuh"  // MmaStorage (pack), fast_exp2, advance_row_max
+#include "kernels/row_cluster_merge.cuh"  // fold_states_in_cluster
 #include "kernels/row_locator.cuh"        // RowLocator: the block table read a tile ahead
 #include "kernels/store_converted.cuh"    // store_pair, store_quad
 #include "kernels/wgmma_ops.cuh"          // descriptors, fences, commit and wait
@@ -105,7 +110,7 @@ struct MlaWgmmaTraits {
   // O's staging after the loop, in the stages: rows of 512 floats 8 floats apart, so that a warp's
   // float2 stores of 8 rows land in distinct bank groups.
   static constexpr int kOStageStride = kVd + 8;
-  static_assert(kRows * kOStageStride * 4 <= kStages * kStageBytes, "O's staging fits the stages");
+  static_assert((kRows * kOStageStride + kRows) * 4 <= kStages * kStageBytes, "O's staging and lse fit the stages");
   // 1 KiB of slack to align the swizzle atoms (the dynamic window's start is not promised that).
   static constexpr std::size_t shared_bytes() { return 1024 + kInvLOffset + kRowStateBytes; }
   // Stages and panels start on 1 KiB (the 128-byte swizzle's 8-row atom).
@@ -460,9 +465,12 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   // the staging's barrier and shared-memory round trip cost more than the stores they spread
   // (results/reference/h200/mla-epilogue-staged/), so the warps that hold rows store their
   // fragments directly.
+  // A cluster plan (args.cluster_merge) stages every row, and its rows' lse after them: the cluster
+  // folds its blocks' stages into the answer (fold_states_in_cluster, kernels/row_cluster_merge.cuh).
   constexpr int kRowsBelowLastWarp = Tr::kRows - 16;  // warp w of each warpgroup holds rows 16 w .. + 15
-  const bool staged = block_rows > kRowsBelowLastWarp;
+  const bool staged = args.cluster_merge || block_rows > kRowsBelowLastWarp;
   float* const o_stage = reinterpret_cast<float*>(smem + Tr::kStageOffset);
+  float* const lse_stage = o_stage + Tr::kRows * Tr::kOStageStride;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int r = 16 * warp + g + 8 * h;
@@ -481,8 +489,22 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
       store_row(args.partial_o() + at);
     else
       store_row(args.o_as<T>() + at);
-    if (wg == 0 && tq == 0)
-      args.lse[first_row + r] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
+    if (wg == 0 && tq == 0) {
+      const float row_lse = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * kLn2 : -INFINITY;
+      if (args.cluster_merge)
+        lse_stage[r] = row_lse;
+      else
+        args.lse[first_row + r] = row_lse;
+    }
+  }
+  if (args.cluster_merge) {
+    // The cluster's first barrier (in the fold) orders this block's staging before every block's
+    // reads of it, as __syncthreads would within the block.
+    fold_states_in_cluster<Tr::kThreads>(
+        shared_address(o_stage), shared_address(lse_stage), Tr::kOStageStride, block_rows, Tr::kVd / 4,
+        [&](int r, int c, float4 v) { store_quad(args.o_as<T>() + (first_row + r) * Tr::kVd + 4 * c, v); },
+        [&](int r, float row_lse) { args.lse[first_row + r] = row_lse; });
+    return;
   }
   if (staged) {
     __syncthreads();

@@ -106,9 +106,25 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
 // pinned: the kernel to plan instead of the dispatch's (DECODE_BENCH_MLA_KERNEL through
 // TuningPolicy::mla_kernel); std::invalid_argument with the reason where it cannot compute the point.
 // fused_merge: as plan_mla_decode_wgmma's (a fused plan has no merge launch to make dependent).
+// cluster_merge: whether a warpgroup-MMA plan of 2 to kClusterMergeMaxSplits splits (not fused)
+// merges them in a cluster (set_mla_cluster_merge) where every cluster is resident at once on
+// `device` (mla_decode_wgmma_resident_clusters at least batch x row_blocks); false
+// (DECODE_BENCH_MLA_CLUSTER_MERGE=off through TuningPolicy::mla_cluster_merge) keeps the merge kernel.
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true,
-                                         std::optional<MlaKernel> pinned = std::nullopt, bool fused_merge = false);
+                                         std::optional<MlaKernel> pinned = std::nullopt, bool fused_merge = false,
+                                         bool cluster_merge = true);
+
+// A warpgroup-MMA plan of 2 to kClusterMergeMaxSplits splits, not fused, made a cluster plan
+// (MlaDecodePlan::cluster_merge): no partials, so no workspace, and no merge launch to make
+// dependent. std::invalid_argument naming what is wrong for any other plan.
+void set_mla_cluster_merge(MlaDecodePlan& plan);
+
+// The most clusters of `splits` blocks (cluster dims (1, splits, 1)) of the kernel at `tile`
+// tokens resident at once on the current device, at one block an SM (its shared memory): a
+// cluster's blocks share a GPC, so this can be fewer than the SMs over `splits`.
+// cudaErrorNotSupported in a build without the kernel.
+cudaError_t mla_decode_wgmma_resident_clusters(int tile, int splits, int* clusters);
 
 // As run_mla_decode (same arguments and buffers), for a plan of plan_mla_decode_wgmma; KV =
 // ContiguousKV<T> or PagedKV<T>, T = __half or __nv_bfloat16. cudaErrorInvalidValue for a plan

@@ -16,6 +16,11 @@ cudaError_t run_mla_decode_wgmma(const MlaShape&, const KV&, const std::int32_t*
   return cudaErrorNotSupported;
 }
 
+cudaError_t mla_decode_wgmma_resident_clusters(int, int, int* clusters) {
+  *clusters = 0;
+  return cudaErrorNotSupported;
+}
+
 DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCES
 
 }  // namespace decode_bench

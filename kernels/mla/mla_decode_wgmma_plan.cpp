@@ -7,6 +7,7 @@
 
 #include "kernels/device_attribute_cache.hpp"  // dependent_launch_available
 #include "kernels/mla/mla_decode_wgmma.hpp"
+#include "kernels/row_attention.hpp"  // kClusterMergeMaxSplits
 
 namespace decode_bench {
 
@@ -95,7 +96,7 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits, int wgmma_tile, bool dependent_merge,
-                                         std::optional<MlaKernel> pinned, bool fused_merge) {
+                                         std::optional<MlaKernel> pinned, bool fused_merge, bool cluster_merge) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
   MlaDecodePlan p;
@@ -113,7 +114,31 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
             : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
   }
   p.dependent_merge = dependent_merge && p.num_splits > 1 && !p.fused_merge && dependent_launch_available(device);
+  // The splits in a cluster where every row block's cluster is resident at once: a cluster that
+  // waited for a GPC to free up would take a wave of its own. The residency is queried on the
+  // current device, so only where that is `device`.
+  if (cluster_merge && p.kernel == MlaKernel::wgmma && !p.fused_merge && p.num_splits >= 2 &&
+      p.num_splits <= kClusterMergeMaxSplits) {
+    int current = -1, clusters = 0;
+    if (cudaGetDevice(&current) == cudaSuccess && current == device &&
+        mla_decode_wgmma_resident_clusters(p.tile_tokens, p.num_splits, &clusters) == cudaSuccess &&
+        static_cast<std::int64_t>(clusters) >= static_cast<std::int64_t>(p.batch) * p.row_blocks)
+      set_mla_cluster_merge(p);
+  }
   return p;
+}
+
+void set_mla_cluster_merge(MlaDecodePlan& p) {
+  if (p.kernel != MlaKernel::wgmma)
+    throw std::invalid_argument("the cluster merge is the warpgroup-MMA mla kernel's, not " +
+                                std::string(mla_kernel_name(p.kernel)) + "'s");
+  if (p.num_splits < 2 || p.num_splits > kClusterMergeMaxSplits)
+    throw std::invalid_argument("the cluster merge takes 2 to " + std::to_string(kClusterMergeMaxSplits) +
+                                " splits, not " + std::to_string(p.num_splits));
+  if (p.fused_merge) throw std::invalid_argument("a fused-merge plan has no cluster merge");
+  p.cluster_merge = true;
+  p.workspace_bytes = 0;
+  p.dependent_merge = false;
 }
 
 }  // namespace decode_bench
