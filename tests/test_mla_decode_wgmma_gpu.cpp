@@ -236,9 +236,8 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
 // distributed shared memory) beside the merge kernel, one reference: every split count it takes
 // (2 to 8) at 16 rows a block, some at 48 and at two row blocks a sequence, splits left empty by
 // short sequences and an empty sequence, both tilings; a cluster plan has no workspace. The
-// device planner takes it where every cluster is resident (4 x 32 row blocks of 4 splits on an
-// H100 or H200), not when asked not to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a
-// fused merge.
+// device planner takes it where every row block's cluster is resident at once, not when asked not
+// to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a fused merge.
 TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](int tile, bool cluster) {
@@ -271,26 +270,42 @@ TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
         EXPECT_EQ(plans[0].workspace_bytes, 0u);
         EXPECT_FALSE(plans[1].cluster_merge);
       }
-  MlaShape h16;
+  MlaShape h16, h128;
   h16.heads_q = 16;
-  const MlaDecodePlan by_default = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0);
-  ASSERT_EQ(by_default.num_splits, 4);
-  EXPECT_TRUE(by_default.cluster_merge);
-  EXPECT_FALSE(by_default.dependent_merge);
-  EXPECT_EQ(by_default.workspace_bytes, 0u);
-  EXPECT_EQ(by_default.to_json()["cluster_merge"], true);
-  int clusters = 0;
-  ASSERT_EQ(mla_decode_wgmma_resident_clusters(64, 4, &clusters), cudaSuccess);
-  EXPECT_GE(clusters, 32);
-  const MlaDecodePlan off = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, false, false);
+  // Eight sequences of 4 splits (32K tokens: this kernel's at 16 rows): eight clusters, resident on
+  // any Hopper GPU.
+  const MlaDecodePlan four = plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4);
+  ASSERT_EQ(four.kernel, MlaKernel::wgmma);
+  ASSERT_EQ(four.num_splits, 4);
+  EXPECT_TRUE(four.cluster_merge);
+  EXPECT_FALSE(four.dependent_merge);
+  EXPECT_EQ(four.workspace_bytes, 0u);
+  EXPECT_EQ(four.to_json()["cluster_merge"], true);
+  // The planner's own splits at 32 x 4K: a cluster plan exactly where every row block's cluster is
+  // resident (the GPCs decide how many are: docs/kernels/mla.md, "The split merge in a cluster").
+  for (const MlaShape& shape : {h16, h128}) {
+    const MlaDecodePlan p = plan_mla_decode_for_device(shape, DType::bf16, 32, 4096, 0);
+    ASSERT_EQ(p.kernel, MlaKernel::wgmma);
+    int clusters = 0;
+    ASSERT_EQ(mla_decode_wgmma_resident_clusters(p.tile_tokens, p.num_splits, &clusters), cudaSuccess);
+    const bool few_splits = p.num_splits >= 2 && p.num_splits <= 8;
+    EXPECT_EQ(p.cluster_merge, few_splits && clusters >= 32 * p.row_blocks) << shape.heads_q << ": " << clusters;
+    EXPECT_EQ(p.workspace_bytes == 0, p.cluster_merge) << shape.heads_q;
+  }
+  const MlaDecodePlan off =
+      plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, false, false);
   EXPECT_FALSE(off.cluster_merge);
   EXPECT_TRUE(off.dependent_merge);
   EXPECT_GT(off.workspace_bytes, 0u);
-  const MlaDecodePlan fused = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, true);
+  const MlaDecodePlan fused = plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, true);
   EXPECT_TRUE(fused.fused_merge);
   EXPECT_FALSE(fused.cluster_merge);
   // 64 splits at 1 x 32K: no cluster of that many.
   EXPECT_FALSE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0).cluster_merge);
+  int clusters = -1;
+  EXPECT_EQ(mla_decode_wgmma_resident_clusters(64, 9, &clusters), cudaErrorInvalidValue);
+  EXPECT_EQ(clusters, 0);
+  EXPECT_EQ(mla_decode_wgmma_resident_clusters(48, 4, &clusters), cudaErrorInvalidValue);
 }
 
 // The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
@@ -688,8 +703,8 @@ TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
   EXPECT_EQ(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64).to_json()["cluster_merge"], false);
   EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 1, 64)),
             "the cluster merge takes 2 to 8 splits, not 1");
-  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 9, 64)),
-            "the cluster merge takes 2 to 8 splits, not 9");
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 16, 64)),
+            "the cluster merge takes 2 to 8 splits, not 16");
   EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64, true)),
             "a fused-merge plan has no cluster merge");
   MlaDecodePlan mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132, 2);
