@@ -180,20 +180,14 @@ TEST(MlaDecodeWgmmaGpu, Small) {
   }
 }
 
-// The fused merge (MlaDecodePlan::fused_merge: each row block's last split folds its splits) beside
-// the merge kernel, one reference: every split count it takes (2 to 8, each compiled on its own:
-// fold_split_partials_at) at 16 rows a block, some at 48 and at two row blocks a sequence, splits
-// left empty by short sequences and an empty one, both tilings. The longest sequence, 2047 tokens,
-// is 32 tiles of 64, so each split count asked for is the count planned. run_mla_decode_case
-// launches a fused plan twice, so the counters the last blocks reset are checked too. More than 8
-// splits are never fused, and nothing is unless asked for (DECODE_BENCH_MLA_FUSED_MERGE=on).
-TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
-  DB_REQUIRE_MLA_WGMMA();
-  const auto planner = [](int tile, bool fused) {
-    return [tile, fused](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-      return plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile, fused);
-    };
-  };
+// The in-kernel merges' cases (the fused merge's, the cluster merge's): a plan of each merge from
+// `merged(tile)` beside the merge kernel's from `kernel_merge(tile)`, against one reference, at
+// every split count 2 to 8 at 16 rows a block, some at 48 and at two row blocks a sequence, over
+// lengths that leave splits empty beside an empty sequence, shuffled pages of 7, both tilings.
+// The longest sequence, 2047 tokens, is 32 tiles of 64, so each split count asked for is the
+// count planned; check(merged plan, merge-kernel plan) follows each case.
+template <class Merged, class KernelMerge, class Check>
+void run_few_split_merge_cases(const Merged& merged, const KernelMerge& kernel_merge, const Check& check) {
   struct Shape {
     int heads, q_len;
     std::vector<int> splits;
@@ -209,15 +203,33 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
         c.splits = splits;
         c.shuffle = true;
         c.page_size = 7;
-        const std::vector<MlaDecodePlan> plans =
-            testing::run_mla_decode_case(c, {planner(tile, true), planner(tile, false)});
+        const std::vector<MlaDecodePlan> plans = testing::run_mla_decode_case(c, {merged(tile), kernel_merge(tile)});
         ASSERT_EQ(plans.size(), 2u);
         EXPECT_EQ(plans[0].num_splits, splits) << tile;
-        EXPECT_TRUE(plans[0].fused_merge) << splits;
-        EXPECT_FALSE(plans[0].dependent_merge);
-        EXPECT_EQ(plans[0].workspace_bytes, plans[1].workspace_bytes + 4u * 4 * plans[0].row_blocks);
-        EXPECT_FALSE(plans[1].fused_merge);
+        check(plans[0], plans[1]);
       }
+}
+
+// The fused merge (MlaDecodePlan::fused_merge: each row block's last split folds its splits) beside
+// the merge kernel (run_few_split_merge_cases: every split count it takes, each compiled on its
+// own: fold_split_partials_at). run_mla_decode_case launches a fused plan twice, so the counters
+// the last blocks reset are checked too. More than 8 splits are never fused, and nothing is unless
+// asked for (DECODE_BENCH_MLA_FUSED_MERGE=on).
+TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
+  DB_REQUIRE_MLA_WGMMA();
+  const auto planner = [](bool fused) {
+    return [fused](int tile) -> testing::MlaPlanner {
+      return [tile, fused](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+        return plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile, fused);
+      };
+    };
+  };
+  run_few_split_merge_cases(planner(true), planner(false), [](const MlaDecodePlan& fused, const MlaDecodePlan& kernel) {
+    EXPECT_TRUE(fused.fused_merge) << fused.num_splits;
+    EXPECT_FALSE(fused.dependent_merge);
+    EXPECT_EQ(fused.workspace_bytes, kernel.workspace_bytes + 4u * 4 * fused.row_blocks);
+    EXPECT_FALSE(kernel.fused_merge);
+  });
   MlaShape h16;
   h16.heads_q = 16;
   EXPECT_FALSE(plan_mla_decode_wgmma(h16, DType::bf16, 1, 32768, 132, 9, 64).fused_merge);
@@ -233,43 +245,26 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
 }
 
 // The cluster merge (MlaDecodePlan::cluster_merge: each row block's splits one cluster, folded over
-// distributed shared memory) beside the merge kernel, one reference: every split count it takes
-// (2 to 8) at 16 rows a block, some at 48 and at two row blocks a sequence, splits left empty by
-// short sequences and an empty sequence, both tilings; a cluster plan has no workspace. The
-// device planner takes it where every row block's cluster is resident at once, not when asked not
-// to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a fused merge.
+// distributed shared memory) beside the merge kernel (run_few_split_merge_cases); a cluster plan
+// has no workspace. The device planner takes it where every row block's cluster is resident at
+// once, not when asked not to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a fused merge.
 TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
-  const auto planner = [](int tile, bool cluster) {
-    return [tile, cluster](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-      MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
-      if (cluster) set_mla_cluster_merge(p);
-      return p;
+  const auto planner = [](bool cluster) {
+    return [cluster](int tile) -> testing::MlaPlanner {
+      return [tile, cluster](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+        MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
+        if (cluster) set_mla_cluster_merge(p);
+        return p;
+      };
     };
   };
-  struct Shape {
-    int heads, q_len;
-    std::vector<int> splits;
-  };
-  const std::vector<Shape> shapes{{16, 1, {2, 3, 4, 5, 6, 7, 8}}, {24, 2, {3, 6}}, {128, 1, {2, 4, 8}}};
-  for (const int tile : kTiles)
-    for (const Shape& shape : shapes)
-      for (const int splits : shape.splits) {
-        MlaDecodeCase c;
-        c.heads_q = shape.heads;
-        c.q_len = shape.q_len;
-        c.lengths = {2047, 0, 70, 1000};
-        c.splits = splits;
-        c.shuffle = true;
-        c.page_size = 7;
-        const std::vector<MlaDecodePlan> plans =
-            testing::run_mla_decode_case(c, {planner(tile, true), planner(tile, false)});
-        ASSERT_EQ(plans.size(), 2u);
-        EXPECT_EQ(plans[0].num_splits, splits) << tile;
-        EXPECT_TRUE(plans[0].cluster_merge) << splits;
-        EXPECT_EQ(plans[0].workspace_bytes, 0u);
-        EXPECT_FALSE(plans[1].cluster_merge);
-      }
+  run_few_split_merge_cases(planner(true), planner(false),
+                            [](const MlaDecodePlan& cluster, const MlaDecodePlan& kernel) {
+                              EXPECT_TRUE(cluster.cluster_merge) << cluster.num_splits;
+                              EXPECT_EQ(cluster.workspace_bytes, 0u);
+                              EXPECT_FALSE(kernel.cluster_merge);
+                            });
   MlaShape h16, h128;
   h16.heads_q = 16;
   // Eight sequences of 4 splits (32K tokens: this kernel's at 16 rows): eight clusters, resident on
@@ -663,6 +658,15 @@ TEST(MlaDecodeWgmmaPlan, ThirtyTwoTokenTilesSplitInTokensAsSixtyFour) {
 // for its counters (a plan without them needs nothing), and only the warpgroup-MMA kernel folds its
 // merge, so an mma.sync plan marked fused is refused before any launch (every other field of it is
 // the planner's and valid: unmarked, it would launch).
+// run_mla_decode of a BF16 plan the launch must refuse before any CUDA call: a cache with nothing
+// but its head dim, no q or o, and a workspace pointer never read.
+cudaError_t refused_launch(const MlaShape& shape, const MlaDecodePlan& plan) {
+  ContiguousKV<__nv_bfloat16> kv{};
+  kv.head_dim = shape.key_dim();
+  std::vector<unsigned char> workspace(plan.workspace_bytes);
+  return run_mla_decode(shape, kv, nullptr, nullptr, nullptr, nullptr, workspace.data(), plan, nullptr);
+}
+
 TEST(MlaDecodeWgmmaPlan, FusedMergeRefusedWhereItCannotRun) {
   MlaShape h128;
   const MlaDecodePlan fused = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 0, 64, true);
@@ -674,11 +678,7 @@ TEST(MlaDecodeWgmmaPlan, FusedMergeRefusedWhereItCannotRun) {
   ASSERT_EQ(mma.kernel, MlaKernel::mma);
   ASSERT_EQ(mma.num_splits, 2);
   mma.fused_merge = true;
-  ContiguousKV<__nv_bfloat16> kv{};
-  kv.head_dim = h128.key_dim();
-  std::vector<unsigned char> workspace(mma.workspace_bytes);  // a pointer, never read: refused first
-  EXPECT_EQ(run_mla_decode(h128, kv, nullptr, nullptr, nullptr, nullptr, workspace.data(), mma, nullptr),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(refused_launch(h128, mma), cudaErrorInvalidValue);
 }
 
 // set_mla_cluster_merge takes a warpgroup-MMA plan of 2 to 8 splits that is not fused, and names
@@ -711,11 +711,7 @@ TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
   ASSERT_EQ(mma.kernel, MlaKernel::mma);
   EXPECT_EQ(refusal(mma), "the cluster merge is the warpgroup-MMA mla kernel's, not mla_decode_mma's");
   mma.cluster_merge = true;
-  ContiguousKV<__nv_bfloat16> kv{};
-  kv.head_dim = h128.key_dim();
-  std::vector<unsigned char> workspace(mma.workspace_bytes);  // a pointer, never read: refused first
-  EXPECT_EQ(run_mla_decode(h128, kv, nullptr, nullptr, nullptr, nullptr, workspace.data(), mma, nullptr),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(refused_launch(h128, mma), cudaErrorInvalidValue);
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
