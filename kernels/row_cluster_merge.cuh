@@ -4,10 +4,11 @@
 // (cluster dims (1, splits, 1): RowAttentionPlan::cluster_merge for the row kernels,
 // MlaDecodePlan::cluster_merge for the warpgroup-MMA MLA kernel), each leaves its rows' state in its
 // own shared memory, and after one cluster barrier every block folds a share of the rows from all
-// of them and writes the outputs (fold_states_in_cluster). The fused merge (merge_if_last) moves the same states through
-// L2: the partial stores, the counter's acquire-release add and the last block's loads are
-// dependent round trips after the stream ends, all on one block; here they are a barrier and one
-// load of each state over the cluster's network, spread over every block of the cluster.
+// of them and writes the outputs (fold_states_in_cluster). The fused merge (merge_if_last) moves
+// the same states through L2: the partial stores, the counter's acquire-release add and the last
+// block's loads are dependent round trips after the stream ends, all on one block; here they are a
+// barrier and one load of each state over the cluster's network, spread over every block of the
+// cluster.
 //
 // The row kernels' layout of a block's state in its shared memory (`state`, 4-byte aligned, free by
 // then):
@@ -80,7 +81,8 @@ __device__ __forceinline__ void fold_states_in_cluster(std::uint32_t o_base, std
   const unsigned rank = cluster_rank();
   const int n = static_cast<int>(cluster_blocks());
   cluster_sync();  // every block's state written
-  for (int i = static_cast<int>(rank) * kThreads + static_cast<int>(threadIdx.x); i < nrows * cols4; i += n * kThreads) {
+  const int first = static_cast<int>(rank) * kThreads + static_cast<int>(threadIdx.x);
+  for (int i = first; i < nrows * cols4; i += n * kThreads) {
     const int r = i / cols4, c = i - r * cols4;
     const std::uint32_t lse_addr = lse_base + 4u * r, o_addr = o_base + 4u * (r * o_stride + 4 * c);
     // Every split's LSE and columns loaded before any is used: one round trip over the cluster.
