@@ -86,8 +86,11 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
   return w;
 }
 
-bool prefer_short_tiling(const TilingQuery& q) {
-  if (q.group != 1 || q.pinned || q.standard_tile < 1) return false;
+namespace {
+
+// choose_decode_tiling's short_batch rule past its group and pin checks.
+bool short_tiling_fits(const TilingQuery& q) {
+  if (q.standard_tile < 1) return false;
   const std::int64_t short_len = 2 * static_cast<std::int64_t>(q.standard_tile);
   if (lengths_are_ragged(q.lengths)) {
     if (q.paged) return false;
@@ -100,9 +103,13 @@ bool prefer_short_tiling(const TilingQuery& q) {
          q.max_len <= static_cast<std::int64_t>(kShortMaskedMaxTiles) * q.standard_tile;
 }
 
-bool prefer_deep_tiling(const TilingQuery& q) {
-  if (q.group != 1 || q.pinned || !q.paged || !q.masked_head_dim || !q.wide_bus) return false;
-  return !lengths_are_ragged(q.lengths) && !prefer_short_tiling(q);
+}  // namespace
+
+DecodeTiling choose_decode_tiling(const TilingQuery& q) {
+  if (q.group != 1 || q.pinned) return DecodeTiling::standard;
+  if (short_tiling_fits(q)) return DecodeTiling::short_batch;
+  if (q.paged && q.masked_head_dim && q.wide_bus && !lengths_are_ragged(q.lengths)) return DecodeTiling::deep;
+  return DecodeTiling::standard;
 }
 
 }  // namespace decode_bench

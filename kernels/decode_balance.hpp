@@ -18,6 +18,7 @@
 // 32 KiB of stages) fits several per SM, whose latencies overlap.
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace decode_bench {
@@ -55,20 +56,16 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
 // Whether a batch is ragged enough to plan as a work list: lengths differ.
 bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 
-// The tiling choice of the CUDA-core flash-decode for GQA group 1 (the only group with a compiled
-// short tiling). A uniform batch takes the short tiling when its standard blocks already fill a
-// wave or more without splitting (head_blocks >= standard_slots) and each streams at most two
-// standard tiles, or at most kShortMaskedMaxTiles where the head dim is below the compiled kernel's
-// (80-127 on the kernel of 128: a row's lanes past the head dim load nothing, so one standard block
-// an SM has that fraction fewer bytes in flight) on a GPU with a wide bus (wide_bus_per_sm,
-// kernels/device_attribute_cache.hpp). On an H200, Phi-3-mini's d 96 at 64 x 1K and 128 x 512 ran
-// faster on the short tiling, contiguous and paged; paged 16 x 4K slower (docs/kernels/
-// splitk_cuda_core.md, "Head dims below the compiled one"). A ragged batch takes it in a contiguous
-// cache when at least half its sequences are at most two standard tiles (zipf batches: most blocks
-// are tiny, the long sequences are split anyway); a ragged batch in a paged cache never: there the
-// short tiling streamed the long items slower than the standard one (H100,
-// docs/history/kernel-notes.md). Never when the caller pinned splits or heads per block (probes
-// compare the standard tiling under those).
+// The CUDA-core flash-decode's compiled tilings (kernels/flash_decode_traits.cuh), as a plan records
+// them: standard; short (GQA group 1 only: few warps and small stages, several blocks per SM); deep
+// (group 1, FP16 and BF16 at head dim 128: the standard stages cut into four of half the rows).
+// choose_decode_tiling below says when plans take each.
+enum class DecodeTiling { standard, short_batch, deep };
+constexpr std::string_view decode_tiling_name(DecodeTiling t) {
+  return t == DecodeTiling::short_batch ? "short" : t == DecodeTiling::deep ? "deep" : "standard";
+}
+
+// What choose_decode_tiling weighs: a batch as the standard tiling would plan it.
 struct TilingQuery {
   int group = 1;
   bool pinned = false;               // DecodeOptions::splits or heads_per_block set
@@ -82,17 +79,29 @@ struct TilingQuery {
   bool wide_bus = false;             // wide_bus_per_sm of the device
 };
 inline constexpr int kShortMaskedMaxTiles = 8;
-bool prefer_short_tiling(const TilingQuery& q);
 
-// The deep tiling (kernels/flash_decode_traits.cuh: the standard stages cut into four of half the
-// rows, three tiles in flight) for a uniform batch in a paged cache at GQA group 1 whose head dim is
-// below the compiled kernel's, on a GPU with a wide bus, where prefer_short_tiling did not take the
-// short one. Asked only where the deep tiling is compiled (FP16 and BF16 at head dim 128). On an
-// H200, Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it over pages of 16; in a contiguous
-// cache no gain was shown (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one").
-// Not for ragged batches (their work list was not measured on it), not where the
-// caller pinned splits or heads per block, not on a narrower bus (an H100 reads those points near
-// its floor on the standard tiling; the same page).
-bool prefer_deep_tiling(const TilingQuery& q);
+// The tiling of the CUDA-core flash-decode at GQA group 1 (the only group with more than the
+// standard one compiled); standard at every other group and where the caller pinned splits or heads
+// per block (probes compare the standard tiling under those).
+// - short_batch: a uniform batch whose standard blocks already fill a wave or more without
+//   splitting (head_blocks >= standard_slots) and each stream at most two standard tiles, or at
+//   most kShortMaskedMaxTiles where the head dim is below the compiled kernel's (80-127 on the
+//   kernel of 128: a row's lanes past the head dim load nothing, so one standard block an SM has
+//   that fraction fewer bytes in flight) on a GPU with a wide bus (wide_bus_per_sm,
+//   kernels/device_attribute_cache.hpp). On an H200, Phi-3-mini's d 96 at 64 x 1K and 128 x 512
+//   ran faster on the short tiling, contiguous and paged; paged 16 x 4K slower
+//   (docs/kernels/splitk_cuda_core.md, "Head dims below the compiled one"). A ragged batch in a
+//   contiguous cache when at least half its sequences are at most two standard tiles (zipf batches:
+//   most blocks are tiny, the long sequences are split anyway); a ragged batch in a paged cache
+//   never: there the short tiling streamed the long items slower than the standard one (H100,
+//   docs/history/kernel-notes.md).
+// - deep (the standard stages cut into four of half the rows, three tiles in flight): past the
+//   short tiling's reach, a uniform batch in a paged cache whose head dim is below the compiled
+//   kernel's, on a wide bus. On an H200, Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it
+//   over pages of 16; in a contiguous cache no gain was shown (the same page). Not for ragged
+//   batches (their work list was not measured on it), not on a narrower bus (an H100 reads those
+//   points near its floor on the standard tiling). Compiled for FP16 and BF16 plain decodes at head
+//   dim 128 only: elsewhere the caller plans the standard tiling in its place.
+DecodeTiling choose_decode_tiling(const TilingQuery& q);
 
 }  // namespace decode_bench

@@ -40,15 +40,6 @@ constexpr std::string_view decode_path_name(DecodePath p) {
 }
 inline constexpr int kRowAttentionMinGroup = 3;
 
-// The CUDA-core flash-decode's compiled tilings (kernels/flash_decode_traits.cuh): standard; short
-// (GQA group 1 only: few warps and small stages, several blocks per SM); deep (group 1, FP16 and
-// BF16 at head dim 128: the standard stages cut into four of half the rows). kernels/decode_balance.hpp
-// says when plans take each.
-enum class DecodeTiling { standard, short_batch, deep };
-constexpr std::string_view decode_tiling_name(DecodeTiling t) {
-  return t == DecodeTiling::short_batch ? "short" : t == DecodeTiling::deep ? "deep" : "standard";
-}
-
 // Planning choices a caller may pin; the defaults leave each to the planner.
 struct DecodeOptions {
   int splits = 0;           // flash_decode: blocks per (sequence, head block); <= 0: fill one wave

@@ -234,9 +234,9 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   return cudaSuccess;
 }
 
-// Plans with the standard tiling, then (GQA group 1) replans with the short one where
-// prefer_short_tiling says so, or with the deep one (where compiled: plain decodes, FP16 and BF16 at
-// head dim 128) where prefer_deep_tiling does, or as the tuning policy pins it (DECODE_BENCH_FD_TILING).
+// Plans with the standard tiling, then (GQA group 1) replans with the tiling choose_decode_tiling
+// picks, or the tuning policy pins (DECODE_BENCH_FD_TILING): the short one, or the deep one where it
+// is compiled (plain decodes, FP16 and BF16 at head dim 128; elsewhere the standard plan stands).
 template <class KV, bool kVariant = false>
 struct PlanFlashDecode {
   const DecodeProblem& p;
@@ -264,10 +264,12 @@ struct PlanFlashDecode {
       double clock_dram = 0;
       DB_RETURN_IF_ERROR(clock_dram_bytes_per_s(dev, &clock_dram));
       q.wide_bus = wide_bus_per_sm(clock_dram, sms);
-      const bool take_short = pin == TilingOverride::automatic ? prefer_short_tiling(q) : pin == TilingOverride::short_batch;
+      const DecodeTiling tiling = pin == TilingOverride::automatic  ? choose_decode_tiling(q)
+                                  : pin == TilingOverride::short_batch ? DecodeTiling::short_batch
+                                  : pin == TilingOverride::deep        ? DecodeTiling::deep
+                                                                       : DecodeTiling::standard;
       if constexpr (!kVariant && device::has_deep_tiling<T, D, GROUP>) {
-        const bool take_deep = pin == TilingOverride::automatic ? prefer_deep_tiling(q) : pin == TilingOverride::deep;
-        if (take_deep) {
+        if (tiling == DecodeTiling::deep) {
           *plan = DecodePlan{};
           DB_RETURN_IF_ERROR(
               (plan_flash_decode_with<device::DeepFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(p, options, plan)));
@@ -275,7 +277,7 @@ struct PlanFlashDecode {
           return cudaSuccess;
         }
       }
-      if (take_short) {
+      if (tiling == DecodeTiling::short_batch) {
         *plan = DecodePlan{};
         DecodeOptions short_options = options;
         const int heads = options.tuning.fd_short_heads;  // 1 unless DECODE_BENCH_FD_SHORT_HEADS

@@ -68,7 +68,7 @@ template <class T, int D, int GROUP>
 using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, 2>;
 
 // The deep tiling (plans take it for a head dim below the compiled one at GQA group 1 in a paged
-// cache on a wide bus: kernels/decode_balance.hpp, prefer_deep_tiling): the standard tiling's 8
+// cache on a wide bus: kernels/decode_balance.hpp, choose_decode_tiling): the standard tiling's 8
 // warps and 128 KiB of stages cut into four stages of half the rows, so three tiles are in flight
 // where the standard one keeps one. A masked row's lanes past the head dim load nothing, so the
 // standard tiling's one tile in flight holds that fraction fewer bytes; three shorter ones hold

@@ -193,21 +193,24 @@ TilingQuery h100(int seqs, int heads, std::int64_t len) {
   return q;
 }
 
+bool takes_short(const TilingQuery& q) { return choose_decode_tiling(q) == DecodeTiling::short_batch; }
+bool takes_deep(const TilingQuery& q) { return choose_decode_tiling(q) == DecodeTiling::deep; }
+
 TEST(DecodeTilingChoice, ShortBatchesTakeTheShortTiling) {
-  EXPECT_TRUE(prefer_short_tiling(h100(64, 32, 32)));    // the 64 x 32 heads x 32 tokens
-  EXPECT_TRUE(prefer_short_tiling(h100(64, 32, 256)));   // and x 256 (two standard tiles)
-  EXPECT_FALSE(prefer_short_tiling(h100(64, 32, 1024)));  // 0.97 of the ceiling on the standard tiling
-  EXPECT_FALSE(prefer_short_tiling(h100(1, 32, 65536)));  // long MHA: split over a wave
-  EXPECT_FALSE(prefer_short_tiling(h100(2, 32, 32)));     // 64 blocks: less than a wave, split instead
+  EXPECT_TRUE(takes_short(h100(64, 32, 32)));    // the 64 x 32 heads x 32 tokens
+  EXPECT_TRUE(takes_short(h100(64, 32, 256)));   // and x 256 (two standard tiles)
+  EXPECT_FALSE(takes_short(h100(64, 32, 1024)));  // 0.97 of the ceiling on the standard tiling
+  EXPECT_FALSE(takes_short(h100(1, 32, 65536)));  // long MHA: split over a wave
+  EXPECT_FALSE(takes_short(h100(2, 32, 32)));     // 64 blocks: less than a wave, split instead
   TilingQuery paged = h100(64, 32, 32);
   paged.paged = true;  // uniform short batches take it in paged caches too
-  EXPECT_TRUE(prefer_short_tiling(paged));
+  EXPECT_TRUE(takes_short(paged));
   TilingQuery g2 = h100(64, 32, 32);
   g2.group = 2;  // no short tiling compiled
-  EXPECT_FALSE(prefer_short_tiling(g2));
+  EXPECT_FALSE(takes_short(g2));
   TilingQuery pinned = h100(64, 32, 32);
   pinned.pinned = true;
-  EXPECT_FALSE(prefer_short_tiling(pinned));
+  EXPECT_FALSE(takes_short(pinned));
 }
 
 // Head dims below the compiled kernel's (Phi-3-mini's 96 on the kernel of 128) on a wide bus (an
@@ -220,29 +223,29 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
     q.wide_bus = wide;
     return q;
   };
-  EXPECT_TRUE(prefer_short_tiling(phi3(128, 512, true, true)));
-  EXPECT_TRUE(prefer_short_tiling(phi3(64, 1024, true, true)));   // 8 standard tiles
-  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1025, true, true)));  // a ninth
-  EXPECT_FALSE(prefer_short_tiling(phi3(16, 4096, true, true)));
-  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1024, false, true)));  // d 128
-  EXPECT_FALSE(prefer_short_tiling(phi3(64, 1024, true, false)));  // an H100's bus
-  EXPECT_FALSE(prefer_short_tiling(phi3(4, 1024, true, true)));    // 128 blocks: less than a wave
+  EXPECT_TRUE(takes_short(phi3(128, 512, true, true)));
+  EXPECT_TRUE(takes_short(phi3(64, 1024, true, true)));   // 8 standard tiles
+  EXPECT_FALSE(takes_short(phi3(64, 1025, true, true)));  // a ninth
+  EXPECT_FALSE(takes_short(phi3(16, 4096, true, true)));
+  EXPECT_FALSE(takes_short(phi3(64, 1024, false, true)));  // d 128
+  EXPECT_FALSE(takes_short(phi3(64, 1024, true, false)));  // an H100's bus
+  EXPECT_FALSE(takes_short(phi3(4, 1024, true, true)));    // 128 blocks: less than a wave
   TilingQuery paged = phi3(64, 1024, true, true);
   paged.paged = true;
-  EXPECT_TRUE(prefer_short_tiling(paged));
+  EXPECT_TRUE(takes_short(paged));
   TilingQuery g2 = phi3(64, 1024, true, true);
   g2.group = 2;
-  EXPECT_FALSE(prefer_short_tiling(g2));
+  EXPECT_FALSE(takes_short(g2));
   TilingQuery pinned = phi3(64, 1024, true, true);
   pinned.pinned = true;
-  EXPECT_FALSE(prefer_short_tiling(pinned));
+  EXPECT_FALSE(takes_short(pinned));
   // Ragged batches keep their own rule: a paged one never, a contiguous one by its short sequences.
   const std::vector<std::int32_t> lens(64, 1024), mixed{1024, 100, 1024, 1024};
   TilingQuery ragged = phi3(64, 1024, true, true);
   ragged.lengths = lens;  // equal lengths: not ragged, the uniform rule
-  EXPECT_TRUE(prefer_short_tiling(ragged));
+  EXPECT_TRUE(takes_short(ragged));
   ragged.lengths = mixed;
-  EXPECT_FALSE(prefer_short_tiling(ragged));  // one of four at most two tiles
+  EXPECT_FALSE(takes_short(ragged));  // one of four at most two tiles
 }
 
 // Past the short tiling's reach, a masked head dim in a paged cache on a wide bus takes the deep
@@ -258,35 +261,36 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOn
     q.paged = true;
     return q;
   };
-  EXPECT_TRUE(prefer_deep_tiling(phi3(16, 4096, true, true)));
-  EXPECT_TRUE(prefer_deep_tiling(phi3(1, 32768, true, true)));
-  EXPECT_TRUE(prefer_deep_tiling(phi3(64, 1025, true, true)));
-  EXPECT_TRUE(prefer_deep_tiling(phi3(4, 1024, true, true)));     // fewer blocks than slots: no short tiling
-  EXPECT_FALSE(prefer_deep_tiling(phi3(64, 1024, true, true)));   // the short tiling's
-  EXPECT_FALSE(prefer_deep_tiling(phi3(128, 512, true, true)));   // the short tiling's
-  EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, false, true)));  // d 128
-  EXPECT_FALSE(prefer_deep_tiling(phi3(16, 4096, true, false)));  // an H100's bus
+  EXPECT_TRUE(takes_deep(phi3(16, 4096, true, true)));
+  EXPECT_TRUE(takes_deep(phi3(1, 32768, true, true)));
+  EXPECT_TRUE(takes_deep(phi3(64, 1025, true, true)));
+  EXPECT_TRUE(takes_deep(phi3(4, 1024, true, true)));     // fewer blocks than slots: no short tiling
+  EXPECT_FALSE(takes_deep(phi3(64, 1024, true, true)));   // the short tiling's
+  EXPECT_FALSE(takes_deep(phi3(128, 512, true, true)));   // the short tiling's
+  EXPECT_FALSE(takes_deep(phi3(16, 4096, false, true)));  // d 128
+  EXPECT_FALSE(takes_deep(phi3(16, 4096, true, false)));  // an H100's bus
   // One condition flipped at a time.
   const auto with = [](TilingQuery q, auto edit) {
     edit(q);
     return q;
   };
   const TilingQuery long16 = phi3(16, 4096, true, true);
-  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.paged = false; })));
-  EXPECT_FALSE(prefer_deep_tiling(with(phi3(1, 32768, true, true), [](TilingQuery& q) { q.paged = false; })));
-  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.group = 2; })));
-  EXPECT_FALSE(prefer_deep_tiling(with(long16, [](TilingQuery& q) { q.pinned = true; })));
+  EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.paged = false; })));
+  EXPECT_FALSE(takes_deep(with(phi3(1, 32768, true, true), [](TilingQuery& q) { q.paged = false; })));
+  EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.group = 2; })));
+  EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.pinned = true; })));
   const std::vector<std::int32_t> equal(16, 4096), mixed{4096, 100, 4096, 4096};
-  EXPECT_TRUE(prefer_deep_tiling(with(long16, [&](TilingQuery& q) { q.lengths = equal; })));   // the uniform rule
-  EXPECT_FALSE(prefer_deep_tiling(with(long16, [&](TilingQuery& q) { q.lengths = mixed; })));  // ragged: standard
-  // At most one of the two is ever preferred.
-  for (int seqs : {1, 4, 16, 64, 128, 512})
-    for (std::int64_t len : {1, 64, 256, 512, 1024, 1025, 4096, 32768})
-      for (bool paged_cache : {false, true}) {
-        TilingQuery q = phi3(seqs, len, true, true);
-        q.paged = paged_cache;
-        EXPECT_FALSE(prefer_short_tiling(q) && prefer_deep_tiling(q)) << seqs << " x " << len;
-      }
+  EXPECT_TRUE(takes_deep(with(long16, [&](TilingQuery& q) { q.lengths = equal; })));   // the uniform rule
+  EXPECT_FALSE(takes_deep(with(long16, [&](TilingQuery& q) { q.lengths = mixed; })));  // ragged: standard
+  // Everything else is standard: the same points at d 128, on a narrow bus, contiguous past eight
+  // tiles, at group 2, pinned.
+  EXPECT_EQ(choose_decode_tiling(phi3(16, 4096, false, true)), DecodeTiling::standard);
+  EXPECT_EQ(choose_decode_tiling(phi3(1, 32768, true, false)), DecodeTiling::standard);
+  EXPECT_EQ(choose_decode_tiling(with(long16, [](TilingQuery& q) { q.paged = false; })), DecodeTiling::standard);
+  EXPECT_EQ(choose_decode_tiling(with(phi3(64, 1024, true, true), [](TilingQuery& q) { q.group = 2; })),
+            DecodeTiling::standard);
+  EXPECT_EQ(choose_decode_tiling(with(phi3(64, 1024, true, true), [](TilingQuery& q) { q.pinned = true; })),
+            DecodeTiling::standard);
 }
 
 TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {
@@ -300,13 +304,13 @@ TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {
   }
   TilingQuery q = h100(64, 32, *std::max_element(z.begin(), z.end()));
   q.lengths = z;
-  EXPECT_TRUE(prefer_short_tiling(q));  // most zipf(1.2) lengths are a few tokens
+  EXPECT_TRUE(takes_short(q));  // most zipf(1.2) lengths are a few tokens
   q.paged = true;
-  EXPECT_FALSE(prefer_short_tiling(q));  // paged ragged batches stream faster on the standard tiling
+  EXPECT_FALSE(takes_short(q));  // paged ragged batches stream faster on the standard tiling
   q.paged = false;
   q.lengths = u;
   q.max_len = *std::max_element(u.begin(), u.end());
-  EXPECT_FALSE(prefer_short_tiling(q));  // uniform on [1, 2047]: 1 in 8 at most 256
+  EXPECT_FALSE(takes_short(q));  // uniform on [1, 2047]: 1 in 8 at most 256
 }
 
 }  // namespace

@@ -364,8 +364,8 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 
 // The CUDA-core tiling of a head dim below the compiled one (Phi-3-mini's 32 / 32 heads at d 96
 // on the kernel of 128): on a GPU with a wide bus the short tiling up to eight standard tiles a
-// block (prefer_short_tiling, kernels/decode_balance.hpp), contiguous and paged, and in a paged
-// cache the deep one past them (prefer_deep_tiling: FP16 and BF16 only, where it is compiled); the
+// block (choose_decode_tiling, kernels/decode_balance.hpp), contiguous and paged, and in a paged
+// cache the deep one past them (FP16 and BF16 only, where it is compiled); the
 // standard one on a narrower bus, at d 128, and contiguous past eight tiles.
 TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   DB_REQUIRE_GPU();
