@@ -29,6 +29,22 @@ inline cudaLaunchAttribute cluster_dims_along_y(unsigned blocks) {
   return a;
 }
 
+// The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks:
+// the row attention's and the MLA kernel's cluster merges. `attribute` holds the cluster dims the
+// config points to, so it must outlive the launch call.
+inline cudaLaunchConfig_t cluster_launch_config(dim3 grid, unsigned threads, std::size_t shared_bytes,
+                                                cudaStream_t stream, cudaLaunchAttribute* attribute) {
+  *attribute = cluster_dims_along_y(grid.y);
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 // The most clusters of cluster_blocks blocks (cluster dims (1, cluster_blocks, 1)) of a kernel that
 // prepared_occupancy has prepared, resident at once: at `shared_bytes` a block, or with one block
 // an SM at most (the query asks for all the shared memory a block may opt in to, raising the

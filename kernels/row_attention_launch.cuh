@@ -250,20 +250,6 @@ inline void size_workspace(const RowAttentionProblem& p, RowAttentionPlan* plan)
                           static_cast<std::size_t>(plan->partial_states) * (p.shape.head_dim + 1) * sizeof(float);
 }
 
-// The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks.
-inline cudaLaunchConfig_t cluster_launch_config(const KernelChoice& c, dim3 grid, cudaStream_t stream,
-                                                cudaLaunchAttribute* attribute) {
-  *attribute = cluster_dims_along_y(grid.y);
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(c.threads);
-  config.dynamicSmemBytes = c.shared_bytes;
-  config.stream = stream;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  return config;
-}
-
 // The work-list plan of a ragged decode batch (kernels/row_attention_balance.hpp) into a plan whose
 // path and tiling fields are set; partial states only when some item is split.
 inline cudaError_t plan_row_work_list(const RowAttentionProblem& p, std::span<const std::int32_t> lens,
@@ -648,7 +634,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
   void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &fourth, &variant_arg};
   if (plan.cluster_merge) {
     cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config = cluster_launch_config(k, grid, stream, &attribute);
+    const cudaLaunchConfig_t config =
+        cluster_launch_config(grid, static_cast<unsigned>(k.threads), k.shared_bytes, stream, &attribute);
     DB_RETURN_IF_ERROR(cudaLaunchKernelExC(&config, k.kernel, params));
   } else {
     DB_RETURN_IF_ERROR(cudaLaunchKernel(k.kernel, grid, dim3(k.threads), params, k.shared_bytes, stream));

@@ -54,14 +54,8 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
   const device::MlaArgs args = make_mla_args(shape, plan, seq_lens, q, o, lse, workspace);
   const dim3 grid(static_cast<unsigned>(plan.batch) * plan.row_blocks, plan.num_splits);
   if (plan.cluster_merge) {  // each row block's splits one cluster, which writes the answer
-    cudaLaunchAttribute attribute = cluster_dims_along_y(grid.y);
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(Tr::kThreads);
-    config.dynamicSmemBytes = plan.shared_bytes;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config = cluster_launch_config(grid, Tr::kThreads, plan.shared_bytes, stream, &attribute);
     return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
   }
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));

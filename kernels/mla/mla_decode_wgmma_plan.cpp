@@ -113,7 +113,6 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
             ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile, fused_merge)
             : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
   }
-  p.dependent_merge = dependent_merge && p.num_splits > 1 && !p.fused_merge && dependent_launch_available(device);
   // The splits in a cluster where every row block's cluster is resident at once: a cluster that
   // waited for a GPC to free up would take a wave of its own. The residency is queried on the
   // current device, so only where that is `device`.
@@ -125,6 +124,9 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
         static_cast<std::int64_t>(clusters) >= static_cast<std::int64_t>(p.batch) * p.row_blocks)
       set_mla_cluster_merge(p);
   }
+  // Only a merge kernel is launched as a dependent: not a fused or a cluster plan's.
+  p.dependent_merge = dependent_merge && p.num_splits > 1 && !p.fused_merge && !p.cluster_merge &&
+                      dependent_launch_available(device);
   return p;
 }
 
