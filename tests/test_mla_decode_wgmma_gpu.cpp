@@ -712,6 +712,14 @@ TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
   EXPECT_EQ(refusal(mma), "the cluster merge is the warpgroup-MMA mla kernel's, not mla_decode_mma's");
   mma.cluster_merge = true;
   EXPECT_EQ(refused_launch(h128, mma), cudaErrorInvalidValue);
+  // The residency query refuses a cluster it has no kernel for before asking the device (a build
+  // without the kernel has none to ask about).
+  const cudaError_t refused = mla_decode_wgmma_compiled() ? cudaErrorInvalidValue : cudaErrorNotSupported;
+  int clusters = -1;
+  EXPECT_EQ(mla_decode_wgmma_resident_clusters(64, 9, &clusters), refused);
+  EXPECT_EQ(clusters, 0);
+  EXPECT_EQ(mla_decode_wgmma_resident_clusters(64, 0, &clusters), refused);
+  EXPECT_EQ(mla_decode_wgmma_resident_clusters(48, 4, &clusters), refused);
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {
