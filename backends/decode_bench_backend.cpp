@@ -163,9 +163,9 @@ class DecodeBenchBackend final : public Backend {
     // the 64-row mma.sync kernel above), or the kernel DECODE_BENCH_MLA_KERNEL pins.
     mla_plan_ = plan_mla_decode_for_device(shape, p.kv_dtype, p.batch, p.max_len, device, p.splits, p.tuning.mla_tile,
                                            p.tuning.merge_pdl, p.tuning.mla_kernel, p.tuning.mla_fused_merge,
-                                           p.tuning.mla_cluster_merge);
+                                           p.tuning.mla_cluster_merge, p.tuning.mla_spread_merge);
     void* ws = workspace.allocate(mla_plan_.workspace_bytes);
-    DB_CUDA_CHECK(init_mla_workspace(mla_plan_, ws, workspace.stream()));  // the fused merge's counters
+    DB_CUDA_CHECK(init_mla_workspace(mla_plan_, ws, workspace.stream()));  // the fused or spread merge's counters
     const auto* q = static_cast<const MlaIo<T>*>(p.q);  // in io_dtype(p), which plan() checked
     auto* o = static_cast<MlaIo<T>*>(p.o);
     if (p.layout == KvLayoutKind::paged) {

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 25> kKnobs{{
+const std::array<TuningKnob, 26> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -243,6 +243,16 @@ const std::array<TuningKnob, 25> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.mla_cluster_merge);
+     }},
+    {"DECODE_BENCH_MLA_SPREAD_MERGE", "auto | off", "auto",
+     "the warpgroup-MMA MLA kernel's 2 to 8 splits of each row block merged in the kernel, every split block "
+     "folding a share of the row block's partials once all have written them (the grid launched "
+     "cooperatively, kernels/mla/mla_fused_merge.cuh) in place of the merge kernel; auto: where the plan has "
+     "neither a cluster (DECODE_BENCH_MLA_CLUSTER_MERGE) nor a fused merge (DECODE_BENCH_MLA_FUSED_MERGE) and "
+     "every block of the grid is resident at once; off: the merge kernel",
+     [](TuningPolicy& p, std::string_view t) {
+       return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
+                     p.mla_spread_merge);
      }},
     {"DECODE_BENCH_CARVEOUT", "default | max", "default",
      "max sets the preferred shared-memory carveout of the row-attention and flash-decode kernels to the most "

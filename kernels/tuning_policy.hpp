@@ -62,6 +62,7 @@ struct TuningPolicy {
   bool merge_pdl = true;  // DECODE_BENCH_MERGE_PDL (off: false): split merges as dependent launches
   bool mla_fused_merge = false;  // DECODE_BENCH_MLA_FUSED_MERGE (on: true): the wgmma MLA kernel's merge folded in
   bool mla_cluster_merge = true;  // DECODE_BENCH_MLA_CLUSTER_MERGE (off: false): its splits merged in a cluster
+  bool mla_spread_merge = true;   // DECODE_BENCH_MLA_SPREAD_MERGE (off: false): its merge spread over its splits
   // Not a knob: the run's measured DRAM read ceiling (ceilings.dram_read) in bytes/s, set by the
   // sweep for each point (sweeps/point_pipeline.cpp); 0: none measured.
   double measured_dram_read_bytes_per_s = 0;

@@ -238,10 +238,15 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
   const MlaDecodePlan asked = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, true);
   EXPECT_TRUE(asked.fused_merge);
   EXPECT_FALSE(asked.dependent_merge);
+  // By default the merge is folded in only as the spread merge (its own test below).
   const MlaDecodePlan by_default = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0);
-  EXPECT_FALSE(by_default.fused_merge);
+  EXPECT_EQ(by_default.fused_merge, by_default.spread_merge);
+  EXPECT_FALSE(asked.spread_merge);
   EXPECT_EQ(by_default.num_splits, asked.num_splits);
-  EXPECT_EQ(asked.workspace_bytes, by_default.workspace_bytes + 4u * 32 * asked.row_blocks);
+  const MlaDecodePlan merge_kernel =
+      plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0, 0, 0, true, std::nullopt, false, false, false);
+  EXPECT_FALSE(merge_kernel.fused_merge);
+  EXPECT_EQ(asked.workspace_bytes, merge_kernel.workspace_bytes + 4u * 32 * asked.row_blocks);
 }
 
 // The cluster merge (MlaDecodePlan::cluster_merge: each row block's splits one cluster, folded over
@@ -288,8 +293,9 @@ TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
     EXPECT_EQ(p.workspace_bytes == 0, p.cluster_merge) << shape.heads_q;
   }
   const MlaDecodePlan off =
-      plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, false, false);
+      plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, false, false, false);
   EXPECT_FALSE(off.cluster_merge);
+  EXPECT_FALSE(off.fused_merge);
   EXPECT_TRUE(off.dependent_merge);
   EXPECT_GT(off.workspace_bytes, 0u);
   const MlaDecodePlan fused = plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, true);
@@ -301,6 +307,59 @@ TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
   EXPECT_EQ(mla_decode_wgmma_resident_clusters(64, 9, &clusters), cudaErrorInvalidValue);
   EXPECT_EQ(clusters, 0);
   EXPECT_EQ(mla_decode_wgmma_resident_clusters(48, 4, &clusters), cudaErrorInvalidValue);
+}
+
+// The spread merge (MlaDecodePlan::spread_merge: the grid launched cooperatively, every split block
+// of a row block folding a share of its columns once all have written their partials) beside the
+// merge kernel (run_few_split_merge_cases; run_mla_decode_case launches every plan twice, so the
+// counters the last block to leave resets are checked too). The device planner takes it where a
+// plan of 2 to 8 splits has neither a cluster nor an asked-for fused merge and every block is
+// resident at once, not when asked not to (DECODE_BENCH_MLA_SPREAD_MERGE=off).
+TEST(MlaDecodeWgmmaGpu, SpreadMergeAtFewSplits) {
+  DB_REQUIRE_MLA_WGMMA();
+  const auto planner = [](bool spread) {
+    return [spread](int tile) -> testing::MlaPlanner {
+      return [tile, spread](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+        MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
+        if (spread) set_mla_spread_merge(p);
+        return p;
+      };
+    };
+  };
+  run_few_split_merge_cases(planner(true), planner(false), [](const MlaDecodePlan& spread, const MlaDecodePlan& kernel) {
+    EXPECT_TRUE(spread.spread_merge) << spread.num_splits;
+    EXPECT_TRUE(spread.fused_merge);
+    EXPECT_FALSE(spread.dependent_merge);
+    EXPECT_EQ(spread.workspace_bytes, kernel.workspace_bytes + 2u * 4 * 4 * spread.row_blocks);
+    EXPECT_FALSE(kernel.spread_merge);
+  });
+  MlaShape h16;
+  h16.heads_q = 16;
+  int resident = 0;
+  ASSERT_EQ(mla_decode_wgmma_resident_blocks(64, &resident), cudaSuccess);
+  EXPECT_GE(resident, 8 * 4);
+  // Eight sequences of 4 splits with the cluster merge off: 32 blocks, resident on any Hopper GPU.
+  const auto eight = [&](bool fused, bool spread) {
+    return plan_mla_decode_for_device(h16, DType::bf16, 8, 4096, 0, 4, 0, true, std::nullopt, fused, false, spread);
+  };
+  EXPECT_TRUE(eight(false, true).spread_merge);
+  EXPECT_TRUE(eight(false, true).fused_merge);
+  EXPECT_FALSE(eight(false, true).dependent_merge);
+  EXPECT_EQ(eight(false, true).to_json()["spread_merge"], true);
+  EXPECT_FALSE(eight(false, false).spread_merge);
+  EXPECT_FALSE(eight(false, false).fused_merge);
+  EXPECT_FALSE(eight(true, true).spread_merge);  // asked to fuse: the last block folds
+  EXPECT_TRUE(eight(true, true).fused_merge);
+  // The planner's own splits at 32 x 4K: a spread plan exactly where no cluster plan is taken and
+  // every block is resident.
+  const MlaDecodePlan p = plan_mla_decode_for_device(h16, DType::bf16, 32, 4096, 0);
+  ASSERT_EQ(p.kernel, MlaKernel::wgmma);
+  const bool fits = static_cast<std::int64_t>(resident) >= 32LL * p.row_blocks * p.num_splits;
+  EXPECT_EQ(p.spread_merge, p.num_splits >= 2 && p.num_splits <= 8 && !p.cluster_merge && fits) << resident;
+  // 64 splits at 1 x 32K: past the fold's 8.
+  EXPECT_FALSE(plan_mla_decode_for_device(h16, DType::bf16, 1, 32768, 0).spread_merge);
+  EXPECT_EQ(mla_decode_wgmma_resident_blocks(48, &resident), cudaErrorInvalidValue);
+  EXPECT_EQ(resident, 0);
 }
 
 // The split merge as a programmatic dependent launch of the attention kernel and stream-ordered
@@ -720,6 +779,55 @@ TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
   EXPECT_EQ(clusters, 0);
   EXPECT_EQ(mla_decode_wgmma_resident_clusters(64, 0, &clusters), refused);
   EXPECT_EQ(mla_decode_wgmma_resident_clusters(48, 4, &clusters), refused);
+}
+
+// set_mla_spread_merge takes a warpgroup-MMA plan of 2 to 8 splits with neither a fused nor a
+// cluster merge, and names what is wrong with any other; it makes the plan fused, with two counters
+// a row block after the partials; the launches refuse a spread plan of the mma.sync kernel and one
+// that is not fused.
+TEST(MlaDecodeWgmmaPlan, SpreadMergeRefusedWhereItCannotRun) {
+  MlaShape h128;
+  const auto refusal = [](MlaDecodePlan p) {
+    try {
+      set_mla_spread_merge(p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const MlaDecodePlan plain = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64);
+  MlaDecodePlan four = plain;
+  set_mla_spread_merge(four);
+  EXPECT_TRUE(four.spread_merge);
+  EXPECT_TRUE(four.fused_merge);
+  EXPECT_FALSE(four.dependent_merge);
+  EXPECT_EQ(four.workspace_bytes, plain.workspace_bytes + 2u * 4 * 32 * four.row_blocks);
+  EXPECT_EQ(mla_split_counter_bytes(four), 2u * 4 * 32 * four.row_blocks);
+  EXPECT_EQ(four.to_json()["spread_merge"], true);
+  EXPECT_EQ(plain.to_json()["spread_merge"], false);
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 1, 64)),
+            "the spread merge takes 2 to 8 splits, not 1");
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 16, 64)),
+            "the spread merge takes 2 to 8 splits, not 16");
+  EXPECT_EQ(refusal(plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64, true)),
+            "a fused-merge plan has no spread merge");
+  MlaDecodePlan cluster = plain;
+  set_mla_cluster_merge(cluster);
+  EXPECT_EQ(refusal(cluster), "a cluster-merge plan has no spread merge");
+  EXPECT_EQ(refusal(four), "a fused-merge plan has no spread merge");
+  MlaDecodePlan mma = plan_mla_decode(h128, DType::bf16, 32, 4096, 132, 2);
+  ASSERT_EQ(mma.kernel, MlaKernel::mma);
+  EXPECT_EQ(refusal(mma), "the spread merge is the warpgroup-MMA mla kernel's, not mla_decode_mma's");
+  mma.spread_merge = true;
+  EXPECT_EQ(refused_launch(h128, mma), cudaErrorInvalidValue);
+  // A build without the kernel refuses every plan of it.
+  MlaDecodePlan unfused = plain;
+  unfused.spread_merge = true;
+  EXPECT_EQ(refused_launch(h128, unfused), mla_decode_wgmma_compiled() ? cudaErrorInvalidValue : cudaErrorNotSupported);
+  int blocks = -1;
+  EXPECT_EQ(mla_decode_wgmma_resident_blocks(48, &blocks),
+            mla_decode_wgmma_compiled() ? cudaErrorInvalidValue : cudaErrorNotSupported);
+  EXPECT_EQ(blocks, 0);
 }
 
 TEST(MlaDecodeWgmmaPlan, UnsupportedPointsAreRefusedWithTheReason) {

@@ -84,6 +84,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MlaDecodeWgmmaGpu.DependentAndStreamOrderedMerge
   MlaDecodeWgmmaGpu.FusedMergeAtFewSplits
   MlaDecodeWgmmaGpu.ClusterMergeAtFewSplits
+  MlaDecodeWgmmaGpu.SpreadMergeAtFewSplits
   ShortDecodeGpu.Small
   ShortDecodeLongGpu.Small
   ShortDecodeVariantGpu.Small

@@ -58,7 +58,7 @@ TEST(TuningPolicy, EveryKnobAtItsDefaultTextGivesTheDefaultPolicy) {
     defaults[std::string(k.name)] = std::string(k.default_text);
   }
   EXPECT_EQ(parse_tuning_policy(defaults), TuningPolicy{});
-  EXPECT_EQ(names.size(), 25u);
+  EXPECT_EQ(names.size(), 26u);
 }
 
 TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
@@ -117,6 +117,8 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_TRUE(parsed("DECODE_BENCH_MLA_FUSED_MERGE", "on").mla_fused_merge);
   EXPECT_FALSE(parsed("DECODE_BENCH_MLA_CLUSTER_MERGE", "off").mla_cluster_merge);
   EXPECT_TRUE(parsed("DECODE_BENCH_MLA_CLUSTER_MERGE", "auto").mla_cluster_merge);
+  EXPECT_FALSE(parsed("DECODE_BENCH_MLA_SPREAD_MERGE", "off").mla_spread_merge);
+  EXPECT_TRUE(parsed("DECODE_BENCH_MLA_SPREAD_MERGE", "auto").mla_spread_merge);
   // Nothing but the knob named moves.
   TuningPolicy only_tiling;
   only_tiling.row_tiling = RowAttentionTiling::wide;
@@ -149,7 +151,8 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_MLA_KERNEL", {"narrow", "wgmma ", "WGMMA", "mla_decode_wgmma", "0"}},
       {"DECODE_BENCH_MERGE_PDL", {"on", "1", "0", "Off", "false"}},
       {"DECODE_BENCH_MLA_FUSED_MERGE", {"auto", "fused", "On", "1"}},
-      {"DECODE_BENCH_MLA_CLUSTER_MERGE", {"on", "cluster", "Off", "0"}}};
+      {"DECODE_BENCH_MLA_CLUSTER_MERGE", {"on", "cluster", "Off", "0"}},
+      {"DECODE_BENCH_MLA_SPREAD_MERGE", {"on", "spread", "Auto", "1"}}};
   for (const auto& [name, values] : bad)
     for (const std::string& value : values) {
       const std::vector<std::string> problems = refusal({{name, value}});

@@ -1,6 +1,6 @@
 // The warpgroup-MMA MLA decode kernel's launch (sm_90a only: kernels/CMakeLists.txt), FP16 and
 // BF16 latent caches, contiguous and paged, both tilings (64-token tiles in 2 stages, 32 in 4):
-// 8 kernel instances; and their clusters' residency (mla_decode_wgmma_resident_clusters).
+// 8 kernel instances; and their residency (mla_decode_wgmma_resident_clusters, _resident_blocks).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -42,7 +42,8 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
       plan.num_splits < 1 || plan.split_tiles < 1 || plan.row_blocks != (plan.rows + Tr::kRows - 1) / Tr::kRows ||
       (plan.num_splits > 1 && !plan.cluster_merge && workspace == nullptr) ||
       (plan.fused_merge && (plan.num_splits < 2 || plan.num_splits > kMlaMergeFewMax)) ||
-      (plan.cluster_merge && (plan.fused_merge || plan.num_splits < 2 || plan.num_splits > kClusterMergeMaxSplits)))
+      (plan.cluster_merge && (plan.fused_merge || plan.num_splits < 2 || plan.num_splits > kClusterMergeMaxSplits)) ||
+      (plan.spread_merge && !plan.fused_merge))
     return cudaErrorInvalidValue;
   auto* kernel = device::mla_decode_wgmma_kernel<T, KV, Tile>;
   // The shared-memory limit set once per kernel, not on every launch (a timed region holds launches).
@@ -56,6 +57,19 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
   if (plan.cluster_merge) {  // each row block's splits one cluster, which writes the answer
     cudaLaunchAttribute attribute;
     const cudaLaunchConfig_t config = cluster_launch_config(grid, Tr::kThreads, plan.shared_bytes, stream, &attribute);
+    return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
+  }
+  if (plan.spread_merge) {  // every block resident at once: each row block's splits wait for each other
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(Tr::kThreads);
+    config.dynamicSmemBytes = plan.shared_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
     return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
   }
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));
@@ -78,7 +92,33 @@ cudaError_t resident_clusters(int splits, int* clusters) {
   return prepared_max_active_clusters(kernel, Tr::kThreads, Tr::shared_bytes(), splits, true, clusters);
 }
 
+// The resident blocks of one tiling's kernel, as resident_clusters counts them.
+template <int Tile>
+cudaError_t resident_blocks(int* blocks) {
+  using Tr = device::MlaWgmmaTraits<Tile>;
+  const void* kernel = reinterpret_cast<const void*>(device::mla_decode_wgmma_kernel<__half, ContiguousKV<__half>, Tile>);
+  int blocks_per_sm = 0, device = 0, sms = 0;
+  if (const cudaError_t e =
+          prepared_occupancy(kernel, Tr::shared_bytes(), false, Tr::kThreads, Tr::shared_bytes(), &blocks_per_sm);
+      e != cudaSuccess)
+    return e;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+    return e;
+  *blocks = blocks_per_sm * sms;
+  return cudaSuccess;
+}
+
 }  // namespace
+
+cudaError_t mla_decode_wgmma_resident_blocks(int tile, int* blocks) {
+  *blocks = 0;
+  switch (tile) {
+    case 64: return resident_blocks<64>(blocks);
+    case 32: return resident_blocks<32>(blocks);
+    default: return cudaErrorInvalidValue;
+  }
+}
 
 cudaError_t mla_decode_wgmma_resident_clusters(int tile, int splits, int* clusters) {
   *clusters = 0;

@@ -32,6 +32,10 @@ struct MlaArgs {
   unsigned* split_counters;
   void* final_o;
   float* final_lse;
+  // spread_merge (with split_counters): every split block of a row block folds a share of its
+  // splits (the grid launched cooperatively: mla_merge_spread), not the last one alone; two
+  // counters a row block.
+  bool spread_merge;
   template <class Io>
   DB_HD const Io* q_as() const { return static_cast<const Io*>(q); }
   DB_HD float* partial_o() const { return static_cast<float*>(o); }
@@ -42,7 +46,7 @@ struct MlaArgs {
 }  // namespace device
 
 // The partials of a split plan in `workspace`: o (splits, batch, rows, 512), then lse (splits, batch,
-// rows), then with fused_merge one counter a row block (batch, row_blocks).
+// rows), then with fused_merge one counter a row block (batch, row_blocks), two with spread_merge.
 struct MlaPartials {
   float* o = nullptr;
   float* lse = nullptr;
@@ -78,6 +82,7 @@ inline device::MlaArgs make_mla_args(const MlaShape& shape, const MlaDecodePlan&
   args.split_counters = args.partial ? part.counters : nullptr;
   args.final_o = args.split_counters != nullptr ? o : nullptr;
   args.final_lse = args.split_counters != nullptr ? lse : nullptr;
+  args.spread_merge = args.split_counters != nullptr && plan.spread_merge;
   return args;
 }
 

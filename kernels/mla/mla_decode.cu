@@ -49,6 +49,7 @@ nlohmann::json MlaDecodePlan::to_json() const {
     j["merge_column_blocks"] = merge_column_blocks;
     j["fused_merge"] = fused_merge;
     j["cluster_merge"] = cluster_merge;
+    j["spread_merge"] = spread_merge;
   }
   return j;
 }
@@ -214,7 +215,7 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
       launch.kernel == nullptr || plan.rows_per_block != launch.rows_per_block ||
       plan.tile_tokens != launch.tile_tokens || plan.threads != launch.threads ||
       plan.row_blocks != (plan.rows + launch.rows_per_block - 1) / launch.rows_per_block ||
-      plan.shared_bytes != launch.shared_bytes || plan.fused_merge || plan.cluster_merge)
+      plan.shared_bytes != launch.shared_bytes || plan.fused_merge || plan.cluster_merge || plan.spread_merge)
     return cudaErrorInvalidValue;
   int blocks_per_sm = 0;  // the shared-memory limit set once per kernel, not on every launch
   if (const cudaError_t e = prepared_occupancy(reinterpret_cast<const void*>(launch.kernel), plan.shared_bytes, false,

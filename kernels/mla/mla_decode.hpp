@@ -87,6 +87,14 @@ struct MlaDecodePlan {
   // (kernels/row_cluster_merge.cuh), so no partials, workspace or merge kernel. Set by
   // plan_mla_decode_for_device (set_mla_cluster_merge) unless DECODE_BENCH_MLA_CLUSTER_MERGE=off.
   bool cluster_merge = false;
+  // The fused merge (fused_merge is true) spread over every split block of a row block: the grid
+  // launched cooperatively, so all of its blocks are resident at once, and each split block waits
+  // for its row block's others and folds a share of the rows' columns (mla_merge_spread,
+  // kernels/mla/mla_fused_merge.cuh), where the fused merge leaves the whole fold to the last one.
+  // Set by plan_mla_decode_for_device (set_mla_spread_merge) where a plan of 2 to kMlaMergeFewMax
+  // splits has neither a cluster nor an asked-for fused merge and every block fits at once, unless
+  // DECODE_BENCH_MLA_SPREAD_MERGE=off.
+  bool spread_merge = false;
   nlohmann::json to_json() const;
 };
 
@@ -124,9 +132,12 @@ cudaError_t run_mla_decode(const MlaShape& shape, const KV& cache, const std::in
                            const MlaIo<typename KV::value_type>* q, MlaIo<typename KV::value_type>* o, float* lse,
                            void* workspace, const MlaDecodePlan& plan, cudaStream_t stream);
 
-// fused_merge's counters in the workspace, after the partials: one a row block.
+// fused_merge's counters in the workspace, after the partials: one a row block, two with
+// spread_merge (arrivals and departures).
 inline std::size_t mla_split_counter_bytes(const MlaDecodePlan& plan) {
-  return plan.fused_merge ? static_cast<std::size_t>(plan.batch) * plan.row_blocks * sizeof(unsigned) : 0;
+  return plan.fused_merge
+             ? static_cast<std::size_t>(plan.batch) * plan.row_blocks * (plan.spread_merge ? 2 : 1) * sizeof(unsigned)
+             : 0;
 }
 
 // Readies a plan's workspace before its first launch: zeroes fused_merge's counters (a

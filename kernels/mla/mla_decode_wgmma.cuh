@@ -54,7 +54,8 @@
 // Splits: FP32 partials merged by the merge kernel (run_mla_merge_splits), or, in a cluster plan
 // (MlaDecodePlan::cluster_merge: 2-8 splits, each row block's splits one cluster), each block's o
 // and lse staged in its stages and folded over distributed shared memory by the cluster, or, in a
-// fused plan, folded by each row block's last split (kernels/mla/mla_fused_merge.cuh).
+// fused plan, folded by each row block's last split, or in a spread plan by all of its splits
+// (kernels/mla/mla_fused_merge.cuh).
 // Rounding as the mma.sync kernel's (kernels/mla/mla_decode.cuh): q (as it comes) and P in the
 // MMA's type, FP32 accumulation, l over the unrounded weights, scores scaled in FP32 after the MMA;
 // o rounded to T once at the end (split partials FP32).
@@ -525,9 +526,14 @@ __global__ void __launch_bounds__(MlaWgmmaTraits<Tile>::kThreads, 1)
   // The fused merge (MlaDecodePlan::fused_merge): the row block's last split folds its splits. The
   // P buffer is free now (its last reader passed barrier 1 above).
   static_assert(Tr::kPBytes >= kMlaFusedMergeScratchBytes, "the fused merge's scratch fits the P buffer");
-  if (args.split_counters != nullptr)
-    mla_merge_if_last_split<T, Tr::kThreads>(args, b, row_block, row_blocks, row0, block_rows, tid,
-                                             reinterpret_cast<float*>(smem + Tr::kPOffset));
+  // A spread plan (MlaDecodePlan::spread_merge) folds them over all of the row block's splits.
+  if (args.split_counters != nullptr) {
+    float* const scratch = reinterpret_cast<float*>(smem + Tr::kPOffset);
+    if (args.spread_merge)
+      mla_merge_spread<T, Tr::kThreads>(args, b, row_block, row_blocks, row0, block_rows, tid, scratch);
+    else
+      mla_merge_if_last_split<T, Tr::kThreads>(args, b, row_block, row_blocks, row0, block_rows, tid, scratch);
+  }
 #else
   (void)cache, (void)args;
   __trap();  // compiled for sm_90a only; the planner never picks it elsewhere (mla_decode_wgmma_available)

@@ -110,15 +110,31 @@ MlaDecodePlan plan_mla_decode_wgmma(const MlaShape& shape, DType dtype, int batc
 // merges them in a cluster (set_mla_cluster_merge) where every cluster is resident at once on
 // `device` (mla_decode_wgmma_resident_clusters at least batch x row_blocks); false
 // (DECODE_BENCH_MLA_CLUSTER_MERGE=off through TuningPolicy::mla_cluster_merge) keeps the merge kernel.
+// spread_merge: whether such a plan that is neither fused nor a cluster plan folds its splits in the
+// kernel, spread over each row block's split blocks (set_mla_spread_merge), where the device
+// launches cooperatively and holds every block of the grid at once (mla_decode_wgmma_resident_blocks
+// at least batch x row_blocks x splits); false (DECODE_BENCH_MLA_SPREAD_MERGE=off through
+// TuningPolicy::mla_spread_merge) keeps the merge kernel there.
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits = 0, int wgmma_tile = 0, bool dependent_merge = true,
                                          std::optional<MlaKernel> pinned = std::nullopt, bool fused_merge = false,
-                                         bool cluster_merge = true);
+                                         bool cluster_merge = true, bool spread_merge = true);
 
 // A warpgroup-MMA plan of 2 to kClusterMergeMaxSplits splits, not fused, made a cluster plan
 // (MlaDecodePlan::cluster_merge): no partials, so no workspace, and no merge launch to make
 // dependent. std::invalid_argument naming what is wrong for any other plan.
 void set_mla_cluster_merge(MlaDecodePlan& plan);
+
+// A warpgroup-MMA plan of 2 to kMlaMergeFewMax splits with neither a fused nor a cluster merge made a
+// spread plan (MlaDecodePlan::spread_merge, with fused_merge: the partials and two counters a row
+// block in the workspace, no merge launch; the kernel launched cooperatively).
+// std::invalid_argument naming what is wrong for any other plan.
+void set_mla_spread_merge(MlaDecodePlan& plan);
+
+// The most blocks of the kernel at `tile` tokens resident at once on the current device (its
+// occupancy, one block an SM, times the SMs): the largest grid a cooperative launch of it takes.
+// cudaErrorNotSupported in a build without the kernel.
+cudaError_t mla_decode_wgmma_resident_blocks(int tile, int* blocks);
 
 // The most clusters of `splits` blocks (cluster dims (1, splits, 1)) of the kernel at `tile`
 // tokens resident at once on the current device, at one block an SM (its shared memory): a

@@ -21,6 +21,11 @@ cudaError_t mla_decode_wgmma_resident_clusters(int, int, int* clusters) {
   return cudaErrorNotSupported;
 }
 
+cudaError_t mla_decode_wgmma_resident_blocks(int, int* blocks) {
+  *blocks = 0;
+  return cudaErrorNotSupported;
+}
+
 DECODE_BENCH_MLA_DECODE_WGMMA_INSTANCES
 
 }  // namespace decode_bench

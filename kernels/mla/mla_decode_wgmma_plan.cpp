@@ -96,7 +96,8 @@ bool mla_prefers_wgmma(const MlaShape& shape, int batch, std::int64_t max_len) {
 
 MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int batch, std::int64_t max_len,
                                          int device, int splits, int wgmma_tile, bool dependent_merge,
-                                         std::optional<MlaKernel> pinned, bool fused_merge, bool cluster_merge) {
+                                         std::optional<MlaKernel> pinned, bool fused_merge, bool cluster_merge,
+                                         bool spread_merge) {
   int sm_count = 0;
   if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) sm_count = 1;
   MlaDecodePlan p;
@@ -124,6 +125,17 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
         static_cast<std::int64_t>(clusters) >= static_cast<std::int64_t>(p.batch) * p.row_blocks)
       set_mla_cluster_merge(p);
   }
+  // Else the merge in the kernel, spread over each row block's split blocks, where the grid may be
+  // launched cooperatively: every block resident at once, so a block may wait for the others.
+  if (spread_merge && p.kernel == MlaKernel::wgmma && !p.fused_merge && !p.cluster_merge && p.num_splits >= 2 &&
+      p.num_splits <= kMlaMergeFewMax) {
+    int current = -1, cooperative = 0, blocks = 0;
+    if (cudaGetDevice(&current) == cudaSuccess && current == device &&
+        cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) == cudaSuccess && cooperative != 0 &&
+        mla_decode_wgmma_resident_blocks(p.tile_tokens, &blocks) == cudaSuccess &&
+        static_cast<std::int64_t>(blocks) >= static_cast<std::int64_t>(p.batch) * p.row_blocks * p.num_splits)
+      set_mla_spread_merge(p);
+  }
   // Only a merge kernel is launched as a dependent: not a fused or a cluster plan's.
   p.dependent_merge = dependent_merge && p.num_splits > 1 && !p.fused_merge && !p.cluster_merge &&
                       dependent_launch_available(device);
@@ -140,6 +152,22 @@ void set_mla_cluster_merge(MlaDecodePlan& p) {
   if (p.fused_merge) throw std::invalid_argument("a fused-merge plan has no cluster merge");
   p.cluster_merge = true;
   p.workspace_bytes = 0;
+  p.dependent_merge = false;
+}
+
+void set_mla_spread_merge(MlaDecodePlan& p) {
+  if (p.kernel != MlaKernel::wgmma)
+    throw std::invalid_argument("the spread merge is the warpgroup-MMA mla kernel's, not " +
+                                std::string(mla_kernel_name(p.kernel)) + "'s");
+  if (p.num_splits < 2 || p.num_splits > kMlaMergeFewMax)
+    throw std::invalid_argument("the spread merge takes 2 to " + std::to_string(kMlaMergeFewMax) + " splits, not " +
+                                std::to_string(p.num_splits));
+  if (p.fused_merge) throw std::invalid_argument("a fused-merge plan has no spread merge");
+  if (p.cluster_merge) throw std::invalid_argument("a cluster-merge plan has no spread merge");
+  p.workspace_bytes -= mla_split_counter_bytes(p);  // none: the plan is not fused yet
+  p.fused_merge = true;
+  p.spread_merge = true;
+  p.workspace_bytes += mla_split_counter_bytes(p);
   p.dependent_merge = false;
 }
 
