@@ -311,10 +311,10 @@ TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
 
 // The spread merge (MlaDecodePlan::spread_merge: the grid launched cooperatively, every split block
 // of a row block folding a share of its columns once all have written their partials) beside the
-// merge kernel (run_few_split_merge_cases; run_mla_decode_case launches every plan twice, so the
-// counters the last block to leave resets are checked too). The device planner takes it where a
-// plan of 2 to 8 splits has neither a cluster nor an asked-for fused merge and every block is
-// resident at once, not when asked not to (DECODE_BENCH_MLA_SPREAD_MERGE=off).
+// merge kernel (run_few_split_merge_cases; run_mla_decode_case launches a fused plan, as a spread
+// plan is, twice, so the counters the last block to leave resets are checked too). The device
+// planner takes it where a plan of 2 to 8 splits has neither a cluster nor an asked-for fused
+// merge and every block is resident at once, not when asked not to (DECODE_BENCH_MLA_SPREAD_MERGE=off).
 TEST(MlaDecodeWgmmaGpu, SpreadMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
   const auto planner = [](bool spread) {
@@ -326,13 +326,16 @@ TEST(MlaDecodeWgmmaGpu, SpreadMergeAtFewSplits) {
       };
     };
   };
-  run_few_split_merge_cases(planner(true), planner(false), [](const MlaDecodePlan& spread, const MlaDecodePlan& kernel) {
-    EXPECT_TRUE(spread.spread_merge) << spread.num_splits;
-    EXPECT_TRUE(spread.fused_merge);
-    EXPECT_FALSE(spread.dependent_merge);
-    EXPECT_EQ(spread.workspace_bytes, kernel.workspace_bytes + 2u * 4 * 4 * spread.row_blocks);
-    EXPECT_FALSE(kernel.spread_merge);
-  });
+  run_few_split_merge_cases(planner(true), planner(false),
+                            [](const MlaDecodePlan& spread, const MlaDecodePlan& kernel) {
+                              EXPECT_TRUE(spread.spread_merge) << spread.num_splits;
+                              EXPECT_TRUE(spread.fused_merge);
+                              EXPECT_FALSE(spread.dependent_merge);
+                              // Two counters a row block of the case's four sequences.
+                              EXPECT_EQ(spread.workspace_bytes,
+                                        kernel.workspace_bytes + 2u * 4 * 4 * spread.row_blocks);
+                              EXPECT_FALSE(kernel.spread_merge);
+                            });
   MlaShape h16;
   h16.heads_q = 16;
   int resident = 0;
