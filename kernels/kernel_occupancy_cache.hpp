@@ -29,12 +29,10 @@ inline cudaLaunchAttribute cluster_dims_along_y(unsigned blocks) {
   return a;
 }
 
-// The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks:
-// the row attention's and the MLA kernel's cluster merges. `attribute` holds the cluster dims the
-// config points to, so it must outlive the launch call.
-inline cudaLaunchConfig_t cluster_launch_config(dim3 grid, unsigned threads, std::size_t shared_bytes,
-                                                cudaStream_t stream, cudaLaunchAttribute* attribute) {
-  *attribute = cluster_dims_along_y(grid.y);
+// The launch of `grid` with one launch attribute, which the config points to: `attribute` must
+// outlive the launch call.
+inline cudaLaunchConfig_t launch_config_with(dim3 grid, unsigned threads, std::size_t shared_bytes, cudaStream_t stream,
+                                             cudaLaunchAttribute* attribute) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(threads);
@@ -43,6 +41,25 @@ inline cudaLaunchConfig_t cluster_launch_config(dim3 grid, unsigned threads, std
   config.attrs = attribute;
   config.numAttrs = 1;
   return config;
+}
+
+// The launch of `grid` (x: items x row blocks, y: splits) as clusters of (1, grid.y, 1) blocks:
+// the row attention's and the MLA kernel's cluster merges. `attribute` holds the cluster dims the
+// config points to, so it must outlive the launch call.
+inline cudaLaunchConfig_t cluster_launch_config(dim3 grid, unsigned threads, std::size_t shared_bytes,
+                                                cudaStream_t stream, cudaLaunchAttribute* attribute) {
+  *attribute = cluster_dims_along_y(grid.y);
+  return launch_config_with(grid, threads, shared_bytes, stream, attribute);
+}
+
+// The cooperative launch of `grid`: every block resident at once, or the launch fails (the MLA
+// kernel's spread merge, whose blocks wait for each other). `attribute` as above.
+inline cudaLaunchConfig_t cooperative_launch_config(dim3 grid, unsigned threads, std::size_t shared_bytes,
+                                                    cudaStream_t stream, cudaLaunchAttribute* attribute) {
+  *attribute = cudaLaunchAttribute{};
+  attribute->id = cudaLaunchAttributeCooperative;
+  attribute->val.cooperative = 1;
+  return launch_config_with(grid, threads, shared_bytes, stream, attribute);
 }
 
 // The most clusters of cluster_blocks blocks (cluster dims (1, cluster_blocks, 1)) of a kernel that

@@ -60,16 +60,9 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
     return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
   }
   if (plan.spread_merge) {  // every block resident at once: each row block's splits wait for each other
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeCooperative;
-    attribute.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(Tr::kThreads);
-    config.dynamicSmemBytes = plan.shared_bytes;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config =
+        cooperative_launch_config(grid, Tr::kThreads, plan.shared_bytes, stream, &attribute);
     return cudaLaunchKernelEx(&config, kernel, cache, args, page_divider(cache));
   }
   kernel<<<grid, Tr::kThreads, plan.shared_bytes, stream>>>(cache, args, page_divider(cache));
@@ -78,30 +71,31 @@ cudaError_t launch_mla_decode_wgmma(const MlaShape& shape, const KV& cache, cons
   return run_mla_merge_splits(plan, workspace, o, lse, stream);
 }
 
-// The resident clusters of one tiling's kernel (every instance of a tiling takes the same threads
-// and shared memory, one block an SM).
+// One tiling's kernel as the residency queries ask about it (every instance of a tiling takes the
+// same threads and shared memory, one block an SM), its shared-memory limit set, and its blocks an SM.
+template <int Tile>
+cudaError_t prepared_tiling(const void** kernel, int* blocks_per_sm) {
+  using Tr = device::MlaWgmmaTraits<Tile>;
+  *kernel = reinterpret_cast<const void*>(device::mla_decode_wgmma_kernel<__half, ContiguousKV<__half>, Tile>);
+  return prepared_occupancy(*kernel, Tr::shared_bytes(), false, Tr::kThreads, Tr::shared_bytes(), blocks_per_sm);
+}
+
+// The resident clusters of one tiling's kernel.
 template <int Tile>
 cudaError_t resident_clusters(int splits, int* clusters) {
   using Tr = device::MlaWgmmaTraits<Tile>;
-  const void* kernel = reinterpret_cast<const void*>(device::mla_decode_wgmma_kernel<__half, ContiguousKV<__half>, Tile>);
+  const void* kernel = nullptr;
   int blocks_per_sm = 0;
-  if (const cudaError_t e =
-          prepared_occupancy(kernel, Tr::shared_bytes(), false, Tr::kThreads, Tr::shared_bytes(), &blocks_per_sm);
-      e != cudaSuccess)
-    return e;
+  if (const cudaError_t e = prepared_tiling<Tile>(&kernel, &blocks_per_sm); e != cudaSuccess) return e;
   return prepared_max_active_clusters(kernel, Tr::kThreads, Tr::shared_bytes(), splits, true, clusters);
 }
 
-// The resident blocks of one tiling's kernel, as resident_clusters counts them.
+// The resident blocks of one tiling's kernel: its blocks an SM times the SMs.
 template <int Tile>
 cudaError_t resident_blocks(int* blocks) {
-  using Tr = device::MlaWgmmaTraits<Tile>;
-  const void* kernel = reinterpret_cast<const void*>(device::mla_decode_wgmma_kernel<__half, ContiguousKV<__half>, Tile>);
+  const void* kernel = nullptr;
   int blocks_per_sm = 0, device = 0, sms = 0;
-  if (const cudaError_t e =
-          prepared_occupancy(kernel, Tr::shared_bytes(), false, Tr::kThreads, Tr::shared_bytes(), &blocks_per_sm);
-      e != cudaSuccess)
-    return e;
+  if (const cudaError_t e = prepared_tiling<Tile>(&kernel, &blocks_per_sm); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
     return e;

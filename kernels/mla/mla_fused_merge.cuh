@@ -25,10 +25,10 @@ inline constexpr int kMlaFusedMergeRows = 64;
 inline constexpr std::size_t kMlaFusedMergeScratchBytes = (4 + kMlaMergeFewMax * kMlaFusedMergeRows) * sizeof(float);
 
 // The o phase of the fold at exactly Splits splits, over the 4-column chunks [c_begin, c_end) of
-// every row: items of (row, 4 columns), a batch of kItems a thread at a time, every load of a batch (kItems x Splits float4 from L2) issued before
-// the first store, so that one batch is one trip to L2. A loop over items with their stores in
-// it would make each item a trip of its own: the compiler cannot move a load above a store to o,
-// which may alias the partials.
+// every row: items of (row, 4 columns), a batch of kItems a thread at a time, every load of a
+// batch (kItems x Splits float4 from L2) issued before the first store, so that one batch is one
+// trip to L2. A loop over items with their stores in it would make each item a trip of its own:
+// the compiler cannot move a load above a store to o, which may alias the partials.
 template <class Io, int Threads, int Splits>
 __device__ __forceinline__ void fold_split_partials_at(const MlaArgs& args, int tid, std::int64_t first,
                                                        int block_rows, std::int64_t rows_total, const float* weight,
@@ -74,7 +74,8 @@ __device__ __forceinline__ void fold_split_partials(const MlaArgs& args, int tid
                                                     int block_rows, std::int64_t rows_total, const float* weight,
                                                     int c_begin = 0, int c_end = 512 / 4) {
   static_assert(kMlaMergeFewMax == 8, "a case a split count");
-#define DB_FOLD_AT(N) fold_split_partials_at<Io, Threads, N>(args, tid, first, block_rows, rows_total, weight, c_begin, c_end)
+#define DB_FOLD_AT(N) \
+  fold_split_partials_at<Io, Threads, N>(args, tid, first, block_rows, rows_total, weight, c_begin, c_end)
   switch (gridDim.y) {
     case 2: return DB_FOLD_AT(2);
     case 3: return DB_FOLD_AT(3);
