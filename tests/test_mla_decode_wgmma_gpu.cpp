@@ -210,6 +210,18 @@ void run_few_split_merge_cases(const Merged& merged, const KernelMerge& kernel_m
       }
 }
 
+// run_few_split_merge_cases's planner of a tiling: plan_mla_decode_wgmma at `tile`, then `mark`
+// (set_mla_cluster_merge, set_mla_spread_merge), or, where mark is null, the merge kernel's plan.
+auto marked_planner(void (*mark)(MlaDecodePlan&)) {
+  return [mark](int tile) -> testing::MlaPlanner {
+    return [tile, mark](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
+      MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
+      if (mark != nullptr) mark(p);
+      return p;
+    };
+  };
+}
+
 // The fused merge (MlaDecodePlan::fused_merge: each row block's last split folds its splits) beside
 // the merge kernel (run_few_split_merge_cases: every split count it takes, each compiled on its
 // own: fold_split_partials_at). run_mla_decode_case launches a fused plan twice, so the counters
@@ -255,16 +267,7 @@ TEST(MlaDecodeWgmmaGpu, FusedMergeAtFewSplits) {
 // once, not when asked not to (DECODE_BENCH_MLA_CLUSTER_MERGE=off), and never beside a fused merge.
 TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
-  const auto planner = [](bool cluster) {
-    return [cluster](int tile) -> testing::MlaPlanner {
-      return [tile, cluster](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-        MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
-        if (cluster) set_mla_cluster_merge(p);
-        return p;
-      };
-    };
-  };
-  run_few_split_merge_cases(planner(true), planner(false),
+  run_few_split_merge_cases(marked_planner(set_mla_cluster_merge), marked_planner(nullptr),
                             [](const MlaDecodePlan& cluster, const MlaDecodePlan& kernel) {
                               EXPECT_TRUE(cluster.cluster_merge) << cluster.num_splits;
                               EXPECT_EQ(cluster.workspace_bytes, 0u);
@@ -317,16 +320,7 @@ TEST(MlaDecodeWgmmaGpu, ClusterMergeAtFewSplits) {
 // merge and every block is resident at once, not when asked not to (DECODE_BENCH_MLA_SPREAD_MERGE=off).
 TEST(MlaDecodeWgmmaGpu, SpreadMergeAtFewSplits) {
   DB_REQUIRE_MLA_WGMMA();
-  const auto planner = [](bool spread) {
-    return [spread](int tile) -> testing::MlaPlanner {
-      return [tile, spread](const MlaShape& s, DType d, int batch, std::int64_t len, int sms, int splits) {
-        MlaDecodePlan p = plan_mla_decode_wgmma(s, d, batch, len, sms, splits, tile);
-        if (spread) set_mla_spread_merge(p);
-        return p;
-      };
-    };
-  };
-  run_few_split_merge_cases(planner(true), planner(false),
+  run_few_split_merge_cases(marked_planner(set_mla_spread_merge), marked_planner(nullptr),
                             [](const MlaDecodePlan& spread, const MlaDecodePlan& kernel) {
                               EXPECT_TRUE(spread.spread_merge) << spread.num_splits;
                               EXPECT_TRUE(spread.fused_merge);
@@ -743,18 +737,22 @@ TEST(MlaDecodeWgmmaPlan, FusedMergeRefusedWhereItCannotRun) {
   EXPECT_EQ(refused_launch(h128, mma), cudaErrorInvalidValue);
 }
 
+// What `mark` (set_mla_cluster_merge, set_mla_spread_merge) refuses a plan with: its message, or
+// empty where it takes the plan.
+std::string refusal_of(void (*mark)(MlaDecodePlan&), MlaDecodePlan p) {
+  try {
+    mark(p);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // set_mla_cluster_merge takes a warpgroup-MMA plan of 2 to 8 splits that is not fused, and names
 // what is wrong with any other; the mma.sync launch refuses a cluster plan before any launch.
 TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
   MlaShape h128;
-  const auto refusal = [](MlaDecodePlan p) {
-    try {
-      set_mla_cluster_merge(p);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto refusal = [](const MlaDecodePlan& p) { return refusal_of(set_mla_cluster_merge, p); };
   MlaDecodePlan four = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64);
   ASSERT_EQ(four.num_splits, 4);
   ASSERT_GT(four.workspace_bytes, 0u);
@@ -790,14 +788,7 @@ TEST(MlaDecodeWgmmaPlan, ClusterMergeRefusedWhereItCannotRun) {
 // that is not fused.
 TEST(MlaDecodeWgmmaPlan, SpreadMergeRefusedWhereItCannotRun) {
   MlaShape h128;
-  const auto refusal = [](MlaDecodePlan p) {
-    try {
-      set_mla_spread_merge(p);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  const auto refusal = [](const MlaDecodePlan& p) { return refusal_of(set_mla_spread_merge, p); };
   const MlaDecodePlan plain = plan_mla_decode_wgmma(h128, DType::bf16, 32, 4096, 132, 4, 64);
   MlaDecodePlan four = plain;
   set_mla_spread_merge(four);

@@ -114,26 +114,25 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
             ? plan_mla_decode_wgmma(shape, dtype, batch, max_len, sm_count, splits, wgmma_tile, fused_merge)
             : plan_mla_decode(shape, dtype, batch, max_len, sm_count, splits);
   }
-  // The splits in a cluster where every row block's cluster is resident at once: a cluster that
-  // waited for a GPC to free up would take a wave of its own. The residency is queried on the
-  // current device, so only where that is `device`.
-  if (cluster_merge && p.kernel == MlaKernel::wgmma && !p.fused_merge && p.num_splits >= 2 &&
-      p.num_splits <= kClusterMergeMaxSplits) {
-    int current = -1, clusters = 0;
-    if (cudaGetDevice(&current) == cudaSuccess && current == device &&
+  // The merge in the kernel, where a warpgroup-MMA plan of 2 or more splits is not fused already.
+  // Residency is queried on the current device, so only where that is `device`. First the splits of
+  // each row block in a cluster, where every row block's cluster is resident at once (a cluster that
+  // waited for a GPC to free up would take a wave of its own); else spread over each row block's
+  // split blocks, where the grid may be launched cooperatively: every block resident at once, so a
+  // block may wait for the others.
+  int current = -1;
+  if (p.kernel == MlaKernel::wgmma && !p.fused_merge && p.num_splits >= 2 && cudaGetDevice(&current) == cudaSuccess &&
+      current == device) {
+    const std::int64_t row_blocks = static_cast<std::int64_t>(p.batch) * p.row_blocks;
+    int clusters = 0, cooperative = 0, blocks = 0;
+    if (cluster_merge && p.num_splits <= kClusterMergeMaxSplits &&
         mla_decode_wgmma_resident_clusters(p.tile_tokens, p.num_splits, &clusters) == cudaSuccess &&
-        static_cast<std::int64_t>(clusters) >= static_cast<std::int64_t>(p.batch) * p.row_blocks)
+        clusters >= row_blocks)
       set_mla_cluster_merge(p);
-  }
-  // Else the merge in the kernel, spread over each row block's split blocks, where the grid may be
-  // launched cooperatively: every block resident at once, so a block may wait for the others.
-  if (spread_merge && p.kernel == MlaKernel::wgmma && !p.fused_merge && !p.cluster_merge && p.num_splits >= 2 &&
-      p.num_splits <= kMlaMergeFewMax) {
-    int current = -1, cooperative = 0, blocks = 0;
-    if (cudaGetDevice(&current) == cudaSuccess && current == device &&
-        cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) == cudaSuccess && cooperative != 0 &&
-        mla_decode_wgmma_resident_blocks(p.tile_tokens, &blocks) == cudaSuccess &&
-        static_cast<std::int64_t>(blocks) >= static_cast<std::int64_t>(p.batch) * p.row_blocks * p.num_splits)
+    else if (spread_merge && p.num_splits <= kMlaMergeFewMax &&
+             cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) == cudaSuccess &&
+             cooperative != 0 && mla_decode_wgmma_resident_blocks(p.tile_tokens, &blocks) == cudaSuccess &&
+             blocks >= row_blocks * p.num_splits)
       set_mla_spread_merge(p);
   }
   // Only a merge kernel is launched as a dependent: not a fused or a cluster plan's.
@@ -164,10 +163,9 @@ void set_mla_spread_merge(MlaDecodePlan& p) {
                                 std::to_string(p.num_splits));
   if (p.fused_merge) throw std::invalid_argument("a fused-merge plan has no spread merge");
   if (p.cluster_merge) throw std::invalid_argument("a cluster-merge plan has no spread merge");
-  p.workspace_bytes -= mla_split_counter_bytes(p);  // none: the plan is not fused yet
   p.fused_merge = true;
   p.spread_merge = true;
-  p.workspace_bytes += mla_split_counter_bytes(p);
+  p.workspace_bytes += mla_split_counter_bytes(p);  // a plan not fused had none
   p.dependent_merge = false;
 }
 
