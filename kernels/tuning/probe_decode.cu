@@ -3,7 +3,7 @@
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/history/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
-//   build/kernels/tuning/decode-probe tiling2m | locality | short | masked
+//   build/kernels/tuning/decode-probe tiling2m | locality | short | masked | group2
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
 // The planner's knobs (DECODE_BENCH_FD_*, ...: kernels/tuning_policy.hpp) apply to every plan,
@@ -286,6 +286,31 @@ struct Probe {
       }
   }
 
+  // GQA group 2 (Gemma-3-27B: 32 q / 16 KV heads, d 128, BF16), where the planner has only the
+  // standard tiling (8 warps, one 128-token tile in flight, one block an SM): at many short
+  // sequences each block's first tile is a round trip nothing else on its SM hides. Against the
+  // short tiling's shape (4 warps, 32-token tiles, several blocks an SM), the deep one's (8 warps,
+  // 64-token tiles, 4 stages) and 3 stages of the standard tiles, at the models preset's batches;
+  // then split counts at one sequence of 1K tokens (the local layers' window of 1,024).
+  template <class T, int U, int W, int S>
+  using Group2Traits = device::FlashDecodeTraits<T, 128, 2, U, W, S>;
+
+  template <class T>
+  void group2_tilings(double ceiling) {
+    const DecodeShape gemma3{32, 16, 128};
+    for (int page : {0, 16})
+      for (const auto& [seqs, len, tag] : {std::tuple{128, 512, "128x512"}, std::tuple{64, 1024, "64x1K"},
+                                           std::tuple{16, 4096, "16x4K"}, std::tuple{1, 32768, "1x32K"}}) {
+        variant<Group2Traits<T, 0, 0, -1>>(gemma3, seqs, len, page, ceiling, tag);
+        variant<Group2Traits<T, 4, 4, 2>>(gemma3, seqs, len, page, ceiling, tag);
+        variant<Group2Traits<T, 4, 4, 3>>(gemma3, seqs, len, page, ceiling, tag);
+        variant<Group2Traits<T, 4, 8, 4>>(gemma3, seqs, len, page, ceiling, tag);
+        variant<Group2Traits<T, 8, 8, 3>>(gemma3, seqs, len, page, ceiling, tag);
+      }
+    for (int page : {0, 16})
+      for (int splits : {0, 4, 8, 16}) variant<Group2Traits<T, 0, 0, -1>>(gemma3, 1, 1024, page, ceiling, "1x1K", {.splits = splits});
+  }
+
   // Requested split counts around one wave, default tiling.
   template <class T>
   void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
@@ -308,7 +333,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
-    return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" && name != "masked"
+    return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" && name != "masked" &&
+                                  name != "group2"
                             : std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   int sms = 0;
@@ -358,6 +384,7 @@ int main(int argc, char** argv) {
   }
   if (wants("short")) probe.short_tilings<__half>(ceiling);
   if (wants("masked")) probe.masked_head_dim<__half>(ceiling);
+  if (wants("group2")) probe.group2_tilings<__nv_bfloat16>(ceiling);
   if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
   if (wants("tiling")) {
     probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
