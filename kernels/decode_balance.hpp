@@ -57,8 +57,9 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
 bool lengths_are_ragged(std::span<const std::int32_t> lengths);
 
 // The CUDA-core flash-decode's compiled tilings (kernels/flash_decode_traits.cuh), as a plan records
-// them: standard; short (GQA group 1 only: few warps and small stages, several blocks per SM); deep
-// (group 1, FP16 and BF16 at head dim 128: the standard stages cut into four of half the rows).
+// them: standard; short (few warps and small stages, several blocks per SM: GQA group 1, and group 2
+// for FP16 and BF16 plain decodes at head dim 128); deep (group 1, FP16 and BF16 at head dim 128: the
+// standard stages cut into four of half the rows).
 // choose_decode_tiling below says when plans take each.
 enum class DecodeTiling { standard, short_batch, deep };
 constexpr std::string_view decode_tiling_name(DecodeTiling t) {
@@ -78,14 +79,16 @@ struct TilingQuery {
   bool masked_head_dim = false;      // the head dim is below the compiled kernel's
   bool wide_bus = false;             // wide_bus_per_sm of the device
 };
-inline constexpr int kShortMaskedMaxTiles = 8;
+// The most standard tiles a block the short tiling takes on a wide bus past its two-tile rule.
+inline constexpr int kShortWideBusMaxTiles = 8;
 
-// The tiling of the CUDA-core flash-decode at GQA group 1 (the only group with more than the
-// standard one compiled); standard at every other group and where the caller pinned splits or heads
-// per block (probes compare the standard tiling under those).
+// The tiling of the CUDA-core flash-decode at GQA groups 1 and 2 (the only groups with more than
+// the standard one compiled; the caller asks at group 2 only where its short tiling is); standard
+// at every other group and where the caller pinned splits or heads per block (probes compare the
+// standard tiling under those).
 // - short_batch: a uniform batch whose standard blocks already fill a wave or more without
 //   splitting (head_blocks >= standard_slots) and each stream at most two standard tiles, or at
-//   most kShortMaskedMaxTiles where the head dim is below the compiled kernel's (80-127 on the
+//   most kShortWideBusMaxTiles where the head dim is below the compiled kernel's (80-127 on the
 //   kernel of 128: a row's lanes past the head dim load nothing, so one standard block an SM has
 //   that fraction fewer bytes in flight) on a GPU with a wide bus (wide_bus_per_sm,
 //   kernels/device_attribute_cache.hpp). On an H200, Phi-3-mini's d 96 at 64 x 1K and 128 x 512
@@ -95,6 +98,13 @@ inline constexpr int kShortMaskedMaxTiles = 8;
 //   most blocks are tiny, the long sequences are split anyway); a ragged batch in a paged cache
 //   never: there the short tiling streamed the long items slower than the standard one (H100,
 //   docs/history/kernel-notes.md).
+//   Group 2: a uniform batch whose standard blocks fill a wave, each at most kShortWideBusMaxTiles
+//   standard tiles, on a wide bus. The standard tiling keeps one 128-token tile in flight and one
+//   block an SM, so each block's first tile is a round trip nothing hides; at many short sequences
+//   the blocks are many waves of such round trips. On an H200, Gemma-3-27B's global layers (32 / 16
+//   heads, d 128, BF16) at 64 x 1K and 128 x 512 ran faster on the short tiling, contiguous and
+//   paged (docs/decisions/short-tiling-at-group-2.md); an H100 reads them at 0.94-0.96 of the read
+//   floor on the standard tiling. Ragged group-2 batches were not measured on it.
 // - deep (the standard stages cut into four of half the rows, three tiles in flight): past the
 //   short tiling's reach, a uniform batch in a paged cache whose head dim is below the compiled
 //   kernel's, on a wide bus. On an H200, Phi-3-mini's d 96 at 1 x 32K and 16 x 4K ran faster on it

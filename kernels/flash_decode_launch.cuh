@@ -234,9 +234,10 @@ cudaError_t run_flash_decode_with(const KV& kv, const DecodeProblem& p, const De
   return cudaSuccess;
 }
 
-// Plans with the standard tiling, then (GQA group 1) replans with the tiling choose_decode_tiling
-// picks, or the tuning policy pins (DECODE_BENCH_FD_TILING): the short one, or the deep one where it
-// is compiled (plain decodes, FP16 and BF16 at head dim 128; elsewhere the standard plan stands).
+// Plans with the standard tiling, then (GQA group 1, and group 2 where its short tiling is compiled)
+// replans with the tiling choose_decode_tiling picks, or the tuning policy pins
+// (DECODE_BENCH_FD_TILING): the short one, or the deep one where it is compiled (group 1 plain
+// decodes, FP16 and BF16 at head dim 128); elsewhere the standard plan stands.
 template <class KV, bool kVariant = false>
 struct PlanFlashDecode {
   const DecodeProblem& p;
@@ -246,7 +247,7 @@ struct PlanFlashDecode {
   cudaError_t run() const {
     using T = typename KV::value_type;
     DB_RETURN_IF_ERROR((plan_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV, kVariant>(p, options, plan)));
-    if constexpr (GROUP == 1) {
+    if constexpr (device::has_short_tiling<T, D, GROUP, kVariant>) {
       const TilingOverride pin = options.tuning.fd_tiling;
       int dev = 0, sms = 0;
       DB_RETURN_IF_ERROR(cudaGetDevice(&dev));
@@ -309,11 +310,11 @@ struct RunFlashDecode {
         return cudaErrorInvalidValue;  // compiled for plain FP16 / BF16 decodes at head dim 128, group 1 only
     }
     if (plan.tiling == DecodeTiling::short_batch) {
-      if constexpr (GROUP == 1)
+      if constexpr (device::has_short_tiling<T, D, GROUP, kVariant>)
         return run_flash_decode_with<device::ShortFlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace,
                                                                                               stream);
       else
-        return cudaErrorInvalidValue;  // compiled for group 1 only
+        return cudaErrorInvalidValue;  // group 1; group 2's FP16 and BF16 plain decodes at head dim 128
     }
     return run_flash_decode_with<device::FlashDecodeTraits<T, D, GROUP>, KV, kVariant>(kv, p, plan, workspace, stream);
   }

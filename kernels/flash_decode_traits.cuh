@@ -53,11 +53,14 @@ struct FlashDecodeTraits {
   static_assert(kStages == 0 || kStages >= 2, "a pipeline needs one stage in use and at least one in flight");
 };
 
-// The short tiling (plans take it for GQA group 1 when blocks are many and short, or batches ragged:
-// kernels/decode_balance.hpp): 4 warps, 4 rows per row group (fewer when a lane holds several
-// vectors of a row), 2 stages. FP16, d = 128: 32-token tiles, 32 KiB of stages, so several blocks
-// share an SM and their load latencies overlap, where the standard group-1 tiling (8 warps, 128 KiB)
-// fits one. One tiling for every storage type and head dim, compiled for group 1 only.
+// The short tiling (plans take it for GQA group 1 when blocks are many and short, or batches ragged,
+// and for group 2 on a wide bus: kernels/decode_balance.hpp): 4 warps, 4 rows per row group (fewer
+// when a lane holds several vectors of a row). FP16, d = 128: 32-token tiles, 16 KiB a stage, so
+// several blocks share an SM and their load latencies overlap, where the standard tiling at groups
+// 1-2 (8 warps, 128 KiB) fits one. Group 1: 2 stages, compiled for every storage type and head dim.
+// Group 2: 3 stages, compiled for FP16 and BF16 plain decodes at head dim 128 only (Gemma-3-27B's
+// 32 / 16 heads, the one group-2 family measured: 3 stages were faster than 2 at 1K tokens and
+// within a few percent at 512, one kernel for both; docs/kernels/splitk_cuda_core.md).
 template <class T, int D>
 constexpr int short_tiling_unroll() {
   constexpr int row_vecs = D / (16 / static_cast<int>(sizeof(T)));
@@ -65,7 +68,11 @@ constexpr int short_tiling_unroll() {
   return 4 / vecs_per_lane > 0 ? 4 / vecs_per_lane : 1;
 }
 template <class T, int D, int GROUP>
-using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, 2>;
+using ShortFlashDecodeTraits = FlashDecodeTraits<T, D, GROUP, short_tiling_unroll<T, D>(), 4, GROUP == 1 ? 2 : 3>;
+template <class T, int D, int GROUP, bool kVariant>
+inline constexpr bool has_short_tiling =
+    GROUP == 1 ||
+    (GROUP == 2 && !kVariant && D == 128 && (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>));
 
 // The deep tiling (plans take it for a head dim below the compiled one at GQA group 1 in a paged
 // cache on a wide bus: kernels/decode_balance.hpp, choose_decode_tiling): the standard tiling's 8

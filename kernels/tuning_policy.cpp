@@ -38,8 +38,9 @@ const std::array<TuningKnob, 26> kKnobs{{
        return v ? (p.fd_split_scale = *v, true) : false;
      }},
     {"DECODE_BENCH_FD_TILING", "auto | standard | short | deep", "auto",
-     "pins the CUDA-core tiling at GQA group 1, the only group that compiles more than standard (deep: FP16 and "
-     "BF16 at head dims 80-128 only); other groups and storage types keep standard",
+     "pins the CUDA-core tiling at GQA group 1 (deep: FP16 and BF16 at head dims 80-128 only) and group 2 "
+     "(short: FP16 and BF16 plain decodes at head dims 80-128 only), the groups that compile more than standard; "
+     "other groups, storage types and head dims keep standard",
      [](TuningPolicy& p, std::string_view t) {
        return choose(t,
                      {std::pair{std::string_view("auto"), TilingOverride::automatic},

@@ -27,7 +27,7 @@
 
 namespace decode_bench {
 
-enum class TilingOverride { automatic, standard, short_batch, deep };  // the CUDA-core tiling at group 1
+enum class TilingOverride { automatic, standard, short_batch, deep };  // the CUDA-core tiling at groups 1-2
 enum class WorkChunksOverride { automatic, tiles, ranges };      // automatic = tiles
 // Which family runs an attention variant that the CUDA-core twins take (kernels/flash_decode_variant.hpp).
 enum class VariantPathOverride { automatic, tensor_core };

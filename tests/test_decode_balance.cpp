@@ -206,15 +206,18 @@ TEST(DecodeTilingChoice, ShortBatchesTakeTheShortTiling) {
   paged.paged = true;  // uniform short batches take it in paged caches too
   EXPECT_TRUE(takes_short(paged));
   TilingQuery g2 = h100(64, 32, 32);
-  g2.group = 2;  // no short tiling compiled
+  g2.group = 2;  // group 2: only on a wide bus
   EXPECT_FALSE(takes_short(g2));
+  TilingQuery g4 = h100(64, 32, 32);
+  g4.group = 4;  // no short tiling compiled
+  EXPECT_FALSE(takes_short(g4));
   TilingQuery pinned = h100(64, 32, 32);
   pinned.pinned = true;
   EXPECT_FALSE(takes_short(pinned));
 }
 
 // Head dims below the compiled kernel's (Phi-3-mini's 96 on the kernel of 128) on a wide bus (an
-// H200's): the short tiling up to kShortMaskedMaxTiles standard tiles a block, where the standard
+// H200's): the short tiling up to kShortWideBusMaxTiles standard tiles a block, where the standard
 // blocks fill a wave; the full head dim, a narrow bus or fewer blocks than slots as before.
 TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
   const auto phi3 = [](int seqs, std::int64_t len, bool masked, bool wide) {
@@ -233,9 +236,9 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusUpToEightTiles) {
   TilingQuery paged = phi3(64, 1024, true, true);
   paged.paged = true;
   EXPECT_TRUE(takes_short(paged));
-  TilingQuery g2 = phi3(64, 1024, true, true);
-  g2.group = 2;
-  EXPECT_FALSE(takes_short(g2));
+  TilingQuery g4 = phi3(64, 1024, true, true);
+  g4.group = 4;
+  EXPECT_FALSE(takes_short(g4));
   TilingQuery pinned = phi3(64, 1024, true, true);
   pinned.pinned = true;
   EXPECT_FALSE(takes_short(pinned));
@@ -278,19 +281,58 @@ TEST(DecodeTilingChoice, MaskedHeadDimsOnAWideBusPastTheShortTilingTakeTheDeepOn
   EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.paged = false; })));
   EXPECT_FALSE(takes_deep(with(phi3(1, 32768, true, true), [](TilingQuery& q) { q.paged = false; })));
   EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.group = 2; })));
+  EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.group = 4; })));
   EXPECT_FALSE(takes_deep(with(long16, [](TilingQuery& q) { q.pinned = true; })));
   const std::vector<std::int32_t> equal(16, 4096), mixed{4096, 100, 4096, 4096};
   EXPECT_TRUE(takes_deep(with(long16, [&](TilingQuery& q) { q.lengths = equal; })));   // the uniform rule
   EXPECT_FALSE(takes_deep(with(long16, [&](TilingQuery& q) { q.lengths = mixed; })));  // ragged: standard
   // Everything else is standard: the same points at d 128, on a narrow bus, contiguous past eight
-  // tiles, at group 2, pinned.
+  // tiles, at group 4, pinned.
   EXPECT_EQ(choose_decode_tiling(phi3(16, 4096, false, true)), DecodeTiling::standard);
   EXPECT_EQ(choose_decode_tiling(phi3(1, 32768, true, false)), DecodeTiling::standard);
   EXPECT_EQ(choose_decode_tiling(with(long16, [](TilingQuery& q) { q.paged = false; })), DecodeTiling::standard);
-  EXPECT_EQ(choose_decode_tiling(with(phi3(64, 1024, true, true), [](TilingQuery& q) { q.group = 2; })),
+  EXPECT_EQ(choose_decode_tiling(with(phi3(64, 1024, true, true), [](TilingQuery& q) { q.group = 4; })),
             DecodeTiling::standard);
   EXPECT_EQ(choose_decode_tiling(with(phi3(64, 1024, true, true), [](TilingQuery& q) { q.pinned = true; })),
             DecodeTiling::standard);
+}
+
+// GQA group 2 (Gemma-3-27B's 32 / 16 heads, d 128) on a wide bus: the short tiling for a uniform
+// batch whose standard blocks fill a wave, up to kShortWideBusMaxTiles standard tiles a block, at
+// the full head dim and masked ones, contiguous and paged; never deep. Each other condition flipped
+// alone keeps the standard tiling: a narrow bus, a ninth tile, fewer blocks than slots, ragged
+// lengths, a pin.
+TEST(DecodeTilingChoice, GroupTwoOnAWideBusUpToEightTiles) {
+  const auto gemma3 = [](int seqs, std::int64_t len) {
+    TilingQuery q = h100(seqs, 16, len);
+    q.group = 2;
+    q.wide_bus = true;
+    return q;
+  };
+  const auto with = [](TilingQuery q, auto edit) {
+    edit(q);
+    return q;
+  };
+  EXPECT_TRUE(takes_short(gemma3(128, 512)));
+  EXPECT_TRUE(takes_short(gemma3(64, 1024)));  // 8 standard tiles
+  EXPECT_TRUE(takes_short(gemma3(128, 1)));
+  EXPECT_TRUE(takes_short(gemma3(9, 1024)));   // 144 blocks: a wave of 132
+  EXPECT_TRUE(takes_short(with(gemma3(64, 1024), [](TilingQuery& q) { q.paged = true; })));
+  EXPECT_TRUE(takes_short(with(gemma3(64, 1024), [](TilingQuery& q) { q.masked_head_dim = true; })));
+  const std::vector<std::int32_t> equal(64, 1024), mixed{1024, 100, 1024, 1024};
+  EXPECT_TRUE(takes_short(with(gemma3(64, 1024), [&](TilingQuery& q) { q.lengths = equal; })));
+  EXPECT_FALSE(takes_short(with(gemma3(64, 1024), [](TilingQuery& q) { q.wide_bus = false; })));
+  EXPECT_FALSE(takes_short(gemma3(64, 1025)));
+  EXPECT_FALSE(takes_short(gemma3(16, 4096)));
+  EXPECT_FALSE(takes_short(gemma3(8, 1024)));  // 128 blocks: less than a wave
+  EXPECT_FALSE(takes_short(with(gemma3(64, 1024), [&](TilingQuery& q) { q.lengths = mixed; })));
+  EXPECT_FALSE(takes_short(with(gemma3(64, 1024), [](TilingQuery& q) { q.pinned = true; })));
+  EXPECT_FALSE(takes_short(with(gemma3(64, 1024), [](TilingQuery& q) { q.standard_tile = 0; })));
+  EXPECT_EQ(choose_decode_tiling(with(gemma3(16, 4096), [](TilingQuery& q) {
+              q.paged = true;
+              q.masked_head_dim = true;
+            })),
+            DecodeTiling::standard);  // the deep tiling is group 1's
 }
 
 TEST(DecodeTilingChoice, RaggedBatchesByTheirShortSequences) {

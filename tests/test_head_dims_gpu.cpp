@@ -163,6 +163,55 @@ TEST(HeadDimsGpu, DeepTilingSmall) {
   expect_deep_tiling(DType::bf16, ragged, DecodeTiling::deep);
 }
 
+// The short tiling at GQA group 2 (4 warps, 32-token tiles, 3 stages: kernels/flash_decode_traits.cuh),
+// pinned, on the kernel of 128 it is compiled for (FP16 and BF16): uniform batches of one tile, of
+// many with a masked tail tile, split (fused and separate merge) and a ragged batch on the work list,
+// contiguous and over shuffled pages of 16 and 7, at d 128 and the masked 96. Storage types and head
+// dims it is not compiled for keep the standard tiling under the pin.
+TEST(HeadDimsGpu, CudaCoreShortTilingAtGroupTwo) {
+  DB_REQUIRE_GPU();
+  std::uint64_t seed = 2700;
+  for (int d : {128, 96})
+    for (DType dtype : {DType::fp16, DType::bf16})
+      for (int page : {0, 16, 7}) {
+        const DecodeShape g2{8, 4, d};
+        expect_pinned_tiling(dtype, {DecodeKernel::flash_decode, g2, std::vector<std::int32_t>(6, 32), page, 0, ++seed},
+                             TilingOverride::short_batch, DecodeTiling::short_batch);
+        expect_pinned_tiling(dtype, {DecodeKernel::flash_decode, g2, std::vector<std::int32_t>(6, 1001), page, 0, ++seed},
+                             TilingOverride::short_batch, DecodeTiling::short_batch);
+        DecodeCase split{DecodeKernel::flash_decode, g2, {3001, 3001}, page, 5, ++seed};
+        split.launches = 2;  // the fused merge's counters are reset for the next launch
+        expect_pinned_tiling(dtype, split, TilingOverride::short_batch, DecodeTiling::short_batch);
+        split.fused_merge = false;
+        split.seed = ++seed;
+        expect_pinned_tiling(dtype, split, TilingOverride::short_batch, DecodeTiling::short_batch);
+        DecodeCase ragged{DecodeKernel::flash_decode, g2, {0, 1, 5000, 40, 3, 900, 12000, 7}, page, 0, ++seed};
+        ragged.host_lengths = true;
+        ragged.launches = 2;
+        expect_pinned_tiling(dtype, ragged, TilingOverride::short_batch, DecodeTiling::short_batch);
+      }
+  for (DType dtype : {DType::fp32, DType::fp8_e4m3})
+    expect_pinned_tiling(dtype, {DecodeKernel::flash_decode, {8, 4, 128}, std::vector<std::int32_t>(6, 500), 16, 0, ++seed},
+                         TilingOverride::short_batch, DecodeTiling::standard);
+  for (int d : {64, 160})  // the kernels of 64 and 256
+    expect_pinned_tiling(DType::fp16, {DecodeKernel::flash_decode, {8, 4, d}, std::vector<std::int32_t>(6, 500), 0, 0, ++seed},
+                         TilingOverride::short_batch, DecodeTiling::standard);
+}
+
+// Its few small cases for the sanitizers (tests/test_tiers.cmake): a masked tail tile over pages,
+// split with the separate merge, and a ragged batch on the work list.
+TEST(HeadDimsGpu, ShortTilingAtGroupTwoSmall) {
+  DB_REQUIRE_GPU();
+  expect_pinned_tiling(DType::bf16, {DecodeKernel::flash_decode, {4, 2, 128}, {300, 300}, 7, 0, 2801},
+                       TilingOverride::short_batch, DecodeTiling::short_batch);
+  DecodeCase split{DecodeKernel::flash_decode, {4, 2, 96}, {300, 1000}, 16, 3, 2802};
+  split.fused_merge = false;
+  expect_pinned_tiling(DType::fp16, split, TilingOverride::short_batch, DecodeTiling::short_batch);
+  DecodeCase ragged{DecodeKernel::flash_decode, {4, 2, 128}, {0, 70, 700, 5}, 0, 0, 2803};
+  ragged.host_lengths = true;
+  expect_pinned_tiling(DType::bf16, ragged, TilingOverride::short_batch, DecodeTiling::short_batch);
+}
+
 // Grouped decode on the tensor cores: groups 4 and 8 and MQA (32 query heads on one KV head), FP16,
 // BF16 and both FP8 formats, contiguous and shuffled pages, automatic splits and nine.
 TEST(HeadDimsGpu, TensorCoreGroupedDecodeAndMqa) {

@@ -413,6 +413,54 @@ TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   }
 }
 
+// GQA group 2 (Gemma-3-27B's 32 / 16 heads) on the CUDA-core kernel: on a GPU with a wide bus the
+// short tiling for uniform batches whose standard blocks fill a wave, up to eight standard tiles a
+// block, FP16 and BF16 at d 128 and the head dims it masks (choose_decode_tiling,
+// kernels/decode_balance.hpp), contiguous and paged; the standard one on a narrower bus, past eight
+// tiles, below a wave, for the storage types and head dims it is not compiled for, and for the
+// attention variants (their twins keep the standard tiling at group 2).
+TEST(PlannerTuningGpu, GroupTwoTakesTheShortTilingOnAWideBus) {
+  DB_REQUIRE_GPU();
+  int dev = 0, sms = 0;
+  double clock_dram = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
+  const bool wide = wide_bus_per_sm(clock_dram, sms);
+  SCOPED_TRACE(wide ? "a wide bus" : "a narrow bus");
+  const auto tiling_as = []<class T>(T, int d, int seqs, std::int64_t len, bool paged, std::int64_t window = 0) {
+    DecodeProblem problem;
+    problem.shape = DecodeShape{32, 16, d};
+    problem.num_seqs = seqs;
+    problem.max_len = len;
+    problem.kv_dtype = dtype_of<T>::value;
+    problem.variant.window = window;
+    DecodePlan plan;
+    const cudaError_t e =
+        paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan)
+              : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan);
+    EXPECT_EQ(e, cudaSuccess);
+    EXPECT_EQ(plan.path, DecodePath::cuda_core);
+    return plan.tiling;
+  };
+  // 128 and 64 sequences x 16 KV heads: 2,048 and 1,024 blocks, more than a wave on any GPU tested.
+  for (bool paged : {false, true}) {
+    SCOPED_TRACE(paged ? "paged" : "contiguous");
+    const DecodeTiling short_on_wide = wide ? DecodeTiling::short_batch : DecodeTiling::standard;
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 128, 512, paged), short_on_wide);
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 64, 1024, paged), short_on_wide);
+    EXPECT_EQ(tiling_as(__half{}, 128, 64, 1024, paged), short_on_wide);
+    EXPECT_EQ(tiling_as(__half{}, 96, 128, 512, paged), short_on_wide);
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 64, 1025, paged), DecodeTiling::standard);  // a ninth tile
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 16, 4096, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 1, 32768, paged), DecodeTiling::standard);
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 4, 1024, paged), DecodeTiling::standard);   // 64 blocks: below a wave
+    EXPECT_EQ(tiling_as(float{}, 128, 128, 512, paged), DecodeTiling::standard);          // not compiled
+    EXPECT_EQ(tiling_as(__half{}, 64, 128, 512, paged), DecodeTiling::standard);          // the kernel of 64
+    EXPECT_EQ(tiling_as(__nv_bfloat16{}, 128, 128, 4096, paged, 512), DecodeTiling::standard);  // a window: a twin
+  }
+}
+
 // Where the warpgroup-MMA kernel does not run (no sm_90a in the build, or another GPU): a grouped
 // FP16 (group <= 16) or packed BF16 (group <= 8) decode at d 128 over contiguous K/V plans about
 // one block per SM (the fewest splits that fill the SMs); paged K/V, unpacked BF16, FP8 and

@@ -76,6 +76,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   MergeLevelStatesGpu.MatchesTheFloat64FoldAtEveryDepthAndHeadDim
   HeadDimsGpu.OutputsEndAtTheHeadDim
   HeadDimsGpu.DeepTilingSmall
+  HeadDimsGpu.ShortTilingAtGroupTwoSmall
   MlaDecodeGpu.PageSizesOrdersAndStorage
   MlaDecodeGpu.EmptySequenceAndBothStorageTypes
   MlaDecodeGpu.NarrowStorageTypesAndSplits
