@@ -3,7 +3,7 @@
 // shuffled-paged KV, and checks each variant's output against the default kernel's. It produced
 // the variant tables of docs/history/kernel-notes.md:
 //   build/kernels/tuning/decode-probe [ceiling] [tiling] [merge] [splits]   (GPU; default: these)
-//   build/kernels/tuning/decode-probe tiling2m | locality | short | masked | group2
+//   build/kernels/tuning/decode-probe tiling2m | locality | short | masked | group2 | group1-stages
 //   ncu ... build/kernels/tuning/decode-probe ncu|ncu-paged|ncu-locality   (one untimed launch per kernel)
 //
 // The planner's knobs (DECODE_BENCH_FD_*, ...: kernels/tuning_policy.hpp) apply to every plan,
@@ -311,6 +311,21 @@ struct Probe {
       for (int splits : {0, 4, 8, 16}) variant<Group2Traits<T, 0, 0, -1>>(gemma3, 1, 1024, page, ceiling, "1x1K", {.splits = splits});
   }
 
+  // Group 1, many sequences of 512 and 1,024 tokens (4 and 8 standard tiles): the standard tiling
+  // against the short one (4 warps, 32-token tiles, 2 stages: what a wide bus plans for Phi-3-mini's
+  // masked d 96 there; MHA at d 128 plans the standard one) and its shape at 3 and 4 stages.
+  template <class T>
+  void group1_short_stages(double ceiling) {
+    for (const DecodeShape& s : {DecodeShape{32, 32, 96}, DecodeShape{32, 32, 128}})
+      for (int page : {0, 16})
+        for (const auto& [seqs, len, tag] : {std::tuple{128, 512, "128x512"}, std::tuple{64, 1024, "64x1K"}}) {
+          variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag);
+          variant<Traits<T, 4, 4, 2>>(s, seqs, len, page, ceiling, tag);
+          variant<Traits<T, 4, 4, 3>>(s, seqs, len, page, ceiling, tag);
+          variant<Traits<T, 4, 4, 4>>(s, seqs, len, page, ceiling, tag);
+        }
+  }
+
   // Requested split counts around one wave, default tiling.
   template <class T>
   void split_counts(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag, std::vector<int> counts) {
@@ -334,7 +349,7 @@ int main(int argc, char** argv) {
   std::vector<std::string_view> sections(argv + 1, argv + argc);
   const auto wants = [&](std::string_view name) {
     return sections.empty() ? name != "tiling2m" && name != "locality" && name != "short" && name != "masked" &&
-                                  name != "group2"
+                                  name != "group2" && name != "group1-stages"
                             : std::find(sections.begin(), sections.end(), name) != sections.end();
   };
   int sms = 0;
@@ -385,6 +400,7 @@ int main(int argc, char** argv) {
   if (wants("short")) probe.short_tilings<__half>(ceiling);
   if (wants("masked")) probe.masked_head_dim<__half>(ceiling);
   if (wants("group2")) probe.group2_tilings<__nv_bfloat16>(ceiling);
+  if (wants("group1-stages")) probe.group1_short_stages<__half>(ceiling);
   if (wants("tiling2m")) probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
   if (wants("tiling")) {
     probe.tilings<__half>(one, 1, 2097152, 0, ceiling, "2M");
