@@ -286,12 +286,13 @@ struct Probe {
       }
   }
 
-  // GQA group 2 (Gemma-3-27B: 32 q / 16 KV heads, d 128, BF16), where the planner has only the
-  // standard tiling (8 warps, one 128-token tile in flight, one block an SM): at many short
-  // sequences each block's first tile is a round trip nothing else on its SM hides. Against the
-  // short tiling's shape (4 warps, 32-token tiles, several blocks an SM), the deep one's (8 warps,
-  // 64-token tiles, 4 stages) and 3 stages of the standard tiles, at the models preset's batches;
-  // then split counts at one sequence of 1K tokens (the local layers' window of 1,024).
+  // GQA group 2 (Gemma-3-27B: 32 q / 16 KV heads, d 128, BF16): the standard tiling (8 warps, one
+  // 128-token tile in flight, one block an SM; at many short sequences each block's first tile is a
+  // round trip nothing else on its SM hides) against 4 warps of 32-token tiles at 2 and 3 stages
+  // (several blocks an SM), the deep tiling's shape (8 warps, 64-token tiles, 4 stages) and 3
+  // stages of the standard tiles, at the models preset's batches; then split counts at one sequence
+  // of 1K tokens (the local layers' window of 1,024). It chose group 2's short tiling
+  // (docs/decisions/short-tiling-at-group-2.md).
   template <class T, int U, int W, int S>
   using Group2Traits = device::FlashDecodeTraits<T, 128, 2, U, W, S>;
 
