@@ -362,6 +362,35 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
   EXPECT_EQ(explicit_plan.num_splits, 8);
 }
 
+// Whether the current GPU's bus by the clock is wide per SM (wide_bus_per_sm), as the CUDA-core
+// tiling rules read it.
+bool current_device_has_wide_bus() {
+  int dev = 0, sms = 0;
+  double clock_dram = 0;
+  EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  EXPECT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
+  return wide_bus_per_sm(clock_dram, sms);
+}
+
+// The CUDA-core flash-decode's tiling as the planner plans `shape` over `seqs` sequences of `len`
+// tokens in T storage (with a sliding window where `window` > 0), checked to be a CUDA-core plan.
+template <class T>
+DecodeTiling cuda_core_tiling(DecodeShape shape, int seqs, std::int64_t len, bool paged, std::int64_t window = 0) {
+  DecodeProblem problem;
+  problem.shape = shape;
+  problem.num_seqs = seqs;
+  problem.max_len = len;
+  problem.kv_dtype = dtype_of<T>::value;
+  problem.variant.window = window;
+  DecodePlan plan;
+  const cudaError_t e = paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan)
+                              : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan);
+  EXPECT_EQ(e, cudaSuccess);
+  EXPECT_EQ(plan.path, DecodePath::cuda_core);
+  return plan.tiling;
+}
+
 // The CUDA-core tiling of a head dim below the compiled one (Phi-3-mini's 32 / 32 heads at d 96
 // on the kernel of 128): on a GPU with a wide bus the short tiling up to eight standard tiles a
 // block (choose_decode_tiling, kernels/decode_balance.hpp), contiguous and paged, and in a paged
@@ -369,26 +398,10 @@ TEST(PlannerTuningGpu, PlannerScalesItsOwnSplitCountButNotAnExplicitOne) {
 // standard one on a narrower bus, at d 128, and contiguous past eight tiles.
 TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
   DB_REQUIRE_GPU();
-  int dev = 0, sms = 0;
-  double clock_dram = 0;
-  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-  ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
-  const bool wide = wide_bus_per_sm(clock_dram, sms);
+  const bool wide = current_device_has_wide_bus();
   SCOPED_TRACE(wide ? "a wide bus" : "a narrow bus");
   const auto tiling_as = []<class T>(T, int d, int seqs, std::int64_t len, bool paged) {
-    DecodeProblem problem;
-    problem.shape = DecodeShape{32, 32, d};
-    problem.num_seqs = seqs;
-    problem.max_len = len;
-    problem.kv_dtype = dtype_of<T>::value;
-    DecodePlan plan;
-    const cudaError_t e =
-        paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan)
-              : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan);
-    EXPECT_EQ(e, cudaSuccess);
-    EXPECT_EQ(plan.path, DecodePath::cuda_core);
-    return plan.tiling;
+    return cuda_core_tiling<T>(DecodeShape{32, 32, d}, seqs, len, paged);
   };
   const auto tiling = [&](int d, int seqs, std::int64_t len, bool paged) {
     return tiling_as(__half{}, d, seqs, len, paged);
@@ -421,27 +434,10 @@ TEST(PlannerTuningGpu, MaskedHeadDimTakesTheShortOrDeepTilingOnAWideBus) {
 // attention variants (their twins keep the standard tiling at group 2).
 TEST(PlannerTuningGpu, GroupTwoTakesTheShortTilingOnAWideBus) {
   DB_REQUIRE_GPU();
-  int dev = 0, sms = 0;
-  double clock_dram = 0;
-  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-  ASSERT_EQ(clock_dram_bytes_per_s(dev, &clock_dram), cudaSuccess);
-  const bool wide = wide_bus_per_sm(clock_dram, sms);
+  const bool wide = current_device_has_wide_bus();
   SCOPED_TRACE(wide ? "a wide bus" : "a narrow bus");
   const auto tiling_as = []<class T>(T, int d, int seqs, std::int64_t len, bool paged, std::int64_t window = 0) {
-    DecodeProblem problem;
-    problem.shape = DecodeShape{32, 16, d};
-    problem.num_seqs = seqs;
-    problem.max_len = len;
-    problem.kv_dtype = dtype_of<T>::value;
-    problem.variant.window = window;
-    DecodePlan plan;
-    const cudaError_t e =
-        paged ? plan_decode<PagedKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan)
-              : plan_decode<ContiguousKV<T>>(DecodeKernel::flash_decode, problem, {}, &plan);
-    EXPECT_EQ(e, cudaSuccess);
-    EXPECT_EQ(plan.path, DecodePath::cuda_core);
-    return plan.tiling;
+    return cuda_core_tiling<T>(DecodeShape{32, 16, d}, seqs, len, paged, window);
   };
   // 128 and 64 sequences x 16 KV heads: 2,048 and 1,024 blocks, more than a wave on any GPU tested.
   for (bool paged : {false, true}) {

@@ -270,6 +270,12 @@ struct Probe {
     variant<Traits<T, 4, 4, 2>>(one, 32, 8192, 0, ceiling, "32x8K");
   }
 
+  // Each traits variant in turn at one point, in the order given.
+  template <class... Trs>
+  void each_variant(DecodeShape s, int seqs, int len, int page, double ceiling, const char* tag) {
+    (variant<Trs>(s, seqs, len, page, ceiling, tag), ...);
+  }
+
   // Head dim 96 (Phi-3-mini: 32 q / 32 KV heads, FP16) on the kernel of 128, the row's tail
   // masked, where the planner keeps the standard tiling (1 x 32K, 16 x 4K): its one 128-token tile
   // in flight holds three quarters of the bytes it holds at d 128. The library's tiling (8 warps,
@@ -278,12 +284,9 @@ struct Probe {
   void masked_head_dim(double ceiling) {
     const DecodeShape phi3{32, 32, 96};
     for (int page : {0, 16})
-      for (const auto& [seqs, len, tag] : {std::tuple{1, 32768, "1x32K-d96"}, std::tuple{16, 4096, "16x4K-d96"}}) {
-        variant<Traits<T, 0, 0, -1>>(phi3, seqs, len, page, ceiling, tag);
-        variant<Traits<T, 8, 8, 3>>(phi3, seqs, len, page, ceiling, tag);
-        variant<Traits<T, 4, 8, 4>>(phi3, seqs, len, page, ceiling, tag);
-        variant<Traits<T, 2, 8, 4>>(phi3, seqs, len, page, ceiling, tag);
-      }
+      for (const auto& [seqs, len, tag] : {std::tuple{1, 32768, "1x32K-d96"}, std::tuple{16, 4096, "16x4K-d96"}})
+        each_variant<Traits<T, 0, 0, -1>, Traits<T, 8, 8, 3>, Traits<T, 4, 8, 4>, Traits<T, 2, 8, 4>>(
+            phi3, seqs, len, page, ceiling, tag);
   }
 
   // GQA group 2 (Gemma-3-27B: 32 q / 16 KV heads, d 128, BF16): the standard tiling (8 warps, one
@@ -301,13 +304,9 @@ struct Probe {
     const DecodeShape gemma3{32, 16, 128};
     for (int page : {0, 16})
       for (const auto& [seqs, len, tag] : {std::tuple{128, 512, "128x512"}, std::tuple{64, 1024, "64x1K"},
-                                           std::tuple{16, 4096, "16x4K"}, std::tuple{1, 32768, "1x32K"}}) {
-        variant<Group2Traits<T, 0, 0, -1>>(gemma3, seqs, len, page, ceiling, tag);
-        variant<Group2Traits<T, 4, 4, 2>>(gemma3, seqs, len, page, ceiling, tag);
-        variant<Group2Traits<T, 4, 4, 3>>(gemma3, seqs, len, page, ceiling, tag);
-        variant<Group2Traits<T, 4, 8, 4>>(gemma3, seqs, len, page, ceiling, tag);
-        variant<Group2Traits<T, 8, 8, 3>>(gemma3, seqs, len, page, ceiling, tag);
-      }
+                                           std::tuple{16, 4096, "16x4K"}, std::tuple{1, 32768, "1x32K"}})
+        each_variant<Group2Traits<T, 0, 0, -1>, Group2Traits<T, 4, 4, 2>, Group2Traits<T, 4, 4, 3>,
+                     Group2Traits<T, 4, 8, 4>, Group2Traits<T, 8, 8, 3>>(gemma3, seqs, len, page, ceiling, tag);
     for (int page : {0, 16})
       for (int splits : {0, 4, 8, 16}) variant<Group2Traits<T, 0, 0, -1>>(gemma3, 1, 1024, page, ceiling, "1x1K", {.splits = splits});
   }
@@ -319,12 +318,9 @@ struct Probe {
   void group1_short_stages(double ceiling) {
     for (const DecodeShape& s : {DecodeShape{32, 32, 96}, DecodeShape{32, 32, 128}})
       for (int page : {0, 16})
-        for (const auto& [seqs, len, tag] : {std::tuple{128, 512, "128x512"}, std::tuple{64, 1024, "64x1K"}}) {
-          variant<Traits<T, 0, 0, -1>>(s, seqs, len, page, ceiling, tag);
-          variant<Traits<T, 4, 4, 2>>(s, seqs, len, page, ceiling, tag);
-          variant<Traits<T, 4, 4, 3>>(s, seqs, len, page, ceiling, tag);
-          variant<Traits<T, 4, 4, 4>>(s, seqs, len, page, ceiling, tag);
-        }
+        for (const auto& [seqs, len, tag] : {std::tuple{128, 512, "128x512"}, std::tuple{64, 1024, "64x1K"}})
+          each_variant<Traits<T, 0, 0, -1>, Traits<T, 4, 4, 2>, Traits<T, 4, 4, 3>, Traits<T, 4, 4, 4>>(
+              s, seqs, len, page, ceiling, tag);
   }
 
   // Requested split counts around one wave, default tiling.
