@@ -88,6 +88,14 @@ BalancedWork balance_decode_work(std::span<const std::int32_t> lengths, int head
 
 namespace {
 
+// A uniform batch (past the caller's ragged check) whose standard blocks fill a wave, each at most
+// kShortWideBusMaxTiles standard tiles, on a wide bus: the short tiling's reach there, group 1's
+// masked head dims and group 2 alike.
+bool within_wide_bus_reach(const TilingQuery& q) {
+  return q.standard_tile >= 1 && q.wide_bus && q.head_blocks >= q.standard_slots &&
+         q.max_len <= static_cast<std::int64_t>(kShortWideBusMaxTiles) * q.standard_tile;
+}
+
 // choose_decode_tiling's short_batch rule at group 1, past its pin check.
 bool short_tiling_fits(const TilingQuery& q) {
   if (q.standard_tile < 1) return false;
@@ -99,22 +107,15 @@ bool short_tiling_fits(const TilingQuery& q) {
   }
   if (q.head_blocks < q.standard_slots) return false;
   if (q.max_len <= short_len) return true;
-  return q.masked_head_dim && q.wide_bus &&
-         q.max_len <= static_cast<std::int64_t>(kShortWideBusMaxTiles) * q.standard_tile;
-}
-
-// The group-2 rule: a uniform batch whose standard blocks fill a wave, each at most
-// kShortWideBusMaxTiles standard tiles, on a wide bus.
-bool group2_short_tiling_fits(const TilingQuery& q) {
-  return q.standard_tile >= 1 && q.wide_bus && !lengths_are_ragged(q.lengths) && q.head_blocks >= q.standard_slots &&
-         q.max_len <= static_cast<std::int64_t>(kShortWideBusMaxTiles) * q.standard_tile;
+  return q.masked_head_dim && within_wide_bus_reach(q);
 }
 
 }  // namespace
 
 DecodeTiling choose_decode_tiling(const TilingQuery& q) {
   if (q.pinned) return DecodeTiling::standard;
-  if (q.group == 2) return group2_short_tiling_fits(q) ? DecodeTiling::short_batch : DecodeTiling::standard;
+  if (q.group == 2)
+    return !lengths_are_ragged(q.lengths) && within_wide_bus_reach(q) ? DecodeTiling::short_batch : DecodeTiling::standard;
   if (q.group != 1) return DecodeTiling::standard;
   if (short_tiling_fits(q)) return DecodeTiling::short_batch;
   if (q.paged && q.masked_head_dim && q.wide_bus && !lengths_are_ragged(q.lengths)) return DecodeTiling::deep;

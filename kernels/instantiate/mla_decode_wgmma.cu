@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/device_attribute_cache.hpp"  // cached_device_attribute
 #include "kernels/kernel_occupancy_cache.hpp"
 #include "kernels/kv_accessor.hpp"
 #include "kernels/mla/mla_args.hpp"
@@ -97,7 +98,7 @@ cudaError_t resident_blocks(int* blocks) {
   int blocks_per_sm = 0, device = 0, sms = 0;
   if (const cudaError_t e = prepared_tiling<Tile>(&kernel, &blocks_per_sm); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
+  if (const cudaError_t e = cached_device_attribute(&sms, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess)
     return e;
   *blocks = blocks_per_sm * sms;
   return cudaSuccess;

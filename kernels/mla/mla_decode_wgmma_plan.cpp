@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/device_attribute_cache.hpp"  // dependent_launch_available
+#include "kernels/device_attribute_cache.hpp"  // dependent_launch_available, cached_device_attribute
 #include "kernels/mla/mla_decode_wgmma.hpp"
 #include "kernels/row_attention.hpp"  // kClusterMergeMaxSplits
 
@@ -130,7 +130,7 @@ MlaDecodePlan plan_mla_decode_for_device(const MlaShape& shape, DType dtype, int
         clusters >= row_blocks)
       set_mla_cluster_merge(p);
     else if (spread_merge && p.num_splits <= kMlaMergeFewMax &&
-             cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) == cudaSuccess &&
+             cached_device_attribute(&cooperative, cudaDevAttrCooperativeLaunch, device) == cudaSuccess &&
              cooperative != 0 && mla_decode_wgmma_resident_blocks(p.tile_tokens, &blocks) == cudaSuccess &&
              blocks >= row_blocks * p.num_splits)
       set_mla_spread_merge(p);
