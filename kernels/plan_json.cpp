@@ -29,6 +29,7 @@ nlohmann::json to_json(const DecodePlan& plan) {
           {"dependent_merge", rows && plan.rows.dependent_merge},
           {"cluster_merge", rows && plan.rows.cluster_merge},
           {"uniform_len", rows ? plan.rows.uniform_len : 0},
+          {"stream_blocks", rows ? plan.rows.stream_blocks : 0},
           {"blocks_per_sm", plan.blocks_per_sm},
           {"slots", rows ? plan.rows.slots : 0},
           {"workspace_bytes", plan.workspace_bytes},

@@ -172,6 +172,11 @@ struct RowAttentionPlan {
   // then reads no seq_lens: the device seq_lens must equal it at every run of this plan, as a work
   // list's lengths must. 0: the kernel reads seq_lens. DECODE_BENCH_ROW_HOST_LENGTH=off keeps 0.
   int uniform_len = 0;
+  // The streamed grid (stream_grid_blocks below): this many blocks of the host-length twin's
+  // streaming kernel take the uniform grid's unsplit items in turn, block b items b, b +
+  // stream_blocks, ..., each block's copies running from one item's tiles into the next's. 0: one
+  // block an item. DECODE_BENCH_ROW_STREAM pins it (off, or the items a block).
+  int stream_blocks = 0;
 };
 
 // The most splits a cluster merge takes: the portable cluster size, which needs no opt-in.
@@ -201,6 +206,25 @@ inline int wgmma_d64_auto_tile(bool paged, bool decode_items, std::int64_t token
 //   and every split adds partials and a merge.
 inline int grouped_decode_blocks_per_sm(bool bf16_d64, bool paged, double clock_dram_bytes_per_s, int sms, int fit) {
   return bf16_d64 || (paged && wide_bus_per_sm(clock_dram_bytes_per_s, sms)) ? std::min(2, std::max(fit, 1)) : 1;
+}
+
+// The fewest 64-token tiles an item of the streamed grid holds: more than the tiles its kernel
+// copies ahead (two: one-warpgroup blocks at d 128 run 3 stages), so the copies ahead reach at most
+// the next item and the next item's Q, copied with the current item's last tile, arrives after
+// the current item's was read (kernels/row_attention_wgmma.cuh, kStream).
+inline constexpr std::int64_t kRowStreamMinTiles = 3;
+
+// Blocks of the streamed grid for `items` unsplit decode items of `tiles` tiles each, with `slots`
+// blocks resident at once (the streaming kernel's occupancy x SMs), or 0 for one block an item.
+// pinned: DECODE_BENCH_ROW_STREAM, 0 auto, -1 off, n > 0 about n items a block (ceil(items / n)
+// blocks). Auto streams where the items outnumber the slots, in one wave of `slots` blocks: a
+// block's fixed costs (the ramp to its first tile, its epilogue) are then paid once a slot rather
+// than once an item, and no SM's share of the items grows (slots blocks taking items in turn give
+// an SM of s slots at most s x ceil(items / slots) items, what waves of one block an item give it).
+inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned) {
+  if (pinned < 0 || items <= 0 || tiles < kRowStreamMinTiles) return 0;
+  if (pinned > 0) return (items + pinned - 1) / pinned;
+  return slots > 0 && items > slots ? slots : 0;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

@@ -208,6 +208,16 @@ WgmmaRowKernel host_length_twin(int head_dim, int rows_per_block, int tile) {
   return {};
 }
 
+// The warpgroup-MMA kernel's streamed grid (RowAttentionPlan::stream_blocks) for blocks of
+// rows_per_block rows at head_dim, or none (nullptr kernel): compiled for FP16 and BF16 at d 128.
+template <class KV>
+WgmmaRowKernel stream_kernel(int head_dim, int rows_per_block) {
+  if constexpr (kHasWgmmaKernel<KV, 128>)
+    if (head_dim_supported(head_dim) && compiled_head_dim(head_dim) == 128)
+      return wgmma_row_stream_kernel<KV>(rows_per_block, 128);
+  return {};
+}
+
 // Readies a kernel for planning and launch: its opt-in limit on dynamic shared memory (and the
 // most shared memory when carveout_max_shared: DECODE_BENCH_CARVEOUT), then its resident blocks
 // per SM at this choice.
@@ -549,6 +559,24 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
       if (twin_per_sm >= per_sm) plan->uniform_len = lens[0];
     }
   }
+  // The streamed grid (stream_grid_blocks, kernels/row_attention.hpp): the host-length twin's
+  // unsplit grouped decodes at d 128 in one-warpgroup blocks, fewer blocks than items, each block
+  // streaming its items' tiles one into the next (docs/kernels/rows_wgmma.md, "The streamed grid").
+  if (plan->uniform_len != 0 && splits == 1 && row_blocks == 1 && rows <= 16 && !plan->cluster_merge &&
+      wgmma) {
+    const WgmmaRowKernel stream = stream_kernel<KV>(p.shape.head_dim, rows_per_block);
+    if (stream.kernel != nullptr) {
+      int stream_per_sm = 0;
+      DB_RETURN_IF_ERROR(prepare_kernel({stream.kernel, stream.shared_bytes, stream.shared_bytes, stream.tile,
+                                         stream.stages, stream.threads},
+                                        options.tuning.carveout_max_shared, &stream_per_sm));
+      const std::int64_t blocks =
+          stream_per_sm > 0 ? stream_grid_blocks(p.num_items, (plan->uniform_len + stream.tile - 1) / stream.tile,
+                                                 static_cast<std::int64_t>(sms) * stream_per_sm, options.tuning.row_stream)
+                            : 0;
+      if (blocks > 0 && blocks <= INT32_MAX) plan->stream_blocks = static_cast<int>(blocks);
+    }
+  }
   size_workspace(p, plan);
   return cudaSuccess;
 }
@@ -586,6 +614,16 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
       return cudaErrorInvalidValue;
     k.kernel = twin.kernel;  // its launch shape is the plain kernel's (the kernel table's host test)
   }
+  if (plan.stream_blocks != 0) {  // the streamed grid: the host-length twin's unsplit items only
+    const WgmmaRowKernel stream =
+        plan.wgmma ? stream_kernel<KV>(p.shape.head_dim, plan.rows_per_block) : WgmmaRowKernel{};
+    if (stream.kernel == nullptr || plan.uniform_len == 0 || plan.splits != 1 || plan.row_blocks != 1 ||
+        plan.cluster_merge || p.max_item_rows > 16 || plan.stream_blocks < 0 || plan.stream_blocks > p.num_items ||
+        (plan.uniform_len + stream.tile - 1) / stream.tile < kRowStreamMinTiles)
+      return cudaErrorInvalidValue;
+    k.kernel = stream.kernel;
+    k.shared_bytes = stream.shared_bytes;
+  }
   device::RowAttentionArgs args{};
   args.items = p.items;
   args.seq_lens = p.seq_lens;
@@ -622,16 +660,20 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     args.partial_o = reinterpret_cast<float*>(base + plan.workspace_init_bytes + entries_bytes);
     args.partial_lse = args.partial_o + static_cast<std::size_t>(plan.partial_states) * p.shape.head_dim;
   }
-  const dim3 grid = work_list ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
-                              : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
+  const dim3 grid = work_list                ? dim3(static_cast<unsigned>(plan.work_entries.size() * plan.row_blocks), 1)
+                    : plan.stream_blocks != 0 ? dim3(static_cast<unsigned>(plan.stream_blocks), 1)
+                                              : dim3(static_cast<unsigned>(p.num_items) * plan.row_blocks, plan.splits);
   args.timeline = take_block_timeline(std::int64_t{grid.x} * grid.y, row_attention_timeline_name(plan));
   const FastDivmod div = page_divider(kv);
   // The fourth argument: the static share of a stealing plan in 1/1024ths (the stealing twin's), or
   // the uniform length (the warpgroup-MMA host-length twin's); the other kernels ignore it. Then
-  // the variants (the fifth argument of row_attention_mma_variant_kernel only).
+  // the variants (the fifth argument of row_attention_mma_variant_kernel), or the item count (the
+  // streamed grid's fifth).
   int fourth = steal ? static_cast<int>(std::lround((1.0 - plan.steal_pool) * 1024)) : plan.uniform_len;
   RowAttentionVariant variant_arg = p.variant;
-  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &fourth, &variant_arg};
+  int stream_items = p.num_items;
+  void* params[] = {const_cast<KV*>(&kv), &args, const_cast<FastDivmod*>(&div), &fourth,
+                    plan.stream_blocks != 0 ? static_cast<void*>(&stream_items) : static_cast<void*>(&variant_arg)};
   if (plan.cluster_merge) {
     cudaLaunchAttribute attribute;
     const cudaLaunchConfig_t config =

@@ -95,6 +95,11 @@ struct RowWgmmaTraits {
   // two fit on an SM; Q in shared memory (16 KiB a warpgroup) left one block of one warpgroup per SM
   // (H100, commit 55ac7b9). At d 64 a block takes 49 KiB.
   static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes; }
+  // The streamed grid (row_attention_wgmma_stream_kernel): Q's rows in a buffer of their own after
+  // the stages, since every stage then holds a tile of the stream while the next item's Q arrives.
+  // Its items are grouped decodes' (sequence, KV head) pairs of at most 16 query rows.
+  static constexpr int kStreamRows = 16;
+  static constexpr std::size_t stream_shared_bytes() { return shared_bytes() + kStreamRows * kD * 4; }
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -180,12 +185,16 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
 // token range (every row is the sequence's last token, so no row masks), the cap acts on each
 // score before the softmax, and a sink joins the row's denominator in the epilogue of an unsplit
 // item or in the fused merge of a split one (merge_if_last's VariantRowOutput).
-template <class KV, int kWG, int D, int kTileTokens, bool kHostLength, bool kVariant>
+// kStream: the streamed grid's twin of the host-length one-warpgroup blocks at d 128
+// (row_attention_wgmma_stream_kernel): block b takes items b, b + gridDim.x, ... below num_items.
+template <class KV, int kWG, int D, int kTileTokens, bool kHostLength, bool kVariant, bool kStream = false>
 __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const RowAttentionArgs& args,
                                                          const FastDivmod& page_div, int host_len,
-                                                         const RowAttentionVariant& variant) {
+                                                         const RowAttentionVariant& variant, int num_items = 0) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!(kHostLength && kVariant), "the host-length twin has no variants");
+  static_assert(!kStream || (kHostLength && kWG == 1 && D == 128 && kTileTokens == 64),
+                "the streamed grid: the grouped decodes' host-length blocks at d 128");
   using T = typename KV::value_type;
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "FP16 or BF16 K/V");
   constexpr bool kPacked = std::is_same_v<T, __nv_bfloat16>;
@@ -218,17 +227,23 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
   // first, as a cp.async group of their own, into the stages the prologue leaves free. Read with
   // plain loads issued after the tiles' copies, q queued behind them and the block's first S
   // waited for both.
+  // The streamed grid keeps Q's kStreamRows rows in their own buffer (RowWgmmaTraits).
   static_assert(Tr::kRows * D * 4 <= (kStages - Tr::kAhead) * 2 * Tr::kTileBytes, "Q fits the free stages");
-  const std::uint32_t q_stage = k_stage(Tr::kAhead);
-  for (int i = static_cast<int>(threadIdx.x); i < Tr::kRows * (D / 4); i += Tr::kThreads) {
-    const int r = i / (D / 4), c = i % (D / 4);
-    const bool valid = r < nrows && 4 * c < args.head_dim;
-    const float* src = args.q;
-    if (valid) src += (args.row_q != nullptr ? args.row_q[row0 + r] : row0 + r) * args.head_dim + 4 * c;
-    cp_async_16B(q_stage + 16 * i, src, valid);
-  }
+  const std::uint32_t q_stage = kStream ? base + Tr::kPipeBytes : k_stage(Tr::kAhead);
+  constexpr int kQRows = kStream ? Tr::kStreamRows : Tr::kRows;
+  // Q's rows [first_row, first_row + rows) into q_stage (one more cp.async per thread and row chunk).
+  const auto copy_q = [&](int first_row, int rows) {
+    for (int i = static_cast<int>(threadIdx.x); i < kQRows * (D / 4); i += Tr::kThreads) {
+      const int r = i / (D / 4), c = i % (D / 4);
+      const bool valid = r < rows && 4 * c < args.head_dim;
+      const float* src = args.q;
+      if (valid) src += (args.row_q != nullptr ? args.row_q[first_row + r] : first_row + r) * args.head_dim + 4 * c;
+      cp_async_16B(q_stage + 16 * i, src, valid);
+    }
+  };
+  copy_q(row0, nrows);
   cp_async_commit();
-  const RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);
+  RowLocator<KV> loc(kv, item.seq, item.kv_head, page_div);  // the streamed grid moves it to each item
   for (int s = 0; s < Tr::kAhead; ++s) {
     if (s < num_tiles) stage_tile_sw128<KV, kTile, Tr::kThreads, Tr::kChunks>(kv, loc, t_begin + s * kTile, t_end, k_stage(s),
                                                           k_stage(s) + Tr::kTileBytes);
@@ -247,10 +262,9 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
   // hi parts, then the lo parts, of one row), scaled into the log2 domain, in T, from Q's copy (its
   // group in; the tiles' may be pending). Padding rows and dims past the head dim are 0. The stage Q
   // sits in is refilled only after the loop's first barrier.
+  // The streamed grid's buffer holds kStreamRows rows; the rows past them are padding (0).
   std::uint32_t q_frag[kSteps][4];
-  cp_async_wait<Tr::kAhead>();
-  __syncthreads();
-  {
+  const auto build_q = [&]() {
     const float* q_s = reinterpret_cast<const float*>(smem_raw + (q_stage - raw));
     const int r0 = query_row(0);
 #pragma unroll
@@ -259,8 +273,10 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
       for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const float2 x =
-              *reinterpret_cast<const float2*>(q_s + (kPacked ? r0 : r0 + 8 * h) * D + 16 * kk + 8 * half + 2 * tq);
+          const int r = kPacked ? r0 : r0 + 8 * h;
+          const float2 x = kStream && r >= kQRows
+                               ? make_float2(0.f, 0.f)
+                               : *reinterpret_cast<const float2*>(q_s + r * D + 16 * kk + 8 * half + 2 * tq);
           if constexpr (kPacked) {
             const float a = x.x * args.q_scale, b = x.y * args.q_scale;
             const std::uint32_t hi = Ops::pack(a, b);
@@ -269,7 +285,10 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
             q_frag[kk][2 * half + h] = Ops::pack(x.x * args.q_scale, x.y * args.q_scale);
           }
         }
-  }
+  };
+  cp_async_wait<Tr::kAhead>();
+  __syncthreads();
+  build_q();
   float o[4 * kColBlocks], s[Tr::kScores];
 #pragma unroll
   for (int i = 0; i < 4 * kColBlocks; ++i) o[i] = 0.f;
@@ -417,6 +436,55 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
     }
   };
 
+  // Each thread's rows: query_row(h), columns 8 n + 2 tq, + 1 (packed: O's hi and lo halves added).
+  // Their states go to the output (one split), the partials (the fused or separate merge), or this
+  // block's shared memory, where the blocks of its cluster merge them (row_cluster_merge.cuh).
+  const bool in_cluster = args.fused_merge == kClusterMerge;
+  // Where the merged rows go and their sinks (identity rows for q_len 1; none in the plain kernels).
+  using Out = std::conditional_t<kVariant, VariantRowOutput, PlainRowOutput>;
+  Out out{};
+  if constexpr (kVariant) out = variant_row_output(args, variant, item);
+  static_assert((Tr::kRows * D + Tr::kRows) * 4 <= Tr::kPipeBytes, "a cluster merge's state fits the stages");
+  // The rows' states of the item whose first query row is first_row, once O is complete (its P V
+  // waited for).
+  const auto write_rows = [&](int first_row) {
+    if constexpr (kPacked) {
+#pragma unroll
+      for (int n = 0; n < kColBlocks; ++n) {
+        o[4 * n] += o[4 * n + 2];
+        o[4 * n + 1] += o[4 * n + 3];
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < kRowHalves; ++h) {
+      l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+      l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+      const int r = query_row(h);
+      if (r >= nrows) continue;
+      float l = l_run[h], m = m_run[h], o_mul = 1.f;
+      if constexpr (kVariant) {
+        // An unsplit item's sink (log2 domain) joins the max and the sum (a split item's joins in
+        // the merge); o and l are relative to m until then.
+        const float sink2 = work.splits == 1 ? out.sink(first_row + r) * kLog2e : -INFINITY;
+        if (sink2 != -INFINITY) {
+          const float mx = fmaxf(m, sink2);
+          o_mul = exp2f(m - mx);  // 0 for a row that saw no token
+          l = l * o_mul + exp2f(sink2 - mx);
+          m = mx;
+        }
+      }
+      const float inv = l > 0.f ? o_mul / l : 0.f;
+      float* dst = in_cluster ? scratch + r * D : state_o(args, work, first_row + r, args.head_dim);
+#pragma unroll
+      for (int n = 0; n < kColBlocks; ++n)
+        if (8 * n < args.head_dim)
+          *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      if (tq == 0)
+        *(in_cluster ? scratch + Tr::kRows * D + r : state_lse(args, work, first_row + r)) =
+            l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+    }
+  };
+
   // Timeline only (kernels/block_timeline.hpp): when the first tile has arrived; the loop's own
   // wait then finds it there (a mark inside the loop costs a branch a tile with the timeline off).
   if (args.timeline != nullptr && num_tiles > 0) {
@@ -454,6 +522,72 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
       pack_p(a);
     }
     if (num_tiles > 0) pv(v_stage(num_tiles - 1), a);
+  } else if constexpr (kStream) {
+    // The block's items one after another as one stream of tiles (item n's tile t at position
+    // n x num_tiles + t, in stage position % kStages): the copies kAhead positions ahead cross into
+    // the next item, so no item after the first waits for its first tiles, and the next item's Q
+    // is copied with the current item's last tile. Every item has num_tiles > kAhead tiles (the
+    // plan streams only such; kernels/row_attention.hpp, stream_grid_blocks), so that copy comes
+    // after the current item's Q was read (at its first tile's barrier or before) and the copies
+    // ahead reach at most one item past the current one.
+    const int blocks = static_cast<int>(gridDim.x), first = static_cast<int>(blockIdx.x);
+    const int items_here = (num_items - first + blocks - 1) / blocks;
+    // The block's n-th item (the uniform grid's (sequence, KV head) order): its first query row
+    // and its K/V rows.
+    const auto first_row_at = [&](int n) {
+      const int id = first + n * blocks, seq = id / args.heads_kv;
+      return seq * args.heads_q + (id - seq * args.heads_kv) * args.group;
+    };
+    const auto locator_at = [&](int n) {
+      const int id = first + n * blocks, seq = id / args.heads_kv;
+      return RowLocator<KV>(kv, seq, id - seq * args.heads_kv, page_div);
+    };
+    RowLocator<KV> loc_next = items_here > 1 ? locator_at(1) : loc;
+    int copy_item = 0, copy_tile = Tr::kAhead;  // the next tile to copy (the prologue copied 0 .. kAhead - 1)
+    int n = 0, tile = 0, first_row = row0;
+    for (int pos = 0; pos < items_here * num_tiles; ++pos) {
+      begin_tile();
+      issue_s(pos);
+      if (copy_item < items_here) {
+        const std::uint32_t ks = k_stage((pos + Tr::kAhead) % kStages);
+        // Chosen by value: a reference to either kept both locators in local memory.
+        const RowLocator<KV> from = copy_item == n ? loc : loc_next;
+        stage_tile_sw128<KV, kTile, Tr::kThreads, Tr::kChunks>(kv, from,
+                                                               t_begin + static_cast<std::int64_t>(copy_tile) * kTile,
+                                                               t_end, ks, ks + Tr::kTileBytes);
+        if (copy_tile == num_tiles - 1 && copy_item + 1 < items_here) copy_q(first_row_at(copy_item + 1), nrows);
+        if (++copy_tile == num_tiles) copy_tile = 0, ++copy_item;
+      }
+      cp_async_commit();
+      wgmma_wait<0>();
+      fence_registers(s);
+      fence_registers(o);
+      softmax(tile, alpha);
+      rescale(alpha);
+      pack_p(a);
+      pv(v_stage(pos), a);
+      if (++tile < num_tiles) continue;
+      // The item's last tile: its O complete, its rows written; the next item's Q (in since this
+      // tile's barrier) into registers and its state fresh.
+      tile = 0;
+      wgmma_wait<0>();
+      fence_registers(o);
+      write_rows(first_row);
+      if (++n == items_here) break;
+      build_q();
+      first_row = first_row_at(n);
+      loc = loc_next;
+      if (n + 1 < items_here) loc_next = locator_at(n + 1);
+#pragma unroll
+      for (int i = 0; i < 4 * kColBlocks; ++i) o[i] = 0.f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) m_run[h] = -INFINITY, l_run[h] = 0.f;
+    }
+    wgmma_wait<0>();  // on every path already; without it ptxas adds one where the loop ends (info C7517)
+    cp_async_wait<0>();
+    mark_block(args.timeline, BlockMark::loop_end);
+    mark_block(args.timeline, BlockMark::end);
+    return;
   } else {
     for (int tile = 0; tile < num_tiles; ++tile) {
       begin_tile();
@@ -474,50 +608,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
   __syncthreads();  // the stages are free: the split merge's scratch
   mark_block(args.timeline, BlockMark::loop_end);
 
-  // Each thread's rows: query_row(h), columns 8 n + 2 tq, + 1 (packed: O's hi and lo halves added).
-  // Their states go to the output (one split), the partials (the fused or separate merge), or this
-  // block's shared memory, where the blocks of its cluster merge them (row_cluster_merge.cuh).
-  const bool in_cluster = args.fused_merge == kClusterMerge;
-  // Where the merged rows go and their sinks (identity rows for q_len 1; none in the plain kernels).
-  using Out = std::conditional_t<kVariant, VariantRowOutput, PlainRowOutput>;
-  Out out{};
-  if constexpr (kVariant) out = variant_row_output(args, variant, item);
-  static_assert((Tr::kRows * D + Tr::kRows) * 4 <= Tr::kPipeBytes, "a cluster merge's state fits the stages");
-  if constexpr (kPacked) {
-#pragma unroll
-    for (int n = 0; n < kColBlocks; ++n) {
-      o[4 * n] += o[4 * n + 2];
-      o[4 * n + 1] += o[4 * n + 3];
-    }
-  }
-#pragma unroll
-  for (int h = 0; h < kRowHalves; ++h) {
-    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
-    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
-    const int r = query_row(h);
-    if (r >= nrows) continue;
-    float l = l_run[h], m = m_run[h], o_mul = 1.f;
-    if constexpr (kVariant) {
-      // An unsplit item's sink (log2 domain) joins the max and the sum (a split item's joins in
-      // the merge); o and l are relative to m until then.
-      const float sink2 = work.splits == 1 ? out.sink(row0 + r) * kLog2e : -INFINITY;
-      if (sink2 != -INFINITY) {
-        const float mx = fmaxf(m, sink2);
-        o_mul = exp2f(m - mx);  // 0 for a row that saw no token
-        l = l * o_mul + exp2f(sink2 - mx);
-        m = mx;
-      }
-    }
-    const float inv = l > 0.f ? o_mul / l : 0.f;
-    float* dst = in_cluster ? scratch + r * D : state_o(args, work, row0 + r, args.head_dim);
-#pragma unroll
-    for (int n = 0; n < kColBlocks; ++n)
-      if (8 * n < args.head_dim)
-        *reinterpret_cast<float2*>(dst + 8 * n + 2 * tq) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    if (tq == 0)
-      *(in_cluster ? scratch + Tr::kRows * D + r : state_lse(args, work, row0 + r)) =
-          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
-  }
+  write_rows(row0);
   if (in_cluster)
     merge_rows_in_cluster<D, Tr::kRows, Tr::kThreads>(args, row0, nrows, scratch);
   else
@@ -535,6 +626,17 @@ __global__ void __launch_bounds__(128 * kWG, D == 64 && kTileTokens == 64 ? 2 : 
                                const int host_len) {
   row_attention_wgmma_body<KV, kWG, D, kTileTokens, kHostLength, false>(kv, args, page_div, host_len,
                                                                         RowAttentionVariant{});
+}
+
+// The streamed grid (kStream above): the grouped decodes' host-length blocks at d 128 (one
+// warpgroup, 64-token tiles), gridDim.x blocks taking num_items decode items in turn, each item
+// unsplit; its shared memory is RowWgmmaTraits::stream_shared_bytes.
+template <class KV, int D>
+__global__ void __launch_bounds__(128, 1)
+    row_attention_wgmma_stream_kernel(const KV kv, const RowAttentionArgs args, const FastDivmod page_div,
+                                      const int host_len, const int num_items) {
+  row_attention_wgmma_body<KV, 1, D, 64, true, false, true>(kv, args, page_div, host_len, RowAttentionVariant{},
+                                                            num_items);
 }
 
 // The one-token attention variants' twin (kVariant above), blocks of one warpgroup over 64-token

@@ -35,6 +35,13 @@ WgmmaRowKernel wgmma_row_kernel(int rows_per_block, int d, int tile = 64, bool h
 template <class KV>
 WgmmaRowKernel wgmma_row_variant_kernel(int rows_per_block, int d);
 
+// The kernel's streamed grid (RowAttentionPlan::stream_blocks): the grouped decodes' host-length
+// blocks of one warpgroup at d 128 (rows_per_block: 64 FP16, 32 BF16), fewer blocks than items,
+// each streaming its items' tiles one into the next; its fifth argument is the item count.
+// Elsewhere none (nullptr kernel). kernels/instantiate/row_attention_wgmma_stream.cu.
+template <class KV>
+WgmmaRowKernel wgmma_row_stream_kernel(int rows_per_block, int d);
+
 // The query rows of a one-warpgroup block of storage type T: 64, or 32 for BF16, whose q and P
 // split hi + lo into the accumulator rows the query rows leave free (the packed split).
 template <class T>

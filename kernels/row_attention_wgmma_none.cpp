@@ -18,6 +18,11 @@ WgmmaRowKernel wgmma_row_variant_kernel(int, int) {
   return {};
 }
 
+template <class KV>
+WgmmaRowKernel wgmma_row_stream_kernel(int, int) {
+  return {};
+}
+
 bool wgmma_row_kernel_runs_on(int) { return false; }
 
 template WgmmaRowKernel wgmma_row_kernel<ContiguousKV<__half>>(int, int, int, bool);
@@ -28,5 +33,9 @@ template WgmmaRowKernel wgmma_row_variant_kernel<ContiguousKV<__half>>(int, int)
 template WgmmaRowKernel wgmma_row_variant_kernel<PagedKV<__half>>(int, int);
 template WgmmaRowKernel wgmma_row_variant_kernel<ContiguousKV<__nv_bfloat16>>(int, int);
 template WgmmaRowKernel wgmma_row_variant_kernel<PagedKV<__nv_bfloat16>>(int, int);
+template WgmmaRowKernel wgmma_row_stream_kernel<ContiguousKV<__half>>(int, int);
+template WgmmaRowKernel wgmma_row_stream_kernel<PagedKV<__half>>(int, int);
+template WgmmaRowKernel wgmma_row_stream_kernel<ContiguousKV<__nv_bfloat16>>(int, int);
+template WgmmaRowKernel wgmma_row_stream_kernel<PagedKV<__nv_bfloat16>>(int, int);
 
 }  // namespace decode_bench

@@ -29,7 +29,7 @@ std::optional<double> number_in(std::string_view text, double max) {
   return value;
 }
 
-const std::array<TuningKnob, 26> kKnobs{{
+const std::array<TuningKnob, 27> kKnobs{{
     {"DECODE_BENCH_FD_SPLIT_SCALE", "a number in (0, 64]", "1",
      "multiplies the CUDA-core flash-decode planner's own split count (at least 1; an explicit blocks is not "
      "scaled); below 1: a deliberately slowed run",
@@ -133,6 +133,18 @@ const std::array<TuningKnob, 26> kKnobs{{
      [](TuningPolicy& p, std::string_view t) {
        return choose(t, {std::pair{std::string_view("auto"), true}, std::pair{std::string_view("off"), false}},
                      p.row_host_length);
+     }},
+    {"DECODE_BENCH_ROW_STREAM", "auto | off | items a block (an integer 1-4096)", "auto",
+     "the warpgroup-MMA kernel's streamed grid for unsplit grouped decodes at d 128 of one host length over more "
+     "than 128 tokens: fewer blocks than items, each block's copies running from one item's tiles into the next's; "
+     "auto: where the items outnumber the resident blocks, one wave of those blocks (kernels/row_attention.hpp, "
+     "stream_grid_blocks); n: ceil(items / n) blocks; off: one block an item",
+     [](TuningPolicy& p, std::string_view t) {
+       if (choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("off"), -1}}, p.row_stream))
+         return true;
+       const auto v = number_in(t, 4096);
+       if (!v || *v != std::floor(*v)) return false;
+       return p.row_stream = static_cast<int>(*v), true;
      }},
     {"DECODE_BENCH_ROW_DECODE_SPLITS", "auto | sms | slots", "auto",
      "how a tensor-core grouped decode splits its items: about one block per SM, or the every-slot makespan rule; "

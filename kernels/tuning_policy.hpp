@@ -48,6 +48,7 @@ struct TuningPolicy {
   int row_wgmma_rows = 0;                                             // DECODE_BENCH_ROW_WGMMA_ROWS; 0: auto
   int row_wgmma_tile = 0;  // DECODE_BENCH_ROW_WGMMA_TILE: the d 64 two-warpgroup blocks' tile, 64 or 128; 0: auto
   bool row_host_length = true;  // DECODE_BENCH_ROW_HOST_LENGTH (off: false): equal host lengths as a kernel argument
+  int row_stream = 0;  // DECODE_BENCH_ROW_STREAM: 0 auto, -1 off, n > 0 items a block (stream_grid_blocks)
   RowDecodeSplits row_decode_splits = RowDecodeSplits::automatic;     // DECODE_BENCH_ROW_DECODE_SPLITS
   bool row_packed_split = true;                                       // DECODE_BENCH_ROW_PACKED_SPLIT
   std::optional<double> row_steal;  // DECODE_BENCH_ROW_STEAL: 0 off, (0, 1] a share; unset: the planner's

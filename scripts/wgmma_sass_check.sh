@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The warpgroup-MMA kernels' register A operands against ptxas's register allocation, with no GPU
 # (docs/kernels/rows_wgmma.md, "A register-allocation defect of ptxas 13.0"): compiles
-# kernels/instantiate/row_attention_wgmma_{fp16,bf16,variant}.cu and mla_decode_wgmma.cu for sm_90a with the GPU
+# kernels/instantiate/row_attention_wgmma_{fp16,bf16,variant,stream}.cu and mla_decode_wgmma.cu for sm_90a with the GPU
 # build's flags, disassembles them and runs scripts/sass_loops.py --check-wgmma-a and
 # --check-wgmma-serial on every kernel.
 #
@@ -42,7 +42,7 @@ nvdisasm=$(find_nvdisasm)
 
 echo "wgmma_sass_check: $("$nvcc" --version | tail -1); $("$nvdisasm" --version | tail -1)"
 status=0
-for src in row_attention_wgmma_fp16 row_attention_wgmma_bf16 row_attention_wgmma_variant mla_decode_wgmma; do
+for src in row_attention_wgmma_fp16 row_attention_wgmma_bf16 row_attention_wgmma_variant row_attention_wgmma_stream mla_decode_wgmma; do
   # The flags of the GPU build's Release configuration for these files (kernels/CMakeLists.txt).
   if ! "$nvcc" -I"$tree" -O3 -DNDEBUG -std=c++20 --expt-relaxed-constexpr -lineinfo -arch=sm_90a -cubin \
     "$tree/kernels/instantiate/$src.cu" -o "$out/$src.cubin" >"$out/$src.compile.log" 2>&1; then

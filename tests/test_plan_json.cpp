@@ -29,6 +29,7 @@ DecodePlan cuda_core_plan() {
   p.rows.steal_pool = 0.25;
   p.rows.cluster_merge = true;
   p.rows.uniform_len = 512;
+  p.rows.stream_blocks = 264;
   p.rows.slots = 264;
   return p;
 }
@@ -39,7 +40,7 @@ TEST(PlanJson, DecodePlanWritesEveryField) {
       {"family", "splitk_cuda_core"}, {"path", "cuda_core"},     {"num_splits", 6},     {"active_splits", 5},
       {"heads_per_block", 2},          {"chunk", 512},            {"tile_tokens", 64},   {"interleaved", true},
       {"fused_merge", true},           {"dependent_merge", false}, {"cluster_merge", false},
-      {"uniform_len", 0},
+      {"uniform_len", 0},              {"stream_blocks", 0},
       {"blocks_per_sm", 3},            {"slots", 0},            {"workspace_bytes", 4096},
       {"tiling", "standard"},          {"packed", false},         {"wgmma", false},      {"steal_pool", 0.0},
       {"work_items", 7},               {"chunk_bound", 1024},     {"query_heads_per_block", 0}};
@@ -65,6 +66,7 @@ TEST(PlanJson, FamilyFollowsKernelPathAndRowPlan) {
   EXPECT_EQ(wgmma["steal_pool"], 0.25);
   EXPECT_EQ(wgmma["cluster_merge"], true);
   EXPECT_EQ(wgmma["uniform_len"], 512);
+  EXPECT_EQ(wgmma["stream_blocks"], 264);
   EXPECT_EQ(wgmma["slots"], 264);
 
   p.rows.wgmma = false;

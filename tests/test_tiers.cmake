@@ -63,6 +63,7 @@ set(DECODE_BENCH_GPU_SANITIZE
   RowAttentionGpu.Fp8SplitsAndPages
   RowAttentionGpu.IdentityRowsAndNoItems
   RowAttentionWgmmaGpu.Small
+  RowAttentionStreamGpu.Small
   RowAttentionMqaGpu.ClusterMergeSmall
   RowAttentionMqaGpu.Tiles128Small
   RowAttentionMqaGpu.HostLengthTwinSmall

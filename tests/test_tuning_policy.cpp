@@ -89,6 +89,10 @@ TEST(TuningPolicy, EveryKnobParsesEachAcceptedValue) {
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_WGMMA_TILE", "auto").row_wgmma_tile, 0);
   EXPECT_FALSE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "off").row_host_length);
   EXPECT_TRUE(parsed("DECODE_BENCH_ROW_HOST_LENGTH", "auto").row_host_length);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_STREAM", "auto").row_stream, 0);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_STREAM", "off").row_stream, -1);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_STREAM", "1").row_stream, 1);
+  EXPECT_EQ(parsed("DECODE_BENCH_ROW_STREAM", "4096").row_stream, 4096);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "sms").row_decode_splits, RowDecodeSplits::sms);
   EXPECT_EQ(parsed("DECODE_BENCH_ROW_DECODE_SPLITS", "slots").row_decode_splits, RowDecodeSplits::slots);
   EXPECT_FALSE(parsed("DECODE_BENCH_ROW_PACKED_SPLIT", "off").row_packed_split);
@@ -139,6 +143,7 @@ TEST(TuningPolicy, BadValuesAreRefusedNamingTheVariableAndTheAcceptedValues) {
       {"DECODE_BENCH_ROW_WGMMA_ROWS", {"32", "256", "0"}},
       {"DECODE_BENCH_ROW_WGMMA_TILE", {"32", "256", "0", "96", "128 "}},
       {"DECODE_BENCH_ROW_HOST_LENGTH", {"on", "1", "Off", "uniform"}},
+      {"DECODE_BENCH_ROW_STREAM", {"on", "0", "-1", "2.5", "4097", "Off"}},
       {"DECODE_BENCH_ROW_DECODE_SPLITS", {"blocks", "sm"}},
       {"DECODE_BENCH_ROW_PACKED_SPLIT", {"on", "1"}},
       {"DECODE_BENCH_ROW_STEAL", {"0", "1.5", "-0.25", "on", "quarter"}},
