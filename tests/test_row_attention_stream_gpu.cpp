@@ -61,7 +61,8 @@ TEST(RowAttentionStreamGpu, AutoStreamsMoreItemsThanResidentBlocks) {
 }
 
 // The pin: n items a block (ceil(items / n) blocks, the last ones taking fewer), off, and a length
-// of two tiles, which never streams.
+// of two tiles, which never streams. Splits pinned to 1: the streamed grid takes unsplit items
+// only, and the split rule splits a few items.
 TEST(RowAttentionStreamGpu, PinnedItemsABlockAndOff) {
   DB_REQUIRE_WGMMA();
   std::uint64_t seed = 9800;
@@ -69,6 +70,7 @@ TEST(RowAttentionStreamGpu, PinnedItemsABlockAndOff) {
     for (const int pinned : {1, 3, 8, -1})
       for (const int page : {0, 16}) {
         testing::DecodeCase c = uniform_case({32, 8, 128}, 7, 500, page, ++seed);
+        c.splits = 1;  // 56 items: the split rule would split them, and only unsplit items stream
         c.tuning.row_stream = pinned;
         const std::string what = describe(dtype, c);
         const auto r = testing::run_decode_case_as(dtype, c);
@@ -77,6 +79,7 @@ TEST(RowAttentionStreamGpu, PinnedItemsABlockAndOff) {
         EXPECT_TRUE(r.verification.passed) << what << ": " << r.verification.summary();
       }
   testing::DecodeCase two_tiles = uniform_case({32, 8, 128}, 40, 128, 16, ++seed);
+  two_tiles.splits = 1;
   two_tiles.tuning.row_stream = 4;
   two_tiles.tuning.fd_short_seq = false;  // 128 tokens: otherwise the short decode's
   const auto t = testing::run_decode_case_as(DType::fp16, two_tiles);
@@ -95,6 +98,7 @@ TEST(RowAttentionStreamGpu, Small) {
     for (const DecodeShape shape : {DecodeShape{32, 8, 128}, DecodeShape{64, 4, 128}})
       for (const int page : {0, 16}) {
         testing::DecodeCase c = uniform_case(shape, 3, 200, page, ++seed);
+        c.splits = 1;
         c.tuning.row_stream = 5;
         const std::string what = describe(dtype, c);
         const auto r = testing::run_decode_case_as(dtype, c);
