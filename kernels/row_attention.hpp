@@ -217,14 +217,24 @@ inline constexpr std::int64_t kRowStreamMinTiles = 3;
 // Blocks of the streamed grid for `items` unsplit decode items of `tiles` tiles each, with `slots`
 // blocks resident at once (the streaming kernel's occupancy x SMs), or 0 for one block an item.
 // pinned: DECODE_BENCH_ROW_STREAM, 0 auto, -1 off, n > 0 about n items a block (ceil(items / n)
-// blocks). Auto streams where the items outnumber the slots, in one wave of `slots` blocks: a
-// block's fixed costs (the ramp to its first tile, its epilogue) are then paid once a slot rather
-// than once an item, and no SM's share of the items grows (slots blocks taking items in turn give
-// an SM of s slots at most s x ceil(items / slots) items, what waves of one block an item give it).
-inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned) {
+// blocks). Auto streams in one wave of `slots` blocks: a block's fixed costs (the ramp to its
+// first tile, its epilogue) are then paid once a slot rather than once an item, and no SM's share
+// of the items grows (slots blocks taking items in turn give an SM of s slots at most
+// s x ceil(items / slots) items, what waves of one block an item give it). Where: contiguous K/V
+// where the items outnumber the slots; paged K/V where they are at least kRowStreamPagedWaves
+// times the slots. Measured on an H200 at 2e479cca and 60eebf55, the grouped decodes of the
+// models preset against the knob off (docs/kernels/rows_wgmma.md, "The streamed grid"): at 1.94
+// items a slot (64 x 1K) contiguous level to 1.1% faster, paged FP16 1.0-2.1% slower; at 3.88
+// (128 x 512) faster on both layouts. A block's static share of a paged stream cannot follow the
+// SMs' unequal rates as waves of blocks do, which a few items a block lets cost more than the ramps
+// it saves.
+inline constexpr std::int64_t kRowStreamPagedWaves = 3;
+inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned,
+                                       bool paged) {
   if (pinned < 0 || items <= 0 || tiles < kRowStreamMinTiles) return 0;
   if (pinned > 0) return (items + pinned - 1) / pinned;
-  return slots > 0 && items > slots ? slots : 0;
+  if (slots <= 0) return 0;
+  return (paged ? items >= kRowStreamPagedWaves * slots : items > slots) ? slots : 0;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device
