@@ -222,12 +222,11 @@ inline constexpr std::int64_t kRowStreamMinTiles = 3;
 // of the items grows (slots blocks taking items in turn give an SM of s slots at most
 // s x ceil(items / slots) items, what waves of one block an item give it). Where: contiguous K/V
 // where the items outnumber the slots; paged K/V where they are at least kRowStreamPagedWaves
-// times the slots. Measured on an H200 at 2e479cca and 60eebf55, the grouped decodes of the
-// models preset against the knob off (docs/kernels/rows_wgmma.md, "The streamed grid"): at 1.94
-// items a slot (64 x 1K) contiguous level to 1.1% faster, paged FP16 1.0-2.1% slower; at 3.88
-// (128 x 512) faster on both layouts. A block's static share of a paged stream cannot follow the
-// SMs' unequal rates as waves of blocks do, which a few items a block lets cost more than the ramps
-// it saves.
+// times the slots. Paged K/V streamed slower than waves at about two items a slot and faster at
+// about four, contiguous faster at both (H200, the models preset's grouped decodes against the knob
+// off: docs/kernels/rows_wgmma.md, "The streamed grid"; docs/decisions/streamed-grid.md has the
+// reading: a block's static share of a paged stream cannot follow the SMs' unequal rates as waves
+// of blocks do).
 inline constexpr std::int64_t kRowStreamPagedWaves = 3;
 inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned,
                                        bool paged) {
