@@ -494,6 +494,18 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
   }
   std::uint32_t a[Tr::kPvSteps][4];  // P's A fragments (with the overlap: the previous tile's, until its P V's wait)
   float alpha[2];
+  // Without the overlap, the rest of a tile's work once its S is issued and the copies ahead with
+  // it: S waited for, the softmax, O's rescale, P packed and its P V issued from the tile's stage
+  // (waited for at the next tile's top, or after the loop).
+  const auto finish_tile = [&](int tile, int stage_tile) {
+    wgmma_wait<0>();
+    fence_registers(s);
+    fence_registers(o);
+    softmax(tile, alpha);
+    rescale(alpha);
+    pack_p(a);
+    pv(v_stage(stage_tile), a);
+  };
   if constexpr (Tr::kOverlap) {
     // Tile 0 alone (no P V behind its S), then each tile's S with the previous tile's P V behind.
     if (num_tiles > 0) {
@@ -564,13 +576,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
         if (++copy_tile == num_tiles) copy_tile = 0, ++copy_item;
       }
       cp_async_commit();
-      wgmma_wait<0>();
-      fence_registers(s);
-      fence_registers(o);
-      softmax(tile, alpha);
-      rescale(alpha);
-      pack_p(a);
-      pv(v_stage(pos), a);
+      finish_tile(tile, pos);
       if (++tile < num_tiles) continue;
       // The item's last tile: its O complete, its rows written; the next item's Q (in since this
       // tile's barrier) into registers and its state fresh.
@@ -598,13 +604,7 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
       begin_tile();
       issue_s(tile);
       refill(tile);
-      wgmma_wait<0>();
-      fence_registers(s);
-      fence_registers(o);
-      softmax(tile, alpha);
-      rescale(alpha);
-      pack_p(a);
-      pv(v_stage(tile), a);  // waited for at the next tile's top (or after the loop)
+      finish_tile(tile, tile);
     }
   }
   wgmma_wait<0>();
