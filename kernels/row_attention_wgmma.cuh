@@ -560,11 +560,6 @@ __device__ __forceinline__ void row_attention_wgmma_body(const KV& kv, const Row
     for (int pos = 0; pos < items_here * num_tiles; ++pos) {
       begin_tile();
       issue_s(pos);
-      // Paged: the next item's block-table lines asked for a tile after its locator (its indptr
-      // read) was, so the first copies into it find their page entries in L1 rather than wait in
-      // the tile loop for a line from DRAM.
-      if constexpr (is_paged_accessor<KV>::value)
-        if (tile == 1 && n + 1 < items_here) loc_next.prefetch_entries(t_end);
       if (copy_item < items_here) {
         const std::uint32_t ks = k_stage((pos + Tr::kAhead) % kStages);
         // Chosen by value: a reference to either kept both locators in local memory.

@@ -54,15 +54,6 @@ struct RowLocator<PagedKV<T>> {
   __device__ __forceinline__ std::int64_t offset(Ticket ticket) const {
     return ticket.page * page_stride + head_base + static_cast<std::int64_t>(ticket.slot) * head_dim;
   }
-  // The 128-byte lines of the page entries of tokens [0, tokens) into L1: thread i asks for the
-  // line of entry 32 i (the threads past the entries for nothing), and the last entry's line too,
-  // which a row not starting on a line leaves out.
-  __device__ __forceinline__ void prefetch_entries(std::int64_t tokens) const {
-    const std::int64_t entries = (tokens + page_size.divisor - 1) / page_size.divisor;
-    const std::int64_t i = threadIdx.x;
-    if (i * 32 < entries) asm volatile("prefetch.global.L1 [%0];" ::"l"(seq_pages + i * 32));
-    else if (i * 32 - 32 < entries && entries > 0) asm volatile("prefetch.global.L1 [%0];" ::"l"(seq_pages + entries - 1));
-  }
 };
 
 }  // namespace decode_bench::device
