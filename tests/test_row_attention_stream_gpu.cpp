@@ -1,16 +1,22 @@
-// The warpgroup-MMA kernel's streamed grid (RowAttentionPlan::stream_blocks; kernels/row_attention_wgmma.cuh,
-// kStream) against the float64 reference: grouped decodes of one host length at d 128, FP16 (64-row
-// blocks) and BF16 (32, the packed split), groups 4, 7 and 16, lengths of 3 tiles (the fewest it
-// streams), 5.2 and 15.6, contiguous and over shuffled pages of 16 and 7; more items than resident
-// blocks (contiguous) or three times as many (paged): auto streams, one wave of blocks; a pin of a
-// few items a block (blocks taking unequal counts), and the pin off; every case launched twice on
-// one plan, outputs poisoned first (decode_case.hpp). Skipped with the reason where no GPU exists or the GPU is not compute
-// capability 9.0.
+// The warpgroup-MMA kernel's streamed grid (RowAttentionPlan::stream_blocks;
+// kernels/row_attention_wgmma.cuh, kStream) against the float64 reference: grouped decodes of one
+// host length at d 128, FP16 (64-row blocks) and BF16 (32, the packed split), groups 4, 7 and 16,
+// lengths of 3 tiles (the fewest it streams), 5.2 and 15.6, contiguous and over shuffled pages of
+// 16 and 7; more items than resident blocks (contiguous) or three times as many (paged): auto
+// streams, one wave of blocks; a pin of a few items a block (blocks taking unequal counts), and the
+// pin off; every case launched twice on one plan, outputs poisoned first (decode_case.hpp); and
+// streamed plans that do not fit, refused before a launch. Skipped with the reason where no GPU
+// exists or the GPU is not compute capability 9.0.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <cuda_fp16.h>
+
+#include "kernels/decode_launch.hpp"  // decode_as_row_attention
+#include "kernels/kv_accessor.hpp"
 #include "kernels/row_attention.hpp"
 #include "tests/decode_case.hpp"
 #include "tests/gpu_test_support.hpp"
@@ -90,6 +96,45 @@ TEST(RowAttentionStreamGpu, PinnedItemsABlockAndOff) {
   EXPECT_TRUE(t.plan.rows.wgmma);
   EXPECT_EQ(t.plan.rows.stream_blocks, 0) << "two tiles an item are not streamed";
   EXPECT_TRUE(t.verification.passed) << t.verification.summary();
+}
+
+// A streamed plan that does not fit its problem or its own fields is refused by run_row_attention
+// before any launch: more blocks than items, none, no host length, a split, a cluster merge, two
+// row blocks, items of two tiles. The problem's pointers are set (never read), so the refusal is
+// the plan's.
+TEST(RowAttentionStreamGpu, InconsistentPlansAreRefused) {
+  DB_REQUIRE_WGMMA();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const int seqs = 2 * sms / 8 + 5;
+  const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), 333);
+  const DecodeProblem decode{{32, 8, 128}, DType::fp16, seqs, 333};
+  RowAttentionProblem p = decode_as_row_attention(decode);
+  p.host_seq_lens = lens.data();
+  RowAttentionPlan plan;
+  ASSERT_EQ(plan_row_attention<ContiguousKV<__half>>(p, {RowAttentionPath::tensor_core}, &plan), cudaSuccess);
+  ASSERT_GT(plan.stream_blocks, 0);
+  p.seq_lens = reinterpret_cast<const std::int32_t*>(16);
+  p.q = reinterpret_cast<const float*>(16);
+  p.o = reinterpret_cast<float*>(16);
+  p.lse = reinterpret_cast<float*>(16);
+  ASSERT_FALSE(row_attention_missing_pointers(p).has_value());
+  const std::vector<std::pair<const char*, void (*)(RowAttentionPlan&)>> corruptions = {
+      {"more blocks than items", [](RowAttentionPlan& q) { q.stream_blocks = 1 << 30; }},
+      {"negative blocks", [](RowAttentionPlan& q) { q.stream_blocks = -1; }},
+      {"no host length", [](RowAttentionPlan& q) { q.uniform_len = 0; }},
+      {"two splits", [](RowAttentionPlan& q) { q.splits = 2; }},
+      {"a cluster merge", [](RowAttentionPlan& q) { q.cluster_merge = true; }},
+      {"two row blocks", [](RowAttentionPlan& q) { q.row_blocks = 2; }},
+      {"items of two tiles", [](RowAttentionPlan& q) { q.uniform_len = 128; }}};
+  std::uint8_t workspace_stub = 0;
+  for (const auto& [what, corrupt] : corruptions) {
+    RowAttentionPlan bad = plan;
+    corrupt(bad);
+    EXPECT_EQ(run_row_attention<ContiguousKV<__half>>(ContiguousKV<__half>{}, p, bad, &workspace_stub, nullptr),
+              cudaErrorInvalidValue)
+        << what;
+  }
 }
 
 // A few blocks of a few items each, under compute-sanitizer (scripts/gpu_check.sh): both storage
