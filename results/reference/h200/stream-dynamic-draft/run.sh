@@ -1,27 +1,21 @@
 #!/usr/bin/env bash
 # The streamed grid's dynamic handout (stream-dynamic.patch, a draft not on main) on one GPU of
 # compute capability 9.0: the patch applied to the tree at the commit given as $1, the whole build
-# with FlashInfer's headers (the flashinfer-python 0.6.18.post1 wheel carried in .deps/fi), the
-# streamed grid's tests with the patch's DynamicHandout (tests.log), compute-sanitizer memcheck and
-# racecheck on RowAttentionStreamGpu.Small (whose paged cases take the handout), then the models
-# preset's grouped d 128 experiments at 64 x 1K and 128 x 512 without counters, six runs
-# alternating auto (ab-auto{1,2}.json), DECODE_BENCH_ROW_STREAM=dynamic (ab-dynamic{1,2}.json) and
-# off (ab-off{1,2}.json).
+# with FlashInfer's headers (scripts/gpu_run_prelude.sh), the streamed grid's tests with the
+# patch's DynamicHandout (tests.log), compute-sanitizer memcheck and racecheck on
+# RowAttentionStreamGpu.Small (whose paged cases take the handout), then the models preset's
+# grouped d 128 experiments at 64 x 1K and 128 x 512 without counters, six runs alternating auto
+# (ab-auto{1,2}.json), DECODE_BENCH_ROW_STREAM=dynamic (ab-dynamic{1,2}.json) and off
+# (ab-off{1,2}.json).
 # Run as `bash results/reference/h200/stream-dynamic-draft/run.sh <commit> > run.log 2>&1` from the
 # repository root; files go to $OUT as they come.
 set -uo pipefail
 C=$1
 F=results/reference/h200/stream-dynamic-draft
 B=build/sweeps/decode-bench
-save() { [ -n "${OUT:-}" ] && tar czf "$OUT/r.tgz" $F; }
 git apply $F/stream-dynamic.patch || { echo "the patch does not apply"; exit 1; }
-echo "$C+stream-dynamic-draft" > .decode-bench-commit
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > $F/gpu.txt
-python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' .deps/fi/flashinfer_python-0.6.18.post1-py3-none-any.whl /tmp/fi
-FLASHINFER_ROOT=/tmp/fi cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDECODE_BENCH_PTX_ONLY=OFF > /tmp/configure.log 2>&1
-start=$SECONDS
-timeout 300 cmake --build build -j16 > /tmp/build.log 2>&1 || { tail -40 /tmp/build.log; exit 1; }
-echo "build: $((SECONDS - start)) s"
+STAMP="$C+stream-dynamic-draft"
+source scripts/gpu_run_prelude.sh
 timeout 150 build/tests/decode_tests --gtest_filter='RowAttentionStreamGpu.*:PlannerTuning*:TuningPolicy*:PlanJson*' > $F/tests.log 2>&1
 echo "tests rc=$? at $SECONDS s"; grep -E "FAILED|PASSED|Failure" $F/tests.log | head -20; save
 for tool in memcheck racecheck; do
