@@ -4,9 +4,12 @@
 # optionally measure ceilings and run presets, and write OUT_DIR/summary.md (commit, GPU, per tier
 # the passed / failed / skipped tests, wall seconds, failed names and the slowest ten, the
 # sanitizers' summaries). Logs land in OUT_DIR too.
-#   bash scripts/gpu_check.sh --quick|--full [--presets P1,P2] [--skip-build]
+#   bash scripts/gpu_check.sh --quick|--full [--parts P,Q] [--presets P1,P2] [--skip-build]
 #     --quick        the gpu_quick tier
 #     --full         the gpu tier, then the host tier (every test)
+#     --parts P,Q    with --full: only these of its parts, of gpu, host and sanitizers (default all
+#                    three), so that the whole suite can run as two commands on one build, each
+#                    shorter than a time limit (the second with --skip-build)
 #     --presets P,Q  then ceilings, each preset's sweep and figures, and the CUPTI self-test against ncu
 #     --skip-build   use BUILD_DIR as it is
 # Environment: OUT_DIR (default results/gpu-check), BUILD_DIR (build), CUDA_ARCH (90),
@@ -16,7 +19,7 @@
 # build, test, sanitizer run or preset, or a tier where nothing passed), 2 for bad arguments.
 set -uo pipefail
 
-usage_line="usage: gpu_check.sh --quick|--full [--presets P1,P2] [--skip-build]"
+usage_line="usage: gpu_check.sh --quick|--full [--parts P,Q] [--presets P1,P2] [--skip-build]"
 refuse() {
   echo "gpu_check.sh: $*" >&2
   echo "$usage_line" >&2
@@ -26,6 +29,8 @@ refuse() {
 mode=""
 presets=""
 presets_given=0
+parts=""
+parts_given=0
 skip_build=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,9 +44,15 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --presets=*) presets=${1#--presets=} presets_given=1 ;;
+    --parts)
+      [ $# -ge 2 ] || refuse "--parts needs a comma-separated list of gpu, host and sanitizers"
+      parts=$2 parts_given=1
+      shift
+      ;;
+    --parts=*) parts=${1#--parts=} parts_given=1 ;;
     --skip-build) skip_build=1 ;;
     -h | --help)
-      sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) refuse "unknown argument '$1'" ;;
@@ -49,6 +60,22 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$mode" ] || refuse "give --quick or --full"
+# The parts of --full to run: run_gpu, run_host, run_sanitizers (1 or 0).
+run_gpu=1 run_host=1 run_sanitizers=1
+if [ $parts_given = 1 ]; then
+  [ "$mode" = full ] || refuse "--parts goes with --full (--quick runs the gpu_quick tier and the sanitizers)"
+  run_gpu=0 run_host=0 run_sanitizers=0
+  IFS=, read -r -a part_list <<<"$parts,"
+  [ ${#part_list[@]} -gt 0 ] || refuse "--parts '$parts': name at least one of gpu, host and sanitizers"
+  for p in "${part_list[@]}"; do
+    case "$p" in
+      gpu) run_gpu=1 ;;
+      host) run_host=1 ;;
+      sanitizers) run_sanitizers=1 ;;
+      *) refuse "--parts '$parts': '$p' is not one of gpu, host and sanitizers" ;;
+    esac
+  done
+fi
 preset_list=()
 if [ $presets_given = 1 ]; then
   IFS=, read -r -a preset_list <<<"$presets,"  # the trailing comma keeps a trailing empty name
@@ -80,14 +107,14 @@ fi
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 gpu=${gpu:-"none found by nvidia-smi"}
 {
-  echo "# gpu_check.sh --$mode"
+  echo "# gpu_check.sh --$mode$([ $parts_given = 1 ] && echo " --parts $parts")"
   echo
   echo "- commit: $commit"
   echo "- GPU: $gpu"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), CUDA_ARCH ${CUDA_ARCH:-90}, ctest -j$jobs"
   echo
 } >"$out/summary.md"
-log "gpu_check.sh --$mode at $commit on $gpu"
+log "gpu_check.sh --$mode$([ $parts_given = 1 ] && echo " --parts $parts") at $commit on $gpu"
 
 # configure + build
 if [ "$skip_build" = 0 ]; then
@@ -126,8 +153,8 @@ run_tier() {  # run_tier NAME LABEL
 if [ "$mode" = quick ]; then
   run_tier gpu_quick gpu_quick
 else
-  run_tier gpu gpu
-  run_tier host host
+  [ $run_gpu = 0 ] || run_tier gpu gpu
+  [ $run_host = 0 ] || run_tier host host
 fi
 
 # compute-sanitizer memcheck and racecheck on the gpu_sanitize tests, one process each.
@@ -161,6 +188,8 @@ sanitizer_exe=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute
 filter=$(ctest --test-dir "$build" -N -L '^gpu_sanitize$' | sed -n 's/^ *Test *#[0-9]*: *//p' | paste -sd :)
 if [ "${SKIP_SANITIZERS:-0}" = 1 ]; then
   echo "- not run (SKIP_SANITIZERS=1)" >>"$out/summary.md"
+elif [ $run_sanitizers = 0 ]; then
+  echo "- not run (--parts $parts)" >>"$out/summary.md"
 elif [ -z "$filter" ]; then
   echo "- FAILED: no test is labelled gpu_sanitize" >>"$out/summary.md"
   status=1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest: what scripts/gpu_check.sh decides without a GPU. Usage: gpu_check_check.sh SOURCE_DIR OUT_DIR
-#   bad arguments exit 2 naming the argument, before anything is built or written; --help exits 0;
+#   bad arguments exit 2 naming the argument, before anything is built or written (--parts: only
+#   with --full, only gpu, host and sanitizers); --help exits 0;
 #   scripts/ctest_summary.py (its per-tier summary) counts the passed / failed / skipped tests of
 #   a real ctest run (a tiny project of such tests), names the failed ones with ctest's reason,
 #   orders the slowest, and exits 1 when a test failed or none passed, 2 when a file is unreadable.
@@ -32,9 +33,14 @@ refused "'' is not a preset name" --quick --presets ""
 refused "'' is not a preset name" --quick --presets=quick,,h100
 refused "'a b' is not a preset name" --quick --presets "a b"
 refused "extra" --quick extra
+refused "--parts goes with --full" --quick --parts gpu
+refused "--parts needs" --full --parts
+refused "'bogus' is not one of gpu, host and sanitizers" --full --parts gpu,bogus
+refused "'' is not one of gpu, host and sanitizers" --full --parts=
+refused "'' is not one of gpu, host and sanitizers" --full --parts gpu,,host
 
 help=$(bash "$src/scripts/gpu_check.sh" --help 2>&1) || fail "--help: exit $?"
-grep -qF -- "--quick|--full [--presets P1,P2] [--skip-build]" <<<"$help" || fail "--help does not show the usage: $help"
+grep -qF -- "--quick|--full [--parts P,Q] [--presets P1,P2] [--skip-build]" <<<"$help" || fail "--help does not show the usage: $help"
 
 # ctest_summary.py on a JUnit file and log of this ctest: a tiny project whose tests pass, fail,
 # time out, crash and skip (SKIP_RETURN_CODE, as GPU tests report themselves without a GPU).
