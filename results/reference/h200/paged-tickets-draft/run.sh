@@ -2,7 +2,7 @@
 # The paged tile's block-table reads issued together (paged-tickets.patch, a draft not on main) on
 # one GPU of compute capability 9.0: the whole build at the commit given as $1 with FlashInfer's
 # headers (scripts/gpu_run_prelude.sh), that decode-bench kept aside as the base, the patch applied
-# and the build brought up to date; the patched build's warpgroup-MMA row tests (tests.log) and
+# and the build brought up to date; the patched build's warpgroup-MMA row tests (ctest -j6, tests.log) and
 # compute-sanitizer memcheck and racecheck on their small cases; then the models preset's
 # warpgroup-MMA experiments (grouped d 128, gpt-oss's full layers, Falcon-7B), --no-counters, three
 # runs of each build alternating (ab-base{1,2,3}.json, ab-new{1,2,3}.json), and the streamed grid
@@ -23,10 +23,10 @@ start=$SECONDS
 timeout 240 cmake --build build -j"$(nproc)" > /tmp/build-patched.log 2>&1 || { tail -40 /tmp/build-patched.log; exit 1; }
 echo "patched build: $((SECONDS - start)) s"
 cp $B /tmp/decode-bench-new
-timeout 200 build/tests/decode_tests \
-    --gtest_filter='RowAttentionWgmmaGpu.*:RowAttentionStreamGpu.*:RowAttentionMqaGpu.*:DecodeVariantsWgmmaGpu.*:RowAttentionRaggedGpu.*' \
+timeout 150 ctest --test-dir build -j6 --output-on-failure \
+    -R '^(RowAttentionWgmmaGpu|RowAttentionStreamGpu|RowAttentionMqaGpu|DecodeVariantsWgmmaGpu|RowAttentionRaggedGpu)\.' \
     > $F/tests.log 2>&1
-echo "tests rc=$? at $SECONDS s"; grep -E "^\[  (PASSED|FAILED) " $F/tests.log; save
+echo "tests rc=$? at $SECONDS s"; grep -E "tests passed|tests failed" $F/tests.log; save
 small='RowAttentionWgmmaGpu.Small:RowAttentionStreamGpu.Small:RowAttentionMqaGpu.HostLengthTwinSmall:DecodeVariantsWgmmaGpu.Small'
 for tool in memcheck racecheck; do
   timeout 150 compute-sanitizer --tool $tool --error-exitcode 1 build/tests/decode_tests --gtest_filter="$small" \
