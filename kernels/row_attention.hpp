@@ -213,6 +213,9 @@ inline int grouped_decode_blocks_per_sm(bool bf16_d64, bool paged, double clock_
 // the next item and the next item's Q, copied with the current item's last tile, arrives after
 // the current item's was read (kernels/row_attention_wgmma.cuh, kStream).
 inline constexpr std::int64_t kRowStreamMinTiles = 3;
+// The most query rows an item of the streamed grid holds: its kernel keeps the next item's Q in a
+// buffer of this many rows (RowWgmmaTraits::kStreamRows), a grouped decode's group.
+inline constexpr int kRowStreamMaxRows = 16;
 
 // Blocks of the streamed grid for `items` unsplit decode items of `tiles` tiles each, with `slots`
 // blocks resident at once (the streaming kernel's occupancy x SMs), or 0 for one block an item.

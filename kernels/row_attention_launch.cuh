@@ -218,6 +218,20 @@ WgmmaRowKernel stream_kernel(int head_dim, int rows_per_block) {
   return {};
 }
 
+// The streaming kernel that can run plan's items of p, or none (nullptr kernel): the host-length
+// twin's unsplit items of one row block, no cluster merge, at most kRowStreamMaxRows query rows and
+// at least kRowStreamMinTiles tiles an item, at a head dim it is compiled for. The planner asks it
+// before it streams a plan, the launch again before it runs one.
+template <class KV>
+WgmmaRowKernel stream_kernel_for(const RowAttentionProblem& p, const RowAttentionPlan& plan) {
+  if (!plan.wgmma || plan.uniform_len == 0 || plan.splits != 1 || plan.row_blocks != 1 || plan.cluster_merge ||
+      p.max_item_rows > kRowStreamMaxRows)
+    return {};
+  const WgmmaRowKernel stream = stream_kernel<KV>(p.shape.head_dim, plan.rows_per_block);
+  if (stream.kernel == nullptr || (plan.uniform_len + stream.tile - 1) / stream.tile < kRowStreamMinTiles) return {};
+  return stream;
+}
+
 // Readies a kernel for planning and launch: its opt-in limit on dynamic shared memory (and the
 // most shared memory when carveout_max_shared: DECODE_BENCH_CARVEOUT), then its resident blocks
 // per SM at this choice.
@@ -562,21 +576,17 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
   // The streamed grid (stream_grid_blocks, kernels/row_attention.hpp): the host-length twin's
   // unsplit grouped decodes at d 128 in one-warpgroup blocks, fewer blocks than items, each block
   // streaming its items' tiles one into the next (docs/kernels/rows_wgmma.md, "The streamed grid").
-  if (plan->uniform_len != 0 && splits == 1 && row_blocks == 1 && rows <= 16 && !plan->cluster_merge &&
-      wgmma) {
-    const WgmmaRowKernel stream = stream_kernel<KV>(p.shape.head_dim, rows_per_block);
-    if (stream.kernel != nullptr) {
-      int stream_per_sm = 0;
-      DB_RETURN_IF_ERROR(prepare_kernel({stream.kernel, stream.shared_bytes, stream.shared_bytes, stream.tile,
-                                         stream.stages, stream.threads},
-                                        options.tuning.carveout_max_shared, &stream_per_sm));
-      const std::int64_t blocks =
-          stream_per_sm > 0 ? stream_grid_blocks(p.num_items, (plan->uniform_len + stream.tile - 1) / stream.tile,
-                                                 static_cast<std::int64_t>(sms) * stream_per_sm, options.tuning.row_stream,
-                                                 is_paged_accessor<KV>::value)
-                            : 0;
-      if (blocks > 0 && blocks <= INT32_MAX) plan->stream_blocks = static_cast<int>(blocks);
-    }
+  if (const WgmmaRowKernel stream = stream_kernel_for<KV>(p, *plan); stream.kernel != nullptr) {
+    int stream_per_sm = 0;
+    DB_RETURN_IF_ERROR(prepare_kernel({stream.kernel, stream.shared_bytes, stream.shared_bytes, stream.tile,
+                                       stream.stages, stream.threads},
+                                      options.tuning.carveout_max_shared, &stream_per_sm));
+    const std::int64_t blocks =
+        stream_per_sm > 0 ? stream_grid_blocks(p.num_items, (plan->uniform_len + stream.tile - 1) / stream.tile,
+                                               static_cast<std::int64_t>(sms) * stream_per_sm, options.tuning.row_stream,
+                                               is_paged_accessor<KV>::value)
+                          : 0;
+    if (blocks > 0 && blocks <= INT32_MAX) plan->stream_blocks = static_cast<int>(blocks);
   }
   size_workspace(p, plan);
   return cudaSuccess;
@@ -616,11 +626,8 @@ cudaError_t run_row_attention(const KV& kv, const RowAttentionProblem& p, const 
     k.kernel = twin.kernel;  // its launch shape is the plain kernel's (the kernel table's host test)
   }
   if (plan.stream_blocks != 0) {  // the streamed grid: the host-length twin's unsplit items only
-    const WgmmaRowKernel stream =
-        plan.wgmma ? stream_kernel<KV>(p.shape.head_dim, plan.rows_per_block) : WgmmaRowKernel{};
-    if (stream.kernel == nullptr || plan.uniform_len == 0 || plan.splits != 1 || plan.row_blocks != 1 ||
-        plan.cluster_merge || p.max_item_rows > 16 || plan.stream_blocks < 0 || plan.stream_blocks > p.num_items ||
-        (plan.uniform_len + stream.tile - 1) / stream.tile < kRowStreamMinTiles)
+    const WgmmaRowKernel stream = stream_kernel_for<KV>(p, plan);
+    if (stream.kernel == nullptr || plan.stream_blocks < 0 || plan.stream_blocks > p.num_items)
       return cudaErrorInvalidValue;
     k.kernel = stream.kernel;
     k.shared_bytes = stream.shared_bytes;

@@ -97,8 +97,8 @@ struct RowWgmmaTraits {
   static constexpr std::size_t shared_bytes() { return 1024 + kPipeBytes; }
   // The streamed grid (row_attention_wgmma_stream_kernel): Q's rows in a buffer of their own after
   // the stages, since every stage then holds a tile of the stream while the next item's Q arrives.
-  // Its items are grouped decodes' (sequence, KV head) pairs of at most 16 query rows.
-  static constexpr int kStreamRows = 16;
+  // Its items are grouped decodes' (sequence, KV head) pairs of at most that many query rows.
+  static constexpr int kStreamRows = kRowStreamMaxRows;
   static constexpr std::size_t stream_shared_bytes() { return shared_bytes() + kStreamRows * kD * 4; }
 };
 
