@@ -220,23 +220,18 @@ inline constexpr int kRowStreamMaxRows = 16;
 // Blocks of the streamed grid for `items` unsplit decode items of `tiles` tiles each, with `slots`
 // blocks resident at once (the streaming kernel's occupancy x SMs), or 0 for one block an item.
 // pinned: DECODE_BENCH_ROW_STREAM, 0 auto, -1 off, n > 0 about n items a block (ceil(items / n)
-// blocks). Auto streams in one wave of `slots` blocks: a block's fixed costs (the ramp to its
-// first tile, its epilogue) are then paid once a slot rather than once an item, and no SM's share
-// of the items grows (slots blocks taking items in turn give an SM of s slots at most
-// s x ceil(items / slots) items, what waves of one block an item give it). Where: contiguous K/V
-// where the items outnumber the slots; paged K/V where they are at least kRowStreamPagedWaves
-// times the slots. Paged K/V streamed slower than waves at about two items a slot and faster at
-// about four, contiguous faster at both (H200, the models preset's grouped decodes against the knob
-// off: docs/kernels/rows_wgmma.md, "The streamed grid"; docs/decisions/streamed-grid.md has the
-// reading: a block's static share of a paged stream cannot follow the SMs' unequal rates as waves
-// of blocks do).
-inline constexpr std::int64_t kRowStreamPagedWaves = 3;
-inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned,
-                                       bool paged) {
+// blocks). Auto streams in one wave of `slots` blocks where the items outnumber the slots,
+// contiguous and paged K/V alike: a block's fixed costs (the ramp to its first tile, its epilogue)
+// are then paid once a slot rather than once an item, and no SM's share of the items grows (slots
+// blocks taking items in turn give an SM of s slots at most s x ceil(items / slots) items, what
+// waves of one block an item give it). docs/kernels/rows_wgmma.md, "The streamed grid", has the
+// measurements; docs/decisions/streamed-grid.md, why paged K/V once streamed only from three items a
+// slot and no longer does.
+inline std::int64_t stream_grid_blocks(std::int64_t items, std::int64_t tiles, std::int64_t slots, int pinned) {
   if (pinned < 0 || items <= 0 || tiles < kRowStreamMinTiles) return 0;
   if (pinned > 0) return (items + pinned - 1) / pinned;
   if (slots <= 0) return 0;
-  return (paged ? items >= kRowStreamPagedWaves * slots : items > slots) ? slots : 0;
+  return items > slots ? slots : 0;
 }
 
 // Why this problem's shape and counts cannot run on the compiled kernels, or nullopt. Device

@@ -581,11 +581,10 @@ cudaError_t plan_row_attention(const RowAttentionProblem& p, const RowAttentionO
     DB_RETURN_IF_ERROR(prepare_kernel({stream.kernel, stream.shared_bytes, stream.shared_bytes, stream.tile,
                                        stream.stages, stream.threads},
                                       options.tuning.carveout_max_shared, &stream_per_sm));
+    const std::int64_t tiles = (plan->uniform_len + stream.tile - 1) / stream.tile;
+    const std::int64_t slots = static_cast<std::int64_t>(sms) * stream_per_sm;
     const std::int64_t blocks =
-        stream_per_sm > 0 ? stream_grid_blocks(p.num_items, (plan->uniform_len + stream.tile - 1) / stream.tile,
-                                               static_cast<std::int64_t>(sms) * stream_per_sm, options.tuning.row_stream,
-                                               is_paged_accessor<KV>::value)
-                          : 0;
+        stream_per_sm > 0 ? stream_grid_blocks(p.num_items, tiles, slots, options.tuning.row_stream) : 0;
     if (blocks > 0 && blocks <= INT32_MAX) plan->stream_blocks = static_cast<int>(blocks);
   }
   size_workspace(p, plan);

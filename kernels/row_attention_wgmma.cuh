@@ -152,14 +152,27 @@ __device__ __forceinline__ std::uint32_t sw128_chunk(int r, int c) {
 template <class KV, int kTile, int kThreads, int kChunks>
 __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<KV>& loc, std::int64_t t0,
                                                  std::int64_t t_end, std::uint32_t k_smem, std::uint32_t v_smem) {
+  constexpr int kPasses = kTile * kChunks / kThreads;
   const int c = static_cast<int>(threadIdx.x % kChunks);
   const bool in_dim = c * 8 < loc.head_dim;
+  // Over pages, every pass's block-table entry first, then the copies: the reads go out together
+  // and their latencies overlap, where a read just before each copy let the compiler wait for one
+  // at a time (the streamed grid's loop did: docs/kernels/rows_wgmma.md, "The streamed grid").
+  typename RowLocator<KV>::Ticket tickets[kPasses];
+  if constexpr (is_paged_accessor<KV>::value) {
 #pragma unroll
-  for (int p = 0; p < kTile * kChunks / kThreads; ++p) {
+    for (int p = 0; p < kPasses; ++p) {
+      const std::int64_t t = t0 + static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
+      tickets[p] = loc.fetch(t < t_end ? t : t0);
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
     const int r = static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
     const std::int64_t t = t0 + r;
     const bool in_range = t < t_end;
-    const std::int64_t off = loc.offset(loc.fetch(in_range ? t : t0)) + (in_dim ? c * 8 : 0);
+    const auto ticket = is_paged_accessor<KV>::value ? tickets[p] : loc.fetch(in_range ? t : t0);
+    const std::int64_t off = loc.offset(ticket) + (in_dim ? c * 8 : 0);
     const std::uint32_t dst = sw128_chunk<kTile * 128>(r, c);
     cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
     cp_async_16B(v_smem + dst, kv.v + off, in_range && in_dim);

@@ -137,9 +137,8 @@ const std::array<TuningKnob, 27> kKnobs{{
     {"DECODE_BENCH_ROW_STREAM", "auto | off | items a block (an integer 1-4096)", "auto",
      "the warpgroup-MMA kernel's streamed grid for unsplit grouped decodes at d 128 of one host length over more "
      "than 128 tokens: fewer blocks than items, each block's copies running from one item's tiles into the next's; "
-     "auto: one wave of the resident blocks where the items outnumber them over contiguous K/V, or are at least 3 "
-     "times them over paged K/V (kernels/row_attention.hpp, stream_grid_blocks); n: ceil(items / n) blocks; off: "
-     "one block an item",
+     "auto: one wave of the resident blocks where the items outnumber them (kernels/row_attention.hpp, "
+     "stream_grid_blocks); n: ceil(items / n) blocks; off: one block an item",
      [](TuningPolicy& p, std::string_view t) {
        if (choose(t, {std::pair{std::string_view("auto"), 0}, std::pair{std::string_view("off"), -1}}, p.row_stream))
          return true;

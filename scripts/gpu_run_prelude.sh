@@ -10,6 +10,12 @@
 : "${C:?set C, the commit}" "${F:?set F, the result folder}"
 save() { [ -n "${OUT:-}" ] && tar czf "$OUT/r.tgz" "$F"; }
 mkdir -p "$F"
+# A second line names changes on top of C (a patch under study); cmake/GitVersion.cmake marks the
+# build dirty only where that line says so, so it must.
+case "${STAMP:-$C}" in
+  *$'\n'*) [[ "${STAMP#*$'\n'}" == *dirty* ]] ||
+      { echo "gpu_run_prelude: STAMP's second line must say dirty (cmake/GitVersion.cmake)"; exit 1; } ;;
+esac
 echo "${STAMP:-$C}" > .decode-bench-commit
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$F/gpu.txt"
 wheel=$(ls .deps/fi/flashinfer_python-*.whl 2>/dev/null | head -1)

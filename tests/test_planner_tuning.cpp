@@ -118,49 +118,46 @@ TEST(PlannerTuning, WgmmaD64AutoTileAtTheMeasuredPoints) {
   EXPECT_EQ(wgmma_d64_auto_tile(true, false, 1 << 20), 64);
 }
 
-// The streamed grid's blocks (stream_grid_blocks): auto streams in one wave of the resident slots,
-// over contiguous K/V where the items outnumber them, over paged K/V where they are at least
-// kRowStreamPagedWaves times them; block b takes items b, b + blocks, ..., so every item is taken
+// The streamed grid's blocks (stream_grid_blocks): auto streams in one wave of the resident slots
+// where the items outnumber them; block b takes items b, b + blocks, ..., so every item is taken
 // once and no block takes more than a wave of one block an item would give a slot
-// (ceil(items / slots)); a pin of n items a block gives ceil(items / n) blocks of at most n on
-// either layout; off, no items and items of at most kRowStreamMinTiles - 1 tiles never stream.
+// (ceil(items / slots)); a pin of n items a block gives ceil(items / n) blocks of at most n; off,
+// no items and items of at most kRowStreamMinTiles - 1 tiles never stream.
 TEST(PlannerTuning, StreamGridTakesItemsInTurnWithinTheWavesOfOneBlockAnItem) {
-  for (const bool paged : {false, true})
-    for (const std::int64_t slots : {std::int64_t{114}, std::int64_t{132}, std::int64_t{264}})
-      for (std::int64_t items = 1; items <= 4 * slots + 7; items += 5) {
-        const std::int64_t blocks = stream_grid_blocks(items, 8, slots, 0, paged);
-        const std::string what = std::to_string(items) + " items, " + std::to_string(slots) + " slots" +
-                                 (paged ? ", paged" : "");
-        for (const int pinned : {1, 3, 7}) {
-          const std::int64_t pinned_blocks = stream_grid_blocks(items, 8, slots, pinned, paged);
-          EXPECT_EQ(pinned_blocks, (items + pinned - 1) / pinned) << what << " pinned " << pinned;
-          EXPECT_LE((items + pinned_blocks - 1) / pinned_blocks, pinned) << what << " pinned " << pinned;
-        }
-        if (items <= (paged ? kRowStreamPagedWaves * slots - 1 : slots)) {
-          EXPECT_EQ(blocks, 0) << what;
-          continue;
-        }
-        ASSERT_EQ(blocks, slots) << what;
-        std::int64_t taken = 0, most = 0;
-        for (std::int64_t b = 0; b < blocks; ++b) {
-          const std::int64_t mine = (items - b + blocks - 1) / blocks;  // the kernel's items_here
-          taken += mine;
-          most = std::max(most, mine);
-        }
-        EXPECT_EQ(taken, items) << what;
-        EXPECT_EQ(most, (items + slots - 1) / slots) << what;
+  for (const std::int64_t slots : {std::int64_t{114}, std::int64_t{132}, std::int64_t{264}})
+    for (std::int64_t items = 1; items <= 4 * slots + 7; items += 5) {
+      const std::int64_t blocks = stream_grid_blocks(items, 8, slots, 0);
+      const std::string what = std::to_string(items) + " items, " + std::to_string(slots) + " slots";
+      for (const int pinned : {1, 3, 7}) {
+        const std::int64_t pinned_blocks = stream_grid_blocks(items, 8, slots, pinned);
+        EXPECT_EQ(pinned_blocks, (items + pinned - 1) / pinned) << what << " pinned " << pinned;
+        EXPECT_LE((items + pinned_blocks - 1) / pinned_blocks, pinned) << what << " pinned " << pinned;
       }
-  // The models preset's grouped decodes on an H200 (264 slots): 64 x 1K (512 items) streams over
-  // contiguous K/V only, 128 x 512 (1,024) over both.
-  EXPECT_EQ(stream_grid_blocks(512, 16, 264, 0, false), 264);
-  EXPECT_EQ(stream_grid_blocks(512, 16, 264, 0, true), 0);
-  EXPECT_EQ(stream_grid_blocks(1024, 8, 264, 0, true), 264);
-  EXPECT_EQ(stream_grid_blocks(1024, 8, 264, -1, false), 0);  // off
-  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles - 1, 264, 0, false), 0);
-  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles - 1, 264, 4, true), 0);
-  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles, 264, 0, false), 264);
-  EXPECT_EQ(stream_grid_blocks(0, 8, 264, 4, false), 0);
-  EXPECT_EQ(stream_grid_blocks(1024, 8, 0, 0, false), 0);
+      if (items <= slots) {
+        EXPECT_EQ(blocks, 0) << what;
+        continue;
+      }
+      ASSERT_EQ(blocks, slots) << what;
+      std::int64_t taken = 0, most = 0;
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::int64_t mine = (items - b + blocks - 1) / blocks;  // the kernel's items_here
+        taken += mine;
+        most = std::max(most, mine);
+      }
+      EXPECT_EQ(taken, items) << what;
+      EXPECT_EQ(most, (items + slots - 1) / slots) << what;
+    }
+  // The models preset's grouped decodes on an H200 (264 slots): 64 x 1K at group 4 (512 items) and
+  // 128 x 512 (1,024) stream; 64 x 1K at group 7 (256 items) does not.
+  EXPECT_EQ(stream_grid_blocks(512, 16, 264, 0), 264);
+  EXPECT_EQ(stream_grid_blocks(256, 16, 264, 0), 0);
+  EXPECT_EQ(stream_grid_blocks(1024, 8, 264, 0), 264);
+  EXPECT_EQ(stream_grid_blocks(1024, 8, 264, -1), 0);  // off
+  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles - 1, 264, 0), 0);
+  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles - 1, 264, 4), 0);
+  EXPECT_EQ(stream_grid_blocks(1024, kRowStreamMinTiles, 264, 0), 264);
+  EXPECT_EQ(stream_grid_blocks(0, 8, 264, 4), 0);
+  EXPECT_EQ(stream_grid_blocks(1024, 8, 0, 0), 0);
 }
 
 // Blocks an SM of the grouped-decode split rule (grouped_decode_blocks_per_sm) from the two GPUs

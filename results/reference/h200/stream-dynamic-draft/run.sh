@@ -14,7 +14,7 @@ C=$1
 F=results/reference/h200/stream-dynamic-draft
 B=build/sweeps/decode-bench
 git apply $F/stream-dynamic.patch || { echo "the patch does not apply"; exit 1; }
-STAMP="$C"$'\n'"with stream-dynamic.patch applied"
+STAMP="$C"$'\n'"dirty: stream-dynamic.patch applied"
 source scripts/gpu_run_prelude.sh
 timeout 150 build/tests/decode_tests --gtest_filter='RowAttentionStreamGpu.*:PlannerTuning*:TuningPolicy*:PlanJson*' > $F/tests.log 2>&1
 echo "tests rc=$? at $SECONDS s"; grep -E "FAILED|PASSED|Failure" $F/tests.log | head -20; save
