@@ -155,11 +155,15 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
   constexpr int kPasses = kTile * kChunks / kThreads;
   const int c = static_cast<int>(threadIdx.x % kChunks);
   const bool in_dim = c * 8 < loc.head_dim;
-  // Over pages, every pass's block-table entry first, then the copies: the reads go out together
-  // and their latencies overlap, where a read just before each copy let the compiler wait for one
-  // at a time (the streamed grid's loop did: docs/kernels/rows_wgmma.md, "The streamed grid").
+  // Over pages at more than four passes a thread (one-warpgroup blocks at d 128), every pass's
+  // block-table entry first, then the copies: the reads go out together and their latencies
+  // overlap, where a read just before each copy let the compiler wait for one at a time (the
+  // streamed grid's loop did). At four passes or fewer the compiler already issued a tile's reads
+  // together, and reading them first there measured no faster (docs/kernels/rows_wgmma.md, "The
+  // streamed grid"), so those kernels keep the plain loop.
+  constexpr bool kTicketsFirst = is_paged_accessor<KV>::value && kPasses > 4;
   typename RowLocator<KV>::Ticket tickets[kPasses];
-  if constexpr (is_paged_accessor<KV>::value) {
+  if constexpr (kTicketsFirst) {
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
       const std::int64_t t = t0 + static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
@@ -171,7 +175,7 @@ __device__ __forceinline__ void stage_tile_sw128(const KV& kv, const RowLocator<
     const int r = static_cast<int>(threadIdx.x) / kChunks + p * (kThreads / kChunks);
     const std::int64_t t = t0 + r;
     const bool in_range = t < t_end;
-    const auto ticket = is_paged_accessor<KV>::value ? tickets[p] : loc.fetch(in_range ? t : t0);
+    const auto ticket = kTicketsFirst ? tickets[p] : loc.fetch(in_range ? t : t0);
     const std::int64_t off = loc.offset(ticket) + (in_dim ? c * 8 : 0);
     const std::uint32_t dst = sw128_chunk<kTile * 128>(r, c);
     cp_async_16B(k_smem + dst, kv.k + off, in_range && in_dim);
