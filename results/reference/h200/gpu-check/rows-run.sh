@@ -13,16 +13,8 @@ LIMIT=${2:-340}
 F=results/reference/h200/gpu-check/rows-$C
 B=build/sweeps/decode-bench
 source scripts/gpu_run_prelude.sh
-timeout 90 ctest --test-dir build -j6 --output-on-failure \
-    -R '^(RowAttentionWgmmaGpu|RowAttentionStreamGpu|RowAttentionMqaGpu|DecodeVariantsWgmmaGpu|RowAttentionRaggedGpu)\.' \
-    > $F/tests.log 2>&1
-echo "tests rc=$? at $SECONDS s"; grep -E "tests passed|tests failed" $F/tests.log; save
-small='RowAttentionWgmmaGpu.Small:RowAttentionStreamGpu.Small:RowAttentionMqaGpu.HostLengthTwinSmall:DecodeVariantsWgmmaGpu.Small'
-for tool in memcheck racecheck; do
-  timeout 60 compute-sanitizer --tool $tool --error-exitcode 1 build/tests/decode_tests --gtest_filter="$small" \
-      > $F/sanitizer-$tool.log 2>&1
-  echo "$tool rc=$? at $SECONDS s"; tail -1 $F/sanitizer-$tool.log; save
-done
+source scripts/gpu_row_checks.sh
+row_checks 90 60
 left=$((LIMIT - SECONDS))
 if [ $left -gt 60 ]; then
   timeout $left $B sweep --preset models --output $F/models.json > $F/models.log 2>&1
