@@ -154,6 +154,10 @@ add_test(NAME cmake.test_tiers
 add_test(NAME scripts.flush_method_table
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/flush_method_table_check.py ${CMAKE_SOURCE_DIR}
           ${CMAKE_BINARY_DIR}/flush_method_table_check)
+# scripts/gpu_run_prelude.sh's commit stamp: a second line that does not say dirty is refused.
+add_test(NAME scripts.gpu_run_prelude
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_run_prelude_check.sh ${CMAKE_SOURCE_DIR}
+          ${CMAKE_BINARY_DIR}/gpu_run_prelude_check)
 # scripts/gpu_check.sh's argument checks and its per-tier summary (scripts/ctest_summary.py).
 add_test(NAME scripts.gpu_check
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check_check.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/gpu_check_check)
