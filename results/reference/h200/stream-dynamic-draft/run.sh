@@ -18,11 +18,8 @@ STAMP="$C"$'\n'"dirty: stream-dynamic.patch applied"
 source scripts/gpu_run_prelude.sh
 timeout 150 build/tests/decode_tests --gtest_filter='RowAttentionStreamGpu.*:PlannerTuning*:TuningPolicy*:PlanJson*' > $F/tests.log 2>&1
 echo "tests rc=$? at $SECONDS s"; grep -E "FAILED|PASSED|Failure" $F/tests.log | head -20; save
-for tool in memcheck racecheck; do
-  timeout 90 compute-sanitizer --tool $tool --error-exitcode 1 build/tests/decode_tests \
-      --gtest_filter=RowAttentionStreamGpu.Small > $F/sanitizer-$tool.log 2>&1
-  echo "$tool rc=$? at $SECONDS s"; tail -2 $F/sanitizer-$tool.log; save
-done
+source scripts/gpu_row_checks.sh
+sanitize RowAttentionStreamGpu.Small 90
 ab() {  # $1 output name; the environment decides the grid
   timeout 60 $B sweep --preset models --experiment llama3_8b --experiment llama3_70b --experiment mistral_7b \
       --experiment qwen2_5_7b --experiment qwen3_32b --experiment llama3_1_405b --filter 'batch=(64|128)/' \
